@@ -1,0 +1,27 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "swift-keychain-linux",
+    products: [
+        .library(name: "KeychainCore", targets: ["KeychainCore"]),
+        .library(name: "Valet", targets: ["Valet"]),
+        .executable(name: "keychain", targets: ["keychain"]),
+    ],
+    targets: [
+        // C interop: each system library behind its own small target.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .target(name: "CKeyring"),
+
+        .target(name: "KeychainCore", dependencies: ["CSQLite", "COpenSSL", "CKeyring"]),
+        .target(name: "Valet", dependencies: ["KeychainCore"]),
+        .target(name: "KeychainCLI", dependencies: ["KeychainCore", "Valet"]),
+        .executableTarget(name: "keychain", dependencies: ["KeychainCLI"]),
+
+        .testTarget(name: "KeychainCoreTests", dependencies: ["KeychainCore", "keychain"]),
+        .testTarget(name: "ValetTests", dependencies: ["Valet", "KeychainCore", "keychain"]),
+        .testTarget(name: "KeychainCLITests", dependencies: ["KeychainCLI", "Valet", "KeychainCore", "keychain"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,59 @@
+internal import COpenSSL
+
+/// scrypt (RFC 7914) through OpenSSL's `EVP_PBE_scrypt`.
+public struct ScryptParameters: Sendable, Hashable {
+    /// log2 of the CPU/memory cost N.
+    public var logN: UInt8
+    public var r: UInt32
+    public var p: UInt32
+
+    public init(logN: UInt8, r: UInt32 = 8, p: UInt32 = 1) {
+        self.logN = logN
+        self.r = r
+        self.p = p
+    }
+
+    /// N=2^17, r=8, p=1: 128 MiB and about half a second on our machines.
+    public static let `default` = ScryptParameters(logN: 17)
+    /// The weakest parameters the vault accepts, whether creating or reading a header.
+    public static let minimum = ScryptParameters(logN: 14)
+    /// The most memory a derivation may take; a header asking for more is refused.
+    public static let maximumMemory: UInt64 = 1 << 30
+
+    /// The memory scrypt needs: 128·r·N for V plus 128·r·p for B.
+    public var memoryRequired: UInt64 {
+        guard logN < 64 else { return .max }
+        let n = UInt64(1) << UInt64(logN)
+        let (v, o1) = UInt64(128).multipliedReportingOverflow(by: UInt64(r))
+        let (vn, o2) = v.multipliedReportingOverflow(by: n)
+        let (b, o3) = v.multipliedReportingOverflow(by: UInt64(p))
+        let (total, o4) = vn.addingReportingOverflow(b)
+        return (o1 || o2 || o3 || o4) ? .max : total
+    }
+
+    /// Whether these parameters lie between the floor and the ceiling the vault enforces.
+    public var isWithinLimits: Bool {
+        logN >= Self.minimum.logN && r >= 1 && p >= 1 && p <= 16 && memoryRequired <= Self.maximumMemory
+    }
+}
+
+enum Scrypt {
+    static func deriveKey(passphrase: SecretBytes, salt: [UInt8], parameters: ScryptParameters, count: Int = 32) throws(OpenSSLError) -> SecretBytes {
+        precondition(parameters.isWithinLimits)
+        // maxmem must be passed explicitly: OpenSSL's default of 0 means a 32 MiB cap.
+        let maxmem = parameters.memoryRequired + (1 << 20)
+        return try SecretBytes(count: count) { (out: UnsafeMutableRawBufferPointer) throws(OpenSSLError) in
+            var empty: CChar = 0
+            let ok = passphrase.withUnsafeBytes { pass in
+                salt.withUnsafeBufferPointer { s in
+                    EVP_PBE_scrypt(
+                        pass.baseAddress?.assumingMemoryBound(to: CChar.self) ?? withUnsafePointer(to: &empty) { $0 }, pass.count,
+                        s.baseAddress, s.count,
+                        UInt64(1) << UInt64(parameters.logN), UInt64(parameters.r), UInt64(parameters.p), maxmem,
+                        out.baseAddress!.assumingMemoryBound(to: UInt8.self), count)
+                }
+            }
+            guard ok == 1 else { throw OpenSSLError("EVP_PBE_scrypt") }
+        }
+    }
+}

@@ -1,0 +1,76 @@
+internal import COpenSSL
+import Foundation
+
+/// Bytes that must not outlive their use: keys, passphrases and decrypted values.
+///
+/// The buffer is wiped with `OPENSSL_cleanse` when the last reference goes away, compares in
+/// constant time, and never prints its contents. Reach the bytes only through
+/// ``withUnsafeBytes(_:)``; convert to `Data` or `String` once, as late as possible.
+public final class SecretBytes: @unchecked Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
+    // Immutable after init, so sharing across threads is safe.
+    private let storage: UnsafeMutableRawBufferPointer
+
+    /// The number of bytes held.
+    public var count: Int { countStored }
+
+    /// Allocates `count` bytes and lets `initializer` fill them in place, so the secret is never
+    /// copied through an intermediate buffer.
+    public init<E: Error>(count: Int, initializingWith initializer: (UnsafeMutableRawBufferPointer) throws(E) -> Void) throws(E) {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, 1), alignment: 16)
+        buffer.initializeMemory(as: UInt8.self, repeating: 0)
+        do {
+            try initializer(UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]))
+        } catch {
+            OPENSSL_cleanse(buffer.baseAddress, buffer.count)
+            buffer.deallocate()
+            throw error
+        }
+        storage = buffer
+        countStored = count
+    }
+
+    private let countStored: Int
+
+    /// Copies `bytes` into a wipeable buffer.
+    public convenience init<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
+        let array = Array(bytes)
+        self.init(count: array.count) { buffer in buffer.copyBytes(from: array) }
+    }
+
+    /// Copies the UTF-8 bytes of `string`.
+    public convenience init(utf8 string: String) {
+        var string = string
+        let count = string.utf8.count
+        self.init(count: count) { buffer in
+            string.withUTF8 { utf8 in buffer.copyBytes(from: UnsafeRawBufferPointer(utf8)) }
+        }
+    }
+
+    /// `count` bytes from OpenSSL's CSPRNG.
+    public static func random(count: Int) -> SecretBytes {
+        SecretBytes(count: count) { buffer in Random.fill(buffer) }
+    }
+
+    deinit {
+        OPENSSL_cleanse(storage.baseAddress, storage.count)
+        storage.deallocate()
+    }
+
+    /// Calls `body` with a view of the bytes, valid only for the duration of the call.
+    public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        try body(UnsafeRawBufferPointer(rebasing: storage[0..<countStored]))
+    }
+
+    /// A copy as `Data`, for handing a secret to code that expects it (the faces do this last).
+    public var data: Data { withUnsafeBytes { Data($0) } }
+
+    /// Constant-time comparison (`CRYPTO_memcmp`).
+    public static func == (lhs: SecretBytes, rhs: SecretBytes) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        if lhs.count == 0 { return true }
+        return lhs.withUnsafeBytes { l in rhs.withUnsafeBytes { r in CRYPTO_memcmp(l.baseAddress, r.baseAddress, l.count) == 0 } }
+    }
+
+    public var description: String { "SecretBytes(\(count) bytes)" }
+    public var debugDescription: String { description }
+}

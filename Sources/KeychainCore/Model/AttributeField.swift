@@ -1,0 +1,121 @@
+import Foundation
+
+/// One attribute of ``Attributes``, as a table row: the single place that knows how to test,
+/// compare, copy and encode each field, so that matching, merging and the vault's record
+/// encoding cannot drift apart.
+enum AttributeField: UInt8, CaseIterable, Sendable {
+    case service = 1, account, accessGroup, synchronizable, server, `protocol`, authenticationType, port, path
+    case securityDomain, accessibility, label, comment, description, generic, creator, type, isInvisible, isNegative
+    case creationDate, modificationDate
+
+    /// The fields that identify an item of `itemClass` (its primary key), besides the class.
+    static func identity(of itemClass: ItemClass) -> [AttributeField] {
+        switch itemClass {
+        case .genericPassword: [.accessGroup, .service, .account, .synchronizable]
+        case .internetPassword: [.accessGroup, .server, .account, .synchronizable, .protocol, .authenticationType, .port, .path, .securityDomain]
+        }
+    }
+
+    /// The field that scopes an item for listing: a service's or a server's items.
+    static func scope(of itemClass: ItemClass) -> AttributeField {
+        itemClass == .genericPassword ? .service : .server
+    }
+
+    func isSet(in a: Attributes) -> Bool { encode(a) != nil }
+
+    func equal(_ a: Attributes, _ b: Attributes) -> Bool { encode(a) == encode(b) }
+
+    func copy(from source: Attributes, to target: inout Attributes) {
+        switch self {
+        case .service: target.service = source.service
+        case .account: target.account = source.account
+        case .accessGroup: target.accessGroup = source.accessGroup
+        case .synchronizable: target.synchronizable = source.synchronizable
+        case .server: target.server = source.server
+        case .protocol: target.protocol = source.protocol
+        case .authenticationType: target.authenticationType = source.authenticationType
+        case .port: target.port = source.port
+        case .path: target.path = source.path
+        case .securityDomain: target.securityDomain = source.securityDomain
+        case .accessibility: target.accessibility = source.accessibility
+        case .label: target.label = source.label
+        case .comment: target.comment = source.comment
+        case .description: target.description = source.description
+        case .generic: target.generic = source.generic
+        case .creator: target.creator = source.creator
+        case .type: target.type = source.type
+        case .isInvisible: target.isInvisible = source.isInvisible
+        case .isNegative: target.isNegative = source.isNegative
+        case .creationDate: target.creationDate = source.creationDate
+        case .modificationDate: target.modificationDate = source.modificationDate
+        }
+    }
+
+    /// The field's canonical bytes, or nil when unset.
+    func encode(_ a: Attributes) -> [UInt8]? {
+        switch self {
+        case .service: a.service.map { Array($0.utf8) }
+        case .account: a.account.map { Array($0.utf8) }
+        case .accessGroup: a.accessGroup.map { Array($0.utf8) }
+        case .synchronizable: a.synchronizable.map { [$0 ? 1 : 0] }
+        case .server: a.server.map { Array($0.utf8) }
+        case .protocol: a.protocol.map { Array($0.rawValue.utf8) }
+        case .authenticationType: a.authenticationType.map { Array($0.rawValue.utf8) }
+        case .port: a.port.map { Self.bytes(Int64($0)) }
+        case .path: a.path.map { Array($0.utf8) }
+        case .securityDomain: a.securityDomain.map { Array($0.utf8) }
+        case .accessibility: a.accessibility.map { [$0.code] }
+        case .label: a.label.map { Array($0.utf8) }
+        case .comment: a.comment.map { Array($0.utf8) }
+        case .description: a.description.map { Array($0.utf8) }
+        case .generic: a.generic.map { Array($0) }
+        case .creator: a.creator.map { Self.bytes(Int64($0)) }
+        case .type: a.type.map { Self.bytes(Int64($0)) }
+        case .isInvisible: a.isInvisible.map { [$0 ? 1 : 0] }
+        case .isNegative: a.isNegative.map { [$0 ? 1 : 0] }
+        case .creationDate: a.creationDate.map { Self.bytes(Int64(($0.timeIntervalSince1970 * 1000).rounded())) }
+        case .modificationDate: a.modificationDate.map { Self.bytes(Int64(($0.timeIntervalSince1970 * 1000).rounded())) }
+        }
+    }
+
+    /// Sets the field from its canonical bytes; false if they are malformed.
+    func decode(_ bytes: [UInt8], into a: inout Attributes) -> Bool {
+        func string() -> String? { String(validating: bytes, as: UTF8.self) }
+        func bool() -> Bool? { bytes.count == 1 && bytes[0] <= 1 ? bytes[0] == 1 : nil }
+        func int() -> Int64? { Self.int(bytes) }
+        func date() -> Date? { int().map { Date(timeIntervalSince1970: Double($0) / 1000) } }
+        switch self {
+        case .service: guard let v = string() else { return false }; a.service = v
+        case .account: guard let v = string() else { return false }; a.account = v
+        case .accessGroup: guard let v = string() else { return false }; a.accessGroup = v
+        case .synchronizable: guard let v = bool() else { return false }; a.synchronizable = v
+        case .server: guard let v = string() else { return false }; a.server = v
+        case .protocol: guard let v = string() else { return false }; a.protocol = InternetProtocol(rawValue: v)
+        case .authenticationType: guard let v = string() else { return false }; a.authenticationType = AuthenticationType(rawValue: v)
+        case .port: guard let v = int() else { return false }; a.port = Int(v)
+        case .path: guard let v = string() else { return false }; a.path = v
+        case .securityDomain: guard let v = string() else { return false }; a.securityDomain = v
+        case .accessibility: guard bytes.count == 1, let v = Accessibility(code: bytes[0]) else { return false }; a.accessibility = v
+        case .label: guard let v = string() else { return false }; a.label = v
+        case .comment: guard let v = string() else { return false }; a.comment = v
+        case .description: guard let v = string() else { return false }; a.description = v
+        case .generic: a.generic = Data(bytes)
+        case .creator: guard let v = int(), let u = UInt32(exactly: v) else { return false }; a.creator = u
+        case .type: guard let v = int(), let u = UInt32(exactly: v) else { return false }; a.type = u
+        case .isInvisible: guard let v = bool() else { return false }; a.isInvisible = v
+        case .isNegative: guard let v = bool() else { return false }; a.isNegative = v
+        case .creationDate: guard let v = date() else { return false }; a.creationDate = v
+        case .modificationDate: guard let v = date() else { return false }; a.modificationDate = v
+        }
+        return true
+    }
+
+    private static func bytes(_ value: Int64) -> [UInt8] {
+        withUnsafeBytes(of: value.bigEndian) { Array($0) }
+    }
+
+    private static func int(_ bytes: [UInt8]) -> Int64? {
+        guard bytes.count == 8 else { return nil }
+        return bytes.reduce(Int64(0)) { ($0 << 8) | Int64($1) }
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+
+/// The attributes of a keychain item, or the attributes a query names.
+///
+/// Every attribute is optional. In an item, a missing identity attribute is stored as its
+/// empty value (no access group, not synchronizable...). In a query, a missing attribute is a
+/// wildcard and a present one must match exactly.
+public struct Attributes: Sendable, Hashable {
+    // Identity of a generic password (with the class): access group, service, account, synchronizable.
+    public var service: String?
+    public var account: String?
+    public var accessGroup: String?
+    public var synchronizable: Bool?
+    // Identity of an internet password adds these (and drops service).
+    public var server: String?
+    public var `protocol`: InternetProtocol?
+    public var authenticationType: AuthenticationType?
+    public var port: Int?
+    public var path: String?
+    public var securityDomain: String?
+
+    /// When the item can be read.
+    public var accessibility: Accessibility?
+
+    // Descriptive attributes.
+    public var label: String?
+    public var comment: String?
+    public var description: String?
+    public var generic: Data?
+    public var creator: UInt32?
+    public var type: UInt32?
+    public var isInvisible: Bool?
+    public var isNegative: Bool?
+
+    /// Set by the store; ignored when adding or updating.
+    public var creationDate: Date?
+    /// Set by the store; ignored when adding or updating.
+    public var modificationDate: Date?
+
+    public init(
+        service: String? = nil, account: String? = nil, accessGroup: String? = nil, synchronizable: Bool? = nil,
+        server: String? = nil, protocol: InternetProtocol? = nil, authenticationType: AuthenticationType? = nil,
+        port: Int? = nil, path: String? = nil, securityDomain: String? = nil,
+        accessibility: Accessibility? = nil,
+        label: String? = nil, comment: String? = nil, description: String? = nil, generic: Data? = nil,
+        creator: UInt32? = nil, type: UInt32? = nil, isInvisible: Bool? = nil, isNegative: Bool? = nil
+    ) {
+        self.service = service; self.account = account; self.accessGroup = accessGroup
+        self.synchronizable = synchronizable; self.server = server; self.protocol = `protocol`
+        self.authenticationType = authenticationType; self.port = port; self.path = path
+        self.securityDomain = securityDomain; self.accessibility = accessibility; self.label = label
+        self.comment = comment; self.description = description; self.generic = generic
+        self.creator = creator; self.type = type; self.isInvisible = isInvisible; self.isNegative = isNegative
+    }
+
+    /// Attributes set in `other` replace those here; those it leaves nil are kept.
+    public func merging(_ other: Attributes) -> Attributes {
+        var merged = self
+        for field in AttributeField.allCases where field.isSet(in: other) {
+            field.copy(from: other, to: &merged)
+        }
+        return merged
+    }
+
+    /// Whether every attribute set in `query` is set here to the same value.
+    /// Identity attributes left empty in an item match their empty value in a query.
+    public func matches(_ query: Attributes, itemClass: ItemClass) -> Bool {
+        let normalized = self.normalizedIdentity(for: itemClass)
+        for field in AttributeField.allCases where field != .creationDate && field != .modificationDate && field.isSet(in: query) {
+            if !field.equal(normalized, query) { return false }
+        }
+        return true
+    }
+
+    /// Identity attributes filled with their empty values, as the store keeps them.
+    func normalizedIdentity(for itemClass: ItemClass) -> Attributes {
+        var copy = self
+        copy.accessGroup = accessGroup ?? ""
+        copy.account = account ?? ""
+        copy.synchronizable = synchronizable ?? false
+        switch itemClass {
+        case .genericPassword:
+            copy.service = service ?? ""
+        case .internetPassword:
+            copy.server = server ?? ""
+            copy.protocol = `protocol` ?? InternetProtocol(rawValue: "")
+            copy.authenticationType = authenticationType ?? AuthenticationType(rawValue: "")
+            copy.port = port ?? 0
+            copy.path = path ?? ""
+            copy.securityDomain = securityDomain ?? ""
+        }
+        return copy
+    }
+}

@@ -1,0 +1,39 @@
+/// What to find, as a `SecItemCopyMatching` query: a class, the attributes that must match
+/// (every one named must match; one not named matches anything), how many results, and what
+/// to return.
+public struct Query: Sendable {
+    public enum Limit: Sendable, Hashable { case one, all }
+
+    /// Nil matches items of every class.
+    public var itemClass: ItemClass?
+    public var attributes: Attributes
+    public var limit: Limit
+    /// Whether results carry the decrypted value. When false, values are never decrypted.
+    public var returnData: Bool
+
+    public init(_ itemClass: ItemClass? = nil, attributes: Attributes = Attributes(), limit: Limit = .all, returnData: Bool = false) {
+        self.itemClass = itemClass
+        self.attributes = attributes
+        self.limit = limit
+        self.returnData = returnData
+    }
+}
+
+/// One write, for ``Store/write(_:)``: several are applied in one transaction, all or nothing.
+public enum WriteOperation: Sendable {
+    /// Adds an item; fails with ``StoreError/duplicateItem`` if one with the same identity exists.
+    case add(Item)
+    /// Replaces the value (when given) and the attributes the item names of the item with the
+    /// same identity, or adds it if there is none.
+    case upsert(Item)
+    /// Changes every item matching the query: attributes named in `attributes` (which may move
+    /// an item to another identity or accessibility) and, when given, the value.
+    case update(Query, attributes: Attributes, value: SecretBytes?)
+    /// Deletes every item matching the query; matching nothing is not an error.
+    case delete(Query)
+}
+
+/// What a write did: how many items each operation touched.
+public struct WriteResult: Sendable {
+    public var counts: [Int]
+}

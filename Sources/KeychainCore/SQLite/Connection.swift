@@ -1,0 +1,107 @@
+internal import CSQLite
+
+/// One SQLite connection (`sqlite3*`), opened in multi-thread mode and used by one owner at a
+/// time (the vault keeps it behind a lock). Statements are prepared once and cached.
+final class Connection {
+    let handle: OpaquePointer
+    private var cache: [String: Statement] = [:]
+
+    /// Opens (creating if asked) the database at `path` in WAL mode with `synchronous=FULL`
+    /// and a busy timeout, so that concurrent writers in other processes wait instead of failing.
+    init(path: String, create: Bool, readOnly: Bool = false, busyTimeoutMilliseconds: Int32 = 15_000) throws(SQLiteError) {
+        var db: OpaquePointer?
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        flags |= readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
+        if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            // The handle must be closed even when open fails (sqlite3_open_v2's contract).
+            sqlite3_close_v2(db)
+            throw SQLiteError(code: rc, message: message, sql: nil)
+        }
+        handle = db
+        do {
+            _ = csqlite_enable_defensive(db)
+            sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
+            if !readOnly {
+                try execute("PRAGMA journal_mode=WAL")
+            }
+            try execute("PRAGMA synchronous=FULL")
+            try execute("PRAGMA secure_delete=ON")
+            try execute("PRAGMA foreign_keys=ON")
+        } catch {
+            sqlite3_close_v2(db)
+            throw error
+        }
+    }
+
+    deinit {
+        cache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    var lastMessage: String { String(cString: sqlite3_errmsg(handle)) }
+    func extendedCode(_ rc: Int32) -> Int32 { sqlite3_extended_errcode(handle) != 0 ? sqlite3_extended_errcode(handle) : rc }
+    var changes: Int { Int(sqlite3_changes(handle)) }
+    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// Runs SQL that returns no rows (may be several statements).
+    func execute(_ sql: String) throws(SQLiteError) {
+        var message: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &message)
+        if rc != SQLITE_OK {
+            let text = message.map { String(cString: $0) } ?? lastMessage
+            sqlite3_free(message)
+            throw SQLiteError(code: extendedCode(rc), message: text, sql: sql)
+        }
+    }
+
+    /// The cached prepared statement for `sql`.
+    func statement(_ sql: String) throws(SQLiteError) -> Statement {
+        if let cached = cache[sql] { return cached }
+        let statement = try Statement(connection: self, sql: sql)
+        cache[sql] = statement
+        return statement
+    }
+
+    /// Runs `body` in a `BEGIN IMMEDIATE` transaction: commits if it returns, rolls back if it
+    /// throws, and rethrows the body's error. IMMEDIATE takes the write lock up front, so two
+    /// processes never both read, then both try to upgrade and deadlock into SQLITE_BUSY.
+    func writeTransaction<R, E: Error>(_ body: () throws(E) -> R) throws(TransactionError<E>) -> R {
+        do { try execute("BEGIN IMMEDIATE") } catch { throw .database(error) }
+        let result: R
+        do {
+            result = try body()
+        } catch {
+            rollback()
+            throw .body(error)
+        }
+        do {
+            try execute("COMMIT")
+        } catch {
+            rollback()
+            throw .database(error)
+        }
+        return result
+    }
+
+    /// Runs `body` in a read transaction, so that several SELECTs see one snapshot.
+    func readTransaction<R, E: Error>(_ body: () throws(E) -> R) throws(TransactionError<E>) -> R {
+        do { try execute("BEGIN DEFERRED") } catch { throw .database(error) }
+        defer { rollback() }
+        do { return try body() } catch { throw .body(error) }
+    }
+
+    private func rollback() {
+        // Ask SQLite rather than guess: some errors already rolled the transaction back.
+        if isInTransaction { try? execute("ROLLBACK") }
+    }
+}
+
+/// Either the database failed to begin or commit, or the body threw.
+enum TransactionError<E: Error>: Error {
+    case database(SQLiteError)
+    case body(E)
+}

@@ -1,0 +1,79 @@
+internal import CSQLite
+
+/// A prepared statement (`sqlite3_stmt`), finalized when released. Not `Sendable`: it belongs
+/// to the connection that prepared it and is used under that connection's lock.
+final class Statement {
+    let handle: OpaquePointer
+    let sql: String
+    private unowned let connection: Connection
+
+    init(connection: Connection, sql: String) throws(SQLiteError) {
+        var statement: OpaquePointer?
+        let rc = sqlite3_prepare_v3(connection.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard rc == SQLITE_OK, let statement else {
+            throw SQLiteError(code: rc, message: connection.lastMessage, sql: sql)
+        }
+        self.handle = statement
+        self.sql = sql
+        self.connection = connection
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    enum Value {
+        case null
+        case integer(Int64)
+        case blob([UInt8])
+        case text(String)
+    }
+
+    /// Binds `values` (1-based, in order), runs `body`, then resets the statement and clears its
+    /// bindings so no bound bytes linger in SQLite's memory longer than needed.
+    func with<R>(_ values: [Value], _ body: (Statement) throws(SQLiteError) -> R) throws(SQLiteError) -> R {
+        defer {
+            sqlite3_reset(handle)
+            sqlite3_clear_bindings(handle)
+        }
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            let rc: Int32
+            switch value {
+            case .null: rc = sqlite3_bind_null(handle, index)
+            case .integer(let v): rc = sqlite3_bind_int64(handle, index, v)
+            case .blob(let bytes):
+                rc = bytes.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(bytes.count), csqlite_transient()) }
+            case .text(let s): rc = sqlite3_bind_text(handle, index, s, -1, csqlite_transient())
+            }
+            guard rc == SQLITE_OK else { throw SQLiteError(code: rc, message: connection.lastMessage, sql: sql) }
+        }
+        return try body(self)
+    }
+
+    /// Advances to the next row; false when done.
+    func step() throws(SQLiteError) -> Bool {
+        let rc = sqlite3_step(handle)
+        switch rc {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default: throw SQLiteError(code: connection.extendedCode(rc), message: connection.lastMessage, sql: sql)
+        }
+    }
+
+    func run(_ values: [Value] = []) throws(SQLiteError) {
+        try with(values) { (s: Statement) throws(SQLiteError) in while try s.step() {} }
+    }
+
+    func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+
+    func blob(_ column: Int32) -> [UInt8] {
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count > 0, let pointer = sqlite3_column_blob(handle, column) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+
+    func text(_ column: Int32) -> String {
+        guard let pointer = sqlite3_column_text(handle, column) else { return "" }
+        return String(cString: pointer)
+    }
+}

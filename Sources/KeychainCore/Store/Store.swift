@@ -1,0 +1,50 @@
+/// A place that keeps keychain items: the embedded vault, or (later) the Secret Service.
+///
+/// Semantics follow the Apple Keychain: a query matches every attribute it names; adding a
+/// duplicate fails; each call is atomic; ``write(_:)`` applies several operations in one
+/// transaction, all or nothing.
+public protocol Store: AnyObject, Sendable {
+    /// Adds an item. Throws ``StoreError/duplicateItem`` if one with the same identity exists.
+    func add(_ item: Item) throws(StoreError)
+
+    /// The items matching `query` (at most one with `.one`); throws ``StoreError/itemNotFound``
+    /// when none match.
+    func copyMatching(_ query: Query) throws(StoreError) -> [Item]
+
+    /// Changes the items matching `query`; throws ``StoreError/itemNotFound`` if none match.
+    /// Only the attributes set in `attributes` change; the value changes when given.
+    @discardableResult
+    func update(_ query: Query, attributes: Attributes, value: SecretBytes?) throws(StoreError) -> Int
+
+    /// Deletes the items matching `query` and returns how many; zero is not an error.
+    @discardableResult
+    func delete(_ query: Query) throws(StoreError) -> Int
+
+    /// Applies `operations` in order in one transaction: all of them, or none.
+    @discardableResult
+    func write(_ operations: [WriteOperation]) throws(StoreError) -> WriteResult
+
+    /// Whether items of `accessibility` can be read and written right now (unlocked, class available).
+    func isAvailable(_ accessibility: Accessibility) -> Bool
+}
+
+extension Store {
+    public func add(_ item: Item) throws(StoreError) {
+        try write([.add(item)])
+    }
+
+    @discardableResult
+    public func update(_ query: Query, attributes: Attributes, value: SecretBytes?) throws(StoreError) -> Int {
+        try write([.update(query, attributes: attributes, value: value)]).counts[0]
+    }
+
+    @discardableResult
+    public func delete(_ query: Query) throws(StoreError) -> Int {
+        try write([.delete(query)]).counts[0]
+    }
+
+    /// Adds the item, or replaces the value and named attributes of the one with its identity.
+    public func upsert(_ item: Item) throws(StoreError) {
+        try write([.upsert(item)])
+    }
+}

@@ -1,0 +1,53 @@
+/// Why a keychain operation failed. Messages name what went wrong and where, never a secret,
+/// an account name or a value.
+public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// No item matches the query.
+    case itemNotFound
+    /// An item with the same identity (class, access group, service/server, account, ...) exists.
+    case duplicateItem
+    /// The item's class key is not available: the vault is locked (or was never unlocked since
+    /// boot, for afterFirstUnlock items). Unlock it with the passphrase.
+    case locked
+    /// The passphrase given does not open the vault. Nothing was changed.
+    case wrongPassphrase
+    /// The operation needs a vault protected by a passphrase (whenPasscodeSetThisDeviceOnly).
+    case passphraseRequired
+    /// The value is larger than the store accepts.
+    case valueTooLarge(limit: Int)
+    /// The request itself is malformed (an empty key, an attribute the class cannot carry...).
+    case invalidArgument(String)
+    /// The vault file is damaged: not a vault, truncated, or failing its checksums.
+    case corrupted(String)
+    /// The vault's authenticated data failed verification: bytes were altered, moved between
+    /// rows, or copied from another vault.
+    case tampered(String)
+    /// The vault was written by a newer, unknown format version.
+    case unsupportedFormatVersion(Int)
+    /// The item is bound to another machine (a ThisDeviceOnly class in a copied vault).
+    case boundToAnotherMachine
+    /// The vault's files are readable by other users; the vault refuses to use them.
+    case insecurePermissions(path: String)
+    /// The store's backend cannot be reached or used here.
+    case unavailable(String)
+    /// A file-system or database failure (disk full, read-only, permission denied...).
+    case io(String)
+
+    public var description: String {
+        switch self {
+        case .itemNotFound: "The item was not found."
+        case .duplicateItem: "An item with the same identity already exists."
+        case .locked: "The vault is locked: unlock it with its passphrase to reach this item."
+        case .wrongPassphrase: "The passphrase is incorrect."
+        case .passphraseRequired: "This needs a vault protected by a passphrase (whenPasscodeSetThisDeviceOnly); set one first."
+        case .valueTooLarge(let limit): "The value is larger than the \(limit)-byte limit."
+        case .invalidArgument(let why): "Invalid argument: \(why)."
+        case .corrupted(let why): "The vault is corrupted: \(why)."
+        case .tampered(let why): "The vault failed verification (tampered or foreign data): \(why)."
+        case .unsupportedFormatVersion(let v): "The vault uses format version \(v), which this version of the library does not know."
+        case .boundToAnotherMachine: "The item is bound to another machine (ThisDeviceOnly) and cannot be opened here."
+        case .insecurePermissions(let path): "Refusing to use \(path): it is readable or writable by other users (expected mode 0600, directory 0700)."
+        case .unavailable(let why): "The store is unavailable: \(why)."
+        case .io(let why): "I/O error: \(why)."
+        }
+    }
+}

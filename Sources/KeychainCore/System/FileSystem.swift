@@ -1,0 +1,121 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The few file operations the vault needs, with the modes and durability it promises.
+enum FileSystem {
+    struct Failure: Error, CustomStringConvertible {
+        let operation: String
+        let path: String
+        let code: Int32
+        var description: String { "\(operation) \(path): \(String(cString: strerror(code)))" }
+        var isPermission: Bool { code == EACCES || code == EPERM }
+        var isNoSpace: Bool { code == ENOSPC || code == EFBIG || code == EDQUOT }
+        var isReadOnly: Bool { code == EROFS }
+    }
+
+    static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
+    }
+
+    /// Creates `path` and missing parents with mode 0700.
+    static func createDirectory(_ path: String) throws(Failure) {
+        if exists(path) { return }
+        let parent = (path as NSString).deletingLastPathComponent
+        if !parent.isEmpty && parent != path { try createDirectory(parent) }
+        if mkdir(path, 0o700) != 0 && errno != EEXIST {
+            throw Failure(operation: "mkdir", path: path, code: errno)
+        }
+    }
+
+    /// Creates an empty file with mode 0600, failing if it exists, so SQLite (which gives its
+    /// -wal and -shm files the database's mode) never creates anything more open.
+    static func createPrivateFile(_ path: String) throws(Failure) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Failure(operation: "create", path: path, code: errno) }
+        close(fd)
+    }
+
+    /// The permission bits of `path`, or nil if it does not exist.
+    static func mode(_ path: String) -> mode_t? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return info.st_mode & 0o7777
+    }
+
+    /// Whether `path` exists and is owned by another user than the caller.
+    static func ownedByOther(_ path: String) -> Bool {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return false }
+        return info.st_uid != getuid()
+    }
+
+    static func readAll(_ path: String, limit: Int) throws(Failure) -> SecretBytes {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw Failure(operation: "open", path: path, code: errno) }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: limit + 1)
+        defer { buffer.withUnsafeMutableBytes { _ = memset($0.baseAddress!, 0, $0.count) } }
+        var total = 0
+        while total < buffer.count {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + total, $0.count - total) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw Failure(operation: "read", path: path, code: errno)
+            }
+            if n == 0 { break }
+            total += n
+        }
+        return SecretBytes(buffer[0..<total])
+    }
+
+    /// Writes `contents` to `path` atomically and durably: a 0600 temporary file in the same
+    /// directory, fsync, rename over the target, fsync of the directory.
+    static func writeAtomically(_ contents: SecretBytes, to path: String) throws(Failure) {
+        let temporary = path + ".tmp-\(getpid())"
+        unlink(temporary)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Failure(operation: "create", path: temporary, code: errno) }
+        var failure: Failure?
+        contents.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failure = Failure(operation: "write", path: temporary, code: errno)
+                    return
+                }
+                offset += n
+            }
+        }
+        if failure == nil && fsync(fd) != 0 { failure = Failure(operation: "fsync", path: temporary, code: errno) }
+        close(fd)
+        if let failure {
+            unlink(temporary)
+            throw failure
+        }
+        guard rename(temporary, path) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw Failure(operation: "rename", path: path, code: code)
+        }
+        syncDirectory(of: path)
+    }
+
+    static func remove(_ path: String) {
+        unlink(path)
+        syncDirectory(of: path)
+    }
+
+    static func syncDirectory(of path: String) {
+        let directory = (path as NSString).deletingLastPathComponent
+        let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd >= 0 {
+            fsync(fd)
+            close(fd)
+        }
+    }
+}

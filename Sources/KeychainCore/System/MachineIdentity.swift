@@ -1,0 +1,25 @@
+import Foundation
+
+/// What binds ThisDeviceOnly classes to one machine: the systemd/D-Bus machine id.
+///
+/// A vault copied to another machine derives a different wrapping key there, so its
+/// ThisDeviceOnly items cannot be opened (``StoreError/boundToAnotherMachine``).
+public struct MachineIdentity: Sendable {
+    /// The files read, first present wins.
+    public var paths: [String]
+
+    public init(paths: [String] = ["/etc/machine-id", "/var/lib/dbus/machine-id"]) {
+        self.paths = paths
+    }
+
+    /// The machine id's bytes, or nil when no machine id exists (some minimal containers).
+    func read() -> [UInt8]? {
+        for path in paths {
+            if let data = FileManager.default.contents(atPath: path) {
+                let trimmed = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                if !trimmed.isEmpty { return Array(trimmed.utf8) }
+            }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,59 @@
+/// The keys a vault holds in memory, and what locking drops.
+///
+/// - `master`: the vault master key, present while unlocked (always, for a key-file vault).
+/// - `lookup`: the HMAC key of the lookup digests; survives `lock()` like afterFirstUnlock keys,
+///   because it protects no secret value, only the names it digests.
+/// - `classes`: unwrapped class keys, one per accessibility class.
+struct KeyRing {
+    var master: SecretBytes?
+    var lookup: SecretBytes?
+    var classes: [Accessibility: SecretBytes] = [:]
+
+    /// Drops what `lock()` drops: the master key and every class key that does not survive a lock.
+    mutating func lock() {
+        master = nil
+        classes = classes.filter { $0.key.survivesLock }
+    }
+
+    mutating func wipeAll() {
+        master = nil
+        lookup = nil
+        classes = [:]
+    }
+
+    /// The kernel-keyring payload: the lookup key, then (code, key) for each class that
+    /// survives a lock. Nil if there is nothing worth caching.
+    func cachePayload() -> SecretBytes? {
+        guard let lookup else { return nil }
+        let survivors = classes.filter { $0.key.survivesLock }.sorted { $0.key.code < $1.key.code }
+        let count = 32 + survivors.count * 33
+        return SecretBytes(count: count) { out in
+            lookup.withUnsafeBytes { out.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: 32) }
+            var offset = 32
+            for (accessibility, key) in survivors {
+                out[offset] = accessibility.code
+                key.withUnsafeBytes { (out.baseAddress! + offset + 1).copyMemory(from: $0.baseAddress!, byteCount: 32) }
+                offset += 33
+            }
+        }
+    }
+
+    /// Adopts the keys of a cache payload; false if it is malformed.
+    mutating func adopt(cachePayload payload: SecretBytes) -> Bool {
+        payload.withUnsafeBytes { bytes in
+            guard bytes.count >= 32, (bytes.count - 32) % 33 == 0 else { return false }
+            var found: [Accessibility: SecretBytes] = [:]
+            var offset = 32
+            while offset < bytes.count {
+                guard let accessibility = Accessibility(code: bytes[offset]), accessibility.survivesLock else { return false }
+                found[accessibility] = SecretBytes(UnsafeRawBufferPointer(rebasing: bytes[(offset + 1)..<(offset + 33)]))
+                offset += 33
+            }
+            lookup = SecretBytes(UnsafeRawBufferPointer(rebasing: bytes[0..<32]))
+            for (accessibility, key) in found where classes[accessibility] == nil {
+                classes[accessibility] = key
+            }
+            return true
+        }
+    }
+}

@@ -1,0 +1,77 @@
+/// The canonical bytes the vault seals, digests and binds as associated data.
+///
+/// Attributes are a sequence of (field tag u8, length u32, bytes) entries in tag order; the
+/// same encoding feeds the lookup digests, so "absent" and "present but empty" never collide.
+enum RecordCoding {
+    static func encode(_ attributes: Attributes, fields: [AttributeField] = AttributeField.allCases) -> [UInt8] {
+        var out: [UInt8] = []
+        for field in fields {
+            guard let bytes = field.encode(attributes) else { continue }
+            out.append(field.rawValue)
+            out.append(contentsOf: VaultHeader.be(UInt32(bytes.count)))
+            out.append(contentsOf: bytes)
+        }
+        return out
+    }
+
+    /// Parses attribute records; nil when the bytes are malformed (unknown tag, bad length,
+    /// a value of the wrong shape), which after a successful decryption means a format bug
+    /// or a forged record, never something to guess around.
+    static func decodeAttributes(_ bytes: UnsafeRawBufferPointer) -> Attributes? {
+        var reader = ByteReader(Array(bytes))
+        var attributes = Attributes()
+        var lastTag: UInt8 = 0
+        while reader.remaining > 0 {
+            guard let tag = reader.u8(), tag > lastTag, let field = AttributeField(rawValue: tag),
+                  let length = reader.u32(), let value = reader.take(Int(length)),
+                  field.decode(value, into: &attributes)
+            else { return nil }
+            lastTag = tag
+        }
+        return attributes
+    }
+
+    enum Part: UInt8 {
+        case attributes = 1
+        case value = 2
+    }
+
+    /// Associated data of an item's sealed parts: binds the ciphertext to its vault, its row
+    /// identity, its class, its protection class, its part and the format version.
+    static func itemAssociatedData(vaultID: [UInt8], identity: [UInt8], itemClass: ItemClass, accessibility: Accessibility, part: Part) -> [UInt8] {
+        var out = Array("SKCV-item".utf8)
+        out.append(contentsOf: VaultHeader.be(VaultHeader.currentVersion))
+        out.append(contentsOf: vaultID)
+        out.append(contentsOf: identity)
+        out.append(itemClass.code)
+        out.append(accessibility.code)
+        out.append(part.rawValue)
+        return out
+    }
+
+    static func classKeyAssociatedData(vaultID: [UInt8], accessibility: Accessibility) -> [UInt8] {
+        var out = Array("SKCV-class-key".utf8)
+        out.append(contentsOf: VaultHeader.be(VaultHeader.currentVersion))
+        out.append(contentsOf: vaultID)
+        out.append(accessibility.code)
+        return out
+    }
+
+    static func masterKeyAssociatedData(_ header: VaultHeader) -> [UInt8] {
+        Array("SKCV-master-key".utf8) + header.authenticatedFields
+    }
+
+    /// The digest that identifies an item (its primary key) without revealing it.
+    static func identityMessage(_ itemClass: ItemClass, _ attributes: Attributes) -> [UInt8] {
+        [0x49, itemClass.code] + encode(attributes.normalizedIdentity(for: itemClass), fields: AttributeField.identity(of: itemClass))
+    }
+
+    /// The fields that scope an item for listing: access group, service or server, synchronizable.
+    static func scopeFields(_ itemClass: ItemClass) -> [AttributeField] {
+        [.accessGroup, AttributeField.scope(of: itemClass), .synchronizable]
+    }
+
+    static func scopeMessage(_ itemClass: ItemClass, _ attributes: Attributes) -> [UInt8] {
+        [0x53, itemClass.code] + encode(attributes.normalizedIdentity(for: itemClass), fields: scopeFields(itemClass))
+    }
+}

@@ -1,0 +1,823 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The embedded encrypted vault: one SQLite file per keychain, every item sealed with
+/// AES-256-GCM under the key of its accessibility class, found through HMAC digests.
+///
+/// Key hierarchy, after Apple's Data Protection: a random master key, wrapped by the vault key
+/// (from a passphrase through scrypt, or from a random key file beside the vault when there is
+/// no passphrase); a random key per accessibility class, wrapped by a key derived from the
+/// master key (bound to the machine for ThisDeviceOnly classes).
+///
+/// Every method is thread-safe and atomic. Several processes may share one vault: writes take
+/// SQLite's write lock (`BEGIN IMMEDIATE`) and wait for each other.
+public final class Vault: Store, @unchecked Sendable {
+    /// How this vault was opened.
+    public let configuration: VaultConfiguration
+    /// Where the vault lives.
+    public var location: VaultLocation { configuration.location }
+
+    // All mutable state below is guarded by `mutex`; SQLite runs in multi-thread mode and relies on it.
+    private let mutex = NSLock()
+    private let connection: Connection
+    private var header: VaultHeader
+    private var keys = KeyRing()
+    private var lastUse = ContinuousClock.now
+    private var idleTimer: DispatchSourceTimer?
+    private var kernelKeyringState: VaultStatus.KernelKeyringState?
+    private let kernelKeyring = KernelKeyring()
+    private let machineID: [UInt8]?
+
+    /// Opens the vault, creating it (without a passphrase, with a key file) if it is missing and
+    /// the configuration allows it. A vault with a passphrase opens locked.
+    ///
+    /// - Throws: ``StoreError/insecurePermissions(path:)`` if a vault file is open to other users,
+    ///   ``StoreError/corrupted(_:)`` or ``StoreError/unsupportedFormatVersion(_:)`` for a file
+    ///   that is not a vault this version can read, ``StoreError/io(_:)`` for file-system failures.
+    public init(_ configuration: VaultConfiguration = VaultConfiguration()) throws(StoreError) {
+        self.configuration = configuration
+        self.machineID = configuration.machineIdentity.read()
+        let location = configuration.location
+        if !FileSystem.exists(location.path) {
+            guard configuration.createIfMissing else { throw .io("no vault at \(location.path)") }
+            do {
+                try FileSystem.createDirectory(location.directory)
+                try FileSystem.createPrivateFile(location.path)
+            } catch {
+                // Another process may have created it first; anything else is fatal.
+                if error.code != EEXIST { throw Self.map(error) }
+            }
+        }
+        try Self.checkPermissions(location)
+        do {
+            connection = try Connection(path: location.path, create: false)
+        } catch {
+            throw Self.map(error)
+        }
+        header = try Self.initialize(connection, location: location)
+        try Self.checkPermissions(location)
+    }
+
+    deinit {
+        idleTimer?.cancel()
+    }
+
+    // MARK: - Lock state
+
+    /// Unlocks a vault protected by a passphrase: whenUnlocked classes become readable in this
+    /// process, and afterFirstUnlock classes in every process of the user until reboot (through
+    /// the kernel keyring, where it works). A vault without a passphrase is always unlocked and
+    /// this does nothing.
+    ///
+    /// - Throws: ``StoreError/wrongPassphrase`` (nothing changes), ``StoreError/tampered(_:)``
+    ///   if a wrapped key fails verification.
+    public func unlock(passphrase: SecretBytes) throws(StoreError) {
+        try withState { () throws(StoreError) in
+            try refreshHeader()
+            guard case .passphrase = header.protection else { return }
+            let master = try openMasterKey(passphrase: passphrase)
+            try adopt(master: master)
+            try loadExistingClassKeys()
+            publishToKernelKeyring()
+            startIdleTimer()
+        }
+    }
+
+    /// Locks the vault in this process: the master key and the whenUnlocked class keys are wiped
+    /// from memory. afterFirstUnlock items stay readable until reboot, as on iOS; see
+    /// ``forgetCachedKeys()``. A vault without a passphrase unlocks itself again on next use.
+    public func lock() {
+        mutex.withLock { lockKeys() }
+    }
+
+    /// Locks the vault and also drops the afterFirstUnlock keys, from this process and from the
+    /// kernel keyring: as after a reboot, only the passphrase opens the vault again.
+    public func forgetCachedKeys() {
+        mutex.withLock {
+            lockKeys()
+            keys.wipeAll()
+            if configuration.usesKernelKeyring { kernelKeyring.remove(cacheDescription) }
+        }
+    }
+
+    /// Sets, changes or removes the passphrase without re-encrypting any item: only the master
+    /// key is re-wrapped, in one transaction.
+    ///
+    /// - Parameters:
+    ///   - current: the current passphrase; ignored when the vault has none.
+    ///   - new: the new passphrase, or nil to remove it (the vault then uses a key file, and
+    ///     every whenPasscodeSetThisDeviceOnly item is destroyed, as on iOS).
+    /// - Throws: ``StoreError/wrongPassphrase`` if `current` is wrong (nothing changes),
+    ///   ``StoreError/invalidArgument(_:)`` for an empty new passphrase.
+    public func changePassphrase(from current: SecretBytes?, to new: SecretBytes?) throws(StoreError) {
+        if let new, new.count == 0 { throw .invalidArgument("the new passphrase is empty") }
+        try withState { () throws(StoreError) in
+            try refreshHeader()
+            let master: SecretBytes
+            let hadPassphrase = header.hasPassphrase
+            if hadPassphrase {
+                guard let current else { throw .wrongPassphrase }
+                master = try openMasterKey(passphrase: current)
+            } else {
+                if new == nil { return }
+                master = try masterKeyFromKeyFile()
+            }
+            var replacement = VaultHeader(version: header.version, vaultID: header.vaultID, protection: .keyFile)
+            let wrappingKey: SecretBytes
+            if let new {
+                let salt = Random.bytes(VaultHeader.saltSize)
+                replacement.protection = .passphrase(configuration.scryptParameters, salt: salt)
+                wrappingKey = try Self.crypto { () throws(OpenSSLError) in
+                    try Scrypt.deriveKey(passphrase: new, salt: salt, parameters: configuration.scryptParameters)
+                }
+            } else {
+                wrappingKey = SecretBytes.random(count: 32)
+            }
+            replacement.wrappedMasterKey = try Self.crypto { () throws(OpenSSLError) in
+                try AESGCM.seal(master, key: wrappingKey, associatedData: RecordCoding.masterKeyAssociatedData(replacement))
+            }
+            try writeTransaction { () throws(StoreError) in
+                if new == nil {
+                    // Written before the header that needs it; if the commit fails, the old
+                    // header (passphrase) still stands and the stray key file is unused.
+                    do throws(FileSystem.Failure) { try FileSystem.writeAtomically(wrappingKey, to: location.keyFilePath) } catch { throw Self.map(error) }
+                    let code = Int64(Accessibility.whenPasscodeSetThisDeviceOnly.code)
+                    try sql { () throws(SQLiteError) in
+                        try connection.statement(VaultSchema.deleteProtection).run([.integer(code)])
+                        try connection.statement(VaultSchema.deleteClassKey).run([.integer(code)])
+                    }
+                }
+                try sql { () throws(SQLiteError) in
+                    try connection.statement(VaultSchema.writeHeader).run([.blob(replacement.encoded())])
+                }
+            }
+            header = replacement
+            if new != nil && !hadPassphrase { FileSystem.remove(location.keyFilePath) }
+            if new == nil { keys.classes[.whenPasscodeSetThisDeviceOnly] = nil }
+            try adopt(master: master)
+            if new != nil {
+                try loadExistingClassKeys()
+                publishToKernelKeyring()
+                startIdleTimer()
+            }
+        }
+    }
+
+    /// Where the vault is, whether it is locked, and which classes are available now.
+    public func status() -> VaultStatus {
+        mutex.withLock {
+            try? refreshHeader()
+            try? loadImplicitKeys()
+            let available = Accessibility.allCases.filter { classAvailable($0) }
+            let count = (try? connection.statement(VaultSchema.countItems).with([]) { (s: Statement) throws(SQLiteError) -> Int in
+                _ = try s.step()
+                return Int(s.integer(0))
+            }) ?? 0
+            return VaultStatus(
+                location: location,
+                formatVersion: Int(header.version),
+                hasPassphrase: header.hasPassphrase,
+                isUnlocked: keys.master != nil,
+                availableClasses: available,
+                kernelKeyring: currentKernelKeyringState(),
+                machineBinding: machineID == nil ? "no machine id (/etc/machine-id): ThisDeviceOnly classes are unavailable" : nil,
+                itemCount: count)
+        }
+    }
+
+    // MARK: - Store
+
+    public func isAvailable(_ accessibility: Accessibility) -> Bool {
+        mutex.withLock {
+            touch()
+            try? loadImplicitKeys()
+            return classAvailable(accessibility)
+        }
+    }
+
+    public func copyMatching(_ query: Query) throws(StoreError) -> [Item] {
+        try withState { () throws(StoreError) -> [Item] in
+            let rows = try matchingRows(query, includeValue: query.returnData, needAttributes: true)
+            guard !rows.isEmpty else { throw .itemNotFound }
+            var items: [Item] = []
+            items.reserveCapacity(rows.count)
+            for row in rows {
+                var item = Item(row.itemClass, attributes: row.attributes ?? Attributes())
+                if query.returnData, let sealed = row.value {
+                    item.value = try open(sealed, row: row, part: .value)
+                }
+                items.append(item)
+            }
+            return items
+        }
+    }
+
+    /// Whether an item matches, without decrypting any value (and any attribute the digests cover).
+    public func contains(_ query: Query) throws(StoreError) -> Bool {
+        try withState { () throws(StoreError) -> Bool in
+            var one = query
+            one.limit = .one
+            return try !matchingRows(one, includeValue: false, needAttributes: false).isEmpty
+        }
+    }
+
+    @discardableResult
+    public func write(_ operations: [WriteOperation]) throws(StoreError) -> WriteResult {
+        try withState { () throws(StoreError) -> WriteResult in
+            try writeTransaction { () throws(StoreError) -> WriteResult in
+                var counts: [Int] = []
+                for operation in operations {
+                    counts.append(try apply(operation))
+                }
+                return WriteResult(counts: counts)
+            }
+        }
+    }
+
+    // MARK: - Operations (mutex held)
+
+    private func apply(_ operation: WriteOperation) throws(StoreError) -> Int {
+        switch operation {
+        case .add(let item):
+            try validate(item)
+            if try row(identity: identity(of: item), includeValue: false) != nil { throw .duplicateItem }
+            try insert(item)
+            return 1
+        case .upsert(let item):
+            try validate(item)
+            guard let existing = try row(identity: identity(of: item), includeValue: item.value == nil) else {
+                try insert(item)
+                return 1
+            }
+            let old = try decryptAttributes(existing)
+            try replace(existing, attributes: old.merging(item.attributes), value: item.value)
+            return 1
+        case .update(let query, let changes, let value):
+            if let value, value.count > configuration.maximumValueSize { throw .valueTooLarge(limit: configuration.maximumValueSize) }
+            let rows = try matchingRows(query, includeValue: value == nil, needAttributes: true)
+            guard !rows.isEmpty else { throw .itemNotFound }
+            for existing in rows {
+                var merged = (existing.attributes ?? Attributes()).merging(changes)
+                merged.creationDate = existing.attributes?.creationDate
+                try replace(existing, attributes: merged, value: value)
+            }
+            return rows.count
+        case .delete(let query):
+            let rows = try matchingRows(query, includeValue: false, needAttributes: false)
+            try sql { () throws(SQLiteError) in
+                let statement = try connection.statement(VaultSchema.deleteItem)
+                for row in rows { try statement.run([.integer(row.id)]) }
+            }
+            return rows.count
+        }
+    }
+
+    private func validate(_ item: Item) throws(StoreError) {
+        if let value = item.value, value.count > configuration.maximumValueSize {
+            throw .valueTooLarge(limit: configuration.maximumValueSize)
+        }
+    }
+
+    private func identity(of item: Item) throws(StoreError) -> [UInt8] {
+        Digest.hmacSHA256(key: try lookupKey(), message: RecordCoding.identityMessage(item.itemClass, item.attributes))
+    }
+
+    private func insert(_ item: Item) throws(StoreError) {
+        var attributes = item.attributes.normalizedIdentity(for: item.itemClass)
+        attributes.accessibility = attributes.accessibility ?? .whenUnlocked
+        let now = Date()
+        attributes.creationDate = now
+        attributes.modificationDate = now
+        let sealed = try seal(item.itemClass, attributes: attributes, value: item.value)
+        try sql { () throws(SQLiteError) in
+            try connection.statement(VaultSchema.insertItem).run([
+                .integer(Int64(item.itemClass.code)), .integer(Int64(attributes.accessibility!.code)),
+                .blob(sealed.identity), .blob(sealed.scope), .blob(sealed.attributes), .blob(sealed.value),
+            ])
+        }
+    }
+
+    /// Re-seals an existing row with new attributes (and value, or its old one), checking that
+    /// a changed identity does not collide with another item.
+    private func replace(_ existing: Row, attributes: Attributes, value: SecretBytes?) throws(StoreError) {
+        var attributes = attributes.normalizedIdentity(for: existing.itemClass)
+        attributes.accessibility = attributes.accessibility ?? existing.accessibility
+        attributes.creationDate = existing.attributes?.creationDate ?? attributes.creationDate ?? Date()
+        attributes.modificationDate = Date()
+        let plaintext: SecretBytes
+        if let value {
+            plaintext = value
+        } else if let sealed = existing.value {
+            plaintext = try open(sealed, row: existing, part: .value)
+        } else {
+            plaintext = try open(try sealedValue(of: existing), row: existing, part: .value)
+        }
+        let sealed = try seal(existing.itemClass, attributes: attributes, value: plaintext)
+        if sealed.identity != existing.identity, try row(identity: sealed.identity, includeValue: false) != nil {
+            throw .duplicateItem
+        }
+        try sql { () throws(SQLiteError) in
+            try connection.statement(VaultSchema.replaceItem).run([
+                .integer(Int64(attributes.accessibility!.code)), .blob(sealed.identity), .blob(sealed.scope),
+                .blob(sealed.attributes), .blob(sealed.value), .integer(existing.id),
+            ])
+        }
+    }
+
+    private struct SealedRecord {
+        var identity: [UInt8]
+        var scope: [UInt8]
+        var attributes: [UInt8]
+        var value: [UInt8]
+    }
+
+    private func seal(_ itemClass: ItemClass, attributes: Attributes, value: SecretBytes?) throws(StoreError) -> SealedRecord {
+        let accessibility = attributes.accessibility!
+        let key = try classKey(accessibility, create: true)
+        let lookup = try lookupKey()
+        let identity = Digest.hmacSHA256(key: lookup, message: RecordCoding.identityMessage(itemClass, attributes))
+        let scope = Digest.hmacSHA256(key: lookup, message: RecordCoding.scopeMessage(itemClass, attributes))
+        let vaultID = header.vaultID
+        let plainAttributes = RecordCoding.encode(attributes)
+        return try Self.crypto { () throws(OpenSSLError) -> SealedRecord in
+            let sealedAttributes = try plainAttributes.withBytes { (p: UnsafeRawBufferPointer) throws(OpenSSLError) in
+                try AESGCM.seal(p, key: key, associatedData: RecordCoding.itemAssociatedData(
+                    vaultID: vaultID, identity: identity, itemClass: itemClass, accessibility: accessibility, part: .attributes))
+            }
+            let valueAAD = RecordCoding.itemAssociatedData(vaultID: vaultID, identity: identity, itemClass: itemClass, accessibility: accessibility, part: .value)
+            let sealedValue: [UInt8]
+            if let value {
+                sealedValue = try AESGCM.seal(value, key: key, associatedData: valueAAD)
+            } else {
+                sealedValue = try AESGCM.seal(UnsafeRawBufferPointer(start: nil, count: 0), key: key, associatedData: valueAAD)
+            }
+            return SealedRecord(identity: identity, scope: scope, attributes: sealedAttributes, value: sealedValue)
+        }
+    }
+
+    // MARK: - Reading rows
+
+    private struct Row {
+        var id: Int64
+        var itemClass: ItemClass
+        var accessibility: Accessibility
+        var identity: [UInt8]
+        var sealedAttributes: [UInt8]
+        var value: [UInt8]?
+        var attributes: Attributes?
+    }
+
+    private func readRow(_ s: Statement, includeValue: Bool) throws(StoreError) -> Row {
+        guard let itemClass = ItemClass(code: UInt8(truncatingIfNeeded: s.integer(1))),
+              let accessibility = Accessibility(code: UInt8(truncatingIfNeeded: s.integer(2)))
+        else { throw .corrupted("an item has an unknown class or protection code") }
+        return Row(id: s.integer(0), itemClass: itemClass, accessibility: accessibility, identity: s.blob(3),
+                   sealedAttributes: s.blob(4), value: includeValue ? s.blob(5) : nil)
+    }
+
+    private func row(identity: [UInt8], includeValue: Bool) throws(StoreError) -> Row? {
+        let statement = try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.selectByIdentity) }
+        return try fetch(statement, [.blob(identity)], includeValue: includeValue, limit: 1).first
+    }
+
+    private func sealedValue(of row: Row) throws(StoreError) -> [UInt8] {
+        try sql { () throws(SQLiteError) -> [UInt8] in
+            try connection.statement(VaultSchema.selectValue).with([.integer(row.id)]) { (s: Statement) throws(SQLiteError) -> [UInt8] in
+                guard try s.step() else { throw SQLiteError(code: 267, message: "item vanished during the transaction", sql: nil) }
+                return s.blob(0)
+            }
+        }
+    }
+
+    private func fetch(_ statement: Statement, _ values: [Statement.Value], includeValue: Bool, limit: Int?) throws(StoreError) -> [Row] {
+        var rows: [Row] = []
+        var failure: StoreError?
+        try sql { () throws(SQLiteError) in
+            try statement.with(values) { (s: Statement) throws(SQLiteError) in
+                while try s.step() {
+                    do throws(StoreError) {
+                        rows.append(try readRow(s, includeValue: includeValue))
+                    } catch {
+                        failure = error
+                        return
+                    }
+                    if let limit, rows.count >= limit { return }
+                }
+            }
+        }
+        if let failure { throw failure }
+        return rows
+    }
+
+    /// The rows matching `query`. Digests narrow the candidates (identity, then scope, then
+    /// class); attributes are decrypted only when the query names one the digests do not
+    /// cover, or when `needAttributes`; values only when `includeValue`.
+    private func matchingRows(_ query: Query, includeValue: Bool, needAttributes: Bool) throws(StoreError) -> [Row] {
+        let wanted = query.attributes
+        var results: [Row] = []
+        for itemClass in query.itemClass.map({ [$0] }) ?? ItemClass.allCases {
+            let identityFields = AttributeField.identity(of: itemClass)
+            let scopeFields = RecordCoding.scopeFields(itemClass)
+            var covered: Set<AttributeField> = [.accessibility]
+            var sqlText: String
+            var values: [Statement.Value]
+            if identityFields.allSatisfy({ $0.isSet(in: wanted) }) {
+                let digest = Digest.hmacSHA256(key: try lookupKey(), message: RecordCoding.identityMessage(itemClass, wanted))
+                sqlText = VaultSchema.selectByIdentity + " AND class = ?"
+                values = [.blob(digest), .integer(Int64(itemClass.code))]
+                covered.formUnion(identityFields)
+            } else if scopeFields.allSatisfy({ $0.isSet(in: wanted) }) {
+                let digest = Digest.hmacSHA256(key: try lookupKey(), message: RecordCoding.scopeMessage(itemClass, wanted))
+                sqlText = VaultSchema.selectByScope
+                values = [.blob(digest), .integer(Int64(itemClass.code))]
+                covered.formUnion(scopeFields)
+            } else {
+                sqlText = VaultSchema.selectByClass
+                values = [.integer(Int64(itemClass.code))]
+            }
+            if let accessibility = wanted.accessibility {
+                sqlText += " AND protection = ?"
+                values.append(.integer(Int64(accessibility.code)))
+            }
+            sqlText += " ORDER BY id"
+            let decrypt = needAttributes || AttributeField.allCases.contains { $0.isSet(in: wanted) && !covered.contains($0) }
+            let statement = try sql { () throws(SQLiteError) in try connection.statement(sqlText) }
+            let limit = (query.limit == .one && !decrypt) ? 1 : nil
+            for var row in try fetch(statement, values, includeValue: includeValue, limit: limit) {
+                if decrypt {
+                    let attributes = try decryptAttributes(row)
+                    guard attributes.matches(wanted, itemClass: itemClass) else { continue }
+                    row.attributes = attributes
+                }
+                results.append(row)
+                if query.limit == .one { return results }
+            }
+        }
+        return results
+    }
+
+    private func decryptAttributes(_ row: Row) throws(StoreError) -> Attributes {
+        if let attributes = row.attributes { return attributes }
+        let plaintext = try open(row.sealedAttributes, row: row, part: .attributes)
+        guard var attributes = plaintext.withUnsafeBytes({ RecordCoding.decodeAttributes($0) }) else {
+            throw .corrupted("an item's attributes do not decode")
+        }
+        // The protection code is authenticated as associated data, so it is the truth.
+        attributes.accessibility = row.accessibility
+        return attributes
+    }
+
+    private func open(_ sealed: [UInt8], row: Row, part: RecordCoding.Part) throws(StoreError) -> SecretBytes {
+        let key = try classKey(row.accessibility, create: false)
+        let aad = RecordCoding.itemAssociatedData(vaultID: header.vaultID, identity: row.identity, itemClass: row.itemClass,
+                                                  accessibility: row.accessibility, part: part)
+        do {
+            return try AESGCM.open(sealed, key: key, associatedData: aad)
+        } catch {
+            throw .tampered("an item's \(part == .value ? "value" : "attributes") failed authentication")
+        }
+    }
+
+    // MARK: - Keys (mutex held)
+
+    private var cacheDescription: String {
+        "swift-keychain:v1:" + header.vaultID.map { String(format: "%02x", $0) }.joined()
+    }
+
+    private func lookupKey() throws(StoreError) -> SecretBytes {
+        if let lookup = keys.lookup { return lookup }
+        try loadImplicitKeys()
+        guard let lookup = keys.lookup else { throw .locked }
+        return lookup
+    }
+
+    /// Loads what needs no passphrase: a key-file vault's master key, or the afterFirstUnlock
+    /// keys another process left in the kernel keyring.
+    private func loadImplicitKeys() throws(StoreError) {
+        if keys.master != nil { return }
+        switch header.protection {
+        case .keyFile:
+            let master: SecretBytes
+            do {
+                master = try masterKeyFromKeyFile()
+            } catch {
+                // Another process may have set a passphrase and removed the key file.
+                try refreshHeader()
+                if header.hasPassphrase { return try loadImplicitKeys() }
+                throw error
+            }
+            try adopt(master: master)
+        case .passphrase:
+            guard keys.lookup == nil, configuration.usesKernelKeyring,
+                  let payload = kernelKeyring.load(cacheDescription) else { return }
+            _ = keys.adopt(cachePayload: payload)
+        }
+    }
+
+    private func adopt(master: SecretBytes) throws(StoreError) {
+        keys.master = master
+        keys.lookup = try Self.crypto { () throws(OpenSSLError) in try HKDF.deriveKey(from: master, info: "swift-keychain lookup v1") }
+    }
+
+    private func masterKeyFromKeyFile() throws(StoreError) -> SecretBytes {
+        if let mode = FileSystem.mode(location.keyFilePath), mode & 0o077 != 0 {
+            throw .insecurePermissions(path: location.keyFilePath)
+        }
+        let keyFile: SecretBytes
+        do { keyFile = try FileSystem.readAll(location.keyFilePath, limit: 64) } catch {
+            if error.code == ENOENT { throw .corrupted("the key file \(location.keyFilePath) is missing") }
+            throw Self.map(error)
+        }
+        guard keyFile.count == 32 else { throw .corrupted("the key file \(location.keyFilePath) has the wrong size") }
+        do {
+            return try AESGCM.open(header.wrappedMasterKey, key: keyFile, associatedData: RecordCoding.masterKeyAssociatedData(header))
+        } catch {
+            throw .tampered("the master key does not open with the key file (header or key file altered)")
+        }
+    }
+
+    private func openMasterKey(passphrase: SecretBytes) throws(StoreError) -> SecretBytes {
+        guard case .passphrase(let parameters, let salt) = header.protection else { return try masterKeyFromKeyFile() }
+        let derived = try Self.crypto { () throws(OpenSSLError) in
+            try Scrypt.deriveKey(passphrase: passphrase, salt: salt, parameters: parameters)
+        }
+        do {
+            return try AESGCM.open(header.wrappedMasterKey, key: derived, associatedData: RecordCoding.masterKeyAssociatedData(header))
+        } catch {
+            // Indistinguishable by design from an altered salt or parameter; the header's
+            // checksum already caught accidental damage.
+            throw .wrongPassphrase
+        }
+    }
+
+    private func wrappingKey(for accessibility: Accessibility, master: SecretBytes) throws(StoreError) -> SecretBytes {
+        if accessibility.isThisDeviceOnly {
+            guard let machineID else { throw .unavailable("no machine id (/etc/machine-id) to bind ThisDeviceOnly items to") }
+            return try Self.crypto { () throws(OpenSSLError) in
+                try HKDF.deriveKey(from: master, salt: machineID, info: "swift-keychain class-wrap this-device-only v1")
+            }
+        }
+        return try Self.crypto { () throws(OpenSSLError) in try HKDF.deriveKey(from: master, info: "swift-keychain class-wrap v1") }
+    }
+
+    private func machineCheck() throws(StoreError) -> [UInt8]? {
+        guard let machineID else { return nil }
+        return Digest.hmacSHA256(key: try lookupKey(), message: Array("machine".utf8) + machineID)
+    }
+
+    /// The class key for `accessibility`: from memory, the kernel keyring, or unwrapped with the
+    /// master key; created (inside the caller's write transaction) when `create` and missing.
+    private func classKey(_ accessibility: Accessibility, create: Bool) throws(StoreError) -> SecretBytes {
+        if let key = keys.classes[accessibility] { return key }
+        if accessibility == .whenPasscodeSetThisDeviceOnly && !header.hasPassphrase { throw .passphraseRequired }
+        try loadImplicitKeys()
+        if let key = keys.classes[accessibility] { return key }
+        guard let master = keys.master else { throw .locked }
+        if accessibility.isThisDeviceOnly { try checkMachineBinding(create: create) }
+        let wrapping = try wrappingKey(for: accessibility, master: master)
+        let aad = RecordCoding.classKeyAssociatedData(vaultID: header.vaultID, accessibility: accessibility)
+        if let wrapped = try wrappedClassKeys()[accessibility] {
+            do {
+                let key = try AESGCM.open(wrapped, key: wrapping, associatedData: aad)
+                keys.classes[accessibility] = key
+                return key
+            } catch {
+                throw .tampered("the wrapped key of class \(accessibility) failed authentication")
+            }
+        }
+        guard create else { throw .tampered("items exist for class \(accessibility), which has no key") }
+        let key = SecretBytes.random(count: 32)
+        let wrapped = try Self.crypto { () throws(OpenSSLError) in try AESGCM.seal(key, key: wrapping, associatedData: aad) }
+        try sql { () throws(SQLiteError) in
+            try connection.statement(VaultSchema.insertClassKey).run([.integer(Int64(accessibility.code)), .blob(wrapped)])
+        }
+        keys.classes[accessibility] = key
+        if accessibility.survivesLock { publishToKernelKeyring() }
+        return key
+    }
+
+    private func checkMachineBinding(create: Bool) throws(StoreError) {
+        guard let expected = try machineCheck() else {
+            throw .unavailable("no machine id (/etc/machine-id) to bind ThisDeviceOnly items to")
+        }
+        let stored = try sql { () throws(SQLiteError) -> [UInt8]? in
+            try connection.statement(VaultSchema.readMachineCheck).with([]) { (s: Statement) throws(SQLiteError) -> [UInt8]? in
+                try s.step() ? s.blob(0) : nil
+            }
+        }
+        if let stored {
+            guard Digest.equal(stored, expected) else { throw .boundToAnotherMachine }
+        } else if create {
+            try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.writeMachineCheck).run([.blob(expected)]) }
+        }
+    }
+
+    private func wrappedClassKeys() throws(StoreError) -> [Accessibility: [UInt8]] {
+        var result: [Accessibility: [UInt8]] = [:]
+        var unknown = false
+        try sql { () throws(SQLiteError) in
+            try connection.statement(VaultSchema.readClassKeys).with([]) { (s: Statement) throws(SQLiteError) in
+                while try s.step() {
+                    guard let accessibility = Accessibility(code: UInt8(truncatingIfNeeded: s.integer(0))) else { unknown = true; continue }
+                    result[accessibility] = s.blob(1)
+                }
+            }
+        }
+        if unknown { throw .corrupted("a class key has an unknown protection code") }
+        return result
+    }
+
+    /// Unwraps every existing class key this machine can open, so that afterFirstUnlock keys
+    /// can be published to the kernel keyring right after an unlock.
+    private func loadExistingClassKeys() throws(StoreError) {
+        for accessibility in try wrappedClassKeys().keys.sorted(by: { $0.code < $1.code }) {
+            do {
+                _ = try classKey(accessibility, create: false)
+            } catch .boundToAnotherMachine {
+                continue
+            } catch .unavailable {
+                continue
+            }
+        }
+    }
+
+    private func classAvailable(_ accessibility: Accessibility) -> Bool {
+        if keys.classes[accessibility] != nil { return true }
+        if accessibility == .whenPasscodeSetThisDeviceOnly && !header.hasPassphrase { return false }
+        guard keys.master != nil else { return false }
+        if accessibility.isThisDeviceOnly {
+            guard (try? checkMachineBinding(create: false)) != nil else { return false }
+        }
+        return true
+    }
+
+    private func publishToKernelKeyring() {
+        guard header.hasPassphrase, configuration.usesKernelKeyring, let payload = keys.cachePayload() else { return }
+        do {
+            try kernelKeyring.store(payload, as: cacheDescription)
+            kernelKeyringState = .available
+        } catch {
+            // Fall back to this process only (the keys stay in `keys`), and say so in status().
+            kernelKeyringState = .unavailable(reason: error.description)
+        }
+    }
+
+    private func currentKernelKeyringState() -> VaultStatus.KernelKeyringState {
+        guard configuration.usesKernelKeyring else { return .disabled }
+        if let kernelKeyringState { return kernelKeyringState }
+        let state: VaultStatus.KernelKeyringState
+        switch kernelKeyring.probe() {
+        case .success: state = .available
+        case .failure(let error): state = .unavailable(reason: error.description)
+        }
+        kernelKeyringState = state
+        return state
+    }
+
+    private func lockKeys() {
+        idleTimer?.cancel()
+        idleTimer = nil
+        // Without a passphrase there is nothing to lock: the key file reopens it on next use.
+        keys.lock()
+    }
+
+    /// Locks first if the vault sat unused past its idle timeout, then records this use.
+    private func touch() {
+        let now = ContinuousClock.now
+        if header.hasPassphrase, keys.master != nil, let timeout = configuration.idleTimeout, now - lastUse >= timeout {
+            lockKeys()
+        }
+        lastUse = now
+    }
+
+    private func startIdleTimer() {
+        guard let timeout = configuration.idleTimeout, header.hasPassphrase else { return }
+        idleTimer?.cancel()
+        let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+        let interval = max(timeout / 4, .milliseconds(10))
+        let nanoseconds = Int(interval.components.seconds) * 1_000_000_000 + Int(interval.components.attoseconds / 1_000_000_000)
+        timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds))
+        timer.setEventHandler { [weak self] in
+            guard let self else { return }
+            self.mutex.withLock {
+                if ContinuousClock.now - self.lastUse >= timeout { self.lockKeys() }
+            }
+        }
+        idleTimer = timer
+        timer.resume()
+    }
+
+    // MARK: - Plumbing
+
+    private func withState<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {
+        mutex.lock()
+        defer { mutex.unlock() }
+        touch()
+        return try body()
+    }
+
+    private func refreshHeader() throws(StoreError) {
+        let bytes = try sql { () throws(SQLiteError) -> [UInt8]? in
+            try connection.statement(VaultSchema.readHeader).with([]) { (s: Statement) throws(SQLiteError) -> [UInt8]? in
+                try s.step() ? s.blob(0) : nil
+            }
+        }
+        guard let bytes else { throw .corrupted("the header is missing") }
+        let fresh = try VaultHeader.decode(bytes)
+        guard fresh.vaultID == header.vaultID else { throw .tampered("the vault id changed under an open vault") }
+        if fresh != header {
+            header = fresh
+        }
+    }
+
+    private func writeTransaction<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {
+        do {
+            return try connection.writeTransaction(body)
+        } catch {
+            switch error {
+            case .database(let failure): throw Self.map(failure)
+            case .body(let failure): throw failure
+            }
+        }
+    }
+
+    private func sql<R>(_ body: () throws(SQLiteError) -> R) throws(StoreError) -> R {
+        do { return try body() } catch { throw Self.map(error) }
+    }
+
+    private static func crypto<R>(_ body: () throws(OpenSSLError) -> R) throws(StoreError) -> R {
+        do { return try body() } catch { throw .io("OpenSSL: \(error.description)") }
+    }
+
+    /// Creates the schema, the header and the key file of a new vault, or reads the header of
+    /// an existing one, in one IMMEDIATE transaction, so racing creators serialize here.
+    private static func initialize(_ connection: Connection, location: VaultLocation) throws(StoreError) -> VaultHeader {
+        do throws(TransactionError<StoreError>) {
+            return try connection.writeTransaction { () throws(StoreError) -> VaultHeader in
+                let tables = try sqlStatic { () throws(SQLiteError) -> [String] in
+                    var names: [String] = []
+                    try connection.statement("SELECT name FROM sqlite_master WHERE type = 'table'").with([]) { (s: Statement) throws(SQLiteError) in
+                        while try s.step() { names.append(s.text(0)) }
+                    }
+                    return names
+                }
+                if tables.contains("meta") {
+                    let bytes = try sqlStatic { () throws(SQLiteError) -> [UInt8]? in
+                        try connection.statement(VaultSchema.readHeader).with([]) { (s: Statement) throws(SQLiteError) -> [UInt8]? in
+                            try s.step() ? s.blob(0) : nil
+                        }
+                    }
+                    guard let bytes else { throw .corrupted("the header is missing") }
+                    return try VaultHeader.decode(bytes)
+                }
+                guard tables.isEmpty else { throw .corrupted("\(location.path) is an SQLite database but not a keychain vault") }
+                let master = SecretBytes.random(count: 32)
+                let keyFile = SecretBytes.random(count: 32)
+                var header = VaultHeader(vaultID: Random.bytes(VaultHeader.vaultIDSize), protection: .keyFile)
+                header.wrappedMasterKey = try crypto { () throws(OpenSSLError) in
+                    try AESGCM.seal(master, key: keyFile, associatedData: RecordCoding.masterKeyAssociatedData(header))
+                }
+                do throws(FileSystem.Failure) { try FileSystem.writeAtomically(keyFile, to: location.keyFilePath) } catch { throw map(error) }
+                try sqlStatic { () throws(SQLiteError) in
+                    try connection.execute(VaultSchema.create)
+                    try connection.statement(VaultSchema.writeHeader).run([.blob(header.encoded())])
+                }
+                return header
+            }
+        } catch {
+            switch error {
+            case .database(let failure): throw map(failure)
+            case .body(let failure): throw failure
+            }
+        }
+    }
+
+    private static func sqlStatic<R>(_ body: () throws(SQLiteError) -> R) throws(StoreError) -> R {
+        do { return try body() } catch { throw map(error) }
+    }
+
+    private static func checkPermissions(_ location: VaultLocation) throws(StoreError) {
+        for path in [location.path, location.keyFilePath] + location.companionPaths {
+            if let mode = FileSystem.mode(path), mode & 0o077 != 0 {
+                throw .insecurePermissions(path: path)
+            }
+        }
+    }
+
+    /// The one place SQLite failures become ``StoreError``. `SQLITE_BUSY` only gets here after
+    /// the busy timeout has expired.
+    static func map(_ error: SQLiteError) -> StoreError {
+        if error.isCorruption { return .corrupted("SQLite reports: \(error.message)") }
+        if error.isConstraint { return .duplicateItem }
+        if error.isBusy { return .io("the vault stayed locked by another process beyond the busy timeout") }
+        if error.isFull { return .io("no space left for the vault (disk full or file-size limit)") }
+        if error.isReadOnly { return .io("the vault is read-only") }
+        return .io(error.message)
+    }
+
+    static func map(_ error: FileSystem.Failure) -> StoreError {
+        .io(error.description)
+    }
+}

@@ -1,0 +1,116 @@
+/// The vault's header: format version, vault id, how the vault key is protected, and the
+/// master key wrapped under it. Stored as one blob with a SHA-256 checksum, so that accidental
+/// damage reads as "corrupted"; every field is also bound as associated data to the wrapped
+/// master key, so a deliberate change fails authentication.
+///
+/// Layout (big-endian): magic "SKCV" | version u16 | vault id (16) | protection u8 |
+/// scrypt logN u8 | r u32 | p u32 | salt (32) | wrapped length u16 | wrapped master key |
+/// SHA-256 of everything before it (32).
+struct VaultHeader: Equatable {
+    static let magic: [UInt8] = Array("SKCV".utf8)
+    static let currentVersion: UInt16 = 1
+    static let vaultIDSize = 16
+    static let saltSize = 32
+
+    enum Protection: Equatable {
+        /// The vault key is a random key file beside the vault: no passphrase.
+        case keyFile
+        /// The vault key comes from a passphrase through scrypt.
+        case passphrase(ScryptParameters, salt: [UInt8])
+    }
+
+    var version: UInt16 = currentVersion
+    var vaultID: [UInt8]
+    var protection: Protection
+    var wrappedMasterKey: [UInt8] = []
+
+    var hasPassphrase: Bool {
+        if case .passphrase = protection { return true }
+        return false
+    }
+
+    /// Every field but the wrapped key: the associated data of that key.
+    var authenticatedFields: [UInt8] {
+        var out = Self.magic
+        out.append(contentsOf: Self.be(version))
+        out.append(contentsOf: vaultID)
+        switch protection {
+        case .keyFile:
+            out.append(0)
+            out.append(contentsOf: [UInt8](repeating: 0, count: 1 + 4 + 4 + Self.saltSize))
+        case .passphrase(let parameters, let salt):
+            out.append(1)
+            out.append(parameters.logN)
+            out.append(contentsOf: Self.be(parameters.r))
+            out.append(contentsOf: Self.be(parameters.p))
+            out.append(contentsOf: salt)
+        }
+        return out
+    }
+
+    func encoded() -> [UInt8] {
+        var out = authenticatedFields
+        out.append(contentsOf: Self.be(UInt16(wrappedMasterKey.count)))
+        out.append(contentsOf: wrappedMasterKey)
+        out.append(contentsOf: Digest.sha256(out))
+        return out
+    }
+
+    /// Parses and validates a header, refusing scrypt parameters outside the vault's limits
+    /// (too weak to protect, or costly enough to be a denial of service).
+    static func decode(_ bytes: [UInt8]) throws(StoreError) -> VaultHeader {
+        var reader = ByteReader(bytes)
+        guard let magic = reader.take(4), magic == Self.magic else {
+            throw .corrupted("not a keychain vault (bad magic)")
+        }
+        guard let version = reader.u16() else { throw .corrupted("header truncated") }
+        guard version <= currentVersion, version >= 1 else { throw .unsupportedFormatVersion(Int(version)) }
+        let fixed = 4 + 2 + vaultIDSize + 1 + 1 + 4 + 4 + saltSize + 2
+        guard bytes.count >= fixed + 32 else { throw .corrupted("header truncated") }
+        let body = Array(bytes[0..<(bytes.count - 32)])
+        guard Digest.equal(Digest.sha256(body), Array(bytes[(bytes.count - 32)...])) else {
+            throw .corrupted("header checksum mismatch")
+        }
+        guard let vaultID = reader.take(vaultIDSize), let kind = reader.u8(), let logN = reader.u8(),
+              let r = reader.u32(), let p = reader.u32(), let salt = reader.take(saltSize),
+              let wrappedLength = reader.u16(), let wrapped = reader.take(Int(wrappedLength)),
+              reader.remaining == 32
+        else { throw .corrupted("header malformed") }
+        let protection: Protection
+        switch kind {
+        case 0:
+            protection = .keyFile
+        case 1:
+            let parameters = ScryptParameters(logN: logN, r: r, p: p)
+            guard parameters.isWithinLimits else {
+                throw .tampered("scrypt parameters N=2^\(logN) r=\(r) p=\(p) are outside the accepted range (N ≥ 2^14, at most 1 GiB of memory)")
+            }
+            protection = .passphrase(parameters, salt: salt)
+        default:
+            throw .corrupted("unknown key protection \(kind)")
+        }
+        guard wrapped.count == 32 + AESGCM.overhead else { throw .corrupted("wrapped master key has the wrong size") }
+        return VaultHeader(version: version, vaultID: vaultID, protection: protection, wrappedMasterKey: wrapped)
+    }
+
+    static func be<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
+        withUnsafeBytes(of: value.bigEndian) { Array($0) }
+    }
+}
+
+/// Reads big-endian fields from untrusted bytes without ever trapping.
+struct ByteReader {
+    private let bytes: [UInt8]
+    private var offset = 0
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    var remaining: Int { bytes.count - offset }
+
+    mutating func take(_ count: Int) -> [UInt8]? {
+        guard count >= 0, count <= remaining else { return nil }
+        defer { offset += count }
+        return Array(bytes[offset..<(offset + count)])
+    }
+    mutating func u8() -> UInt8? { take(1)?[0] }
+    mutating func u16() -> UInt16? { take(2).map { UInt16($0[0]) << 8 | UInt16($0[1]) } }
+    mutating func u32() -> UInt32? { take(4).map { $0.reduce(UInt32(0)) { $0 << 8 | UInt32($1) } } }
+}
