@@ -19,9 +19,11 @@ let package = Package(
         .target(name: "KeychainCLI", dependencies: ["KeychainCore", "Valet"]),
         .executableTarget(name: "keychain", dependencies: ["KeychainCLI"]),
 
-        .testTarget(name: "KeychainCoreTests", dependencies: ["KeychainCore", "keychain"]),
-        .testTarget(name: "ValetTests", dependencies: ["Valet", "KeychainCore", "keychain"]),
-        .testTarget(name: "KeychainCLITests", dependencies: ["KeychainCLI", "Valet", "KeychainCore", "keychain"]),
+        // Helpers shared by the test targets (temporary vaults, running the built `keychain`).
+        .target(name: "KeychainTestSupport", dependencies: ["KeychainCore"], path: "Tests/KeychainTestSupport"),
+        .testTarget(name: "KeychainCoreTests", dependencies: ["KeychainCore", "KeychainTestSupport", "keychain"]),
+        .testTarget(name: "ValetTests", dependencies: ["Valet", "KeychainCore", "KeychainTestSupport", "keychain"]),
+        .testTarget(name: "KeychainCLITests", dependencies: ["KeychainCLI", "Valet", "KeychainCore", "KeychainTestSupport", "keychain"]),
     ],
     swiftLanguageModes: [.v6]
 )

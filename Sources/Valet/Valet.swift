@@ -1,1 +1,199 @@
-// placeholder
+import Foundation
+import KeychainCore
+
+/// Reads and writes keychain items in a sandbox defined by a flavour, an identifier (or a shared
+/// group) and an accessibility value, exactly as Valet 5 does, backed on Linux by the embedded
+/// encrypted vault (or another ``KeychainCore/Store`` chosen with ``ValetStore``).
+///
+/// Instances come only from the factories; equal configurations return the identical instance.
+/// Every method is thread-safe, and several processes may use one vault at once.
+public final class Valet: NSObject, Sendable {
+
+    // MARK: Factories
+
+    /// A Valet that reads and writes items on this machine, in the sandbox of `identifier`.
+    public class func valet(with identifier: Identifier, accessibility: Accessibility) -> Valet {
+        findOrCreate(.standard(identifier, .valet(accessibility)), identifier: identifier)
+    }
+
+    /// A Valet whose items are marked synchronizable and kept apart from local items. (Linux
+    /// has no iCloud Keychain: the items stay on this machine.)
+    public class func iCloudValet(with identifier: Identifier, accessibility: CloudAccessibility) -> Valet {
+        findOrCreate(.standard(identifier, .iCloud(accessibility)), identifier: identifier)
+    }
+
+    /// A Valet whose items every program of the user naming `groupIdentifier` can read.
+    public class func sharedGroupValet(with groupIdentifier: SharedGroupIdentifier, identifier: Identifier? = nil, accessibility: Accessibility) -> Valet {
+        findOrCreate(.sharedGroup(groupIdentifier, identifier, .valet(accessibility)), identifier: identifier ?? groupIdentifier.asIdentifier)
+    }
+
+    /// A shared-group Valet whose items are marked synchronizable.
+    public class func iCloudSharedGroupValet(with groupIdentifier: SharedGroupIdentifier, identifier: Identifier? = nil, accessibility: CloudAccessibility) -> Valet {
+        findOrCreate(.sharedGroup(groupIdentifier, identifier, .iCloud(accessibility)), identifier: identifier ?? groupIdentifier.asIdentifier)
+    }
+
+    /// A Valet whose service string is `identifier` itself.
+    /// - Warning: this bypasses the sandbox: another Valet type with the same identifier sees the same items.
+    public class func valet(withExplicitlySet identifier: Identifier, accessibility: Accessibility) -> Valet {
+        findOrCreate(.standardOverride(service: identifier, .valet(accessibility)), identifier: identifier)
+    }
+
+    /// An iCloud Valet whose service string is `identifier` itself.
+    public class func iCloudValet(withExplicitlySet identifier: Identifier, accessibility: CloudAccessibility) -> Valet {
+        findOrCreate(.standardOverride(service: identifier, .iCloud(accessibility)), identifier: identifier)
+    }
+
+    /// A shared-group Valet whose service string is the group identifier itself.
+    public class func sharedGroupValet(withExplicitlySet identifier: SharedGroupIdentifier, accessibility: Accessibility) -> Valet {
+        findOrCreate(.sharedGroupOverride(service: identifier, .valet(accessibility)), identifier: identifier.asIdentifier)
+    }
+
+    /// An iCloud shared-group Valet whose service string is the group identifier itself.
+    public class func iCloudSharedGroupValet(withExplicitlySet identifier: SharedGroupIdentifier, accessibility: CloudAccessibility) -> Valet {
+        findOrCreate(.sharedGroupOverride(service: identifier, .iCloud(accessibility)), identifier: identifier.asIdentifier)
+    }
+
+    private static let identifierToValetMap = WeakStorage<Valet>()
+
+    private class func findOrCreate(_ service: Service, identifier: Identifier) -> Valet {
+        let store = ValetStore.chosen
+        let key = ValetStore.identity(of: store) + "|" + service.cacheKey
+        return identifierToValetMap.object(forKey: key) { Valet(service: service, identifier: identifier, store: store) }
+    }
+
+    // MARK: Equality and description
+
+    /// Valets are equal when their service strings are.
+    public static func == (lhs: Valet, rhs: Valet) -> Bool { lhs.service == rhs.service }
+
+    @available(*, unavailable)
+    public override init() {
+        fatalError("Use the class methods above to create usable Valet objects")
+    }
+
+    private init(service: Service, identifier: Identifier, store: (any Store)?) {
+        self.service = service
+        self.identifier = identifier
+        self.accessibility = service.configuration.accessibility
+        self.chosenStore = store
+        super.init()
+    }
+
+    public override var description: String {
+        "\(super.description) \(identifier) \(configuration.prettyDescription)"
+    }
+
+    public override var hash: Int { service.description.hashValue }
+
+    /// When the Valet's items can be read.
+    public let accessibility: Accessibility
+    /// The Valet's identifier (for a shared group without one: `prefix.group`).
+    public let identifier: Identifier
+
+    let service: Service
+    var configuration: Configuration { service.configuration }
+    private let chosenStore: (any Store)?
+
+    // MARK: Access
+
+    /// Whether the Valet can read and write now: writes (once) and reads back a canary item,
+    /// which ``allKeys()`` never lists.
+    public func canAccessKeychain() -> Bool {
+        if (try? string(forKey: Self.canaryKey)) == Self.canaryValue { return true }
+        try? keychain().upsert(item(forKey: Self.canaryKey, value: SecretBytes(utf8: Self.canaryValue)))
+        return (try? string(forKey: Self.canaryKey)) == Self.canaryValue
+    }
+
+    /// Stores `object` for `key`, replacing any value, atomically.
+    /// - Throws: ``KeychainError/emptyKey``, ``KeychainError/emptyValue``, or
+    ///   ``KeychainError/couldNotAccessKeychain`` (locked vault, value over 1 MiB...).
+    public func setObject(_ object: Data, forKey key: String) throws(KeychainError) {
+        guard !key.isEmpty else { throw .emptyKey }
+        guard !object.isEmpty else { throw .emptyValue }
+        try perform { () throws(StoreError) in try keychain().upsert(item(forKey: key, value: SecretBytes(object))) }
+    }
+
+    /// The value stored for `key`.
+    /// - Throws: ``KeychainError/itemNotFound`` if none, ``KeychainError/emptyKey``, or
+    ///   ``KeychainError/couldNotAccessKeychain``.
+    public func object(forKey key: String) throws(KeychainError) -> Data {
+        guard !key.isEmpty else { throw .emptyKey }
+        return try perform { () throws(StoreError) -> Data in
+            let items = try keychain().copyMatching(Query(.genericPassword, attributes: attributes(forKey: key), limit: .one, returnData: true))
+            guard let value = items.first?.value, value.count > 0 else { throw .itemNotFound }
+            return value.data
+        }
+    }
+
+    /// Whether a value is stored for `key`, without reading it.
+    /// - Throws: ``KeychainError/couldNotAccessKeychain`` (also for an empty key, as Valet does).
+    public func containsObject(forKey key: String) throws(KeychainError) -> Bool {
+        guard !key.isEmpty else { throw .couldNotAccessKeychain }
+        return try perform { () throws(StoreError) -> Bool in
+            try keychain().contains(Query(.genericPassword, attributes: attributes(forKey: key), limit: .one))
+        }
+    }
+
+    /// Stores the UTF-8 bytes of `string` for `key`.
+    /// - Throws: as ``setObject(_:forKey:)``.
+    public func setString(_ string: String, forKey key: String) throws(KeychainError) {
+        try setObject(Data(string.utf8), forKey: key)
+    }
+
+    /// The value stored for `key`, as UTF-8 text.
+    /// - Throws: ``KeychainError/itemNotFound`` if none or if the bytes are not UTF-8, as Valet does.
+    public func string(forKey key: String) throws(KeychainError) -> String {
+        let data = try object(forKey: key)
+        guard let string = String(data: data, encoding: .utf8) else { throw .itemNotFound }
+        return string
+    }
+
+    /// Every key stored in this Valet (never the canary). Values are not decrypted.
+    public func allKeys() throws(KeychainError) -> Set<String> {
+        do {
+            let items = try keychain().copyMatching(Query(.genericPassword, attributes: service.baseAttributes))
+            return Set(items.compactMap { $0.attributes.account }.filter { $0 != Self.canaryKey })
+        } catch .itemNotFound {
+            return []
+        } catch {
+            throw KeychainError(error)
+        }
+    }
+
+    /// Removes the value for `key`; removing an absent key succeeds.
+    /// - Throws: ``KeychainError/emptyKey`` or ``KeychainError/couldNotAccessKeychain``.
+    public func removeObject(forKey key: String) throws(KeychainError) {
+        guard !key.isEmpty else { throw .emptyKey }
+        try perform { () throws(StoreError) in try keychain().delete(Query(.genericPassword, attributes: attributes(forKey: key))) }
+    }
+
+    /// Removes every value of this Valet (the canary too), in one transaction.
+    public func removeAllObjects() throws(KeychainError) {
+        try perform { () throws(StoreError) in try keychain().delete(Query(.genericPassword, attributes: service.baseAttributes)) }
+    }
+
+    // MARK: Internal
+
+    static let canaryKey = "VAL_KeychainCanaryUsername"
+    static let canaryValue = "VAL_KeychainCanaryPassword"
+
+    func keychain() throws(StoreError) -> any Store {
+        if let chosenStore { return chosenStore }
+        return try ValetStore.current()
+    }
+
+    func attributes(forKey key: String) -> Attributes {
+        var attributes = service.baseAttributes
+        attributes.account = key
+        return attributes
+    }
+
+    func item(forKey key: String, value: SecretBytes) -> Item {
+        Item(.genericPassword, attributes: attributes(forKey: key), value: value)
+    }
+
+    @discardableResult
+    private func perform<R>(_ body: () throws(StoreError) -> R) throws(KeychainError) -> R {
+        do { return try body() } catch { throw KeychainError(error) }
+    }
+}

@@ -1,1 +1,4 @@
-print("")
+import Foundation
+import KeychainCLI
+
+exit(KeychainCommand.run(Array(CommandLine.arguments.dropFirst())))

@@ -11,6 +11,9 @@ public protocol Store: AnyObject, Sendable {
     /// when none match.
     func copyMatching(_ query: Query) throws(StoreError) -> [Item]
 
+    /// Whether any item matches `query`. Stores answer without decrypting values where they can.
+    func contains(_ query: Query) throws(StoreError) -> Bool
+
     /// Changes the items matching `query`; throws ``StoreError/itemNotFound`` if none match.
     /// Only the attributes set in `attributes` change; the value changes when given.
     @discardableResult
@@ -29,6 +32,17 @@ public protocol Store: AnyObject, Sendable {
 }
 
 extension Store {
+    public func contains(_ query: Query) throws(StoreError) -> Bool {
+        var one = query
+        one.limit = .one
+        one.returnData = false
+        do {
+            return try !copyMatching(one).isEmpty
+        } catch .itemNotFound {
+            return false
+        }
+    }
+
     public func add(_ item: Item) throws(StoreError) {
         try write([.add(item)])
     }

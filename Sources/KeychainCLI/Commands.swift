@@ -1,0 +1,264 @@
+import Foundation
+import KeychainCore
+@_spi(KeychainCLI) import Valet
+
+/// One command: a row of the table that drives parsing, help and dispatch.
+struct Command: Sendable {
+    let name: String
+    let summary: String
+    let positionals: [String]
+    let optionalPositionals: [String]
+    let options: [OptionSpec]
+    let examples: [String]
+    let notes: String?
+    let run: @Sendable (Context) throws(CommandFailure) -> ExitCode
+}
+
+enum Commands {
+    static let global: [OptionSpec] = [
+        .value("vault", "PATH", "the vault file (default: $KEYCHAIN_PATH, else $XDG_DATA_HOME/keychain/default.keychain)"),
+        .flag("help", short: "h", "show help for the command"),
+    ]
+    static let json = OptionSpec.flag("json", "print structured output (never secrets) as JSON")
+    static let binary = OptionSpec.flag("binary", "raw bytes: set stores standard input exactly; get prints the bytes with no newline")
+
+    static let all: [Command] = [
+        Command(name: "set", summary: "store a secret read from standard input (or typed at a no-echo prompt)",
+                positionals: [], optionalPositionals: ["KEY"],
+                options: ItemAddress.options + [binary, .value("label", "TEXT", "a label shown by listings"), .value("comment", "TEXT", "a comment")],
+                examples: ["printf 12345 | keychain set --identifier Druidia Skroob",
+                           "keychain set --service api.example.com --account deploy   # prompts for the secret"],
+                notes: "Text input loses one trailing newline; --binary keeps every byte. The secret never goes on the command line.",
+                run: set),
+        Command(name: "get", summary: "print a secret",
+                positionals: [], optionalPositionals: ["KEY"], options: ItemAddress.options + [binary],
+                examples: ["keychain get --identifier Druidia Skroob", "TOKEN=$(keychain get --service api.example.com --account deploy)"],
+                notes: "Exit status 1 if there is no such item.", run: get),
+        Command(name: "contains", summary: "exit 0 if an item exists, 1 if not (reads no secret)",
+                positionals: [], optionalPositionals: ["KEY"], options: ItemAddress.options,
+                examples: ["keychain contains --identifier Druidia Skroob && echo present"], notes: nil, run: contains),
+        Command(name: "remove", summary: "delete an item (exit 1 if there was none)",
+                positionals: [], optionalPositionals: ["KEY"], options: ItemAddress.options,
+                examples: ["keychain remove --identifier Druidia Skroob"], notes: nil, run: remove),
+        Command(name: "list", summary: "list a Valet's keys, or items with their non-secret attributes",
+                positionals: [], optionalPositionals: [], options: ItemAddress.options + [json],
+                examples: ["keychain list --identifier Druidia", "keychain list --json", "keychain list --service api.example.com"],
+                notes: "Without --identifier or --shared-group, lists every item the filters match.", run: list),
+        Command(name: "clear", summary: "delete every key of one Valet",
+                positionals: [], optionalPositionals: [], options: ItemAddress.options,
+                examples: ["keychain clear --identifier Druidia"], notes: nil, run: clear),
+        Command(name: "unlock", summary: "unlock with the passphrase, caching afterFirstUnlock keys until reboot",
+                positionals: [], optionalPositionals: [], options: [],
+                examples: ["keychain unlock", "KEYCHAIN_PASSPHRASE_FILE=~/.config/pw keychain unlock"],
+                notes: "afterFirstUnlock items then open in every process of yours without the passphrase, until reboot or `keychain lock`. whenUnlocked items need the passphrase in each process.",
+                run: unlock),
+        Command(name: "lock", summary: "forget the cached afterFirstUnlock keys (as a reboot would)",
+                positionals: [], optionalPositionals: [], options: [],
+                examples: ["keychain lock"], notes: nil, run: lock),
+        Command(name: "passwd", summary: "set, change or remove the vault passphrase",
+                positionals: [], optionalPositionals: [], options: [.flag("remove", "remove the passphrase (destroys whenPasscodeSetThisDeviceOnly items)")],
+                examples: ["keychain passwd", "keychain passwd --remove",
+                           "KEYCHAIN_PASSPHRASE_FILE=old KEYCHAIN_NEW_PASSPHRASE_FILE=new keychain passwd"],
+                notes: "The current passphrase comes from KEYCHAIN_PASSPHRASE_FILE, $CREDENTIALS_DIRECTORY/keychain-passphrase or a prompt; the new one from KEYCHAIN_NEW_PASSPHRASE_FILE, standard input, or a prompt typed twice. Items are not re-encrypted: only the master key is re-wrapped.",
+                run: passwd),
+        Command(name: "status", summary: "where the vault is, whether it is locked, what is available",
+                positionals: [], optionalPositionals: [], options: [json],
+                examples: ["keychain status", "keychain status --json"], notes: nil, run: status),
+    ]
+
+    // MARK: - Item commands
+
+    private static func key(_ context: Context) -> String? { context.arguments.positionals.first }
+
+    private static func set(_ context: Context) throws(CommandFailure) -> ExitCode {
+        let address = try ItemAddress(context.arguments, requireTarget: true)
+        var attributes = try address.attributes(key: key(context))
+        if attributes.account == nil && address.itemClass == .genericPassword && !address.isValet {
+            throw CommandFailure("missing argument KEY (or --account)", code: .usage)
+        }
+        attributes.accessibility = attributes.accessibility ?? .whenUnlocked
+        attributes.label = context.arguments.value("label") ?? attributes.label
+        attributes.comment = context.arguments.value("comment")
+        let terminal = context.terminal
+        var value: SecretBytes
+        if terminal.stdinIsTerminal {
+            guard let typed = terminal.prompt("Secret: ") else { throw CommandFailure("no terminal to read the secret from", code: .usage) }
+            value = typed
+        } else {
+            value = try terminal.readStandardInput()
+            if !context.arguments.has("binary") { value = value.droppingTrailingNewline() }
+        }
+        guard value.count > 0 else { throw CommandFailure("the secret is empty; nothing was stored", code: .usage) }
+        try context.ensureAvailable(attributes.accessibility)
+        let vault = try context.vault()
+        try context.store { () throws(StoreError) in try vault.upsert(Item(address.itemClass, attributes: attributes, value: value)) }
+        return .success
+    }
+
+    private static func get(_ context: Context) throws(CommandFailure) -> ExitCode {
+        let address = try ItemAddress(context.arguments, requireTarget: true)
+        let attributes = try address.attributes(key: key(context))
+        try context.ensureAvailable(attributes.accessibility)
+        let vault = try context.vault()
+        let items = try context.store { () throws(StoreError) in
+            try vault.copyMatching(Query(address.itemClass, attributes: attributes, limit: .one, returnData: true))
+        }
+        guard let value = items.first?.value else { return .notFound }
+        context.terminal.write(value)
+        if !context.arguments.has("binary") { context.terminal.write("\n") }
+        return .success
+    }
+
+    private static func contains(_ context: Context) throws(CommandFailure) -> ExitCode {
+        let address = try ItemAddress(context.arguments, requireTarget: true)
+        let attributes = try address.attributes(key: key(context))
+        let vault = try context.vault()
+        let found = try context.store { () throws(StoreError) in try vault.contains(Query(address.itemClass, attributes: attributes)) }
+        return found ? .success : .notFound
+    }
+
+    private static func remove(_ context: Context) throws(CommandFailure) -> ExitCode {
+        let address = try ItemAddress(context.arguments, requireTarget: true)
+        let attributes = try address.attributes(key: key(context))
+        if !address.isValet && attributes.account == nil {
+            throw CommandFailure("name one item: give KEY or --account (use clear for a whole Valet)", code: .usage)
+        }
+        let vault = try context.vault()
+        let removed = try context.store { () throws(StoreError) in try vault.delete(Query(address.itemClass, attributes: attributes)) }
+        return removed > 0 ? .success : .notFound
+    }
+
+    private static func clear(_ context: Context) throws(CommandFailure) -> ExitCode {
+        let address = try ItemAddress(context.arguments, requireTarget: true)
+        guard address.isValet else { throw CommandFailure("clear empties one Valet: give --identifier or --shared-group", code: .usage) }
+        let vault = try context.vault()
+        try context.store { () throws(StoreError) in try vault.delete(Query(address.itemClass, attributes: address.attributes)) }
+        return .success
+    }
+
+    private static func list(_ context: Context) throws(CommandFailure) -> ExitCode {
+        let address = try ItemAddress(context.arguments, requireTarget: false)
+        try context.ensureAvailable(address.attributes.accessibility)
+        let vault = try context.vault()
+        let query = Query(address.isValet || address.attributes.service != nil || address.attributes.server != nil ? address.itemClass : nil,
+                          attributes: address.attributes)
+        var items: [Item]
+        do { items = try vault.copyMatching(query) } catch .itemNotFound { items = [] } catch { throw CommandFailure(error) }
+        let json = context.arguments.has("json")
+        if address.isValet {
+            let keys = items.compactMap { $0.attributes.account }.filter { $0 != Valet.canaryKeyName }.sorted()
+            context.terminal.write(json ? JSON.encode(keys) + "\n" : keys.map { $0 + "\n" }.joined())
+            return .success
+        }
+        let rows = items.map { ItemDescription(item: $0) }
+        if json {
+            context.terminal.write(JSON.encode(rows.map(\.json)) + "\n")
+        } else {
+            for row in rows { context.terminal.write(row.line + "\n") }
+        }
+        return .success
+    }
+
+    // MARK: - Vault commands
+
+    private static func unlock(_ context: Context) throws(CommandFailure) -> ExitCode {
+        let vault = try context.vault()
+        guard vault.status().hasPassphrase else {
+            context.terminal.writeError("keychain: this vault has no passphrase; it is always unlocked (set one with `keychain passwd`)\n")
+            return .success
+        }
+        let passphrase = try context.passphrases.current()
+        try context.store { () throws(StoreError) in try vault.unlock(passphrase: passphrase) }
+        if case .unavailable(let reason) = vault.status().kernelKeyring {
+            context.terminal.writeError("keychain: unlocked in this process only: the kernel keyring is unavailable (\(reason))\n")
+        }
+        return .success
+    }
+
+    private static func lock(_ context: Context) throws(CommandFailure) -> ExitCode {
+        let vault = try context.vault()
+        vault.forgetCachedKeys()
+        return .success
+    }
+
+    private static func passwd(_ context: Context) throws(CommandFailure) -> ExitCode {
+        let vault = try context.vault()
+        let hasPassphrase = vault.status().hasPassphrase
+        let current = hasPassphrase ? try context.passphrases.current(prompt: "Current passphrase: ") : nil
+        if context.arguments.has("remove") {
+            guard hasPassphrase else {
+                context.terminal.writeError("keychain: this vault has no passphrase\n")
+                return .success
+            }
+            try context.store { () throws(StoreError) in try vault.changePassphrase(from: current, to: nil) }
+            return .success
+        }
+        let new = try context.passphrases.new()
+        try context.store { () throws(StoreError) in try vault.changePassphrase(from: current, to: new) }
+        return .success
+    }
+
+    private static func status(_ context: Context) throws(CommandFailure) -> ExitCode {
+        let vault = try context.vault()
+        let status = vault.status()
+        let kernel: String
+        switch status.kernelKeyring {
+        case .available: kernel = "available"
+        case .disabled: kernel = "disabled"
+        case .unavailable(let reason): kernel = "unavailable (\(reason))"
+        }
+        let classes = status.availableClasses.map { "\($0)" }
+        let stores = ["vault": "reachable", "secret-service": "not built into this version"]
+        if context.arguments.has("json") {
+            let object: [String: JSON] = [
+                "vault": .string(status.location.path), "formatVersion": .number(status.formatVersion),
+                "passphrase": .bool(status.hasPassphrase), "unlocked": .bool(status.isUnlocked),
+                "availableClasses": .array(classes.map { .string($0) }), "kernelKeyring": .string(kernel),
+                "items": .number(status.itemCount), "stores": .object(stores.mapValues { .string($0) }),
+            ]
+            context.terminal.write(JSON.object(object).text + "\n")
+        } else {
+            context.terminal.write("""
+                vault:             \(status.location.path)
+                format version:    \(status.formatVersion)
+                passphrase:        \(status.hasPassphrase ? "set" : "none (key file \(status.location.keyFilePath))")
+                locked:            \(status.hasPassphrase ? (status.isUnlocked ? "no" : "yes") : "no (no passphrase)")
+                available classes: \(classes.isEmpty ? "none" : classes.joined(separator: ", "))
+                kernel keyring:    \(kernel)
+                items:             \(status.itemCount)
+                stores:            vault (default): reachable; secret-service: not built into this version\n
+                """ + (status.machineBinding.map { "note:              \($0)\n" } ?? ""))
+        }
+        return .success
+    }
+}
+
+/// An item's non-secret attributes, for listings.
+struct ItemDescription {
+    let item: Item
+
+    var json: JSON {
+        let a = item.attributes
+        var object: [String: JSON] = ["class": .string(item.itemClass.rawValue)]
+        func put(_ key: String, _ value: String?) { if let value { object[key] = .string(value) } }
+        put("service", a.service); put("server", a.server); put("account", a.account)
+        put("accessGroup", a.accessGroup.flatMap { $0.isEmpty ? nil : $0 })
+        put("accessibility", a.accessibility.map { "\($0)" }); put("label", a.label); put("comment", a.comment)
+        put("protocol", a.protocol?.rawValue); put("path", a.path.flatMap { $0.isEmpty ? nil : $0 })
+        if let port = a.port, port != 0 { object["port"] = .number(port) }
+        if let sync = a.synchronizable { object["synchronizable"] = .bool(sync) }
+        let formatter = ISO8601DateFormatter()
+        put("created", a.creationDate.map { formatter.string(from: $0) })
+        put("modified", a.modificationDate.map { formatter.string(from: $0) })
+        return .object(object)
+    }
+
+    var line: String {
+        let a = item.attributes
+        let name = item.itemClass == .genericPassword ? (a.service ?? "") : (a.server ?? "")
+        var parts = ["\(item.itemClass.rawValue)", name, a.account ?? ""]
+        if let accessibility = a.accessibility { parts.append("\(accessibility)") }
+        if let label = a.label { parts.append("label=\(label)") }
+        return parts.joined(separator: "\t")
+    }
+}

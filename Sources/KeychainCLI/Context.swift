@@ -1,0 +1,66 @@
+import Foundation
+import KeychainCore
+
+/// What a command runs with: the environment, the terminal, and the vault it opens on demand.
+final class Context {
+    let environment: [String: String]
+    let terminal = Terminal()
+    let arguments: ParsedArguments
+    private var openedVault: Vault?
+
+    init(environment: [String: String], arguments: ParsedArguments) {
+        self.environment = environment
+        self.arguments = arguments
+    }
+
+    var passphrases: Passphrases { Passphrases(environment: environment, terminal: terminal) }
+
+    /// `--vault`, else `KEYCHAIN_PATH`, else the default location.
+    var location: VaultLocation {
+        if let path = arguments.value("vault") { return VaultLocation(path: path) }
+        return .default(environment: environment)
+    }
+
+    func vault(create: Bool = true) throws(CommandFailure) -> Vault {
+        if let openedVault { return openedVault }
+        do {
+            let vault = try Vault(VaultConfiguration(location: location, idleTimeout: nil, createIfMissing: create))
+            openedVault = vault
+            return vault
+        } catch {
+            throw CommandFailure(error)
+        }
+    }
+
+    /// Unlocks the vault when `accessibility` (or, if nil, any locked class) is not available
+    /// without the passphrase.
+    func ensureAvailable(_ accessibility: KeychainCore.Accessibility?) throws(CommandFailure) {
+        let vault = try vault()
+        let status = vault.status()
+        guard status.hasPassphrase else { return }
+        if let accessibility, vault.isAvailable(accessibility) { return }
+        if accessibility == nil && status.isUnlocked { return }
+        if accessibility == nil && !environmentOffersPassphrase && !terminal.hasControllingTerminal { return }
+        let passphrase = try passphrases.current()
+        do { try vault.unlock(passphrase: passphrase) } catch { throw CommandFailure(error) }
+    }
+
+    private var environmentOffersPassphrase: Bool {
+        environment["KEYCHAIN_PASSPHRASE_FILE"].map { !$0.isEmpty } ?? false
+            || environment["CREDENTIALS_DIRECTORY"].map { FileManager.default.fileExists(atPath: $0 + "/keychain-passphrase") } ?? false
+    }
+
+    @discardableResult
+    /// Runs a store call, turning its error into the command's failure.
+    func store<R>(_ body: () throws(StoreError) -> R) throws(CommandFailure) -> R {
+        do { return try body() } catch { throw CommandFailure(error) }
+    }
+}
+
+extension Terminal {
+    var hasControllingTerminal: Bool {
+        let fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)
+        if fd >= 0 { close(fd) }
+        return fd >= 0
+    }
+}

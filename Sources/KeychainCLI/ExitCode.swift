@@ -1,0 +1,40 @@
+import KeychainCore
+
+/// The exit statuses scripts can rely on (listed in the README).
+public enum ExitCode: Int32, Sendable, CaseIterable {
+    /// Done; for `get`/`contains`, the item exists.
+    case success = 0
+    /// No such item.
+    case notFound = 1
+    /// The command line is wrong; nothing was done.
+    case usage = 2
+    /// The vault is locked, the passphrase is wrong, or a passphrase is needed and none was given.
+    case locked = 3
+    /// Any other failure (corrupted or tampered vault, I/O, permissions...).
+    case failure = 4
+
+    /// The one place store errors become exit statuses.
+    init(_ error: StoreError) {
+        switch error {
+        case .itemNotFound: self = .notFound
+        case .locked, .wrongPassphrase, .passphraseRequired: self = .locked
+        case .invalidArgument: self = .usage
+        default: self = .failure
+        }
+    }
+}
+
+/// A failure that ends the command: its message (never a secret) and exit status.
+struct CommandFailure: Error {
+    let message: String
+    let code: ExitCode
+
+    init(_ message: String, code: ExitCode) {
+        self.message = message
+        self.code = code
+    }
+
+    init(_ error: StoreError) {
+        self.init(error.description, code: ExitCode(error))
+    }
+}

@@ -1,0 +1,65 @@
+import KeychainCore
+
+/// The single source of truth for a Valet's sandbox: its service string and base query.
+enum Service: CustomStringConvertible, Equatable, Sendable {
+    case standard(Identifier, Configuration)
+    case sharedGroup(SharedGroupIdentifier, Identifier?, Configuration)
+    case standardOverride(service: Identifier, Configuration)
+    case sharedGroupOverride(service: SharedGroupIdentifier, Configuration)
+
+    static func == (lhs: Service, rhs: Service) -> Bool { lhs.description == rhs.description }
+
+    var configuration: Configuration {
+        switch self {
+        case .standard(_, let c), .sharedGroup(_, _, let c), .standardOverride(_, let c), .sharedGroupOverride(_, let c): c
+        }
+    }
+
+    /// The service string, built byte for byte as Valet builds its `kSecAttrService`.
+    var description: String {
+        let configuration = configuration
+        switch self {
+        case .standard(let identifier, _):
+            return "VAL_\(configuration)_initWithIdentifier:accessibility:_\(identifier)_\(configuration.accessibility)"
+        case .sharedGroup(let group, let identifier, _):
+            if let identifier {
+                return "VAL_\(configuration)_initWithSharedAccessGroupIdentifier:accessibility:_\(group.groupIdentifier)_\(identifier)_\(configuration.accessibility)"
+            }
+            return "VAL_\(configuration)_initWithSharedAccessGroupIdentifier:accessibility:_\(group.groupIdentifier)_\(configuration.accessibility)"
+        case .standardOverride(let identifier, _):
+            return identifier.description
+        case .sharedGroupOverride(let group, _):
+            return group.groupIdentifier
+        }
+    }
+
+    /// The access group attribute: the full group for shared valets, none otherwise.
+    var accessGroup: String {
+        switch self {
+        case .sharedGroup(let group, _, _), .sharedGroupOverride(let group, _): group.description
+        case .standard, .standardOverride: ""
+        }
+    }
+
+    /// What the instance cache keys on. Explicitly set valets add their configuration,
+    /// accessibility and identifier, as Valet does; every key adds the access group, so two
+    /// groups with one group identifier never share an instance.
+    var cacheKey: String {
+        switch self {
+        case .standardOverride(let identifier, let c):
+            return description + c.description + c.accessibility.description + identifier.description
+        case .sharedGroupOverride(let group, let c):
+            return description + c.description + c.accessibility.description + group.description
+        case .standard, .sharedGroup:
+            return description + "|" + accessGroup
+        }
+    }
+
+    /// The attributes every item of this Valet carries and every query names. Access group and
+    /// synchronizable are always named, so a plain Valet never sees a synchronizable item, nor a
+    /// group's item, even when an explicitly set service string coincides.
+    var baseAttributes: Attributes {
+        Attributes(service: description, accessGroup: accessGroup, synchronizable: configuration.isSynchronizable,
+                   accessibility: configuration.accessibility.coreValue)
+    }
+}

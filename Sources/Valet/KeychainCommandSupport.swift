@@ -1,0 +1,15 @@
+import KeychainCore
+
+// What the `keychain` command needs to address exactly the items a Valet does. SPI, not API:
+// Valet's public surface stays Valet 5's.
+
+extension Valet {
+    /// The attributes that address this Valet's items in a ``KeychainCore/Store``.
+    @_spi(KeychainCLI) public var keychainAttributes: Attributes { service.baseAttributes }
+
+    /// The key of the canary ``canAccessKeychain()`` writes; listings hide it.
+    @_spi(KeychainCLI) public static var canaryKeyName: String { canaryKey }
+}
+
+/// Valet's accessibility, under a name that does not collide with KeychainCore's.
+@_spi(KeychainCLI) public typealias ValetAccessibility = Accessibility
