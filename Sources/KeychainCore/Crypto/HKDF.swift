@@ -3,6 +3,10 @@ internal import COpenSSL
 /// HKDF-SHA256 (RFC 5869) through OpenSSL's `EVP_PKEY_HKDF`.
 enum HKDF {
     static func deriveKey(from inputKey: SecretBytes, salt: [UInt8] = [], info: String, count: Int = 32) throws(OpenSSLError) -> SecretBytes {
+        try deriveKey(from: inputKey, salt: salt, info: Array(info.utf8), count: count)
+    }
+
+    static func deriveKey(from inputKey: SecretBytes, salt: [UInt8] = [], info infoBytes: [UInt8], count: Int = 32) throws(OpenSSLError) -> SecretBytes {
         guard let ctx = EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, nil) else { throw OpenSSLError("EVP_PKEY_CTX_new_id(HKDF)") }
         defer { EVP_PKEY_CTX_free(ctx) }
         guard EVP_PKEY_derive_init(ctx) == 1, EVP_PKEY_CTX_set_hkdf_md(ctx, EVP_sha256()) == 1 else {
@@ -17,7 +21,6 @@ enum HKDF {
             EVP_PKEY_CTX_set1_hkdf_key(ctx, k.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(k.count))
         }
         guard keyed == 1 else { throw OpenSSLError("HKDF key") }
-        let infoBytes = Array(info.utf8)
         guard infoBytes.withUnsafeBufferPointer({ EVP_PKEY_CTX_add1_hkdf_info(ctx, $0.baseAddress, Int32($0.count)) }) == 1 else {
             throw OpenSSLError("HKDF info")
         }

@@ -414,7 +414,18 @@ public final class Vault: Store, @unchecked Sendable {
     /// The rows matching `query`. Digests narrow the candidates (identity, then scope, then
     /// class); attributes are decrypted only when the query names one the digests do not
     /// cover, or when `needAttributes`; values only when `includeValue`.
+    ///
+    /// A candidate whose class key is not available here (locked, or bound to another machine)
+    /// is passed over, as the Keychain passes over what it cannot decrypt; if nothing matched,
+    /// the reason is thrown, so a locked item is never reported as missing.
     private func matchingRows(_ query: Query, includeValue: Bool, needAttributes: Bool) throws(StoreError) -> [Row] {
+        var unavailable: StoreError?
+        let results = try matchingRows(query, includeValue: includeValue, needAttributes: needAttributes, unavailable: &unavailable)
+        if results.isEmpty, let unavailable { throw unavailable }
+        return results
+    }
+
+    private func matchingRows(_ query: Query, includeValue: Bool, needAttributes: Bool, unavailable: inout StoreError?) throws(StoreError) -> [Row] {
         let wanted = query.attributes
         var results: [Row] = []
         for itemClass in query.itemClass.map({ [$0] }) ?? ItemClass.allCases {
@@ -447,7 +458,14 @@ public final class Vault: Store, @unchecked Sendable {
             let limit = (query.limit == .one && !decrypt) ? 1 : nil
             for var row in try fetch(statement, values, includeValue: includeValue, limit: limit) {
                 if decrypt {
-                    let attributes = try decryptAttributes(row)
+                    let attributes: Attributes
+                    do {
+                        attributes = try decryptAttributes(row)
+                    } catch {
+                        guard error.isUnavailableKey else { throw error }
+                        unavailable = unavailable ?? error
+                        continue
+                    }
                     guard attributes.matches(wanted, itemClass: itemClass) else { continue }
                     row.attributes = attributes
                 }
@@ -819,5 +837,15 @@ public final class Vault: Store, @unchecked Sendable {
 
     static func map(_ error: FileSystem.Failure) -> StoreError {
         .io(error.description)
+    }
+}
+
+extension StoreError {
+    /// Whether the error means "this item's key is not available here", as opposed to damage.
+    var isUnavailableKey: Bool {
+        switch self {
+        case .locked, .boundToAnotherMachine, .passphraseRequired, .unavailable: true
+        default: false
+        }
     }
 }

@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+@testable import KeychainCore
+
+/// Published test vectors: the wrappers call OpenSSL correctly.
+@Suite("Crypto wrappers against published vectors")
+struct CryptoVectorTests {
+    static func hex(_ s: String) -> [UInt8] {
+        var out: [UInt8] = []
+        var index = s.startIndex
+        while index < s.endIndex {
+            let next = s.index(index, offsetBy: 2)
+            out.append(UInt8(s[index..<next], radix: 16)!)
+            index = next
+        }
+        return out
+    }
+
+    @Test("HKDF-SHA256, RFC 5869 test cases 1 and 3")
+    func hkdf() throws {
+        let ikm = SecretBytes(Self.hex("0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b"))
+        let case1 = try HKDF.deriveKey(from: ikm, salt: Self.hex("000102030405060708090a0b0c"), info: Self.hex("f0f1f2f3f4f5f6f7f8f9"), count: 42)
+        #expect(case1.data == Data(Self.hex("3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865")))
+        let case3 = try HKDF.deriveKey(from: ikm, info: "", count: 42)
+        #expect(case3.data == Data(Self.hex("8da4e775a563c18f715f802a063c5a31b8a11f5c5ee1879ec3454e5f3c738d2d9d201395faa4b61a96c8")))
+    }
+
+    @Test("HMAC-SHA256, RFC 4231 test case 2")
+    func hmac() {
+        let mac = Digest.hmacSHA256(key: SecretBytes(utf8: "Jefe"), message: Array("what do ya want for nothing?".utf8))
+        #expect(mac == Self.hex("5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"))
+    }
+
+    @Test("scrypt, RFC 7914 vector 3 (N=16384, r=8, p=1)")
+    func scrypt() throws {
+        let key = try Scrypt.deriveKey(passphrase: SecretBytes(utf8: "pleaseletmein"), salt: Array("SodiumChloride".utf8),
+                                       parameters: ScryptParameters(logN: 14, r: 8, p: 1), count: 64)
+        #expect(key.data == Data(Self.hex("7023bdcb3afd7348461c06cd81fd38ebfda8fbba904f8e3ea9b543f6545da1f2d5432955613f0fcf62d49705242a9af9e61e85dc0d651e40dfcf017b45575887")))
+    }
+
+    @Test("AES-256-GCM opens what it seals, and refuses a wrong key, wrong associated data, or any altered byte")
+    func aesGCM() throws {
+        let key = SecretBytes.random(count: 32)
+        let plaintext = SecretBytes(utf8: "attack at dawn")
+        let sealed = try AESGCM.seal(plaintext, key: key, associatedData: [1, 2, 3])
+        #expect(sealed.count == plaintext.count + AESGCM.overhead)
+        #expect(try AESGCM.open(sealed, key: key, associatedData: [1, 2, 3]) == plaintext)
+        #expect(throws: AESGCM.AuthenticationFailure.self) { try AESGCM.open(sealed, key: SecretBytes.random(count: 32), associatedData: [1, 2, 3]) }
+        #expect(throws: AESGCM.AuthenticationFailure.self) { try AESGCM.open(sealed, key: key, associatedData: [1, 2, 4]) }
+        for index in sealed.indices {
+            var altered = sealed
+            altered[index] ^= 1
+            #expect(throws: AESGCM.AuthenticationFailure.self) { try AESGCM.open(altered, key: key, associatedData: [1, 2, 3]) }
+        }
+        #expect(try AESGCM.seal(plaintext, key: key, associatedData: []) != AESGCM.seal(plaintext, key: key, associatedData: []), "nonces are random")
+    }
+
+    @Test("SecretBytes compares in constant time and never prints its contents")
+    func secretBytesHygiene() {
+        let a = SecretBytes(utf8: "hunter2")
+        #expect(a == SecretBytes(utf8: "hunter2") && a != SecretBytes(utf8: "hunter3"))
+        #expect("\(a)" == "SecretBytes(7 bytes)" && String(reflecting: a) == "SecretBytes(7 bytes)")
+    }
+}

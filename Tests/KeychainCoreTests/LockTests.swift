@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+@testable import KeychainCore
+import KeychainTestSupport
+
+@Suite("Lock state gives each accessibility class its meaning")
+struct LockTests {
+    let directory = TemporaryDirectory()
+
+    func item(_ account: String, _ accessibility: Accessibility) -> Item {
+        Item(.genericPassword, attributes: Attributes(service: "s", account: account, accessibility: accessibility), value: secret("v-\(account)"))
+    }
+
+    func read(_ vault: Vault, _ account: String) throws -> String? {
+        try vault.copyMatching(Query(.genericPassword, attributes: Attributes(service: "s", account: account), limit: .one, returnData: true)).first?.value?.string
+    }
+
+    @Test("whenUnlocked items are unreadable after lock() and readable again after unlock")
+    func whenUnlockedAfterLock() throws {
+        let vault = try Vault(directory.vaultConfiguration())
+        try vault.changePassphrase(from: nil, to: secret("pw"))
+        try vault.add(item("u", .whenUnlocked))
+        try vault.add(item("tdo", .whenUnlockedThisDeviceOnly))
+        try vault.add(item("afu", .afterFirstUnlock))
+        vault.lock()
+        #expect(vault.status().isUnlocked == false)
+        #expect(throws: StoreError.locked) { try read(vault, "u") }
+        #expect(throws: StoreError.locked) { try read(vault, "tdo") }
+        #expect(throws: StoreError.locked) { try vault.add(item("u2", .whenUnlocked)) }
+        #expect(try read(vault, "afu") == "v-afu", "afterFirstUnlock survives a lock, as on iOS")
+        try vault.unlock(passphrase: secret("pw"))
+        #expect(try read(vault, "u") == "v-u")
+    }
+
+    @Test("whenUnlocked items lock by themselves after the idle timeout")
+    func idleTimeoutLocks() throws {
+        let vault = try Vault(directory.vaultConfiguration(idleTimeout: .milliseconds(200)))
+        try vault.changePassphrase(from: nil, to: secret("pw"))
+        try vault.add(item("u", .whenUnlocked))
+        #expect(try read(vault, "u") == "v-u")
+        Thread.sleep(forTimeInterval: 0.6)
+        #expect(vault.status().isUnlocked == false, "the idle timer wiped the keys without any call")
+        #expect(throws: StoreError.locked) { try read(vault, "u") }
+    }
+
+    @Test("a vault without a passphrase is never locked (a device without a passcode)")
+    func keyFileVaultAlwaysOpen() throws {
+        let vault = try Vault(directory.vaultConfiguration())
+        try vault.add(item("u", .whenUnlocked))
+        vault.lock()
+        #expect(try read(vault, "u") == "v-u")
+        try vault.unlock(passphrase: secret("anything"))
+    }
+
+    @Test("afterFirstUnlock items are read by another process without the passphrase while the kernel keyring holds their key",
+          .enabled(if: KernelKeyring().probe().isSuccess, "the kernel keyring (keyctl) is refused here"))
+    func afterFirstUnlockAcrossProcesses() throws {
+        let vault = try Vault(directory.vaultConfiguration(kernelKeyring: true))
+        defer { vault.forgetCachedKeys() }
+        try vault.changePassphrase(from: nil, to: secret("pw"))
+        try vault.add(item("afu", .afterFirstUnlock))
+        try vault.add(item("wu", .whenUnlocked))
+        let path = vault.location.path
+        func get(_ account: String, _ accessibility: String) throws -> CommandResult {
+            try KeychainExecutable.run(["get", "--vault", path, "--service", "s", "--accessibility", accessibility, account], home: directory.path)
+        }
+        let afu = try get("afu", "afterFirstUnlock")
+        #expect(afu.status == 0 && afu.output == "v-afu\n", "\(afu.stderr)")
+        let wu = try get("wu", "whenUnlocked")
+        #expect(wu.status == 3, "whenUnlocked needs the passphrase in each process")
+        vault.forgetCachedKeys()
+        let afterReboot = try get("afu", "afterFirstUnlock")
+        #expect(afterReboot.status == 3, "once the cache is gone (as after a reboot) the passphrase is needed again")
+    }
+
+    @Test("ThisDeviceOnly items do not open on another machine; the others do")
+    func thisDeviceOnlyBoundToMachine() throws {
+        do {
+            let vault = try Vault(directory.vaultConfiguration(machineID: "machine-A"))
+            try vault.add(item("tdo", .whenUnlockedThisDeviceOnly))
+            try vault.add(item("portable", .whenUnlocked))
+        }
+        let elsewhere = try Vault(directory.vaultConfiguration(machineID: "machine-B"))
+        #expect(try read(elsewhere, "portable") == "v-portable")
+        #expect(throws: StoreError.boundToAnotherMachine) { try read(elsewhere, "tdo") }
+        #expect(!elsewhere.isAvailable(.whenUnlockedThisDeviceOnly))
+        let home = try Vault(directory.vaultConfiguration(machineID: "machine-A"))
+        #expect(try read(home, "tdo") == "v-tdo")
+    }
+}
+
+extension Result {
+    var isSuccess: Bool {
+        if case .success = self { return true }
+        return false
+    }
+}
