@@ -101,7 +101,7 @@ enum Commands {
         try context.ensureAvailable(attributes.accessibility)
         let vault = try context.vault()
         let items = try context.store { () throws(StoreError) in
-            try vault.copyMatching(Query(address.itemClass, attributes: attributes, limit: .one, returnData: true))
+            try vault.copyMatching(Query(address.itemClass, attributes: attributes, limit: .one, returnData: true, returnAttributes: false))
         }
         guard let value = items.first?.value else { return .notFound }
         context.terminal.write(value)

@@ -119,7 +119,7 @@ public final class Valet: NSObject, Sendable {
     public func object(forKey key: String) throws(KeychainError) -> Data {
         guard !key.isEmpty else { throw .emptyKey }
         return try perform { () throws(StoreError) -> Data in
-            let items = try keychain().copyMatching(Query(.genericPassword, attributes: attributes(forKey: key), limit: .one, returnData: true))
+            let items = try keychain().copyMatching(Query(.genericPassword, attributes: attributes(forKey: key), limit: .one, returnData: true, returnAttributes: false))
             guard let value = items.first?.value, value.count > 0 else { throw .itemNotFound }
             return value.data
         }

@@ -10,12 +10,17 @@ public struct Query: Sendable {
     public var limit: Limit
     /// Whether results carry the decrypted value. When false, values are never decrypted.
     public var returnData: Bool
+    /// Whether results carry every attribute. When false, results carry only what the query
+    /// named, and a store may skip decrypting attributes its digests already matched.
+    public var returnAttributes: Bool
 
-    public init(_ itemClass: ItemClass? = nil, attributes: Attributes = Attributes(), limit: Limit = .all, returnData: Bool = false) {
+    public init(_ itemClass: ItemClass? = nil, attributes: Attributes = Attributes(), limit: Limit = .all,
+                returnData: Bool = false, returnAttributes: Bool = true) {
         self.itemClass = itemClass
         self.attributes = attributes
         self.limit = limit
         self.returnData = returnData
+        self.returnAttributes = returnAttributes
     }
 }
 

@@ -199,12 +199,14 @@ public final class Vault: Store, @unchecked Sendable {
 
     public func copyMatching(_ query: Query) throws(StoreError) -> [Item] {
         try withState { () throws(StoreError) -> [Item] in
-            let rows = try matchingRows(query, includeValue: query.returnData, needAttributes: true)
+            let rows = try matchingRows(query, includeValue: query.returnData, needAttributes: query.returnAttributes)
             guard !rows.isEmpty else { throw .itemNotFound }
             var items: [Item] = []
             items.reserveCapacity(rows.count)
             for row in rows {
-                var item = Item(row.itemClass, attributes: row.attributes ?? Attributes())
+                var named = query.attributes
+                named.accessibility = row.accessibility
+                var item = Item(row.itemClass, attributes: row.attributes ?? named)
                 if query.returnData, let sealed = row.value {
                     item.value = try open(sealed, row: row, part: .value)
                 }
