@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "KeychainCore", targets: ["KeychainCore"]),
         .library(name: "Valet", targets: ["Valet"]),
         .executable(name: "keychain", targets: ["keychain"]),
+        .executable(name: "keychain-bench", targets: ["keychain-bench"]),
     ],
     targets: [
         // C interop: each system library behind its own small target.
@@ -18,6 +19,8 @@ let package = Package(
         .target(name: "Valet", dependencies: ["KeychainCore"]),
         .target(name: "KeychainCLI", dependencies: ["KeychainCore", "Valet"]),
         .executableTarget(name: "keychain", dependencies: ["KeychainCLI"]),
+        // The benchmark against the floors (raw SQLite, raw AES-GCM) and the peers: a program, not a test.
+        .executableTarget(name: "keychain-bench", dependencies: ["KeychainCore", "Valet", "CSQLite", "COpenSSL"]),
 
         // Helpers shared by the test targets (temporary vaults, running the built `keychain`).
         .target(name: "KeychainTestSupport", dependencies: ["KeychainCore"], path: "Tests/KeychainTestSupport"),

@@ -163,7 +163,7 @@ enum Commands {
 
     private static func unlock(_ context: Context) throws(CommandFailure) -> ExitCode {
         let vault = try context.vault()
-        guard vault.status().hasPassphrase else {
+        guard vault.hasPassphrase else {
             context.terminal.writeError("keychain: this vault has no passphrase; it is always unlocked (set one with `keychain passwd`)\n")
             return .success
         }
@@ -183,7 +183,7 @@ enum Commands {
 
     private static func passwd(_ context: Context) throws(CommandFailure) -> ExitCode {
         let vault = try context.vault()
-        let hasPassphrase = vault.status().hasPassphrase
+        let hasPassphrase = vault.hasPassphrase
         let current = hasPassphrase ? try context.passphrases.current(prompt: "Current passphrase: ") : nil
         if context.arguments.has("remove") {
             guard hasPassphrase else {

@@ -36,10 +36,9 @@ final class Context {
     /// without the passphrase.
     func ensureAvailable(_ accessibility: KeychainCore.Accessibility?) throws(CommandFailure) {
         let vault = try vault()
-        let status = vault.status()
-        guard status.hasPassphrase else { return }
+        guard vault.hasPassphrase else { return }
         if let accessibility, vault.isAvailable(accessibility) { return }
-        if accessibility == nil && status.isUnlocked { return }
+        if accessibility == nil && vault.isAvailable(.whenUnlocked) { return }
         if accessibility == nil && !environmentOffersPassphrase && !terminal.hasControllingTerminal { return }
         let passphrase = try passphrases.current()
         do { try vault.unlock(passphrase: passphrase) } catch { throw CommandFailure(error) }

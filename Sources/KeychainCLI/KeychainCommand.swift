@@ -6,7 +6,7 @@ import KeychainCore
 public enum KeychainCommand {
     public static func run(_ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment) -> Int32 {
         let terminal = Terminal()
-        guard let name = arguments.first, !name.hasPrefix("-") || name == "--help" || name == "-h" else {
+        guard let name = arguments.first, !name.hasPrefix("-") || ["--help", "-h", "--version"].contains(name) else {
             if arguments.isEmpty {
                 terminal.writeError(Help.overview())
                 return ExitCode.usage.rawValue

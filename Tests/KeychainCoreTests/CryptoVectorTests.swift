@@ -27,7 +27,7 @@ struct CryptoVectorTests {
 
     @Test("HMAC-SHA256, RFC 4231 test case 2")
     func hmac() {
-        let mac = Digest.hmacSHA256(key: SecretBytes(utf8: "Jefe"), message: Array("what do ya want for nothing?".utf8))
+        let mac = HMACKey(SecretBytes(utf8: "Jefe")).authenticationCode(Array("what do ya want for nothing?".utf8))
         #expect(mac == Self.hex("5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"))
     }
 

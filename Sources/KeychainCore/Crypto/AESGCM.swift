@@ -14,6 +14,17 @@ enum AESGCM {
 
     static func seal(_ plaintext: UnsafeRawBufferPointer, key: SecretBytes, associatedData: [UInt8]) throws(OpenSSLError) -> [UInt8] {
         precondition(key.count == keySize)
+        guard let ctx = EVP_CIPHER_CTX_new() else { throw OpenSSLError("EVP_CIPHER_CTX_new") }
+        defer { EVP_CIPHER_CTX_free(ctx) }
+        let ok = key.withUnsafeBytes { k in
+            EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), nil, k.baseAddress!.assumingMemoryBound(to: UInt8.self), nil)
+        }
+        guard ok == 1 else { throw OpenSSLError("EVP_EncryptInit_ex") }
+        return try seal(plaintext, context: ctx, associatedData: associatedData)
+    }
+
+    /// Seals with a context already keyed for AES-256-GCM encryption; only the nonce is set here.
+    static func seal(_ plaintext: UnsafeRawBufferPointer, context ctx: OpaquePointer, associatedData: [UInt8]) throws(OpenSSLError) -> [UInt8] {
         var output = [UInt8](repeating: 0, count: nonceSize + plaintext.count + tagSize)
         var failure: OpenSSLError?
         output.withUnsafeMutableBytes { (out: UnsafeMutableRawBufferPointer) in
@@ -25,13 +36,9 @@ enum AESGCM {
         func sealInto(_ out: UnsafeMutableRawBufferPointer) throws(OpenSSLError) {
             let nonce = UnsafeMutableRawBufferPointer(rebasing: out[0..<nonceSize])
             Random.fill(nonce)
-            guard let ctx = EVP_CIPHER_CTX_new() else { throw OpenSSLError("EVP_CIPHER_CTX_new") }
-            defer { EVP_CIPHER_CTX_free(ctx) }
             let base = out.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            var ok = key.withUnsafeBytes { k in
-                EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), nil, k.baseAddress!.assumingMemoryBound(to: UInt8.self), base)
-            }
-            guard ok == 1 else { throw OpenSSLError("EVP_EncryptInit_ex") }
+            var ok = EVP_EncryptInit_ex(ctx, nil, nil, nil, base)
+            guard ok == 1 else { throw OpenSSLError("EVP_EncryptInit_ex(nonce)") }
             var length: Int32 = 0
             if !associatedData.isEmpty {
                 ok = associatedData.withUnsafeBufferPointer { EVP_EncryptUpdate(ctx, nil, &length, $0.baseAddress, Int32($0.count)) }
@@ -55,15 +62,22 @@ enum AESGCM {
     /// Opens a sealed box straight into wipeable memory.
     static func open(_ sealed: UnsafeRawBufferPointer, key: SecretBytes, associatedData: [UInt8]) throws(AuthenticationFailure) -> SecretBytes {
         precondition(key.count == keySize)
+        guard let ctx = EVP_CIPHER_CTX_new() else { throw AuthenticationFailure() }
+        defer { EVP_CIPHER_CTX_free(ctx) }
+        let ok = key.withUnsafeBytes { k in
+            EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), nil, k.baseAddress!.assumingMemoryBound(to: UInt8.self), nil)
+        }
+        guard ok == 1 else { throw AuthenticationFailure() }
+        return try open(sealed, context: ctx, associatedData: associatedData)
+    }
+
+    /// Opens with a context already keyed for AES-256-GCM decryption; only the nonce is set here.
+    static func open(_ sealed: UnsafeRawBufferPointer, context ctx: OpaquePointer, associatedData: [UInt8]) throws(AuthenticationFailure) -> SecretBytes {
         guard sealed.count >= overhead else { throw AuthenticationFailure() }
         let plainCount = sealed.count - overhead
         let input = sealed.baseAddress!.assumingMemoryBound(to: UInt8.self)
             return try SecretBytes(count: plainCount) { (out: UnsafeMutableRawBufferPointer) throws(AuthenticationFailure) in
-                guard let ctx = EVP_CIPHER_CTX_new() else { throw AuthenticationFailure() }
-                defer { EVP_CIPHER_CTX_free(ctx) }
-                var ok = key.withUnsafeBytes { k in
-                    EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), nil, k.baseAddress!.assumingMemoryBound(to: UInt8.self), input)
-                }
+                var ok = EVP_DecryptInit_ex(ctx, nil, nil, nil, input)
                 guard ok == 1 else { throw AuthenticationFailure() }
                 var length: Int32 = 0
                 if !associatedData.isEmpty {

@@ -1,21 +1,8 @@
 internal import COpenSSL
 
-/// HMAC-SHA256 and SHA-256 through OpenSSL.
+/// SHA-256 through OpenSSL, and constant-time comparison (HMAC is ``HMACKey``).
 enum Digest {
     static let size = 32
-
-    static func hmacSHA256(key: SecretBytes, message: [UInt8]) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: size)
-        var outLength: UInt32 = 0
-        let result = key.withUnsafeBytes { k in
-            message.withUnsafeBufferPointer { m in
-                HMAC(EVP_sha256(), k.baseAddress, Int32(k.count), m.baseAddress ?? UnsafePointer(bitPattern: 1), m.count, &out, &outLength)
-            }
-        }
-        // HMAC with a built-in digest fails only on allocation failure.
-        precondition(result != nil && outLength == UInt32(size), "HMAC-SHA256 failed")
-        return out
-    }
 
     static func sha256(_ message: UnsafeRawBufferPointer) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: size)

@@ -21,7 +21,34 @@ enum AttributeField: UInt8, CaseIterable, Sendable {
         itemClass == .genericPassword ? .service : .server
     }
 
-    func isSet(in a: Attributes) -> Bool { encode(a) != nil }
+    /// Whether the attribute is present, without encoding it (this runs on every lookup).
+    func isSet(in a: Attributes) -> Bool {
+        switch self {
+        case .service: a.service != nil
+        case .account: a.account != nil
+        case .accessGroup: a.accessGroup != nil
+        case .synchronizable: a.synchronizable != nil
+        case .server: a.server != nil
+        case .protocol: a.protocol != nil
+        case .authenticationType: a.authenticationType != nil
+        case .port: a.port != nil
+        case .path: a.path != nil
+        case .securityDomain: a.securityDomain != nil
+        case .accessibility: a.accessibility != nil
+        case .label: a.label != nil
+        case .comment: a.comment != nil
+        case .description: a.description != nil
+        case .generic: a.generic != nil
+        case .creator: a.creator != nil
+        case .type: a.type != nil
+        case .isInvisible: a.isInvisible != nil
+        case .isNegative: a.isNegative != nil
+        case .creationDate: a.creationDate != nil
+        case .modificationDate: a.modificationDate != nil
+        }
+    }
+
+    var isDate: Bool { self == .creationDate || self == .modificationDate }
 
     func equal(_ a: Attributes, _ b: Attributes) -> Bool { encode(a) == encode(b) }
 

@@ -6,8 +6,8 @@
 /// - `classes`: unwrapped class keys, one per accessibility class.
 struct KeyRing {
     var master: SecretBytes?
-    var lookup: SecretBytes?
-    var classes: [Accessibility: SecretBytes] = [:]
+    var lookup: HMACKey?
+    var classes: [Accessibility: SealingKey] = [:]
 
     /// Drops what `lock()` drops: the master key and every class key that does not survive a lock.
     mutating func lock() {
@@ -28,11 +28,11 @@ struct KeyRing {
         let survivors = classes.filter { $0.key.survivesLock }.sorted { $0.key.code < $1.key.code }
         let count = 32 + survivors.count * 33
         return SecretBytes(count: count) { out in
-            lookup.withUnsafeBytes { out.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: 32) }
+            lookup.key.withUnsafeBytes { out.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: 32) }
             var offset = 32
             for (accessibility, key) in survivors {
                 out[offset] = accessibility.code
-                key.withUnsafeBytes { (out.baseAddress! + offset + 1).copyMemory(from: $0.baseAddress!, byteCount: 32) }
+                key.key.withUnsafeBytes { (out.baseAddress! + offset + 1).copyMemory(from: $0.baseAddress!, byteCount: 32) }
                 offset += 33
             }
         }
@@ -42,14 +42,14 @@ struct KeyRing {
     mutating func adopt(cachePayload payload: SecretBytes) -> Bool {
         payload.withUnsafeBytes { bytes in
             guard bytes.count >= 32, (bytes.count - 32) % 33 == 0 else { return false }
-            var found: [Accessibility: SecretBytes] = [:]
+            var found: [Accessibility: SealingKey] = [:]
             var offset = 32
             while offset < bytes.count {
                 guard let accessibility = Accessibility(code: bytes[offset]), accessibility.survivesLock else { return false }
-                found[accessibility] = SecretBytes(UnsafeRawBufferPointer(rebasing: bytes[(offset + 1)..<(offset + 33)]))
+                found[accessibility] = SealingKey(SecretBytes(UnsafeRawBufferPointer(rebasing: bytes[(offset + 1)..<(offset + 33)])))
                 offset += 33
             }
-            lookup = SecretBytes(UnsafeRawBufferPointer(rebasing: bytes[0..<32]))
+            lookup = HMACKey(SecretBytes(UnsafeRawBufferPointer(rebasing: bytes[0..<32])))
             for (accessibility, key) in found where classes[accessibility] == nil {
                 classes[accessibility] = key
             }

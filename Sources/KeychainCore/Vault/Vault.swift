@@ -165,6 +165,11 @@ public final class Vault: Store, @unchecked Sendable {
         }
     }
 
+    /// Whether the vault is protected by a passphrase (read from its header as last seen).
+    public var hasPassphrase: Bool {
+        mutex.withLock { header.hasPassphrase }
+    }
+
     /// Where the vault is, whether it is locked, and which classes are available now.
     public func status() -> VaultStatus {
         mutex.withLock {
@@ -283,7 +288,7 @@ public final class Vault: Store, @unchecked Sendable {
     }
 
     private func identity(of item: Item) throws(StoreError) -> [UInt8] {
-        Digest.hmacSHA256(key: try lookupKey(), message: RecordCoding.identityMessage(item.itemClass, item.attributes))
+        try lookupKey().authenticationCode(RecordCoding.identityMessage(item.itemClass, item.attributes))
     }
 
     private func insert(_ item: Item) throws(StoreError) {
@@ -339,21 +344,21 @@ public final class Vault: Store, @unchecked Sendable {
         let accessibility = attributes.accessibility!
         let key = try classKey(accessibility, create: true)
         let lookup = try lookupKey()
-        let identity = Digest.hmacSHA256(key: lookup, message: RecordCoding.identityMessage(itemClass, attributes))
-        let scope = Digest.hmacSHA256(key: lookup, message: RecordCoding.scopeMessage(itemClass, attributes))
+        let identity = lookup.authenticationCode(RecordCoding.identityMessage(itemClass, attributes))
+        let scope = lookup.authenticationCode(RecordCoding.scopeMessage(itemClass, attributes))
         let vaultID = header.vaultID
         let plainAttributes = RecordCoding.encode(attributes)
         return try Self.crypto { () throws(OpenSSLError) -> SealedRecord in
             let sealedAttributes = try plainAttributes.withBytes { (p: UnsafeRawBufferPointer) throws(OpenSSLError) in
-                try AESGCM.seal(p, key: key, associatedData: RecordCoding.itemAssociatedData(
+                try key.seal(p, associatedData: RecordCoding.itemAssociatedData(
                     vaultID: vaultID, identity: identity, itemClass: itemClass, accessibility: accessibility, part: .attributes))
             }
             let valueAAD = RecordCoding.itemAssociatedData(vaultID: vaultID, identity: identity, itemClass: itemClass, accessibility: accessibility, part: .value)
             let sealedValue: [UInt8]
             if let value {
-                sealedValue = try AESGCM.seal(value, key: key, associatedData: valueAAD)
+                sealedValue = try key.seal(value, associatedData: valueAAD)
             } else {
-                sealedValue = try AESGCM.seal(UnsafeRawBufferPointer(start: nil, count: 0), key: key, associatedData: valueAAD)
+                sealedValue = try key.seal(UnsafeRawBufferPointer(start: nil, count: 0), associatedData: valueAAD)
             }
             return SealedRecord(identity: identity, scope: scope, attributes: sealedAttributes, value: sealedValue)
         }
@@ -433,29 +438,27 @@ public final class Vault: Store, @unchecked Sendable {
         for itemClass in query.itemClass.map({ [$0] }) ?? ItemClass.allCases {
             let identityFields = AttributeField.identity(of: itemClass)
             let scopeFields = RecordCoding.scopeFields(itemClass)
-            var covered: Set<AttributeField> = [.accessibility]
-            var sqlText: String
+            let path: VaultSchema.Lookup
             var values: [Statement.Value]
+            var covered: [AttributeField] = [.accessibility]
             if identityFields.allSatisfy({ $0.isSet(in: wanted) }) {
-                let digest = Digest.hmacSHA256(key: try lookupKey(), message: RecordCoding.identityMessage(itemClass, wanted))
-                sqlText = VaultSchema.selectByIdentity + " AND class = ?"
-                values = [.blob(digest), .integer(Int64(itemClass.code))]
-                covered.formUnion(identityFields)
+                path = .identity
+                values = [.blob(try lookupKey().authenticationCode(RecordCoding.identityMessage(itemClass, wanted)))]
+                covered += identityFields
             } else if scopeFields.allSatisfy({ $0.isSet(in: wanted) }) {
-                let digest = Digest.hmacSHA256(key: try lookupKey(), message: RecordCoding.scopeMessage(itemClass, wanted))
-                sqlText = VaultSchema.selectByScope
-                values = [.blob(digest), .integer(Int64(itemClass.code))]
-                covered.formUnion(scopeFields)
+                path = .scope
+                values = [.blob(try lookupKey().authenticationCode(RecordCoding.scopeMessage(itemClass, wanted)))]
+                covered += scopeFields
             } else {
-                sqlText = VaultSchema.selectByClass
-                values = [.integer(Int64(itemClass.code))]
+                path = .itemClass
+                values = []
             }
-            if let accessibility = wanted.accessibility {
-                sqlText += " AND protection = ?"
-                values.append(.integer(Int64(accessibility.code)))
-            }
-            sqlText += " ORDER BY id"
-            let decrypt = needAttributes || AttributeField.allCases.contains { $0.isSet(in: wanted) && !covered.contains($0) }
+            values.append(.integer(Int64(itemClass.code)))
+            if let accessibility = wanted.accessibility { values.append(.integer(Int64(accessibility.code))) }
+            // The digests already matched the covered fields; only the others need the decrypted attributes.
+            let uncovered = AttributeField.allCases.filter { $0.isSet(in: wanted) && !covered.contains($0) && !$0.isDate }
+            let decrypt = needAttributes || !uncovered.isEmpty
+            let sqlText = VaultSchema.select(path, includeValue: includeValue, byProtection: wanted.accessibility != nil)
             let statement = try sql { () throws(SQLiteError) in try connection.statement(sqlText) }
             let limit = (query.limit == .one && !decrypt) ? 1 : nil
             for var row in try fetch(statement, values, includeValue: includeValue, limit: limit) {
@@ -468,7 +471,10 @@ public final class Vault: Store, @unchecked Sendable {
                         unavailable = unavailable ?? error
                         continue
                     }
-                    guard attributes.matches(wanted, itemClass: itemClass) else { continue }
+                    if !uncovered.isEmpty {
+                        let normalized = attributes.normalizedIdentity(for: itemClass)
+                        guard uncovered.allSatisfy({ $0.equal(normalized, wanted) }) else { continue }
+                    }
                     row.attributes = attributes
                 }
                 results.append(row)
@@ -494,7 +500,7 @@ public final class Vault: Store, @unchecked Sendable {
         let aad = RecordCoding.itemAssociatedData(vaultID: header.vaultID, identity: row.identity, itemClass: row.itemClass,
                                                   accessibility: row.accessibility, part: part)
         do {
-            return try AESGCM.open(sealed, key: key, associatedData: aad)
+            return try key.open(sealed, associatedData: aad)
         } catch {
             throw .tampered("an item's \(part == .value ? "value" : "attributes") failed authentication")
         }
@@ -506,7 +512,7 @@ public final class Vault: Store, @unchecked Sendable {
         "swift-keychain:v1:" + header.vaultID.map { String(format: "%02x", $0) }.joined()
     }
 
-    private func lookupKey() throws(StoreError) -> SecretBytes {
+    private func lookupKey() throws(StoreError) -> HMACKey {
         if let lookup = keys.lookup { return lookup }
         try loadImplicitKeys()
         guard let lookup = keys.lookup else { throw .locked }
@@ -538,7 +544,7 @@ public final class Vault: Store, @unchecked Sendable {
 
     private func adopt(master: SecretBytes) throws(StoreError) {
         keys.master = master
-        keys.lookup = try Self.crypto { () throws(OpenSSLError) in try HKDF.deriveKey(from: master, info: "swift-keychain lookup v1") }
+        keys.lookup = HMACKey(try Self.crypto { () throws(OpenSSLError) in try HKDF.deriveKey(from: master, info: "swift-keychain lookup v1") })
     }
 
     private func masterKeyFromKeyFile() throws(StoreError) -> SecretBytes {
@@ -584,12 +590,12 @@ public final class Vault: Store, @unchecked Sendable {
 
     private func machineCheck() throws(StoreError) -> [UInt8]? {
         guard let machineID else { return nil }
-        return Digest.hmacSHA256(key: try lookupKey(), message: Array("machine".utf8) + machineID)
+        return try lookupKey().authenticationCode(Array("machine".utf8) + machineID)
     }
 
     /// The class key for `accessibility`: from memory, the kernel keyring, or unwrapped with the
     /// master key; created (inside the caller's write transaction) when `create` and missing.
-    private func classKey(_ accessibility: Accessibility, create: Bool) throws(StoreError) -> SecretBytes {
+    private func classKey(_ accessibility: Accessibility, create: Bool) throws(StoreError) -> SealingKey {
         if let key = keys.classes[accessibility] { return key }
         if accessibility == .whenPasscodeSetThisDeviceOnly && !header.hasPassphrase { throw .passphraseRequired }
         try loadImplicitKeys()
@@ -600,7 +606,7 @@ public final class Vault: Store, @unchecked Sendable {
         let aad = RecordCoding.classKeyAssociatedData(vaultID: header.vaultID, accessibility: accessibility)
         if let wrapped = try wrappedClassKeys()[accessibility] {
             do {
-                let key = try AESGCM.open(wrapped, key: wrapping, associatedData: aad)
+                let key = SealingKey(try AESGCM.open(wrapped, key: wrapping, associatedData: aad))
                 keys.classes[accessibility] = key
                 return key
             } catch {
@@ -608,8 +614,8 @@ public final class Vault: Store, @unchecked Sendable {
             }
         }
         guard create else { throw .tampered("items exist for class \(accessibility), which has no key") }
-        let key = SecretBytes.random(count: 32)
-        let wrapped = try Self.crypto { () throws(OpenSSLError) in try AESGCM.seal(key, key: wrapping, associatedData: aad) }
+        let key = SealingKey(SecretBytes.random(count: 32))
+        let wrapped = try Self.crypto { () throws(OpenSSLError) in try AESGCM.seal(key.key, key: wrapping, associatedData: aad) }
         try sql { () throws(SQLiteError) in
             try connection.statement(VaultSchema.insertClassKey).run([.integer(Int64(accessibility.code)), .blob(wrapped)])
         }
@@ -774,6 +780,12 @@ public final class Vault: Store, @unchecked Sendable {
     /// Creates the schema, the header and the key file of a new vault, or reads the header of
     /// an existing one, in one IMMEDIATE transaction, so racing creators serialize here.
     private static func initialize(_ connection: Connection, location: VaultLocation) throws(StoreError) -> VaultHeader {
+        // The common case, an existing vault, needs no write lock.
+        if let bytes = try? connection.statement(VaultSchema.readHeader).with([], { (s: Statement) throws(SQLiteError) -> [UInt8]? in
+            try s.step() ? s.blob(0) : nil
+        }) {
+            return try VaultHeader.decode(bytes)
+        }
         do throws(TransactionError<StoreError>) {
             return try connection.writeTransaction { () throws(StoreError) -> VaultHeader in
                 let tables = try sqlStatic { () throws(SQLiteError) -> [String] in

@@ -26,8 +26,31 @@ enum VaultSchema {
 
     static let itemColumns = "id, class, protection, identity, attributes, value"
     static let selectByIdentity = "SELECT \(itemColumns) FROM items WHERE identity = ?"
-    static let selectByScope = "SELECT \(itemColumns) FROM items WHERE scope = ? AND class = ?"
-    static let selectByClass = "SELECT \(itemColumns) FROM items WHERE class = ?"
+
+    /// How candidates are found: by the identity digest, the scope digest, or the class alone.
+    enum Lookup: CaseIterable { case identity, scope, itemClass }
+
+    /// The candidate query for a lookup path, with or without the value column (a NULL stands
+    /// in, so large values are not read when only attributes are wanted) and the protection filter.
+    /// Built once: the statement cache is keyed by this text.
+    static func select(_ lookup: Lookup, includeValue: Bool, byProtection: Bool) -> String {
+        selects[lookup]![includeValue ? 1 : 0][byProtection ? 1 : 0]
+    }
+
+    private static let selects: [Lookup: [[String]]] = Dictionary(uniqueKeysWithValues: Lookup.allCases.map { lookup in
+        let filter: String
+        switch lookup {
+        case .identity: filter = "identity = ? AND class = ?"
+        case .scope: filter = "scope = ? AND class = ?"
+        case .itemClass: filter = "class = ?"
+        }
+        return (lookup, [false, true].map { value in
+            [false, true].map { protection in
+                "SELECT id, class, protection, identity, attributes, \(value ? "value" : "NULL") FROM items WHERE \(filter)"
+                    + (protection ? " AND protection = ?" : "") + " ORDER BY id"
+            }
+        })
+    })
     static let selectValue = "SELECT value FROM items WHERE id = ?"
     static let insertItem = "INSERT INTO items(class, protection, identity, scope, attributes, value) VALUES(?, ?, ?, ?, ?, ?)"
     static let replaceItem = "UPDATE items SET protection = ?, identity = ?, scope = ?, attributes = ?, value = ? WHERE id = ?"

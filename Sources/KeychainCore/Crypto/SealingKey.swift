@@ -1,0 +1,53 @@
+internal import COpenSSL
+import Foundation
+
+/// An AES-256-GCM key with its key schedule computed once: each seal or open re-initialises
+/// the keyed OpenSSL context with a fresh nonce only (`EVP_*Init_ex` with a NULL key keeps the
+/// key). Setting up the key for every call cost ~7,000 instructions under callgrind.
+final class SealingKey: @unchecked Sendable {
+    let key: SecretBytes
+    // Contexts are mutated by every call, so `lock` serialises their use.
+    private let lock = NSLock()
+    private let encryptor: OpaquePointer
+    private let decryptor: OpaquePointer
+
+    init(_ key: SecretBytes) {
+        precondition(key.count == AESGCM.keySize)
+        self.key = key
+        guard let encryptor = EVP_CIPHER_CTX_new(), let decryptor = EVP_CIPHER_CTX_new() else {
+            fatalError("EVP_CIPHER_CTX_new failed")
+        }
+        let ok = key.withUnsafeBytes { k in
+            let bytes = k.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            return EVP_EncryptInit_ex(encryptor, EVP_aes_256_gcm(), nil, bytes, nil) == 1
+                && EVP_DecryptInit_ex(decryptor, EVP_aes_256_gcm(), nil, bytes, nil) == 1
+        }
+        precondition(ok, "AES-256-GCM key setup failed")
+        self.encryptor = encryptor
+        self.decryptor = decryptor
+    }
+
+    deinit {
+        // EVP_CIPHER_CTX_free cleanses the key schedule.
+        EVP_CIPHER_CTX_free(encryptor)
+        EVP_CIPHER_CTX_free(decryptor)
+    }
+
+    func seal(_ plaintext: UnsafeRawBufferPointer, associatedData: [UInt8]) throws(OpenSSLError) -> [UInt8] {
+        lock.lock()
+        defer { lock.unlock() }
+        return try AESGCM.seal(plaintext, context: encryptor, associatedData: associatedData)
+    }
+
+    func seal(_ plaintext: SecretBytes, associatedData: [UInt8]) throws(OpenSSLError) -> [UInt8] {
+        try plaintext.withUnsafeBytes { (p: UnsafeRawBufferPointer) throws(OpenSSLError) in try seal(p, associatedData: associatedData) }
+    }
+
+    func open(_ sealed: [UInt8], associatedData: [UInt8]) throws(AESGCM.AuthenticationFailure) -> SecretBytes {
+        lock.lock()
+        defer { lock.unlock() }
+        return try sealed.withBytes { (s: UnsafeRawBufferPointer) throws(AESGCM.AuthenticationFailure) in
+            try AESGCM.open(s, context: decryptor, associatedData: associatedData)
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+
+/// Repeated timings of one operation: per-run rates, summarised by median, min and max.
+struct Measurement: Codable {
+    let name: String
+    let group: String
+    /// Operations per second, one figure per run.
+    let rates: [Double]
+    var note: String? = nil
+    /// The floor or baseline this figure is compared with, and the ratio of its cost to ours.
+    var comparedWith: String? = nil
+    var ratio: Double? = nil
+
+    var median: Double { rates.sorted()[rates.count / 2] }
+    var minimum: Double { rates.min() ?? 0 }
+    var maximum: Double { rates.max() ?? 0 }
+    /// Median time per operation, in microseconds.
+    var microseconds: Double { 1_000_000 / median }
+}
+
+enum Clock {
+    static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+    /// Runs `body` (which performs `operations` operations) `runs` times after one warm-up, and
+    /// returns operations per second for each run.
+    static func rates(runs: Int, operations: Int, warmUp: Bool = true, _ body: (Int) throws -> Void) rethrows -> [Double] {
+        if warmUp { try body(-1) }
+        var rates: [Double] = []
+        for run in 0..<runs {
+            let start = now()
+            try body(run)
+            let seconds = Double(now() - start) / 1e9
+            rates.append(Double(operations) / seconds)
+        }
+        return rates
+    }
+}
+
+/// A deterministic generator, so every run touches the same keys in the same order.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

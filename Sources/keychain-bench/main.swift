@@ -1,0 +1,207 @@
+import Foundation
+import KeychainCore
+import Valet
+
+// keychain-bench: our vault against its floors and its peers, in one run.
+// Usage: swift run -c release keychain-bench [--quick] [--runs N] [--out DIR]
+
+let arguments = CommandLine.arguments.dropFirst()
+let quick = arguments.contains("--quick")
+func option(_ name: String) -> String? {
+    guard let index = arguments.firstIndex(of: name), arguments.index(after: index) < arguments.endIndex else { return nil }
+    return arguments[arguments.index(after: index)]
+}
+let runs = option("--runs").flatMap(Int.init) ?? (quick ? 3 : 5)
+let outputDirectory = option("--out") ?? "bench-results"
+let sizes = quick ? [100, 1_000] : [100, 10_000, 100_000]
+let reads = quick ? 2_000 : 20_000
+let writes = quick ? 50 : 200
+let pairs = quick ? 20 : 100
+
+func log(_ message: String) { FileHandle.standardError.write(Data((message + "\n").utf8)) }
+
+let scratch = NSTemporaryDirectory() + "keychain-bench-\(getpid())"
+try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(atPath: scratch) }
+
+// `--profile get|allKeys`: only that loop, for valgrind --tool=callgrind (instruction counts are
+// repeatable on these noisy machines, unlike wall-clock time).
+if let target = option("--profile") {
+    let bench = try VaultBench(directory: scratch, items: 1_000, runs: 1)
+    let keys = bench.randomKeys(5_000, seed: 1)
+    for _ in 0..<(target == "get" ? 1 : 20) {
+        if target == "get" { for key in keys { _ = try bench.valet.string(forKey: key) } } else { _ = try bench.valet.allKeys() }
+    }
+    exit(0)
+}
+
+func machine() -> [String: String] {
+    let cpu = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
+        .split(separator: "\n").first { $0.hasPrefix("model name") }?.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "unknown"
+    var name = utsname()
+    uname(&name)
+    let release = withUnsafeBytes(of: &name.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    return ["cpu": cpu, "cores": String(ProcessInfo.processInfo.activeProcessorCount),
+            "memory": "\(ProcessInfo.processInfo.physicalMemory >> 30) GiB", "kernel": release,
+            "date": ISO8601DateFormatter().string(from: Date()), "mode": quick ? "quick" : "full", "runs": String(runs)]
+}
+
+var report = Report(machine: machine())
+var getRates: [Int: Double] = [:]
+var allKeysSeconds: [Int: Double] = [:]
+
+for size in sizes {
+    log("· \(size) items: floors")
+    let floor = try SQLiteFloor(path: "\(scratch)/floor-\(size).sqlite", items: size)
+    let selectFloor = Measurement(name: "raw SQLite point select", group: "floors, \(size.formatted()) rows",
+                                  rates: try Clock.rates(runs: runs, operations: reads) { run in try floor.pointSelects(reads, seed: UInt64(run + 7)) })
+    let upsertFloor = Measurement(name: "raw SQLite durable upsert", group: "floors, \(size.formatted()) rows",
+                                  rates: try Clock.rates(runs: runs, operations: writes) { run in try floor.durableUpserts(writes, seed: UInt64(run + 9)) })
+    floor.close()
+    report.measurements += [selectFloor, upsertFloor]
+    log("· \(size) items: vault")
+    let bench = try VaultBench(directory: scratch, items: size, runs: runs)
+    for var measurement in try bench.measureAll(reads: reads, writes: writes) {
+        switch measurement.name {
+        case "string(forKey:)", "containsObject(forKey:)":
+            measurement.comparedWith = "raw point select"
+            measurement.ratio = selectFloor.median / measurement.median
+        case "setString (durable, each committed)", "removeObject (durable)":
+            measurement.comparedWith = "raw durable upsert"
+            measurement.ratio = upsertFloor.median / measurement.median
+        default: break
+        }
+        if measurement.name == "string(forKey:)" { getRates[size] = measurement.median }
+        if measurement.name == "allKeys()" { allKeysSeconds[size] = 1 / measurement.median }
+        report.measurements.append(measurement)
+    }
+    if size == sizes.last {
+        log("· batch write")
+        report.measurements.append(try bench.batchWrite(count: 10_000))
+    }
+}
+
+report.measurements.append(Measurement(name: "AES-256-GCM seal+open, 32-byte value", group: "floors, crypto",
+                                       rates: Clock.rates(runs: runs, operations: reads) { _ in aesGCMRoundTrips(reads, valueSize: 32) }))
+
+log("· open + unlock (scrypt N=2^17, r=8, p=1)")
+do {
+    let configuration = VaultConfiguration(location: VaultLocation(path: "\(scratch)/unlock.keychain"), usesKernelKeyring: false)
+    try Vault(configuration).changePassphrase(from: nil, to: SecretBytes(utf8: "benchmark passphrase"))
+    report.measurements.append(Measurement(name: "open + unlock", group: "vault: key derivation", rates: try Clock.rates(runs: 3, operations: 1) { _ in
+        try Vault(configuration).unlock(passphrase: SecretBytes(utf8: "benchmark passphrase"))
+    }, note: "scrypt default parameters; paid once per process"))
+}
+
+// Whole processes: our command, and the peers that are commands.
+let keychainBinary = ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
+    .replacingOccurrences(of: "/keychain-bench", with: "/keychain")
+let cliVault = "\(scratch)/cli.keychain"
+var cliGet: Measurement?
+var secretToolGet: Measurement?
+if FileManager.default.isExecutableFile(atPath: keychainBinary) {
+    log("· keychain get as a fresh process")
+    try Peers.spawn(keychainBinary, ["set", "--vault", cliVault, "--identifier", "Bench", "token"], input: Data("s3cret".utf8))
+    let measurement = Measurement(name: "keychain get (fresh process)", group: "ours: whole processes", rates: try Clock.rates(runs: runs, operations: 20) { _ in
+        for _ in 0..<20 { try Peers.spawn(keychainBinary, ["get", "--vault", cliVault, "--identifier", "Bench", "token"]) }
+    })
+    cliGet = measurement
+    report.measurements.append(measurement)
+} else {
+    report.skipped["keychain get (process)"] = "the keychain executable is not built beside keychain-bench (\(keychainBinary))"
+}
+
+log("· set+get pairs: ours and the peers")
+let pairBench = try VaultBench(directory: scratch, items: 100, runs: runs)
+let ourPairs = Measurement(name: "this vault via Valet (in-process)", group: "ours: set+get pairs", rates: try Clock.rates(runs: runs, operations: pairs) { run in
+    for index in 0..<pairs {
+        try pairBench.valet.setString("pair-\(run)-\(index)", forKey: "pair\(index)")
+        _ = try pairBench.valet.string(forKey: "pair\(index)")
+    }
+})
+report.measurements.append(ourPairs)
+if FileManager.default.isExecutableFile(atPath: keychainBinary) {
+    report.measurements.append(try Peers.processPairs(name: "keychain command (process/op)", runs: runs, pairs: min(pairs, 30), set: { run, index in
+        try Peers.spawn(keychainBinary, ["set", "--vault", cliVault, "--service", "bench", "a\(index)"], input: Data("v\(run)".utf8))
+    }, get: { index in
+        try Peers.spawn(keychainBinary, ["get", "--vault", cliVault, "--service", "bench", "a\(index)"])
+    }).relabelled(group: "ours: set+get pairs"))
+}
+if let keyctl = Peers.which("keyctl") {
+    report.measurements.append(try Peers.processPairs(name: "keyctl (process/op)", runs: runs, pairs: min(pairs, 30), set: { run, index in
+        try Peers.spawn(keyctl, ["padd", "user", "keychain-bench:\(getpid()):\(index)", "@u"], input: Data("v\(run)".utf8))
+    }, get: { index in
+        try Peers.spawn(keyctl, ["pipe", "%user:keychain-bench:\(getpid()):\(index)"])
+    }))
+    for index in 0..<min(pairs, 30) { _ = try? Peers.run(keyctl, ["purge", "user", "keychain-bench:\(getpid()):\(index)"]) }
+} else {
+    report.skipped["keyctl"] = "keyctl is not installed (apt-get install keyutils)"
+}
+if let reason = Peers.secretService() {
+    report.skipped["secret-tool"] = reason
+} else if let secretTool = Peers.which("secret-tool") {
+    let service = "keychain-bench-\(getpid())"
+    report.measurements.append(try Peers.processPairs(name: "secret-tool (process/op)", runs: runs, pairs: min(pairs, 30), set: { run, index in
+        try Peers.spawn(secretTool, ["store", "--label=keychain-bench", "service", service, "account", "a\(index)"], input: Data("v\(run)".utf8))
+    }, get: { index in
+        try Peers.spawn(secretTool, ["lookup", "service", service, "account", "a\(index)"])
+    }))
+    secretToolGet = Measurement(name: "secret-tool lookup (process)", group: "peers: whole processes", rates: try Clock.rates(runs: runs, operations: 20) { _ in
+        for _ in 0..<20 { try Peers.spawn(secretTool, ["lookup", "service", service, "account", "a0"]) }
+    })
+    report.measurements.append(secretToolGet!)
+    for index in 0..<min(pairs, 30) { _ = try? Peers.run(secretTool, ["clear", "service", service, "account", "a\(index)"]) }
+}
+let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Benchmarks/python_peers.py").standardized.path
+let python = Peers.python(script: script, pairs: min(pairs, 50), runs: runs)
+report.measurements += python.measurements
+report.skipped.merge(python.skipped) { $1 }
+
+for index in report.measurements.indices where report.measurements[index].group.hasPrefix("peers: set+get") {
+    report.measurements[index].comparedWith = "slower than this vault"
+    report.measurements[index].ratio = ourPairs.median / report.measurements[index].median
+}
+
+// Targets from the benchmark issue, checked against today's figures.
+func fmt(_ value: Double) -> String { Report.format(value) }
+if let small = sizes.first, let large = sizes.last, let getSmall = getRates[small], let getLarge = getRates[large] {
+    let floor = report.measurements.first { $0.group == "vault via Valet, \(small.formatted()) items" && $0.name == "string(forKey:)" }
+    report.targets.append(.init(goal: "get in-process ≥ 100,000/s", measured: "\(fmt(getSmall))/s at \(small) items", met: getSmall >= 100_000))
+    if let ratio = floor?.ratio {
+        report.targets.append(.init(goal: "get within 3x of a raw SQLite point select", measured: String(format: "%.2fx", ratio), met: ratio <= 3))
+    }
+    report.targets.append(.init(goal: "get at \(large.formatted()) items within 1.5x of get at \(small) items",
+                                measured: String(format: "%.2fx", getSmall / getLarge), met: getSmall / getLarge <= 1.5))
+    if let set = report.measurements.first(where: { $0.group == "vault via Valet, \(small.formatted()) items" && $0.name.hasPrefix("setString") }), let ratio = set.ratio {
+        report.targets.append(.init(goal: "durable set within 1.5x of a raw SQLite durable upsert", measured: String(format: "%.2fx (%@ µs/op)", ratio, String(format: "%.0f", set.microseconds)), met: ratio <= 1.5))
+    }
+    if let seconds = allKeysSeconds[large] {
+        report.targets.append(.init(goal: "allKeys of \(large.formatted()) items under 0.5 s", measured: String(format: "%.3f s", seconds), met: seconds < 0.5))
+    }
+}
+if let batch = report.measurements.first(where: { $0.name.contains("batch write") }) {
+    report.targets.append(.init(goal: "a 10,000-item migration in one transaction under 1 s", measured: String(format: "%.3f s (batch write)", 1 / batch.median), met: 1 / batch.median < 1))
+}
+if let cliGet {
+    let ms = 1000 / cliGet.median
+    report.targets.append(.init(goal: "keychain get as a fresh process under 10 ms", measured: String(format: "%.1f ms", ms), met: ms < 10))
+    if let secretToolGet {
+        let ratio = cliGet.median / secretToolGet.median
+        report.targets.append(.init(goal: "keychain get at least 2x faster than secret-tool lookup", measured: String(format: "%.1fx", ratio), met: ratio >= 2))
+    }
+}
+
+try FileManager.default.createDirectory(atPath: outputDirectory, withIntermediateDirectories: true)
+let encoder = JSONEncoder()
+encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+try encoder.encode(report).write(to: URL(fileURLWithPath: "\(outputDirectory)/keychain-bench.json"))
+try report.chart().write(toFile: "\(outputDirectory)/keychain-bench.svg", atomically: true, encoding: .utf8)
+print("machine: \(report.machine.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))")
+print(report.table())
+print("\nwrote \(outputDirectory)/keychain-bench.json and \(outputDirectory)/keychain-bench.svg")
+
+extension Measurement {
+    func relabelled(group: String) -> Measurement {
+        Measurement(name: name, group: group, rates: rates, note: note, comparedWith: comparedWith, ratio: ratio)
+    }
+}
