@@ -5,7 +5,7 @@ import KeychainCore
 
 extension Valet {
     /// The attributes that address this Valet's items in a ``KeychainCore/Store``.
-    @_spi(KeychainCLI) public var keychainAttributes: Attributes { service.baseAttributes }
+    @_spi(KeychainCLI) public var keychainAttributes: Attributes { baseAttributes }
 
     /// The key of the canary ``canAccessKeychain()`` writes; listings hide it.
     @_spi(KeychainCLI) public static var canaryKeyName: String { canaryKey }

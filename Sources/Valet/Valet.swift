@@ -76,6 +76,7 @@ public final class Valet: NSObject, Sendable {
         self.identifier = identifier
         self.accessibility = service.configuration.accessibility
         self.chosenStore = store
+        self.baseAttributes = service.baseAttributes
         super.init()
     }
 
@@ -91,6 +92,8 @@ public final class Valet: NSObject, Sendable {
     public let identifier: Identifier
 
     let service: Service
+    /// Computed once: the service string is an interpolation Valet would otherwise redo on every call.
+    let baseAttributes: Attributes
     var configuration: Configuration { service.configuration }
     private let chosenStore: (any Store)?
 
@@ -151,7 +154,7 @@ public final class Valet: NSObject, Sendable {
     /// Every key stored in this Valet (never the canary). Values are not decrypted.
     public func allKeys() throws(KeychainError) -> Set<String> {
         do {
-            let items = try keychain().copyMatching(Query(.genericPassword, attributes: service.baseAttributes))
+            let items = try keychain().copyMatching(Query(.genericPassword, attributes: baseAttributes))
             return Set(items.compactMap { $0.attributes.account }.filter { $0 != Self.canaryKey })
         } catch .itemNotFound {
             return []
@@ -169,7 +172,7 @@ public final class Valet: NSObject, Sendable {
 
     /// Removes every value of this Valet (the canary too), in one transaction.
     public func removeAllObjects() throws(KeychainError) {
-        try perform { () throws(StoreError) in try keychain().delete(Query(.genericPassword, attributes: service.baseAttributes)) }
+        try perform { () throws(StoreError) in try keychain().delete(Query(.genericPassword, attributes: baseAttributes)) }
     }
 
     // MARK: Internal
@@ -183,7 +186,7 @@ public final class Valet: NSObject, Sendable {
     }
 
     func attributes(forKey key: String) -> Attributes {
-        var attributes = service.baseAttributes
+        var attributes = baseAttributes
         attributes.account = key
         return attributes
     }

@@ -50,6 +50,24 @@ enum AttributeField: UInt8, CaseIterable, Sendable {
 
     var isDate: Bool { self == .creationDate || self == .modificationDate }
 
+    /// A set of fields as a bit mask, for the checks every lookup makes.
+    struct Mask: Equatable {
+        var bits: UInt32 = 0
+        init(_ fields: [AttributeField] = []) { for field in fields { bits |= field.bit } }
+        init(bits: UInt32) { self.bits = bits }
+        /// The fields set in `attributes`.
+        init(present attributes: Attributes) {
+            for field in AttributeField.allCases where field.isSet(in: attributes) { bits |= field.bit }
+        }
+        func contains(all other: Mask) -> Bool { bits & other.bits == other.bits }
+        func subtracting(_ other: Mask) -> Mask { Mask(bits: bits & ~other.bits) }
+        var isEmpty: Bool { bits == 0 }
+        var fields: [AttributeField] { AttributeField.allCases.filter { bits & $0.bit != 0 } }
+    }
+
+    var bit: UInt32 { 1 << UInt32(rawValue) }
+    static let dates = Mask([.creationDate, .modificationDate])
+
     func equal(_ a: Attributes, _ b: Attributes) -> Bool { encode(a) == encode(b) }
 
     func copy(from source: Attributes, to target: inout Attributes) {
@@ -106,7 +124,7 @@ enum AttributeField: UInt8, CaseIterable, Sendable {
     }
 
     /// Sets the field from its canonical bytes; false if they are malformed.
-    func decode(_ bytes: [UInt8], into a: inout Attributes) -> Bool {
+    func decode(_ bytes: UnsafeRawBufferPointer, into a: inout Attributes) -> Bool {
         func string() -> String? { String(validating: bytes, as: UTF8.self) }
         func bool() -> Bool? { bytes.count == 1 && bytes[0] <= 1 ? bytes[0] == 1 : nil }
         func int() -> Int64? { Self.int(bytes) }
@@ -141,7 +159,7 @@ enum AttributeField: UInt8, CaseIterable, Sendable {
         withUnsafeBytes(of: value.bigEndian) { Array($0) }
     }
 
-    private static func int(_ bytes: [UInt8]) -> Int64? {
+    private static func int(_ bytes: UnsafeRawBufferPointer) -> Int64? {
         guard bytes.count == 8 else { return nil }
         return bytes.reduce(Int64(0)) { ($0 << 8) | Int64($1) }
     }

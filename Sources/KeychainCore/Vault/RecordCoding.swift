@@ -18,12 +18,12 @@ enum RecordCoding {
     /// a value of the wrong shape), which after a successful decryption means a format bug
     /// or a forged record, never something to guess around.
     static func decodeAttributes(_ bytes: UnsafeRawBufferPointer) -> Attributes? {
-        var reader = ByteReader(Array(bytes))
+        var reader = ByteReader(bytes)
         var attributes = Attributes()
         var lastTag: UInt8 = 0
         while reader.remaining > 0 {
             guard let tag = reader.u8(), tag > lastTag, let field = AttributeField(rawValue: tag),
-                  let length = reader.u32(), let value = reader.take(Int(length)),
+                  let length = reader.u32(), let value = reader.slice(Int(length)),
                   field.decode(value, into: &attributes)
             else { return nil }
             lastTag = tag
@@ -39,7 +39,9 @@ enum RecordCoding {
     /// Associated data of an item's sealed parts: binds the ciphertext to its vault, its row
     /// identity, its class, its protection class, its part and the format version.
     static func itemAssociatedData(vaultID: [UInt8], identity: [UInt8], itemClass: ItemClass, accessibility: Accessibility, part: Part) -> [UInt8] {
-        var out = Array("SKCV-item".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(9 + 2 + vaultID.count + identity.count + 3)
+        out.append(contentsOf: itemLabel)
         out.append(contentsOf: VaultHeader.be(VaultHeader.currentVersion))
         out.append(contentsOf: vaultID)
         out.append(contentsOf: identity)
@@ -48,6 +50,8 @@ enum RecordCoding {
         out.append(part.rawValue)
         return out
     }
+
+    private static let itemLabel = Array("SKCV-item".utf8)
 
     static func classKeyAssociatedData(vaultID: [UInt8], accessibility: Accessibility) -> [UInt8] {
         var out = Array("SKCV-class-key".utf8)
@@ -70,6 +74,19 @@ enum RecordCoding {
     static func scopeFields(_ itemClass: ItemClass) -> [AttributeField] {
         [.accessGroup, AttributeField.scope(of: itemClass), .synchronizable]
     }
+
+    static func identityMask(_ itemClass: ItemClass) -> AttributeField.Mask {
+        itemClass == .genericPassword ? genericIdentityMask : internetIdentityMask
+    }
+
+    static func scopeMask(_ itemClass: ItemClass) -> AttributeField.Mask {
+        itemClass == .genericPassword ? genericScopeMask : internetScopeMask
+    }
+
+    private static let genericIdentityMask = AttributeField.Mask(AttributeField.identity(of: .genericPassword))
+    private static let internetIdentityMask = AttributeField.Mask(AttributeField.identity(of: .internetPassword))
+    private static let genericScopeMask = AttributeField.Mask(scopeFields(.genericPassword))
+    private static let internetScopeMask = AttributeField.Mask(scopeFields(.internetPassword))
 
     static func scopeMessage(_ itemClass: ItemClass, _ attributes: Attributes) -> [UInt8] {
         [0x53, itemClass.code] + encode(attributes.normalizedIdentity(for: itemClass), fields: scopeFields(itemClass))

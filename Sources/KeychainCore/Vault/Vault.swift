@@ -209,9 +209,14 @@ public final class Vault: Store, @unchecked Sendable {
             var items: [Item] = []
             items.reserveCapacity(rows.count)
             for row in rows {
-                var named = query.attributes
-                named.accessibility = row.accessibility
-                var item = Item(row.itemClass, attributes: row.attributes ?? named)
+                var item: Item
+                if let attributes = row.attributes {
+                    item = Item(row.itemClass, attributes: attributes)
+                } else {
+                    var named = query.attributes
+                    named.accessibility = row.accessibility
+                    item = Item(row.itemClass, attributes: named)
+                }
                 if query.returnData, let sealed = row.value {
                     item.value = try open(sealed, row: row, part: .value)
                 }
@@ -435,20 +440,19 @@ public final class Vault: Store, @unchecked Sendable {
     private func matchingRows(_ query: Query, includeValue: Bool, needAttributes: Bool, unavailable: inout StoreError?) throws(StoreError) -> [Row] {
         let wanted = query.attributes
         var results: [Row] = []
+        let present = AttributeField.Mask(present: wanted)
         for itemClass in query.itemClass.map({ [$0] }) ?? ItemClass.allCases {
-            let identityFields = AttributeField.identity(of: itemClass)
-            let scopeFields = RecordCoding.scopeFields(itemClass)
             let path: VaultSchema.Lookup
             var values: [Statement.Value]
-            var covered: [AttributeField] = [.accessibility]
-            if identityFields.allSatisfy({ $0.isSet(in: wanted) }) {
+            var covered = AttributeField.Mask([.accessibility]).bits | AttributeField.dates.bits
+            if present.contains(all: RecordCoding.identityMask(itemClass)) {
                 path = .identity
                 values = [.blob(try lookupKey().authenticationCode(RecordCoding.identityMessage(itemClass, wanted)))]
-                covered += identityFields
-            } else if scopeFields.allSatisfy({ $0.isSet(in: wanted) }) {
+                covered |= RecordCoding.identityMask(itemClass).bits
+            } else if present.contains(all: RecordCoding.scopeMask(itemClass)) {
                 path = .scope
                 values = [.blob(try lookupKey().authenticationCode(RecordCoding.scopeMessage(itemClass, wanted)))]
-                covered += scopeFields
+                covered |= RecordCoding.scopeMask(itemClass).bits
             } else {
                 path = .itemClass
                 values = []
@@ -456,7 +460,8 @@ public final class Vault: Store, @unchecked Sendable {
             values.append(.integer(Int64(itemClass.code)))
             if let accessibility = wanted.accessibility { values.append(.integer(Int64(accessibility.code))) }
             // The digests already matched the covered fields; only the others need the decrypted attributes.
-            let uncovered = AttributeField.allCases.filter { $0.isSet(in: wanted) && !covered.contains($0) && !$0.isDate }
+            let uncoveredMask = present.subtracting(AttributeField.Mask(bits: covered))
+            let uncovered = uncoveredMask.isEmpty ? [] : uncoveredMask.fields
             let decrypt = needAttributes || !uncovered.isEmpty
             let sqlText = VaultSchema.select(path, includeValue: includeValue, byProtection: wanted.accessibility != nil)
             let statement = try sql { () throws(SQLiteError) in try connection.statement(sqlText) }

@@ -59,7 +59,11 @@ struct VaultHeader: Equatable {
     /// Parses and validates a header, refusing scrypt parameters outside the vault's limits
     /// (too weak to protect, or costly enough to be a denial of service).
     static func decode(_ bytes: [UInt8]) throws(StoreError) -> VaultHeader {
-        var reader = ByteReader(bytes)
+        try bytes.withBytes { (raw: UnsafeRawBufferPointer) throws(StoreError) -> VaultHeader in try decode(bytes, raw) }
+    }
+
+    private static func decode(_ bytes: [UInt8], _ raw: UnsafeRawBufferPointer) throws(StoreError) -> VaultHeader {
+        var reader = ByteReader(raw)
         guard let magic = reader.take(4), magic == Self.magic else {
             throw .corrupted("not a keychain vault (bad magic)")
         }
@@ -98,19 +102,21 @@ struct VaultHeader: Equatable {
     }
 }
 
-/// Reads big-endian fields from untrusted bytes without ever trapping.
+/// Reads big-endian fields from untrusted bytes without ever trapping or copying: every field
+/// is a slice of the buffer, valid while the buffer is.
 struct ByteReader {
-    private let bytes: [UInt8]
+    private let bytes: UnsafeRawBufferPointer
     private var offset = 0
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
     var remaining: Int { bytes.count - offset }
 
-    mutating func take(_ count: Int) -> [UInt8]? {
+    mutating func slice(_ count: Int) -> UnsafeRawBufferPointer? {
         guard count >= 0, count <= remaining else { return nil }
         defer { offset += count }
-        return Array(bytes[offset..<(offset + count)])
+        return UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + count)])
     }
-    mutating func u8() -> UInt8? { take(1)?[0] }
-    mutating func u16() -> UInt16? { take(2).map { UInt16($0[0]) << 8 | UInt16($0[1]) } }
-    mutating func u32() -> UInt32? { take(4).map { $0.reduce(UInt32(0)) { $0 << 8 | UInt32($1) } } }
+    mutating func take(_ count: Int) -> [UInt8]? { slice(count).map { Array($0) } }
+    mutating func u8() -> UInt8? { slice(1)?[0] }
+    mutating func u16() -> UInt16? { slice(2).map { UInt16($0[0]) << 8 | UInt16($0[1]) } }
+    mutating func u32() -> UInt32? { slice(4).map { $0.reduce(UInt32(0)) { $0 << 8 | UInt32($1) } } }
 }
