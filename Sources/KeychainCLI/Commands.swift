@@ -17,6 +17,7 @@ struct Command: Sendable {
 enum Commands {
     static let global: [OptionSpec] = [
         .value("vault", "PATH", "the vault file (default: $KEYCHAIN_PATH, else $XDG_DATA_HOME/keychain/default.keychain)"),
+        .value("backend", "STORE", "vault (default, or $KEYCHAIN_BACKEND) or secret-service (GNOME Keyring, KWallet, KeePassXC)"),
         .flag("help", short: "h", "show help for the command"),
     ]
     static let json = OptionSpec.flag("json", "print structured output (never secrets) as JSON")
@@ -77,7 +78,7 @@ enum Commands {
             throw CommandFailure("missing argument KEY (or --account)", code: .usage)
         }
         attributes.accessibility = attributes.accessibility ?? .whenUnlocked
-        attributes.label = context.arguments.value("label") ?? attributes.label
+        attributes.label = context.arguments.value("label")
         attributes.comment = context.arguments.value("comment")
         let terminal = context.terminal
         var value: SecretBytes
@@ -89,19 +90,17 @@ enum Commands {
             if !context.arguments.has("binary") { value = value.droppingTrailingNewline() }
         }
         guard value.count > 0 else { throw CommandFailure("the secret is empty; nothing was stored", code: .usage) }
-        try context.ensureAvailable(attributes.accessibility)
-        let vault = try context.vault()
-        try context.store { () throws(StoreError) in try vault.upsert(Item(address.itemClass, attributes: attributes, value: value)) }
+        let store = try context.store(unlocking: attributes.accessibility)
+        try context.store { () throws(StoreError) in try store.upsert(address.item(key: key(context), attributes: attributes, value: value)) }
         return .success
     }
 
     private static func get(_ context: Context) throws(CommandFailure) -> ExitCode {
         let address = try ItemAddress(context.arguments, requireTarget: true)
         let attributes = try address.attributes(key: key(context))
-        try context.ensureAvailable(attributes.accessibility)
-        let vault = try context.vault()
+        let store = try context.store(unlocking: attributes.accessibility)
         let items = try context.store { () throws(StoreError) in
-            try vault.copyMatching(Query(address.itemClass, attributes: attributes, limit: .one, returnData: true, returnAttributes: false))
+            try store.copyMatching(Query(address.itemClass, attributes: attributes, limit: .one, returnData: true, returnAttributes: false))
         }
         guard let value = items.first?.value else { return .notFound }
         context.terminal.write(value)
@@ -112,8 +111,8 @@ enum Commands {
     private static func contains(_ context: Context) throws(CommandFailure) -> ExitCode {
         let address = try ItemAddress(context.arguments, requireTarget: true)
         let attributes = try address.attributes(key: key(context))
-        let vault = try context.vault()
-        let found = try context.store { () throws(StoreError) in try vault.contains(Query(address.itemClass, attributes: attributes)) }
+        let store = try context.store(unlocking: nil)
+        let found = try context.store { () throws(StoreError) in try store.contains(Query(address.itemClass, attributes: attributes)) }
         return found ? .success : .notFound
     }
 
@@ -123,27 +122,26 @@ enum Commands {
         if !address.isValet && attributes.account == nil {
             throw CommandFailure("name one item: give KEY or --account (use clear for a whole Valet)", code: .usage)
         }
-        let vault = try context.vault()
-        let removed = try context.store { () throws(StoreError) in try vault.delete(Query(address.itemClass, attributes: attributes)) }
+        let store = try context.store(unlocking: nil)
+        let removed = try context.store { () throws(StoreError) in try store.delete(Query(address.itemClass, attributes: attributes)) }
         return removed > 0 ? .success : .notFound
     }
 
     private static func clear(_ context: Context) throws(CommandFailure) -> ExitCode {
         let address = try ItemAddress(context.arguments, requireTarget: true)
         guard address.isValet else { throw CommandFailure("clear empties one Valet: give --identifier or --shared-group", code: .usage) }
-        let vault = try context.vault()
-        try context.store { () throws(StoreError) in try vault.delete(Query(address.itemClass, attributes: address.attributes)) }
+        let store = try context.store(unlocking: nil)
+        try context.store { () throws(StoreError) in try store.delete(Query(address.itemClass, attributes: address.attributes)) }
         return .success
     }
 
     private static func list(_ context: Context) throws(CommandFailure) -> ExitCode {
         let address = try ItemAddress(context.arguments, requireTarget: false)
-        try context.ensureAvailable(address.attributes.accessibility)
-        let vault = try context.vault()
+        let store = try context.store(unlocking: address.attributes.accessibility)
         let query = Query(address.isValet || address.attributes.service != nil || address.attributes.server != nil ? address.itemClass : nil,
                           attributes: address.attributes)
         var items: [Item]
-        do { items = try vault.copyMatching(query) } catch .itemNotFound { items = [] } catch { throw CommandFailure(error) }
+        do { items = try store.copyMatching(query) } catch .itemNotFound { items = [] } catch { throw CommandFailure(error) }
         let json = context.arguments.has("json")
         if address.isValet {
             let keys = items.compactMap { $0.attributes.account }.filter { $0 != Valet.canaryKeyName }.sorted()
@@ -162,7 +160,7 @@ enum Commands {
     // MARK: - Vault commands
 
     private static func unlock(_ context: Context) throws(CommandFailure) -> ExitCode {
-        let vault = try context.vault()
+        let vault = try context.vaultOnly("unlock")
         guard vault.hasPassphrase else {
             context.terminal.writeError("keychain: this vault has no passphrase; it is always unlocked (set one with `keychain passwd`)\n")
             return .success
@@ -176,13 +174,13 @@ enum Commands {
     }
 
     private static func lock(_ context: Context) throws(CommandFailure) -> ExitCode {
-        let vault = try context.vault()
+        let vault = try context.vaultOnly("lock")
         vault.forgetCachedKeys()
         return .success
     }
 
     private static func passwd(_ context: Context) throws(CommandFailure) -> ExitCode {
-        let vault = try context.vault()
+        let vault = try context.vaultOnly("passwd")
         let hasPassphrase = vault.hasPassphrase
         let current = hasPassphrase ? try context.passphrases.current(prompt: "Current passphrase: ") : nil
         if context.arguments.has("remove") {
@@ -199,6 +197,17 @@ enum Commands {
     }
 
     private static func status(_ context: Context) throws(CommandFailure) -> ExitCode {
+        let kind = try context.storeKind()
+        let secretService = secretServiceState(context)
+        let json = context.arguments.has("json")
+        guard kind == .vault else {
+            if json {
+                context.terminal.write(JSON.object(["backend": .string(kind.rawValue), "secretService": .string(secretService)]).text + "\n")
+            } else {
+                context.terminal.write("backend:           secret-service\nsecret service:    \(secretService)\n")
+            }
+            return .success
+        }
         let vault = try context.vault()
         let status = vault.status()
         let kernel: String
@@ -208,17 +217,18 @@ enum Commands {
         case .unavailable(let reason): kernel = "unavailable (\(reason))"
         }
         let classes = status.availableClasses.map { "\($0)" }
-        let stores = ["vault": "reachable", "secret-service": "not built into this version"]
-        if context.arguments.has("json") {
+        if json {
             let object: [String: JSON] = [
+                "backend": .string(kind.rawValue),
                 "vault": .string(status.location.path), "formatVersion": .number(status.formatVersion),
                 "passphrase": .bool(status.hasPassphrase), "unlocked": .bool(status.isUnlocked),
                 "availableClasses": .array(classes.map { .string($0) }), "kernelKeyring": .string(kernel),
-                "items": .number(status.itemCount), "stores": .object(stores.mapValues { .string($0) }),
+                "items": .number(status.itemCount), "secretService": .string(secretService),
             ]
             context.terminal.write(JSON.object(object).text + "\n")
         } else {
             context.terminal.write("""
+                backend:           vault
                 vault:             \(status.location.path)
                 format version:    \(status.formatVersion)
                 passphrase:        \(status.hasPassphrase ? "set" : "none (key file \(status.location.keyFilePath))")
@@ -226,10 +236,23 @@ enum Commands {
                 available classes: \(classes.isEmpty ? "none" : classes.joined(separator: ", "))
                 kernel keyring:    \(kernel)
                 items:             \(status.itemCount)
-                stores:            vault (default): reachable; secret-service: not built into this version\n
+                secret service:    \(secretService)\n
                 """ + (status.machineBinding.map { "note:              \($0)\n" } ?? ""))
         }
         return .success
+    }
+
+    /// Whether a Secret Service answers here, and its default collection; bounded in time.
+    private static func secretServiceState(_ context: Context) -> String {
+        var environment = context.environment
+        if environment["KEYCHAIN_TIMEOUT"] == nil { environment["KEYCHAIN_TIMEOUT"] = "2" }
+        do {
+            guard let store = try StoreKind.secretService.open(environment: environment) as? SecretServiceStore else { return "unknown" }
+            let probe = try store.probe()
+            return "reachable; default collection '\(probe.label)' is \(probe.locked ? "locked" : "unlocked")"
+        } catch {
+            return "not reachable: \(error.description)"
+        }
     }
 }
 

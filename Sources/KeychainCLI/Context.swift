@@ -21,6 +21,36 @@ final class Context {
         return .default(environment: environment)
     }
 
+    /// `--backend`, else `KEYCHAIN_BACKEND`, else the vault.
+    func storeKind() throws(CommandFailure) -> StoreKind {
+        if let name = arguments.value("backend") {
+            guard let kind = StoreKind(rawValue: name) else {
+                throw CommandFailure("--backend must be vault or secret-service", code: .usage)
+            }
+            return kind
+        }
+        do { return try StoreKind.fromEnvironment(environment) } catch { throw CommandFailure(error.description, code: .usage) }
+    }
+
+    /// The store item commands use: the vault (unlocked on demand for `accessibility`) or the Secret Service.
+    func store(unlocking accessibility: KeychainCore.Accessibility?) throws(CommandFailure) -> any Store {
+        switch try storeKind() {
+        case .vault:
+            try ensureAvailable(accessibility)
+            return try vault()
+        case .secretService:
+            do { return try StoreKind.secretService.open(environment: environment) } catch { throw CommandFailure(error) }
+        }
+    }
+
+    /// The vault, for the commands only a vault has (lock, unlock, passwd).
+    func vaultOnly(_ command: String) throws(CommandFailure) -> Vault {
+        guard try storeKind() == .vault else {
+            throw CommandFailure("\(command) applies to the vault; the Secret Service's collection is locked and unlocked by your desktop", code: .usage)
+        }
+        return try vault()
+    }
+
     func vault(create: Bool = true) throws(CommandFailure) -> Vault {
         if let openedVault { return openedVault }
         do {

@@ -7,8 +7,9 @@ struct ItemAddress {
     /// The class and attributes every matching item has (the key not included).
     let itemClass: ItemClass
     let attributes: Attributes
-    /// Whether this addresses a Valet (the key is then its account, and the canary is hidden).
-    let isValet: Bool
+    /// The Valet addressed, if any (the key is then its account, and the canary is hidden).
+    let valet: Valet?
+    var isValet: Bool { valet != nil }
 
     static let options: [OptionSpec] = [
         .value("identifier", "ID", "the Valet identifier (Valet.valet(with:...))"),
@@ -31,7 +32,7 @@ struct ItemAddress {
             let valet = try Self.valet(arguments, accessibilityName: accessibilityName ?? "whenUnlocked")
             itemClass = .genericPassword
             attributes = valet.keychainAttributes
-            isValet = true
+            self.valet = valet
             return
         }
         for valetOnly in ["icloud", "explicit"] where arguments.has(valetOnly) {
@@ -62,7 +63,18 @@ struct ItemAddress {
         }
         itemClass = attributes.server != nil || attributes.protocol != nil || attributes.port != nil || attributes.path != nil ? .internetPassword : .genericPassword
         self.attributes = attributes
-        isValet = false
+        valet = nil
+    }
+
+    /// The item to store for `key`: a Valet's exactly as that Valet writes it (label included).
+    func item(key: String?, attributes: Attributes, value: SecretBytes) -> Item {
+        if let valet, let key {
+            var item = valet.keychainItem(forKey: key, value: value)
+            item.attributes.label = attributes.label ?? item.attributes.label
+            item.attributes.comment = attributes.comment
+            return item
+        }
+        return Item(itemClass, attributes: attributes, value: value)
     }
 
     /// The attributes of one item: the address plus its key (the account).

@@ -7,6 +7,9 @@ extension Valet {
     /// The attributes that address this Valet's items in a ``KeychainCore/Store``.
     @_spi(KeychainCLI) public var keychainAttributes: Attributes { baseAttributes }
 
+    /// The item this Valet would write for `key`: its attributes and label, exactly.
+    @_spi(KeychainCLI) public func keychainItem(forKey key: String, value: SecretBytes) -> Item { item(forKey: key, value: value) }
+
     /// The key of the canary ``canAccessKeychain()`` writes; listings hide it.
     @_spi(KeychainCLI) public static var canaryKeyName: String { canaryKey }
 }

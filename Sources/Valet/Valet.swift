@@ -191,8 +191,12 @@ public final class Valet: NSObject, Sendable {
         return attributes
     }
 
+    /// An item for `key`, labelled with the identifier and key: what a person sees in a
+    /// keyring manager such as Seahorse.
     func item(forKey key: String, value: SecretBytes) -> Item {
-        Item(.genericPassword, attributes: attributes(forKey: key), value: value)
+        var attributes = attributes(forKey: key)
+        attributes.label = "\(identifier): \(key)"
+        return Item(.genericPassword, attributes: attributes, value: value)
     }
 
     @discardableResult

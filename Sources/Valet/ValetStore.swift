@@ -3,7 +3,8 @@ import KeychainCore
 
 /// Chooses the store behind Valets without changing Valet's API.
 ///
-/// By default every Valet uses the embedded vault at its default location (`KEYCHAIN_PATH`, or
+/// By default every Valet uses the store `KEYCHAIN_BACKEND` names (`vault`, the default, or
+/// `secret-service`); the vault lives at its default location (`KEYCHAIN_PATH`, or
 /// `$XDG_DATA_HOME/keychain/default.keychain`). A program may set another store for the whole
 /// process with ``setDefault(_:)`` before creating Valets, or for the Valets created inside a
 /// closure with ``withStore(_:_:)`` (a task-local choice, handy in tests). A Valet keeps the
@@ -27,15 +28,15 @@ public enum ValetStore {
     }
 
     /// The store a Valet created now would use: the task's override, the process default, or
-    /// the default vault, opened on first use.
+    /// the store `KEYCHAIN_BACKEND` names (the vault by default), opened on first use.
     public static func current() throws(StoreError) -> any Store {
         if let override { return override }
         lock.lock()
         defer { lock.unlock() }
         if let processDefault { return processDefault }
-        let vault = try Vault()
-        processDefault = vault
-        return vault
+        let store = try StoreKind.fromEnvironment().open()
+        processDefault = store
+        return store
     }
 
     /// The store chosen so far for a Valet created now, without opening the default vault.

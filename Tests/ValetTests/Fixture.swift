@@ -1,21 +1,23 @@
 import Foundation
 import class KeychainCore.Vault
 import class KeychainCore.SecretBytes
+import protocol KeychainCore.Store
 import KeychainTestSupport
 import Valet
 
-/// A private vault per test, and Valets created on it (through ValetStore's task-local choice,
+/// A private store per test, and Valets created on it (through ValetStore's task-local choice,
 /// so tests running in parallel never share a store).
 struct Fixture {
-    let directory = TemporaryDirectory()
-    let vault: Vault
+    let testStore: TestStore
+    var store: any Store { testStore.store }
+    var vault: Vault? { testStore.vault }
+    var directory: TemporaryDirectory { testStore.directory }
 
-    init(passphrase: String? = nil) throws {
-        vault = try Vault(directory.vaultConfiguration())
-        if let passphrase { try vault.changePassphrase(from: nil, to: SecretBytes(utf8: passphrase)) }
+    init(_ kind: StoreUnderTest = .vault, passphrase: String? = nil) throws {
+        testStore = try TestStore(kind, passphrase: passphrase)
     }
 
-    func make<T>(_ body: () throws -> T) rethrows -> T { try ValetStore.withStore(vault, body) }
+    func make<T>(_ body: () throws -> T) rethrows -> T { try ValetStore.withStore(store, body) }
 
     func valet(_ identifier: String = "Druidia", _ accessibility: Accessibility = .whenUnlocked) -> Valet {
         make { .valet(with: Identifier(nonEmpty: identifier)!, accessibility: accessibility) }

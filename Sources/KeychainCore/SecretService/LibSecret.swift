@@ -1,0 +1,186 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// libsecret (and the GLib calls it needs), loaded with `dlopen` at run time, so the package
+/// builds and runs where libsecret is absent (most servers and containers) and the Secret
+/// Service store then reports itself unavailable with the reason.
+///
+/// Only non-variadic entry points are used. GLib structs are read by offset, as documented by
+/// their public layouts: `GError { GQuark domain; gint code; gchar *message; }` and
+/// `GList { gpointer data; GList *next; GList *prev; }`.
+struct LibSecret: @unchecked Sendable {
+    typealias Pointer = UnsafeMutableRawPointer
+    typealias ErrorOut = UnsafeMutablePointer<Pointer?>
+
+    // GLib
+    let hashTableNewFull: @convention(c) (Pointer?, Pointer?, Pointer?, Pointer?) -> Pointer?
+    let hashTableInsert: @convention(c) (Pointer?, Pointer?, Pointer?) -> Int32
+    let hashTableLookup: @convention(c) (Pointer?, UnsafeRawPointer?) -> Pointer?
+    let hashTableGetKeys: @convention(c) (Pointer?) -> Pointer?
+    let hashTableUnref: @convention(c) (Pointer?) -> Void
+    let listFree: @convention(c) (Pointer?) -> Void
+    let strdup: @convention(c) (UnsafePointer<CChar>?) -> Pointer?
+    let free: @convention(c) (Pointer?) -> Void
+    let errorFree: @convention(c) (Pointer?) -> Void
+    let objectUnref: @convention(c) (Pointer?) -> Void
+    let cancellableNew: @convention(c) () -> Pointer?
+    let cancellableCancel: @convention(c) (Pointer?) -> Void
+    let strHash: Pointer
+    let strEqual: Pointer
+    let gFreePointer: Pointer
+
+    // libsecret
+    let serviceGetSync: @convention(c) (Int32, Pointer?, ErrorOut?) -> Pointer?
+    let serviceDisconnect: @convention(c) () -> Void
+    let collectionForAliasSync: @convention(c) (Pointer?, UnsafePointer<CChar>?, Int32, Pointer?, ErrorOut?) -> Pointer?
+    let collectionGetLocked: @convention(c) (Pointer?) -> Int32
+    let collectionGetLabel: @convention(c) (Pointer?) -> Pointer?
+    let collectionSearchSync: @convention(c) (Pointer?, Pointer?, Pointer?, Int32, Pointer?, ErrorOut?) -> Pointer?
+    let itemGetLocked: @convention(c) (Pointer?) -> Int32
+    let itemGetAttributes: @convention(c) (Pointer?) -> Pointer?
+    let itemGetLabel: @convention(c) (Pointer?) -> Pointer?
+    let itemGetCreated: @convention(c) (Pointer?) -> UInt64
+    let itemGetModified: @convention(c) (Pointer?) -> UInt64
+    let itemGetSecret: @convention(c) (Pointer?) -> Pointer?
+    let itemLoadSecretSync: @convention(c) (Pointer?, Pointer?, ErrorOut?) -> Int32
+    let itemCreateSync: @convention(c) (Pointer?, Pointer?, Pointer?, UnsafePointer<CChar>?, Pointer?, Int32, Pointer?, ErrorOut?) -> Pointer?
+    let itemSetSecretSync: @convention(c) (Pointer?, Pointer?, Pointer?, ErrorOut?) -> Int32
+    let itemSetAttributesSync: @convention(c) (Pointer?, Pointer?, Pointer?, Pointer?, ErrorOut?) -> Int32
+    let itemSetLabelSync: @convention(c) (Pointer?, UnsafePointer<CChar>?, Pointer?, ErrorOut?) -> Int32
+    let itemDeleteSync: @convention(c) (Pointer?, Pointer?, ErrorOut?) -> Int32
+    let valueNew: @convention(c) (UnsafePointer<CChar>?, Int, UnsafePointer<CChar>?) -> Pointer?
+    let valueGet: @convention(c) (Pointer?, UnsafeMutablePointer<Int>?) -> UnsafePointer<CChar>?
+    let valueGetContentType: @convention(c) (Pointer?) -> UnsafePointer<CChar>?
+    let valueUnref: @convention(c) (Pointer?) -> Void
+
+    // Flags, as in libsecret's headers.
+    static let searchAll: Int32 = 1 << 1
+    static let searchLoadSecrets: Int32 = 1 << 3
+    static let serviceOpenSession: Int32 = 1 << 1
+    static let cancelledDomainCode: Int32 = 19 // G_IO_ERROR_CANCELLED
+
+    /// The loaded library, or why it could not be loaded. Resolved once per process.
+    static let shared: Result<LibSecret, StoreError> = load()
+
+    private static func load() -> Result<LibSecret, StoreError> {
+        guard let handle = dlopen("libsecret-1.so.0", RTLD_NOW | RTLD_LOCAL) else {
+            let reason = dlerror().map { String(cString: $0) } ?? "not found"
+            return .failure(.unavailable("libsecret is not installed (\(reason)); install libsecret-1-0 to use the Secret Service"))
+        }
+        var missing: [String] = []
+        func symbol<T>(_ name: String, as type: T.Type) -> T? {
+            guard let pointer = dlsym(handle, name) else {
+                missing.append(name)
+                return nil
+            }
+            return unsafeBitCast(pointer, to: type)
+        }
+        func raw(_ name: String) -> Pointer? {
+            guard let pointer = dlsym(handle, name) else {
+                missing.append(name)
+                return nil
+            }
+            return pointer
+        }
+        let library = LibSecret(
+            hashTableNewFull: symbol("g_hash_table_new_full", as: (@convention(c) (Pointer?, Pointer?, Pointer?, Pointer?) -> Pointer?).self) ?? { _, _, _, _ in nil },
+            hashTableInsert: symbol("g_hash_table_insert", as: (@convention(c) (Pointer?, Pointer?, Pointer?) -> Int32).self) ?? { _, _, _ in 0 },
+            hashTableLookup: symbol("g_hash_table_lookup", as: (@convention(c) (Pointer?, UnsafeRawPointer?) -> Pointer?).self) ?? { _, _ in nil },
+            hashTableGetKeys: symbol("g_hash_table_get_keys", as: (@convention(c) (Pointer?) -> Pointer?).self) ?? { _ in nil },
+            hashTableUnref: symbol("g_hash_table_unref", as: (@convention(c) (Pointer?) -> Void).self) ?? { _ in },
+            listFree: symbol("g_list_free", as: (@convention(c) (Pointer?) -> Void).self) ?? { _ in },
+            strdup: symbol("g_strdup", as: (@convention(c) (UnsafePointer<CChar>?) -> Pointer?).self) ?? { _ in nil },
+            free: symbol("g_free", as: (@convention(c) (Pointer?) -> Void).self) ?? { _ in },
+            errorFree: symbol("g_error_free", as: (@convention(c) (Pointer?) -> Void).self) ?? { _ in },
+            objectUnref: symbol("g_object_unref", as: (@convention(c) (Pointer?) -> Void).self) ?? { _ in },
+            cancellableNew: symbol("g_cancellable_new", as: (@convention(c) () -> Pointer?).self) ?? { nil },
+            cancellableCancel: symbol("g_cancellable_cancel", as: (@convention(c) (Pointer?) -> Void).self) ?? { _ in },
+            strHash: raw("g_str_hash") ?? Pointer(bitPattern: 1)!,
+            strEqual: raw("g_str_equal") ?? Pointer(bitPattern: 1)!,
+            gFreePointer: raw("g_free") ?? Pointer(bitPattern: 1)!,
+            serviceGetSync: symbol("secret_service_get_sync", as: (@convention(c) (Int32, Pointer?, ErrorOut?) -> Pointer?).self) ?? { _, _, _ in nil },
+            serviceDisconnect: symbol("secret_service_disconnect", as: (@convention(c) () -> Void).self) ?? {},
+            collectionForAliasSync: symbol("secret_collection_for_alias_sync", as: (@convention(c) (Pointer?, UnsafePointer<CChar>?, Int32, Pointer?, ErrorOut?) -> Pointer?).self) ?? { _, _, _, _, _ in nil },
+            collectionGetLocked: symbol("secret_collection_get_locked", as: (@convention(c) (Pointer?) -> Int32).self) ?? { _ in 1 },
+            collectionGetLabel: symbol("secret_collection_get_label", as: (@convention(c) (Pointer?) -> Pointer?).self) ?? { _ in nil },
+            collectionSearchSync: symbol("secret_collection_search_sync", as: (@convention(c) (Pointer?, Pointer?, Pointer?, Int32, Pointer?, ErrorOut?) -> Pointer?).self) ?? { _, _, _, _, _, _ in nil },
+            itemGetLocked: symbol("secret_item_get_locked", as: (@convention(c) (Pointer?) -> Int32).self) ?? { _ in 1 },
+            itemGetAttributes: symbol("secret_item_get_attributes", as: (@convention(c) (Pointer?) -> Pointer?).self) ?? { _ in nil },
+            itemGetLabel: symbol("secret_item_get_label", as: (@convention(c) (Pointer?) -> Pointer?).self) ?? { _ in nil },
+            itemGetCreated: symbol("secret_item_get_created", as: (@convention(c) (Pointer?) -> UInt64).self) ?? { _ in 0 },
+            itemGetModified: symbol("secret_item_get_modified", as: (@convention(c) (Pointer?) -> UInt64).self) ?? { _ in 0 },
+            itemGetSecret: symbol("secret_item_get_secret", as: (@convention(c) (Pointer?) -> Pointer?).self) ?? { _ in nil },
+            itemLoadSecretSync: symbol("secret_item_load_secret_sync", as: (@convention(c) (Pointer?, Pointer?, ErrorOut?) -> Int32).self) ?? { _, _, _ in 0 },
+            itemCreateSync: symbol("secret_item_create_sync", as: (@convention(c) (Pointer?, Pointer?, Pointer?, UnsafePointer<CChar>?, Pointer?, Int32, Pointer?, ErrorOut?) -> Pointer?).self) ?? { _, _, _, _, _, _, _, _ in nil },
+            itemSetSecretSync: symbol("secret_item_set_secret_sync", as: (@convention(c) (Pointer?, Pointer?, Pointer?, ErrorOut?) -> Int32).self) ?? { _, _, _, _ in 0 },
+            itemSetAttributesSync: symbol("secret_item_set_attributes_sync", as: (@convention(c) (Pointer?, Pointer?, Pointer?, Pointer?, ErrorOut?) -> Int32).self) ?? { _, _, _, _, _ in 0 },
+            itemSetLabelSync: symbol("secret_item_set_label_sync", as: (@convention(c) (Pointer?, UnsafePointer<CChar>?, Pointer?, ErrorOut?) -> Int32).self) ?? { _, _, _, _ in 0 },
+            itemDeleteSync: symbol("secret_item_delete_sync", as: (@convention(c) (Pointer?, Pointer?, ErrorOut?) -> Int32).self) ?? { _, _, _ in 0 },
+            valueNew: symbol("secret_value_new", as: (@convention(c) (UnsafePointer<CChar>?, Int, UnsafePointer<CChar>?) -> Pointer?).self) ?? { _, _, _ in nil },
+            valueGet: symbol("secret_value_get", as: (@convention(c) (Pointer?, UnsafeMutablePointer<Int>?) -> UnsafePointer<CChar>?).self) ?? { _, _ in nil },
+            valueGetContentType: symbol("secret_value_get_content_type", as: (@convention(c) (Pointer?) -> UnsafePointer<CChar>?).self) ?? { _ in nil },
+            valueUnref: symbol("secret_value_unref", as: (@convention(c) (Pointer?) -> Void).self) ?? { _ in }
+        )
+        guard missing.isEmpty else {
+            return .failure(.unavailable("libsecret lacks \(missing.joined(separator: ", ")); version 0.18 or later is needed"))
+        }
+        return .success(library)
+    }
+
+    // MARK: Helpers over GLib types
+
+    /// A GHashTable<string, string> owning copies of `attributes`; unref it when done.
+    func hashTable(_ attributes: [String: String]) -> Pointer? {
+        let table = hashTableNewFull(strHash, strEqual, gFreePointer, gFreePointer)
+        for (key, value) in attributes {
+            _ = hashTableInsert(table, strdup(key), strdup(value))
+        }
+        return table
+    }
+
+    /// The entries of a GHashTable<string, string>.
+    func dictionary(_ table: Pointer?) -> [String: String] {
+        var result: [String: String] = [:]
+        let keys = hashTableGetKeys(table)
+        var node = keys
+        while let current = node {
+            if let key = current.load(as: Pointer?.self) {
+                let value = hashTableLookup(table, key)
+                result[String(cString: key.assumingMemoryBound(to: CChar.self))] = value.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? ""
+            }
+            node = current.load(fromByteOffset: MemoryLayout<Pointer>.size, as: Pointer?.self)
+        }
+        listFree(keys)
+        return result
+    }
+
+    /// The data pointers of a GList, which is then freed (not its elements).
+    func elements(_ list: Pointer?) -> [Pointer] {
+        var result: [Pointer] = []
+        var node = list
+        while let current = node {
+            if let data = current.load(as: Pointer?.self) { result.append(data) }
+            node = current.load(fromByteOffset: MemoryLayout<Pointer>.size, as: Pointer?.self)
+        }
+        listFree(list)
+        return result
+    }
+
+    /// A GError's code and message, then frees it.
+    func consume(_ error: Pointer?) -> (domainCode: Int32, message: String)? {
+        guard let error else { return nil }
+        let code = error.load(fromByteOffset: 4, as: Int32.self)
+        let message = error.load(fromByteOffset: 8, as: UnsafePointer<CChar>?.self).map { String(cString: $0) } ?? "unknown error"
+        errorFree(error)
+        return (code, message)
+    }
+
+    /// A gchar* the caller owns, as a String, then freed.
+    func takeString(_ pointer: Pointer?) -> String? {
+        guard let pointer else { return nil }
+        defer { free(pointer) }
+        return String(cString: pointer.assumingMemoryBound(to: CChar.self))
+    }
+}

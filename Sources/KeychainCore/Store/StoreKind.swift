@@ -1,0 +1,40 @@
+import Foundation
+
+/// Which store to use: chosen explicitly, never guessed, and never switched silently.
+public enum StoreKind: String, Sendable, CaseIterable, CustomStringConvertible {
+    /// The embedded encrypted vault (the default).
+    case vault
+    /// The desktop's Secret Service (GNOME Keyring, KWallet, KeePassXC).
+    case secretService = "secret-service"
+
+    public var description: String { rawValue }
+
+    /// `KEYCHAIN_BACKEND` (`vault` or `secret-service`), or the vault when it is not set.
+    /// - Throws: ``StoreError/invalidArgument(_:)`` for any other value.
+    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws(StoreError) -> StoreKind {
+        guard let name = environment["KEYCHAIN_BACKEND"], !name.isEmpty else { return .vault }
+        guard let kind = StoreKind(rawValue: name) else {
+            throw .invalidArgument("KEYCHAIN_BACKEND must be vault or secret-service, not '\(name)'")
+        }
+        return kind
+    }
+
+    /// Opens the store: the vault at its default location (`KEYCHAIN_PATH`...), or the Secret
+    /// Service with the timeout `KEYCHAIN_TIMEOUT` gives in seconds (default 5) and the
+    /// partition `KEYCHAIN_PARTITION` names (none by default).
+    public func open(environment: [String: String] = ProcessInfo.processInfo.environment) throws(StoreError) -> any Store {
+        switch self {
+        case .vault:
+            return try Vault(VaultConfiguration(location: .default(environment: environment)))
+        case .secretService:
+            var configuration = SecretServiceStore.Configuration()
+            if let text = environment["KEYCHAIN_TIMEOUT"], let seconds = Double(text), seconds > 0 {
+                configuration.timeout = .milliseconds(Int(seconds * 1000))
+            }
+            if let partition = environment["KEYCHAIN_PARTITION"], !partition.isEmpty {
+                configuration.partition = partition
+            }
+            return try SecretServiceStore(configuration)
+        }
+    }
+}
