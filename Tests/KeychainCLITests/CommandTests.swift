@@ -130,25 +130,19 @@ struct CommandTests {
     @Test("no secret reaches the process's argv or environment, nor any error text")
     func secretsStayOut() throws {
         let secretValue = "UNIQUE-SECRET-\(UUID().uuidString)"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: KeychainExecutable.path)
-        process.arguments = ["set", "--identifier", "Druidia", "Skroob"]
-        process.environment = ["KEYCHAIN_PATH": vaultPath, "HOME": directory.path]
-        let stdin = Pipe(), stderr = Pipe()
-        process.standardInput = stdin
-        process.standardError = stderr
-        try process.run()
-        stdin.fileHandleForWriting.write(Data(secretValue.utf8))
+        let errorFile = directory.path + "/set.stderr"
+        let (pid, stdin) = try Subprocess.launch(KeychainExecutable.path, ["set", "--identifier", "Druidia", "Skroob"],
+                                                 environment: ["KEYCHAIN_PATH": vaultPath, "HOME": directory.path], errorFile: errorFile)
+        _ = Array(secretValue.utf8).withUnsafeBytes { write(stdin, $0.baseAddress, $0.count) }
         Thread.sleep(forTimeInterval: 0.2)
-        let cmdline = FileManager.default.contents(atPath: "/proc/\(process.processIdentifier)/cmdline") ?? Data()
-        let environ = FileManager.default.contents(atPath: "/proc/\(process.processIdentifier)/environ") ?? Data()
-        try stdin.fileHandleForWriting.close()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let cmdline = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") ?? Data()
+        let environ = FileManager.default.contents(atPath: "/proc/\(pid)/environ") ?? Data()
+        close(stdin)
+        #expect(Subprocess.wait(for: pid) == 0)
         #expect(!cmdline.isEmpty && cmdline.range(of: Data(secretValue.utf8)) == nil)
         #expect(environ.range(of: Data(secretValue.utf8)) == nil)
         // Provoke every kind of error around the stored secret and read what is said.
-        var said = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        var said = (try? String(contentsOfFile: errorFile, encoding: .utf8)) ?? ""
         for arguments in [["set", "--identifier", "Druidia", "Skroob", "extra"], ["get", "--identifier", "Druidia", "--accessibility", "bad", "Skroob"],
                           ["get", "--vault", "/nonexistent/dir/x.keychain", "--identifier", "Druidia", "Skroob"], ["list", "--bogus"]] {
             said += try run(arguments, input: secretValue).stderr

@@ -18,22 +18,8 @@ public enum KeychainExecutable {
     /// Runs `keychain arguments...` with `input` on standard input and `environment` added to a
     /// minimal environment (HOME and XDG_DATA_HOME point at `home` so no test touches real data).
     public static func run(_ arguments: [String], input: Data = Data(), environment: [String: String] = [:], home: String) throws -> CommandResult {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
         var env = ["PATH": "/usr/bin:/bin", "HOME": home, "XDG_DATA_HOME": home + "/data"]
         env.merge(environment) { $1 }
-        process.environment = env
-        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        stdin.fileHandleForWriting.write(input)
-        try stdin.fileHandleForWriting.close()
-        let out = stdout.fileHandleForReading.readDataToEndOfFile()
-        let err = stderr.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return CommandResult(status: process.terminationStatus, stdout: out, stderr: String(decoding: err, as: UTF8.self))
+        return try Subprocess.run(path, arguments, environment: env, input: input)
     }
 }

@@ -1,0 +1,119 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Child processes through posix_spawn, poll and waitpid. Foundation's Process can deadlock in
+/// waitUntilExit when tests start processes in parallel (seen: blocked in CFRunLoopRun while the
+/// child was already a zombie), so the tests use this instead.
+public enum Subprocess {
+    /// Runs `executable` to completion with `input` on its standard input; returns its status
+    /// (128 + signal if it was killed) and what it wrote.
+    public static func run(_ executable: String, _ arguments: [String], environment: [String: String], input: Data = Data()) throws -> CommandResult {
+        var stdinPipe: [Int32] = [0, 0], stdoutPipe: [Int32] = [0, 0], stderrPipe: [Int32] = [0, 0]
+        guard makePipe(&stdinPipe), makePipe(&stdoutPipe), makePipe(&stderrPipe) else { throw POSIXError(.EMFILE) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, stdinPipe[0], 0)
+        posix_spawn_file_actions_adddup2(&actions, stdoutPipe[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, stderrPipe[1], 2)
+        let pid = try spawn(executable, arguments, environment: environment, actions: &actions)
+        for fd in [stdinPipe[0], stdoutPipe[1], stderrPipe[1]] { close(fd) }
+        let writer = stdinPipe[1]
+        DispatchQueue.global().async {
+            input.withUnsafeBytes { bytes in
+                var offset = 0
+                while offset < bytes.count {
+                    let n = write(writer, bytes.baseAddress! + offset, bytes.count - offset)
+                    if n < 0 { if errno == EINTR { continue }; break }
+                    offset += n
+                }
+            }
+            close(writer)
+        }
+        var out = Data(), err = Data()
+        var fds = [pollfd(fd: stdoutPipe[0], events: Int16(POLLIN), revents: 0), pollfd(fd: stderrPipe[0], events: Int16(POLLIN), revents: 0)]
+        var open = 2
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while open > 0 {
+            if poll(&fds, nfds_t(fds.count), -1) < 0 { if errno == EINTR { continue }; break }
+            for index in fds.indices where fds[index].fd >= 0 && fds[index].revents != 0 {
+                let n = read(fds[index].fd, &buffer, buffer.count)
+                if n > 0 {
+                    if index == 0 { out.append(contentsOf: buffer[0..<n]) } else { err.append(contentsOf: buffer[0..<n]) }
+                } else if n == 0 || errno != EINTR {
+                    close(fds[index].fd)
+                    fds[index].fd = -1
+                    open -= 1
+                }
+            }
+        }
+        return CommandResult(status: wait(for: pid), stdout: out, stderr: String(decoding: err, as: UTF8.self))
+    }
+
+    /// Starts a long-running process with its output discarded; stop it with `kill` and `wait(for:)`.
+    public static func start(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        return try spawn(executable, arguments, environment: environment, actions: &actions)
+    }
+
+    /// Starts a process whose standard input stays open until the caller closes the returned
+    /// descriptor; its standard error goes to `errorFile`.
+    public static func launch(_ executable: String, _ arguments: [String], environment: [String: String], errorFile: String) throws -> (pid: pid_t, stdin: Int32) {
+        var stdinPipe: [Int32] = [0, 0]
+        guard makePipe(&stdinPipe) else { throw POSIXError(.EMFILE) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, stdinPipe[0], 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, errorFile, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let pid = try spawn(executable, arguments, environment: environment, actions: &actions)
+        close(stdinPipe[0])
+        return (pid, stdinPipe[1])
+    }
+
+    @discardableResult
+    public static func wait(for pid: pid_t) -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let signal = status & 0x7f
+        return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+    }
+
+    /// A pipe whose ends close on exec, so a child started in parallel by another test never
+    /// inherits (and holds open) this one's pipes.
+    private static func makePipe(_ fds: inout [Int32]) -> Bool {
+        guard pipe(&fds) == 0 else { return false }
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        return true
+    }
+
+    private static func spawn(_ executable: String, _ arguments: [String], environment: [String: String], actions: inout posix_spawn_file_actions_t) throws -> pid_t {
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        // Children start with no blocked signals and default handlers: a test runs on a
+        // Dispatch thread whose mask blocks signals, which posix_spawn would otherwise pass on
+        // (a daemon started that way ignores the SIGTERM meant to stop it).
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t(), all = sigset_t()
+        sigemptyset(&empty)
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .ENOENT) }
+        return pid
+    }
+}
