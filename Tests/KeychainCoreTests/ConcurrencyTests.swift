@@ -11,7 +11,7 @@ struct ConcurrencyTests {
     func threadsLoseNoUpdate() throws {
         let vault = try Vault(directory.vaultConfiguration())
         let threads = 8, perThread = 40
-        let errors = ErrorBox()
+        let errors = Collector<Error>()
         DispatchQueue.concurrentPerform(iterations: threads) { thread in
             for index in 0..<perThread {
                 do {
@@ -61,11 +61,4 @@ struct ConcurrencyTests {
         #expect(items.count == processes * perProcess)
         #expect(items.allSatisfy { $0.value?.string == "value-" + $0.attributes.account! })
     }
-}
-
-final class ErrorBox: @unchecked Sendable {
-    private var errors: [Error] = []
-    private let lock = NSLock()
-    func add(_ error: Error) { lock.lock(); errors.append(error); lock.unlock() }
-    var all: [Error] { lock.lock(); defer { lock.unlock() }; return errors }
 }

@@ -125,7 +125,7 @@ enum ValetBehaviour: String, CaseIterable, Sendable {
 
         case .concurrentSetsAndRemoves:
             let valet = fixture.valet()
-            let errors = Errors()
+            let errors = Collector<Error>()
             let group = DispatchGroup()
             let setQueue = DispatchQueue(label: "sets", attributes: .concurrent)
             let removeQueue = DispatchQueue(label: "removes", attributes: .concurrent)
@@ -159,7 +159,7 @@ enum ValetBehaviour: String, CaseIterable, Sendable {
 
         case .multiProcess:
             let passphraseFile = fixture.directory.file("pw", Self.passphrase)
-            let results = ResultBox()
+            let results = Collector<CommandResult?>()
             DispatchQueue.concurrentPerform(iterations: 8) { index in
                 let result = try? fixture.testStore.command(["set", "--identifier", "Druidia", "key\(index)"], input: Data("value\(index)".utf8),
                                                              environment: ["KEYCHAIN_PASSPHRASE_FILE": passphraseFile])
@@ -173,18 +173,4 @@ enum ValetBehaviour: String, CaseIterable, Sendable {
     }
 }
 
-final class Errors: @unchecked Sendable {
-    private var errors: [Error] = []
-    private let lock = NSLock()
-    func add(_ error: Error) { lock.lock(); errors.append(error); lock.unlock() }
-    var count: Int { lock.lock(); defer { lock.unlock() }; return errors.count }
-}
-
 final class ValetBox: @unchecked Sendable { var valet: Valet? }
-
-final class ResultBox: @unchecked Sendable {
-    private var results: [CommandResult?] = []
-    private let lock = NSLock()
-    func add(_ result: CommandResult?) { lock.lock(); results.append(result); lock.unlock() }
-    var all: [CommandResult?] { lock.lock(); defer { lock.unlock() }; return results }
-}
