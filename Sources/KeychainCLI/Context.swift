@@ -54,7 +54,9 @@ final class Context {
     func vault(create: Bool = true) throws(CommandFailure) -> Vault {
         if let openedVault { return openedVault }
         do {
-            let vault = try Vault(VaultConfiguration(location: location, idleTimeout: nil, createIfMissing: create))
+            // KEYCHAIN_KERNEL_KEYRING=off keeps afterFirstUnlock keys in this process only.
+            let kernelKeyring = environment["KEYCHAIN_KERNEL_KEYRING"] != "off"
+            let vault = try Vault(VaultConfiguration(location: location, idleTimeout: nil, usesKernelKeyring: kernelKeyring, createIfMissing: create))
             openedVault = vault
             return vault
         } catch {

@@ -80,6 +80,9 @@ struct CommandTests {
 
     @Test("unlock with a passphrase file caches afterFirstUnlock keys for other processes; lock forgets them")
     func unlockAndLock() throws {
+        func run(_ arguments: [String], input: String = "", environment: [String: String] = [:]) throws -> CommandResult {
+            try self.run(arguments, input: input, environment: environment.merging(["KEYCHAIN_KERNEL_KEYRING": "on"]) { $1 })
+        }
         let passphrase = directory.file("pw", "s3same")
         #expect(try run(["passwd"], environment: ["KEYCHAIN_NEW_PASSPHRASE_FILE": passphrase]).status == 0)
         #expect(try run(["set", "--identifier", "Druidia", "--accessibility", "afterFirstUnlock", "token"], input: "afu",

@@ -62,7 +62,8 @@ struct LockTests {
         try vault.add(item("wu", .whenUnlocked))
         let path = vault.location.path
         func get(_ account: String, _ accessibility: String) throws -> CommandResult {
-            try KeychainExecutable.run(["get", "--vault", path, "--service", "s", "--accessibility", accessibility, account], home: directory.path)
+            try KeychainExecutable.run(["get", "--vault", path, "--service", "s", "--accessibility", accessibility, account],
+                                       environment: ["KEYCHAIN_KERNEL_KEYRING": "on"], home: directory.path)
         }
         let afu = try get("afu", "afterFirstUnlock")
         #expect(afu.status == 0 && afu.output == "v-afu\n", "\(afu.stderr)")

@@ -18,7 +18,8 @@ public enum KeychainExecutable {
     /// Runs `keychain arguments...` with `input` on standard input and `environment` added to a
     /// minimal environment (HOME and XDG_DATA_HOME point at `home` so no test touches real data).
     public static func run(_ arguments: [String], input: Data = Data(), environment: [String: String] = [:], home: String) throws -> CommandResult {
-        var env = ["PATH": "/usr/bin:/bin", "HOME": home, "XDG_DATA_HOME": home + "/data"]
+        // Tests leave nothing in the user's kernel keyring unless they test that cache.
+        var env = ["PATH": "/usr/bin:/bin", "HOME": home, "XDG_DATA_HOME": home + "/data", "KEYCHAIN_KERNEL_KEYRING": "off"]
         env.merge(environment) { $1 }
         return try Subprocess.run(path, arguments, environment: env, input: input)
     }
