@@ -28,7 +28,8 @@ public final class Vault: Store, @unchecked Sendable {
     private var idleTimer: DispatchSourceTimer?
     private var kernelKeyringState: VaultStatus.KernelKeyringState?
     private let kernelKeyring = KernelKeyring()
-    private let machineID: [UInt8]?
+    /// Read on first need: only ThisDeviceOnly classes use it, and most opens touch none.
+    private lazy var machineID: [UInt8]? = configuration.machineIdentity.read()
 
     /// Opens the vault, creating it (without a passphrase, with a key file) if it is missing and
     /// the configuration allows it. A vault with a passphrase opens locked.
@@ -38,7 +39,6 @@ public final class Vault: Store, @unchecked Sendable {
     ///   that is not a vault this version can read, ``StoreError/io(_:)`` for file-system failures.
     public init(_ configuration: VaultConfiguration = VaultConfiguration()) throws(StoreError) {
         self.configuration = configuration
-        self.machineID = configuration.machineIdentity.read()
         let location = configuration.location
         if !FileSystem.exists(location.path) {
             guard configuration.createIfMissing else { throw .io("no vault at \(location.path)") }
@@ -514,7 +514,7 @@ public final class Vault: Store, @unchecked Sendable {
     // MARK: - Keys (mutex held)
 
     private var cacheDescription: String {
-        "swift-keychain:v1:" + header.vaultID.map { String(format: "%02x", $0) }.joined()
+        "swift-keychain:v1:" + Digest.hex(header.vaultID)
     }
 
     private func lookupKey() throws(StoreError) -> HMACKey {
