@@ -33,6 +33,25 @@ enum Service: CustomStringConvertible, Equatable, Sendable {
         }
     }
 
+    /// The service string a Valet of this configuration used under a removed accessibility
+    /// (`AccessibleAlways...`), for migrating its items. Valet's AlwaysThisDeviceOnly migration
+    /// builds the full format even for explicitly set valets (`fullOverrides`), a quirk kept so
+    /// that the same items are found.
+    func legacyDescription(accessibility: String, fullOverrides: Bool) -> String {
+        let configuration = configuration
+        switch self {
+        case .standard(let identifier, _):
+            return "VAL_\(configuration)_initWithIdentifier:accessibility:_\(identifier)_\(accessibility)"
+        case .sharedGroup(let group, let identifier, _):
+            let middle = identifier.map { "\(group.groupIdentifier)_\($0)" } ?? group.groupIdentifier
+            return "VAL_\(configuration)_initWithSharedAccessGroupIdentifier:accessibility:_\(middle)_\(accessibility)"
+        case .standardOverride(let identifier, _):
+            return fullOverrides ? "VAL_\(configuration)_initWithIdentifier:accessibility:_\(identifier)_\(accessibility)" : identifier.description
+        case .sharedGroupOverride(let group, _):
+            return fullOverrides ? "VAL_\(configuration)_initWithSharedAccessGroupIdentifier:accessibility:_\(group.description)_\(accessibility)" : group.description
+        }
+    }
+
     /// The access group attribute: the full group for shared valets, none otherwise.
     var accessGroup: String {
         switch self {

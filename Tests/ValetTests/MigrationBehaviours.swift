@@ -1,0 +1,142 @@
+import Foundation
+import Testing
+import Valet
+import KeychainCore
+import KeychainTestSupport
+
+/// Valet's migration cases (reference §3), written once and run on every store.
+enum MigrationBehaviour: String, CaseIterable, Sendable {
+    case invalidQueries, noMatch, fromValet, removeOnCompletion, keyAlreadyInDestination, duplicateKeys
+    case compactMapTransformsSkipsAndThrows, afterCanAccessKeychain, fromAlwaysAccessibleValet, allOrNothing
+
+    func run(_ fixture: Fixture) throws {
+        let destination = fixture.valet("Destination")
+        let source = fixture.valet("Source")
+        switch self {
+        case .invalidQueries:
+            let genp: [String: AnyHashable] = [kSecClass as String: kSecClassGenericPassword as String]
+            var queries: [[String: AnyHashable]] = [[:], [kSecAttrService as String: "x"], [kSecClass as String: kSecClassInternetPassword as String]]
+            for (key, value) in [(kSecMatchLimit, AnyHashable(kSecMatchLimitOne)), (kSecReturnData, AnyHashable(true)), (kSecReturnRef, AnyHashable(true)),
+                                 (kSecReturnPersistentRef, AnyHashable(false)), (kSecReturnAttributes, AnyHashable(false)), (kSecAttrAccessControl, AnyHashable("x"))] {
+                var query = genp
+                query[key as String] = value
+                queries.append(query)
+            }
+            for query in queries {
+                for remove in [false, true] {
+                    #expect(throws: MigrationError.invalidQuery, "\(query)") { try destination.migrateObjects(matching: query, removeOnCompletion: remove) }
+                }
+            }
+
+        case .noMatch:
+            #expect(throws: KeychainError.itemNotFound) {
+                try destination.migrateObjects(matching: [kSecClass as String: kSecClassGenericPassword as String, kSecAttrService as String: "nothing-here"], removeOnCompletion: false)
+            }
+
+        case .fromValet:
+            try source.setString("12345", forKey: "Skroob")
+            try source.setString("helmet", forKey: "Helmet")
+            try destination.migrateObjects(from: source, removeOnCompletion: false)
+            #expect(try destination.allKeys() == ["Skroob", "Helmet"] && source.allKeys() == ["Skroob", "Helmet"])
+            #expect(try destination.string(forKey: "Skroob") == "12345")
+
+        case .removeOnCompletion:
+            try source.setString("12345", forKey: "Skroob")
+            try destination.migrateObjects(from: source, removeOnCompletion: true)
+            #expect(try destination.string(forKey: "Skroob") == "12345")
+            #expect(try source.allKeys() == [])
+
+        case .keyAlreadyInDestination:
+            try source.setString("new", forKey: "Skroob")
+            try source.setString("other", forKey: "Other")
+            try destination.setString("old", forKey: "Skroob")
+            #expect(throws: MigrationError.keyToMigrateAlreadyExistsInValet) { try destination.migrateObjects(from: source, removeOnCompletion: true) }
+            #expect(try destination.allKeys() == ["Skroob"] && destination.string(forKey: "Skroob") == "old")
+            #expect(try source.allKeys() == ["Skroob", "Other"])
+
+        case .duplicateKeys:
+            try source.setString("a", forKey: "Skroob")
+            try fixture.valet("Another").setString("b", forKey: "Skroob")
+            #expect(throws: MigrationError.duplicateKeyToMigrate) {
+                try destination.migrateObjects(matching: [kSecClass as String: kSecClassGenericPassword as String, kSecAttrAccount as String: "Skroob"], removeOnCompletion: false)
+            }
+            #expect(try destination.allKeys() == [])
+
+        case .compactMapTransformsSkipsAndThrows:
+            for (index, key) in ["keep", "skip", "rename"].enumerated() { try source.setString("value\(index)", forKey: key) }
+            struct Abort: Error, Equatable {}
+            #expect(throws: Abort()) {
+                try destination.migrateObjects(from: source) { pair in
+                    if pair.key == AnyHashable("rename") { throw Abort() }
+                    return MigratableKeyValuePair(key: pair.key as! String, value: pair.value)
+                }
+            }
+            #expect(try destination.allKeys() == [], "a throwing compactMap migrates nothing")
+            try destination.migrateObjects(from: source) { pair in
+                switch pair.key as! String {
+                case "skip": return nil
+                case "rename": return MigratableKeyValuePair(key: "renamed", value: "transformed")
+                default: return MigratableKeyValuePair(key: pair.key as! String, value: pair.value)
+                }
+            }
+            #expect(try destination.allKeys() == ["keep", "renamed"])
+            #expect(try destination.string(forKey: "renamed") == "transformed" && destination.string(forKey: "keep") == "value0")
+
+        case .afterCanAccessKeychain:
+            #expect(source.canAccessKeychain() && destination.canAccessKeychain())
+            try source.setString("12345", forKey: "Skroob")
+            try destination.migrateObjects(from: source, removeOnCompletion: false)
+            #expect(try destination.allKeys() == ["Skroob"])
+
+        case .fromAlwaysAccessibleValet:
+            var legacy = Attributes(service: "VAL_VALValet_initWithIdentifier:accessibility:_Destination_AccessibleAlways", account: "old-token",
+                                    accessGroup: "", synchronizable: false, accessibility: .always)
+            try fixture.store.add(Item(.genericPassword, attributes: legacy, value: SecretBytes(utf8: "from-always")))
+            try destination.migrateObjectsFromAlwaysAccessibleValet(removeOnCompletion: true)
+            #expect(try destination.string(forKey: "old-token") == "from-always")
+            legacy.account = nil
+            #expect(throws: StoreError.itemNotFound) { try fixture.store.copyMatching(Query(.genericPassword, attributes: legacy)) }
+
+        case .allOrNothing:
+            for index in 0..<20 { try source.setString("value\(index)", forKey: "key\(index)") }
+            // The last pair is over the store's 1 MiB limit: the one transaction fails, nothing lands.
+            #expect(throws: KeychainError.couldNotAccessKeychain) {
+                try destination.migrateObjects(from: source) { pair in
+                    let key = pair.key as! String
+                    return MigratableKeyValuePair(key: key, value: key == "key19" ? Data(count: 2 << 20) : pair.value)
+                }
+            }
+            #expect(try destination.allKeys() == [])
+            #expect(try source.allKeys().count == 20)
+        }
+    }
+}
+
+@Suite("Valet migrations on the vault")
+struct MigrationsOnVault {
+    @Test(arguments: MigrationBehaviour.allCases)
+    func behaviour(_ behaviour: MigrationBehaviour) throws {
+        try behaviour.run(Fixture(.vault))
+    }
+}
+
+@Suite("Valet migrations on the Secret Service",
+       .enabled(if: SecretServiceEnvironment.isAvailable, "\(SecretServiceEnvironment.unavailableReason ?? "")"))
+struct MigrationsOnSecretService {
+    @Test(arguments: MigrationBehaviour.allCases)
+    func behaviour(_ behaviour: MigrationBehaviour) throws {
+        try behaviour.run(Fixture(.secretService))
+    }
+
+    @Test("a Valet on the Secret Service migrates into a Valet on the vault, and back")
+    func acrossStores() throws {
+        let desktop = try Fixture(.secretService), embedded = try Fixture(.vault)
+        try desktop.valet("Druidia").setString("12345", forKey: "Skroob")
+        try embedded.valet("Druidia").migrateObjects(from: desktop.valet("Druidia"), removeOnCompletion: true)
+        #expect(try embedded.valet("Druidia").string(forKey: "Skroob") == "12345")
+        #expect(try desktop.valet("Druidia").allKeys() == [])
+        try desktop.valet("Druidia").migrateObjects(from: embedded.valet("Druidia"), removeOnCompletion: true)
+        #expect(try desktop.valet("Druidia").string(forKey: "Skroob") == "12345")
+        #expect(try embedded.valet("Druidia").allKeys() == [])
+    }
+}
