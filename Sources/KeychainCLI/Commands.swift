@@ -62,6 +62,11 @@ enum Commands {
                            "KEYCHAIN_PASSPHRASE_FILE=old KEYCHAIN_NEW_PASSPHRASE_FILE=new keychain passwd"],
                 notes: "The current passphrase comes from KEYCHAIN_PASSPHRASE_FILE, $CREDENTIALS_DIRECTORY/keychain-passphrase or a prompt; the new one from KEYCHAIN_NEW_PASSPHRASE_FILE, standard input, or a prompt typed twice. Items are not re-encrypted: only the master key is re-wrapped.",
                 run: passwd),
+        Command(name: "generate", summary: "print a new Safari-style password (xxx-xxx-xxx-xxx), or store it with an item address",
+                positionals: [], optionalPositionals: ["KEY"], options: ItemAddress.options,
+                examples: ["keychain generate", "keychain generate --identifier Druidia Skroob   # stores it, then prints it"],
+                notes: "Twelve characters from a 55-letter alphabet without look-alikes, with a lowercase letter, an uppercase letter and a digit; about 69 bits.",
+                run: generate),
         Command(name: "status", summary: "where the vault is, whether it is locked, what is available",
                 positionals: [], optionalPositionals: [], options: [json],
                 examples: ["keychain status", "keychain status --json"], notes: nil, run: status),
@@ -154,6 +159,22 @@ enum Commands {
         } else {
             for row in rows { context.terminal.write(row.line + "\n") }
         }
+        return .success
+    }
+
+    private static func generate(_ context: Context) throws(CommandFailure) -> ExitCode {
+        let password = PasswordGenerator.safari()
+        let arguments = context.arguments
+        let addressed = ["identifier", "shared-group", "service", "server"].contains { arguments.value($0) != nil }
+        if addressed {
+            let address = try ItemAddress(arguments, requireTarget: true)
+            var attributes = try address.attributes(key: key(context))
+            attributes.accessibility = attributes.accessibility ?? .whenUnlocked
+            let store = try context.store(unlocking: attributes.accessibility)
+            let item = address.item(key: key(context), attributes: attributes, value: SecretBytes(utf8: password))
+            try context.store { () throws(StoreError) in try store.upsert(item) }
+        }
+        context.terminal.write(password + "\n")
         return .success
     }
 

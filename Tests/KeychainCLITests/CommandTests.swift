@@ -160,9 +160,18 @@ struct CommandTests {
     func help() throws {
         let overview = try run(["--help"])
         #expect(overview.status == 0 && overview.output.contains("Exit status") && overview.output.contains("keychain set"))
-        for command in ["set", "get", "contains", "remove", "list", "clear", "unlock", "lock", "passwd", "status"] {
+        for command in ["set", "get", "contains", "remove", "list", "clear", "unlock", "lock", "passwd", "generate", "status"] {
             let help = try run([command, "--help"])
             #expect(help.status == 0 && help.output.contains("Example") && help.output.contains("keychain \(command)"), "\(command)")
         }
+    }
+
+    @Test("generate prints a Safari-style password, and stores it when given an item")
+    func generate() throws {
+        let printed = try run(["generate"])
+        #expect(printed.status == 0 && printed.output.range(of: #"^[a-zA-Z2-9]{3}(-[a-zA-Z2-9]{3}){3}\n$"#, options: .regularExpression) != nil)
+        let stored = try run(["generate", "--identifier", "Druidia", "Generated"])
+        #expect(stored.status == 0)
+        #expect(try run(["get", "--identifier", "Druidia", "Generated"]).output == stored.output)
     }
 }

@@ -271,9 +271,7 @@ public final class Vault: Store, @unchecked Sendable {
             let rows = try matchingRows(query, includeValue: value == nil, needAttributes: true)
             guard !rows.isEmpty else { throw .itemNotFound }
             for existing in rows {
-                var merged = (existing.attributes ?? Attributes()).merging(changes)
-                merged.creationDate = existing.attributes?.creationDate
-                try replace(existing, attributes: merged, value: value)
+                try replace(existing, attributes: (existing.attributes ?? Attributes()).merging(changes), value: value)
             }
             return rows.count
         case .delete(let query):
