@@ -125,7 +125,7 @@ extension Valet {
             guard let account = item.attributes.account, !account.isEmpty else { throw MigrationError.keyToMigrateInvalid }
             if account == Self.canaryKey { continue }
             guard let value = item.value, value.count > 0 else { throw MigrationError.dataToMigrateInvalid }
-            originals.append(Self.identityQuery(of: item))
+            originals.append(Query(identifying: item))
             guard let pair = try compactMap(MigratableKeyValuePair<AnyHashable>(key: account, value: value.data)) else { continue }
             guard !pair.key.isEmpty else { throw MigrationError.keyToMigrateInvalid }
             guard !stagedKeys.contains(pair.key) else { throw MigrationError.duplicateKeyToMigrate }
@@ -153,12 +153,5 @@ extension Valet {
 
     private func keychainStore() throws(KeychainError) -> any Store {
         do { return try keychain() } catch { throw KeychainError(error) }
-    }
-
-    /// A query naming exactly one item: its identity attributes.
-    private static func identityQuery(of item: Item) -> Query {
-        let a = item.attributes
-        return Query(.genericPassword, attributes: Attributes(service: a.service ?? "", account: a.account, accessGroup: a.accessGroup ?? "",
-                                                              synchronizable: a.synchronizable ?? false))
     }
 }

@@ -19,8 +19,4 @@ public enum SecureEnclaveAccessControl: Int, CustomStringConvertible, Equatable,
         case .devicePasscode: "_AccessControlDevicePasscode"
         }
     }
-
-    static func allValues() -> [SecureEnclaveAccessControl] {
-        [.userPresence, .devicePasscode, .biometricAny, .biometricCurrentSet]
-    }
 }

@@ -24,6 +24,17 @@ public struct Query: Sendable {
     }
 }
 
+extension Query {
+    /// A query naming exactly `item`: its class and identity attributes (access group,
+    /// service or server, account, synchronizable, and the internet fields), defaults filled in.
+    public init(identifying item: Item) {
+        let normalized = item.attributes.normalizedIdentity(for: item.itemClass)
+        var attributes = Attributes()
+        for field in AttributeField.identity(of: item.itemClass) { field.copy(from: normalized, to: &attributes) }
+        self.init(item.itemClass, attributes: attributes)
+    }
+}
+
 /// One write, for ``Store/write(_:)``: several are applied in one transaction, all or nothing.
 public enum WriteOperation: Sendable {
     /// Adds an item; fails with ``StoreError/duplicateItem`` if one with the same identity exists.

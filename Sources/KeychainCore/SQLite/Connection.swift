@@ -43,8 +43,6 @@ final class Connection {
 
     var lastMessage: String { String(cString: sqlite3_errmsg(handle)) }
     func extendedCode(_ rc: Int32) -> Int32 { sqlite3_extended_errcode(handle) != 0 ? sqlite3_extended_errcode(handle) : rc }
-    var changes: Int { Int(sqlite3_changes(handle)) }
-    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
     var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
     /// Runs SQL that returns no rows (may be several statements).
@@ -85,13 +83,6 @@ final class Connection {
             throw .database(error)
         }
         return result
-    }
-
-    /// Runs `body` in a read transaction, so that several SELECTs see one snapshot.
-    func readTransaction<R, E: Error>(_ body: () throws(E) -> R) throws(TransactionError<E>) -> R {
-        do { try execute("BEGIN DEFERRED") } catch { throw .database(error) }
-        defer { rollback() }
-        do { return try body() } catch { throw .body(error) }
     }
 
     private func rollback() {

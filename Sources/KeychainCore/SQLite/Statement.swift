@@ -64,7 +64,6 @@ final class Statement {
     }
 
     func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
-    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
 
     func blob(_ column: Int32) -> [UInt8] {
         let count = Int(sqlite3_column_bytes(handle, column))

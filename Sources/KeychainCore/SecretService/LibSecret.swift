@@ -59,7 +59,6 @@ struct LibSecret: @unchecked Sendable {
     static let searchAll: Int32 = 1 << 1
     static let searchLoadSecrets: Int32 = 1 << 3
     static let serviceOpenSession: Int32 = 1 << 1
-    static let cancelledDomainCode: Int32 = 19 // G_IO_ERROR_CANCELLED
 
     /// The loaded library, or why it could not be loaded. Resolved once per process.
     static let shared: Result<LibSecret, StoreError> = load()
@@ -168,13 +167,12 @@ struct LibSecret: @unchecked Sendable {
         return result
     }
 
-    /// A GError's code and message, then frees it.
-    func consume(_ error: Pointer?) -> (domainCode: Int32, message: String)? {
+    /// A GError's message, then frees it.
+    func consume(_ error: Pointer?) -> String? {
         guard let error else { return nil }
-        let code = error.load(fromByteOffset: 4, as: Int32.self)
         let message = error.load(fromByteOffset: 8, as: UnsafePointer<CChar>?.self).map { String(cString: $0) } ?? "unknown error"
         errorFree(error)
-        return (code, message)
+        return message
     }
 
     /// A gchar* the caller owns, as a String, then freed.

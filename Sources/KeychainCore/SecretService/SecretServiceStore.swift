@@ -77,7 +77,7 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
             var items: [Item] = []
             for match in found {
                 var item = Item(match.itemClass, attributes: match.attributes)
-                if query.returnData { item.value = try secret(of: match.item) }
+                if query.returnData { item.value = try secret(of: match.item, call: call) }
                 items.append(item)
                 if query.limit == .one { break }
             }
@@ -86,11 +86,7 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
     }
 
     public func contains(_ query: Query) throws(StoreError) -> Bool {
-        try session { (collection, call) throws(StoreError) -> Bool in
-            let found = try search(query, in: collection, call: call)
-            found.forEach { library.objectUnref($0.item) }
-            return !found.isEmpty
-        }
+        try session { (collection, call) throws(StoreError) -> Bool in try exists(query, in: collection, call: call) }
     }
 
     @discardableResult
@@ -136,17 +132,15 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
     private func apply(_ operation: WriteOperation, collection: LibSecret.Pointer, call: Call, undo: inout [Undo]) throws(StoreError) -> Int {
         switch operation {
         case .add(let item):
-            let existing = try search(identityQuery(item), in: collection, call: call)
-            existing.forEach { library.objectUnref($0.item) }
-            guard existing.isEmpty else { throw .duplicateItem }
+            guard try !exists(Query(identifying: item), in: collection, call: call) else { throw .duplicateItem }
             try create(item, in: collection, call: call)
             undo.append(.deleteCreated(item))
             return 1
         case .upsert(let item):
-            let existing = try search(identityQuery(item), in: collection, call: call)
+            let existing = try search(Query(identifying: item), in: collection, call: call)
             defer { existing.forEach { library.objectUnref($0.item) } }
             if let match = existing.first {
-                let old = Item(match.itemClass, attributes: match.attributes, value: try secret(of: match.item))
+                let old = Item(match.itemClass, attributes: match.attributes, value: try secret(of: match.item, call: call))
                 var merged = match.attributes.merging(item.attributes)
                 merged.creationDate = nil
                 try replace(match.item, with: Item(item.itemClass, attributes: merged, value: item.value ?? old.value), call: call)
@@ -164,13 +158,11 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
                 throw .itemNotFound
             }
             for match in found {
-                let old = Item(match.itemClass, attributes: match.attributes, value: try secret(of: match.item))
-                let merged = match.attributes.merging(changes)
-                let updated = Item(match.itemClass, attributes: merged, value: value ?? old.value)
-                if RecordCoding.identityMessage(match.itemClass, merged) != RecordCoding.identityMessage(match.itemClass, match.attributes) {
-                    let clash = try search(identityQuery(updated), in: collection, call: call)
-                    clash.forEach { library.objectUnref($0.item) }
-                    if !clash.isEmpty { throw .duplicateItem }
+                let old = Item(match.itemClass, attributes: match.attributes, value: try secret(of: match.item, call: call))
+                let updated = Item(match.itemClass, attributes: match.attributes.merging(changes), value: value ?? old.value)
+                let identity = Query(identifying: updated)
+                if identity.attributes != Query(identifying: old).attributes, try exists(identity, in: collection, call: call) {
+                    throw .duplicateItem
                 }
                 try replace(match.item, with: updated, call: call)
                 undo.append(.recreate(old))
@@ -180,7 +172,7 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
             let found = try search(query, in: collection, call: call)
             defer { found.forEach { library.objectUnref($0.item) } }
             for match in found {
-                let old = Item(match.itemClass, attributes: match.attributes, value: try secret(of: match.item))
+                let old = Item(match.itemClass, attributes: match.attributes, value: try secret(of: match.item, call: call))
                 try call.run("delete an item") { cancellable, error in library.itemDeleteSync(match.item, cancellable, error) != 0 }
                 undo.append(.recreate(old))
             }
@@ -191,13 +183,13 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
     private func rollBack(_ step: Undo, collection: LibSecret.Pointer, call: Call) throws(StoreError) {
         switch step {
         case .deleteCreated(let item):
-            let found = try search(identityQuery(item), in: collection, call: call)
+            let found = try search(Query(identifying: item), in: collection, call: call)
             defer { found.forEach { library.objectUnref($0.item) } }
             for match in found {
                 try call.run("delete an item") { cancellable, error in library.itemDeleteSync(match.item, cancellable, error) != 0 }
             }
         case .recreate(let item):
-            let found = try search(identityQuery(item), in: collection, call: call)
+            let found = try search(Query(identifying: item), in: collection, call: call)
             defer { found.forEach { library.objectUnref($0.item) } }
             if let match = found.first {
                 try replace(match.item, with: item, call: call)
@@ -207,12 +199,10 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
         }
     }
 
-    private func identityQuery(_ item: Item) -> Query {
-        var attributes = Attributes()
-        for field in AttributeField.identity(of: item.itemClass) {
-            field.copy(from: item.attributes.normalizedIdentity(for: item.itemClass), to: &attributes)
-        }
-        return Query(item.itemClass, attributes: attributes)
+    private func exists(_ query: Query, in collection: LibSecret.Pointer, call: Call) throws(StoreError) -> Bool {
+        let found = try search(query, in: collection, call: call)
+        found.forEach { library.objectUnref($0.item) }
+        return !found.isEmpty
     }
 
     private func search(_ query: Query, in collection: LibSecret.Pointer, call: Call) throws(StoreError) -> [Match] {
@@ -250,12 +240,12 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
     }
 
     /// The item's secret; a locked item is ``StoreError/locked``, never "not found".
-    private func secret(of item: LibSecret.Pointer) throws(StoreError) -> SecretBytes {
+    private func secret(of item: LibSecret.Pointer, call: Call) throws(StoreError) -> SecretBytes {
         guard library.itemGetLocked(item) == 0 else { throw .locked }
         var value = library.itemGetSecret(item)
         if value == nil {
             // Items found by a search carry no secret until loaded; load it (one D-Bus call).
-            try Call(library: library, timeout: configuration.timeout).run("read a secret") { cancellable, error in
+            try call.run("read a secret") { cancellable, error in
                 library.itemLoadSecretSync(item, cancellable, error) != 0
             }
             value = library.itemGetSecret(item)
@@ -355,7 +345,7 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
             if timedOut {
                 throw .unavailable("the Secret Service did not answer within \(timeout) (while trying to \(what))")
             }
-            if let failure { throw Self.classify(failure.message, what: what) }
+            if let failure { throw Self.classify(failure, what: what) }
             if result == nil && !allowNil { throw .io("Secret Service: could not \(what)") }
             return result
         }

@@ -45,13 +45,6 @@ enum FileSystem {
         return info.st_mode & 0o7777
     }
 
-    /// Whether `path` exists and is owned by another user than the caller.
-    static func ownedByOther(_ path: String) -> Bool {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return false }
-        return info.st_uid != getuid()
-    }
-
     static func readAll(_ path: String, limit: Int) throws(Failure) -> SecretBytes {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw Failure(operation: "open", path: path, code: errno) }

@@ -57,7 +57,6 @@ public final class Vault: Store, @unchecked Sendable {
             throw Self.map(error)
         }
         header = try Self.initialize(connection, location: location)
-        try Self.checkPermissions(location)
     }
 
     deinit {
@@ -748,12 +747,7 @@ public final class Vault: Store, @unchecked Sendable {
     }
 
     private func refreshHeader() throws(StoreError) {
-        let bytes = try sql { () throws(SQLiteError) -> [UInt8]? in
-            try connection.statement(VaultSchema.readHeader).with([]) { (s: Statement) throws(SQLiteError) -> [UInt8]? in
-                try s.step() ? s.blob(0) : nil
-            }
-        }
-        guard let bytes else { throw .corrupted("the header is missing") }
+        guard let bytes = try Self.storedHeader(in: connection) else { throw .corrupted("the header is missing") }
         let fresh = try VaultHeader.decode(bytes)
         guard fresh.vaultID == header.vaultID else { throw .tampered("the vault id changed under an open vault") }
         if fresh != header {
@@ -762,65 +756,13 @@ public final class Vault: Store, @unchecked Sendable {
     }
 
     private func writeTransaction<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {
+        try Self.writeTransaction(on: connection, body)
+    }
+
+    /// A write transaction whose database failures are mapped to ``StoreError``.
+    private static func writeTransaction<R>(on connection: Connection, _ body: () throws(StoreError) -> R) throws(StoreError) -> R {
         do {
             return try connection.writeTransaction(body)
-        } catch {
-            switch error {
-            case .database(let failure): throw Self.map(failure)
-            case .body(let failure): throw failure
-            }
-        }
-    }
-
-    private func sql<R>(_ body: () throws(SQLiteError) -> R) throws(StoreError) -> R {
-        do { return try body() } catch { throw Self.map(error) }
-    }
-
-    private static func crypto<R>(_ body: () throws(OpenSSLError) -> R) throws(StoreError) -> R {
-        do { return try body() } catch { throw .io("OpenSSL: \(error.description)") }
-    }
-
-    /// Creates the schema, the header and the key file of a new vault, or reads the header of
-    /// an existing one, in one IMMEDIATE transaction, so racing creators serialize here.
-    private static func initialize(_ connection: Connection, location: VaultLocation) throws(StoreError) -> VaultHeader {
-        // The common case, an existing vault, needs no write lock.
-        if let bytes = try? connection.statement(VaultSchema.readHeader).with([], { (s: Statement) throws(SQLiteError) -> [UInt8]? in
-            try s.step() ? s.blob(0) : nil
-        }) {
-            return try VaultHeader.decode(bytes)
-        }
-        do throws(TransactionError<StoreError>) {
-            return try connection.writeTransaction { () throws(StoreError) -> VaultHeader in
-                let tables = try sqlStatic { () throws(SQLiteError) -> [String] in
-                    var names: [String] = []
-                    try connection.statement("SELECT name FROM sqlite_master WHERE type = 'table'").with([]) { (s: Statement) throws(SQLiteError) in
-                        while try s.step() { names.append(s.text(0)) }
-                    }
-                    return names
-                }
-                if tables.contains("meta") {
-                    let bytes = try sqlStatic { () throws(SQLiteError) -> [UInt8]? in
-                        try connection.statement(VaultSchema.readHeader).with([]) { (s: Statement) throws(SQLiteError) -> [UInt8]? in
-                            try s.step() ? s.blob(0) : nil
-                        }
-                    }
-                    guard let bytes else { throw .corrupted("the header is missing") }
-                    return try VaultHeader.decode(bytes)
-                }
-                guard tables.isEmpty else { throw .corrupted("\(location.path) is an SQLite database but not a keychain vault") }
-                let master = SecretBytes.random(count: 32)
-                let keyFile = SecretBytes.random(count: 32)
-                var header = VaultHeader(vaultID: Random.bytes(VaultHeader.vaultIDSize), protection: .keyFile)
-                header.wrappedMasterKey = try crypto { () throws(OpenSSLError) in
-                    try AESGCM.seal(master, key: keyFile, associatedData: RecordCoding.masterKeyAssociatedData(header))
-                }
-                do throws(FileSystem.Failure) { try FileSystem.writeAtomically(keyFile, to: location.keyFilePath) } catch { throw map(error) }
-                try sqlStatic { () throws(SQLiteError) in
-                    try connection.execute(VaultSchema.create)
-                    try connection.statement(VaultSchema.writeHeader).run([.blob(header.encoded())])
-                }
-                return header
-            }
         } catch {
             switch error {
             case .database(let failure): throw map(failure)
@@ -829,8 +771,56 @@ public final class Vault: Store, @unchecked Sendable {
         }
     }
 
-    private static func sqlStatic<R>(_ body: () throws(SQLiteError) -> R) throws(StoreError) -> R {
+    private func sql<R>(_ body: () throws(SQLiteError) -> R) throws(StoreError) -> R { try Self.sql(body) }
+
+    private static func sql<R>(_ body: () throws(SQLiteError) -> R) throws(StoreError) -> R {
         do { return try body() } catch { throw map(error) }
+    }
+
+    private static func crypto<R>(_ body: () throws(OpenSSLError) -> R) throws(StoreError) -> R {
+        do { return try body() } catch { throw .io("OpenSSL: \(error.description)") }
+    }
+
+    /// Creates the schema, the header and the key file of a new vault, or reads the header of
+    /// an existing one, in one IMMEDIATE transaction, so racing creators serialize here.
+    /// The stored header's bytes, or nil when there is none yet.
+    private static func storedHeader(in connection: Connection) throws(StoreError) -> [UInt8]? {
+        try sql { () throws(SQLiteError) -> [UInt8]? in
+            try connection.statement(VaultSchema.readHeader).with([]) { (s: Statement) throws(SQLiteError) -> [UInt8]? in
+                try s.step() ? s.blob(0) : nil
+            }
+        }
+    }
+
+    private static func initialize(_ connection: Connection, location: VaultLocation) throws(StoreError) -> VaultHeader {
+        // The common case, an existing vault, needs no write lock.
+        if let bytes = try? storedHeader(in: connection) { return try VaultHeader.decode(bytes) }
+        return try writeTransaction(on: connection) { () throws(StoreError) -> VaultHeader in
+            let tables = try sql { () throws(SQLiteError) -> [String] in
+                var names: [String] = []
+                try connection.statement("SELECT name FROM sqlite_master WHERE type = 'table'").with([]) { (s: Statement) throws(SQLiteError) in
+                    while try s.step() { names.append(s.text(0)) }
+                }
+                return names
+            }
+            if tables.contains("meta") {
+                guard let bytes = try storedHeader(in: connection) else { throw .corrupted("the header is missing") }
+                return try VaultHeader.decode(bytes)
+            }
+            guard tables.isEmpty else { throw .corrupted("\(location.path) is an SQLite database but not a keychain vault") }
+            let master = SecretBytes.random(count: 32)
+            let keyFile = SecretBytes.random(count: 32)
+            var header = VaultHeader(vaultID: Random.bytes(VaultHeader.vaultIDSize), protection: .keyFile)
+            header.wrappedMasterKey = try crypto { () throws(OpenSSLError) in
+                try AESGCM.seal(master, key: keyFile, associatedData: RecordCoding.masterKeyAssociatedData(header))
+            }
+            do throws(FileSystem.Failure) { try FileSystem.writeAtomically(keyFile, to: location.keyFilePath) } catch { throw map(error) }
+            try sql { () throws(SQLiteError) in
+                try connection.execute(VaultSchema.create)
+                try connection.statement(VaultSchema.writeHeader).run([.blob(header.encoded())])
+            }
+            return header
+        }
     }
 
     private static func checkPermissions(_ location: VaultLocation) throws(StoreError) {
