@@ -26,9 +26,11 @@ enum Commands {
     static let all: [Command] = [
         Command(name: "set", summary: "store a secret read from standard input (or typed at a no-echo prompt)",
                 positionals: [], optionalPositionals: ["KEY"],
-                options: ItemAddress.options + [binary, .value("label", "TEXT", "a label shown by listings"), .value("comment", "TEXT", "a comment")],
+                options: ItemAddress.options + [binary, .value("label", "TEXT", "a label shown by listings"), .value("comment", "TEXT", "a comment"),
+                                                .value("access-control", "CONTROL", "userPresence or devicePasscode: every read asks for the vault passphrase on the terminal (vault with a passphrase only)")],
                 examples: ["printf 12345 | keychain set --identifier Druidia Skroob",
-                           "keychain set --service api.example.com --account deploy   # prompts for the secret"],
+                           "keychain set --service api.example.com --account deploy   # prompts for the secret",
+                           "printf 12345 | keychain set --service bank --account me --access-control userPresence --accessibility whenPasscodeSetThisDeviceOnly"],
                 notes: "Text input loses one trailing newline; --binary keeps every byte. The secret never goes on the command line.",
                 run: set),
         Command(name: "get", summary: "print a secret",
@@ -85,6 +87,13 @@ enum Commands {
         attributes.accessibility = attributes.accessibility ?? .whenUnlocked
         attributes.label = context.arguments.value("label")
         attributes.comment = context.arguments.value("comment")
+        var accessControl: AccessControl?
+        if let name = context.arguments.value("access-control") {
+            guard let control = AccessControl.allCases.first(where: { $0.description == name }) else {
+                throw CommandFailure("unknown access control '\(name)' (userPresence, biometryAny, biometryCurrentSet, devicePasscode)", code: .usage)
+            }
+            accessControl = control
+        }
         let terminal = context.terminal
         var value: SecretBytes
         if terminal.stdinIsTerminal {
@@ -96,7 +105,9 @@ enum Commands {
         }
         guard value.count > 0 else { throw CommandFailure("the secret is empty; nothing was stored", code: .usage) }
         let store = try context.store(unlocking: attributes.accessibility)
-        try context.store { () throws(StoreError) in try store.upsert(address.item(key: key(context), attributes: attributes, value: value)) }
+        var item = address.item(key: key(context), attributes: attributes, value: value)
+        item.attributes.accessControl = accessControl
+        try context.store { () throws(StoreError) in try store.upsert(item) }
         return .success
     }
 

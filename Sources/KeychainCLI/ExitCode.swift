@@ -8,7 +8,8 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
     case notFound = 1
     /// The command line is wrong; nothing was done.
     case usage = 2
-    /// The vault is locked, the passphrase is wrong, or a passphrase is needed and none was given.
+    /// The vault is locked, the passphrase is wrong, or a passphrase is needed and none was
+    /// given (also: the proof of presence an item needs was cancelled or wrong).
     case locked = 3
     /// Any other failure (corrupted or tampered vault, I/O, permissions...).
     case failure = 4
@@ -17,7 +18,7 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
     init(_ error: StoreError) {
         switch error {
         case .itemNotFound: self = .notFound
-        case .locked, .wrongPassphrase, .passphraseRequired: self = .locked
+        case .locked, .wrongPassphrase, .passphraseRequired, .userCancelled, .authenticationFailed, .interactionNotAllowed: self = .locked
         case .invalidArgument: self = .usage
         default: self = .failure
         }

@@ -25,34 +25,7 @@ struct Terminal {
 
     /// Asks on the controlling terminal with echo off; nil when there is no terminal.
     func prompt(_ message: String) -> SecretBytes? {
-        let fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var original = termios()
-        let isTTY = tcgetattr(fd, &original) == 0
-        if isTTY {
-            var silent = original
-            silent.c_lflag &= ~tcflag_t(ECHO)
-            tcsetattr(fd, TCSAFLUSH, &silent)
-        }
-        defer {
-            if isTTY { tcsetattr(fd, TCSAFLUSH, &original) }
-        }
-        writeAll(fd, Array(message.utf8))
-        var line = [UInt8](repeating: 0, count: 4096)
-        defer { line.withUnsafeMutableBytes { _ = memset($0.baseAddress!, 0, $0.count) } }
-        var count = 0
-        var byte: UInt8 = 0
-        while count < line.count {
-            let n = read(fd, &byte, 1)
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") { break }
-            line[count] = byte
-            count += 1
-        }
-        byte = 0
-        writeAll(fd, Array("\n".utf8))
-        return SecretBytes(line[0..<count])
+        TerminalInput.readSecret(prompt: message)
     }
 
     func readAll(_ fd: Int32, limit: Int, what: String) throws(CommandFailure) -> SecretBytes {

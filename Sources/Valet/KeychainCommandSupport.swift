@@ -8,10 +8,10 @@ extension Valet {
     @_spi(KeychainCLI) public var keychainAttributes: Attributes { baseAttributes }
 
     /// The item this Valet would write for `key`: its attributes and label, exactly.
-    @_spi(KeychainCLI) public func keychainItem(forKey key: String, value: SecretBytes) -> Item { item(forKey: key, value: value) }
+    @_spi(KeychainCLI) public func keychainItem(forKey key: String, value: SecretBytes) -> Item { sandbox.item(forKey: key, value: value) }
 
     /// The key of the canary ``canAccessKeychain()`` writes; listings hide it.
-    @_spi(KeychainCLI) public static var canaryKeyName: String { canaryKey }
+    @_spi(KeychainCLI) public static var canaryKeyName: String { Sandbox.canaryKey }
 }
 
 /// Valet's accessibility, under a name that does not collide with KeychainCore's.

@@ -58,7 +58,7 @@ public final class Valet: NSObject, Sendable {
     private class func findOrCreate(_ service: Service, identifier: Identifier) -> Valet {
         let store = ValetStore.chosen
         let key = ValetStore.identity(of: store) + "|" + service.cacheKey
-        return identifierToValetMap.object(forKey: key) { Valet(service: service, identifier: identifier, store: store) }
+        return identifierToValetMap.object(forKey: key) { Valet(Sandbox(service: service, identifier: identifier, store: store)) }
     }
 
     // MARK: Equality and description
@@ -71,12 +71,10 @@ public final class Valet: NSObject, Sendable {
         fatalError("Use the class methods above to create usable Valet objects")
     }
 
-    private init(service: Service, identifier: Identifier, store: (any Store)?) {
-        self.service = service
-        self.identifier = identifier
-        self.accessibility = service.configuration.accessibility
-        self.chosenStore = store
-        self.baseAttributes = service.baseAttributes
+    private init(_ sandbox: Sandbox) {
+        self.sandbox = sandbox
+        self.identifier = sandbox.identifier
+        self.accessibility = sandbox.configuration.accessibility
         super.init()
     }
 
@@ -91,116 +89,62 @@ public final class Valet: NSObject, Sendable {
     /// The Valet's identifier (for a shared group without one: `prefix.group`).
     public let identifier: Identifier
 
-    let service: Service
-    /// Computed once: the service string is an interpolation Valet would otherwise redo on every call.
-    let baseAttributes: Attributes
-    var configuration: Configuration { service.configuration }
-    private let chosenStore: (any Store)?
+    let sandbox: Sandbox
+    var service: Service { sandbox.service }
+    var baseAttributes: Attributes { sandbox.baseAttributes }
+    var configuration: Configuration { sandbox.configuration }
 
     // MARK: Access
 
     /// Whether the Valet can read and write now: writes (once) and reads back a canary item,
     /// which ``allKeys()`` never lists.
-    public func canAccessKeychain() -> Bool {
-        if (try? string(forKey: Self.canaryKey)) == Self.canaryValue { return true }
-        try? keychain().upsert(item(forKey: Self.canaryKey, value: SecretBytes(utf8: Self.canaryValue)))
-        return (try? string(forKey: Self.canaryKey)) == Self.canaryValue
-    }
+    public func canAccessKeychain() -> Bool { sandbox.canAccessKeychain() }
 
     /// Stores `object` for `key`, replacing any value, atomically.
     /// - Throws: ``KeychainError/emptyKey``, ``KeychainError/emptyValue``, or
     ///   ``KeychainError/couldNotAccessKeychain`` (locked vault, value over 1 MiB...).
     public func setObject(_ object: Data, forKey key: String) throws(KeychainError) {
-        guard !key.isEmpty else { throw .emptyKey }
-        guard !object.isEmpty else { throw .emptyValue }
-        try perform { () throws(StoreError) in try keychain().upsert(item(forKey: key, value: SecretBytes(object))) }
+        try sandbox.setObject(object, forKey: key)
     }
 
     /// The value stored for `key`.
     /// - Throws: ``KeychainError/itemNotFound`` if none, ``KeychainError/emptyKey``, or
     ///   ``KeychainError/couldNotAccessKeychain``.
     public func object(forKey key: String) throws(KeychainError) -> Data {
-        guard !key.isEmpty else { throw .emptyKey }
-        return try perform { () throws(StoreError) -> Data in
-            let items = try keychain().copyMatching(Query(.genericPassword, attributes: attributes(forKey: key), limit: .one, returnData: true, returnAttributes: false))
-            guard let value = items.first?.value, value.count > 0 else { throw .itemNotFound }
-            return value.data
-        }
+        try sandbox.object(forKey: key)
     }
 
     /// Whether a value is stored for `key`, without reading it.
     /// - Throws: ``KeychainError/couldNotAccessKeychain`` (also for an empty key, as Valet does).
     public func containsObject(forKey key: String) throws(KeychainError) -> Bool {
-        guard !key.isEmpty else { throw .couldNotAccessKeychain }
-        return try perform { () throws(StoreError) -> Bool in
-            try keychain().contains(Query(.genericPassword, attributes: attributes(forKey: key), limit: .one))
-        }
+        try sandbox.containsObject(forKey: key)
     }
 
     /// Stores the UTF-8 bytes of `string` for `key`.
     /// - Throws: as ``setObject(_:forKey:)``.
     public func setString(_ string: String, forKey key: String) throws(KeychainError) {
-        try setObject(Data(string.utf8), forKey: key)
+        try sandbox.setString(string, forKey: key)
     }
 
     /// The value stored for `key`, as UTF-8 text.
     /// - Throws: ``KeychainError/itemNotFound`` if none or if the bytes are not UTF-8, as Valet does.
     public func string(forKey key: String) throws(KeychainError) -> String {
-        let data = try object(forKey: key)
-        guard let string = String(data: data, encoding: .utf8) else { throw .itemNotFound }
-        return string
+        try sandbox.string(forKey: key)
     }
 
     /// Every key stored in this Valet (never the canary). Values are not decrypted.
     public func allKeys() throws(KeychainError) -> Set<String> {
-        do {
-            let items = try keychain().copyMatching(Query(.genericPassword, attributes: baseAttributes))
-            return Set(items.compactMap { $0.attributes.account }.filter { $0 != Self.canaryKey })
-        } catch .itemNotFound {
-            return []
-        } catch {
-            throw KeychainError(error)
-        }
+        try sandbox.allKeys()
     }
 
     /// Removes the value for `key`; removing an absent key succeeds.
     /// - Throws: ``KeychainError/emptyKey`` or ``KeychainError/couldNotAccessKeychain``.
     public func removeObject(forKey key: String) throws(KeychainError) {
-        guard !key.isEmpty else { throw .emptyKey }
-        try perform { () throws(StoreError) in try keychain().delete(Query(.genericPassword, attributes: attributes(forKey: key))) }
+        try sandbox.removeObject(forKey: key)
     }
 
     /// Removes every value of this Valet (the canary too), in one transaction.
     public func removeAllObjects() throws(KeychainError) {
-        try perform { () throws(StoreError) in try keychain().delete(Query(.genericPassword, attributes: baseAttributes)) }
-    }
-
-    // MARK: Internal
-
-    static let canaryKey = "VAL_KeychainCanaryUsername"
-    static let canaryValue = "VAL_KeychainCanaryPassword"
-
-    func keychain() throws(StoreError) -> any Store {
-        if let chosenStore { return chosenStore }
-        return try ValetStore.current()
-    }
-
-    func attributes(forKey key: String) -> Attributes {
-        var attributes = baseAttributes
-        attributes.account = key
-        return attributes
-    }
-
-    /// An item for `key`, labelled with the identifier and key: what a person sees in a
-    /// keyring manager such as Seahorse.
-    func item(forKey key: String, value: SecretBytes) -> Item {
-        var attributes = attributes(forKey: key)
-        attributes.label = "\(identifier): \(key)"
-        return Item(.genericPassword, attributes: attributes, value: value)
-    }
-
-    @discardableResult
-    private func perform<R>(_ body: () throws(StoreError) -> R) throws(KeychainError) -> R {
-        do { return try body() } catch { throw KeychainError(error) }
+        try sandbox.removeAllObjects()
     }
 }

@@ -25,6 +25,20 @@ struct CryptoVectorTests {
         #expect(case3.data == Data(Self.hex("8da4e775a563c18f715f802a063c5a31b8a11f5c5ee1879ec3454e5f3c738d2d9d201395faa4b61a96c8")))
     }
 
+    @Test("X25519, RFC 7748 section 6.1: both sides agree on the published secret; generated pairs agree")
+    func x25519() throws {
+        let alice = SecretBytes(Self.hex("77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a"))
+        let bob = SecretBytes(Self.hex("5dab087e624a8a4b79e17f8b83800ee66f3bb1292618b6fd1c2f8b27ff88e0eb"))
+        let alicePublic = Self.hex("8520f0098930a754748b7ddcb43ef75a0dbf3a0d26381af4eba4a98eaa9b4e6a")
+        let bobPublic = Self.hex("de9edb7d7b7dc1b4d35b61c2ece435373f8343c85b78674dadfc7e146f882b4f")
+        let shared = Data(Self.hex("4a5d9d5ba4ce2de1728e3bf480350f25e07e21c947d19e3376f09b3c1e161742"))
+        #expect(try X25519.sharedSecret(privateKey: alice, peerPublicKey: bobPublic).data == shared)
+        #expect(try X25519.sharedSecret(privateKey: bob, peerPublicKey: alicePublic).data == shared)
+        let (p1, q1) = try X25519.generate(), (p2, q2) = try X25519.generate()
+        #expect(try X25519.sharedSecret(privateKey: p1, peerPublicKey: q2) == X25519.sharedSecret(privateKey: p2, peerPublicKey: q1))
+        #expect(throws: OpenSSLError.self) { try X25519.sharedSecret(privateKey: p1, peerPublicKey: [UInt8](repeating: 0, count: 32)) }
+    }
+
     @Test("HMAC-SHA256, RFC 4231 test case 2")
     func hmac() {
         let mac = HMACKey(SecretBytes(utf8: "Jefe")).authenticationCode(Array("what do ya want for nothing?".utf8))

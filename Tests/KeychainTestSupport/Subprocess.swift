@@ -79,6 +79,65 @@ public enum Subprocess {
         return (pid, stdinPipe[1])
     }
 
+    /// Runs `executable` as a session leader whose controlling terminal (and standard input) is
+    /// a fresh pseudo-terminal: when the terminal shows `prompt`, types `answer` and Return.
+    /// Returns the status, standard output and error, and everything the terminal showed.
+    public static func runOnTerminal(_ executable: String, _ arguments: [String], environment: [String: String],
+                                     prompt: String, answer: String) throws -> (result: CommandResult, terminal: String) {
+        // posix_openpt/unlockpt/ptsname in their Linux form (Glibc's Swift module hides the
+        // XSI names): open the multiplexer, unlock the slave, ask its number.
+        let master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC)
+        guard master >= 0 else { throw POSIXError(.ENOTTY) }
+        defer { close(master) }
+        var unlock: Int32 = 0, number: UInt32 = 0
+        // TIOCSPTLCK = _IOW('T', 0x31, int), TIOCGPTN = _IOR('T', 0x30, unsigned int): not exported to Swift.
+        guard ioctl(master, UInt(0x4004_5431), &unlock) == 0, ioctl(master, UInt(0x8004_5430), &number) == 0 else { throw POSIXError(.ENOTTY) }
+        let name = "/dev/pts/\(number)"
+        var stdoutPipe: [Int32] = [0, 0], stderrPipe: [Int32] = [0, 0]
+        guard makePipe(&stdoutPipe), makePipe(&stderrPipe) else { throw POSIXError(.EMFILE) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        // Opened after setsid() (glibc applies attributes before file actions), without
+        // O_NOCTTY: the terminal becomes the child's controlling terminal.
+        posix_spawn_file_actions_addopen(&actions, 0, name, O_RDWR, 0)
+        posix_spawn_file_actions_adddup2(&actions, stdoutPipe[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, stderrPipe[1], 2)
+        let pid = try spawn(executable, arguments, environment: environment, actions: &actions, newSession: true)
+        for fd in [stdoutPipe[1], stderrPipe[1]] { close(fd) }
+        var out = Data(), err = Data(), shown = Data()
+        var answered = false
+        var fds = [pollfd(fd: stdoutPipe[0], events: Int16(POLLIN), revents: 0), pollfd(fd: stderrPipe[0], events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: master, events: Int16(POLLIN), revents: 0)]
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let deadline = Date().addingTimeInterval(30)
+        while fds[0].fd >= 0 || fds[1].fd >= 0, Date() < deadline {
+            if poll(&fds, nfds_t(fds.count), 200) < 0 { if errno == EINTR { continue }; break }
+            for index in fds.indices where fds[index].fd >= 0 && fds[index].revents != 0 {
+                let n = read(fds[index].fd, &buffer, buffer.count)
+                if n > 0 {
+                    switch index {
+                    case 0: out.append(contentsOf: buffer[0..<n])
+                    case 1: err.append(contentsOf: buffer[0..<n])
+                    default: shown.append(contentsOf: buffer[0..<n])
+                    }
+                } else if n == 0 || errno != EINTR {
+                    if index < 2 { close(fds[index].fd) }
+                    fds[index].fd = -1  // the terminal reports EIO once the child has closed it
+                }
+            }
+            if !answered, String(decoding: shown, as: UTF8.self).contains(prompt) {
+                answered = true
+                let line = Array((answer + "\n").utf8)
+                _ = line.withUnsafeBytes { write(master, $0.baseAddress!, $0.count) }
+            }
+        }
+        if fds[0].fd >= 0 || fds[1].fd >= 0 { kill(pid, SIGKILL) }
+        for fd in fds.prefix(2) where fd.fd >= 0 { close(fd.fd) }
+        let status = wait(for: pid)
+        return (CommandResult(status: status, stdout: out, stderr: String(decoding: err, as: UTF8.self)), String(decoding: shown, as: UTF8.self))
+    }
+
     @discardableResult
     public static func wait(for pid: pid_t) -> Int32 {
         var status: Int32 = 0
@@ -95,7 +154,8 @@ public enum Subprocess {
         return true
     }
 
-    private static func spawn(_ executable: String, _ arguments: [String], environment: [String: String], actions: inout posix_spawn_file_actions_t) throws -> pid_t {
+    private static func spawn(_ executable: String, _ arguments: [String], environment: [String: String],
+                              actions: inout posix_spawn_file_actions_t, newSession: Bool = false) throws -> pid_t {
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (argv + envp).forEach { free($0) } }
@@ -110,7 +170,7 @@ public enum Subprocess {
         sigfillset(&all)
         posix_spawnattr_setsigmask(&attributes, &empty)
         posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | (newSession ? 0x80 /* POSIX_SPAWN_SETSID */ : 0)))
         var pid: pid_t = 0
         let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
         guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .ENOENT) }

@@ -6,7 +6,7 @@ import Foundation
 enum AttributeField: UInt8, CaseIterable, Sendable {
     case service = 1, account, accessGroup, synchronizable, server, `protocol`, authenticationType, port, path
     case securityDomain, accessibility, label, comment, description, generic, creator, type, isInvisible, isNegative
-    case creationDate, modificationDate
+    case creationDate, modificationDate, accessControl
 
     /// The fields that identify an item of `itemClass` (its primary key), besides the class.
     static func identity(of itemClass: ItemClass) -> [AttributeField] {
@@ -45,6 +45,7 @@ enum AttributeField: UInt8, CaseIterable, Sendable {
         case .isNegative: a.isNegative != nil
         case .creationDate: a.creationDate != nil
         case .modificationDate: a.modificationDate != nil
+        case .accessControl: a.accessControl != nil
         }
     }
 
@@ -93,6 +94,7 @@ enum AttributeField: UInt8, CaseIterable, Sendable {
         case .isNegative: target.isNegative = source.isNegative
         case .creationDate: target.creationDate = source.creationDate
         case .modificationDate: target.modificationDate = source.modificationDate
+        case .accessControl: target.accessControl = source.accessControl
         }
     }
 
@@ -120,6 +122,7 @@ enum AttributeField: UInt8, CaseIterable, Sendable {
         case .isNegative: a.isNegative.map { [$0 ? 1 : 0] }
         case .creationDate: a.creationDate.map { Self.bytes(Int64(($0.timeIntervalSince1970 * 1000).rounded())) }
         case .modificationDate: a.modificationDate.map { Self.bytes(Int64(($0.timeIntervalSince1970 * 1000).rounded())) }
+        case .accessControl: a.accessControl.map { [$0.rawValue] }
         }
     }
 
@@ -151,6 +154,7 @@ enum AttributeField: UInt8, CaseIterable, Sendable {
         case .isNegative: guard let v = bool() else { return false }; a.isNegative = v
         case .creationDate: guard let v = date() else { return false }; a.creationDate = v
         case .modificationDate: guard let v = date() else { return false }; a.modificationDate = v
+        case .accessControl: guard bytes.count == 1, let v = AccessControl(rawValue: bytes[0]) else { return false }; a.accessControl = v
         }
         return true
     }

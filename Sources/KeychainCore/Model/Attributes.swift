@@ -21,6 +21,8 @@ public struct Attributes: Sendable, Hashable {
 
     /// When the item can be read.
     public var accessibility: Accessibility?
+    /// What a read must prove (user presence...); nil for none. Only the vault honours it.
+    public var accessControl: AccessControl?
 
     // Descriptive attributes.
     public var label: String?
@@ -43,7 +45,8 @@ public struct Attributes: Sendable, Hashable {
         port: Int? = nil, path: String? = nil, securityDomain: String? = nil,
         accessibility: Accessibility? = nil,
         label: String? = nil, comment: String? = nil, description: String? = nil, generic: Data? = nil,
-        creator: UInt32? = nil, type: UInt32? = nil, isInvisible: Bool? = nil, isNegative: Bool? = nil
+        creator: UInt32? = nil, type: UInt32? = nil, isInvisible: Bool? = nil, isNegative: Bool? = nil,
+        accessControl: AccessControl? = nil
     ) {
         self.service = service; self.account = account; self.accessGroup = accessGroup
         self.synchronizable = synchronizable; self.server = server; self.protocol = `protocol`
@@ -51,6 +54,7 @@ public struct Attributes: Sendable, Hashable {
         self.securityDomain = securityDomain; self.accessibility = accessibility; self.label = label
         self.comment = comment; self.description = description; self.generic = generic
         self.creator = creator; self.type = type; self.isInvisible = isInvisible; self.isNegative = isNegative
+        self.accessControl = accessControl
     }
 
     /// Attributes set in `other` replace those here; those it leaves nil are kept.

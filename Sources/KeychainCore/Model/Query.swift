@@ -13,14 +13,19 @@ public struct Query: Sendable {
     /// Whether results carry every attribute. When false, results carry only what the query
     /// named, and a store may skip decrypting attributes its digests already matched.
     public var returnAttributes: Bool
+    /// Who proves presence when a returned value needs it (``AccessControl``), as
+    /// `kSecUseAuthenticationContext`; nil asks through a fresh context with the process
+    /// default authenticator.
+    public var authentication: AuthenticationContext?
 
     public init(_ itemClass: ItemClass? = nil, attributes: Attributes = Attributes(), limit: Limit = .all,
-                returnData: Bool = false, returnAttributes: Bool = true) {
+                returnData: Bool = false, returnAttributes: Bool = true, authentication: AuthenticationContext? = nil) {
         self.itemClass = itemClass
         self.attributes = attributes
         self.limit = limit
         self.returnData = returnData
         self.returnAttributes = returnAttributes
+        self.authentication = authentication
     }
 }
 

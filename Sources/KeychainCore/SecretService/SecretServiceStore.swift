@@ -93,12 +93,18 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
     public func write(_ operations: [WriteOperation]) throws(StoreError) -> WriteResult {
         for operation in operations {
             let value: SecretBytes?
+            let accessControl: AccessControl?
             switch operation {
-            case .add(let item), .upsert(let item): value = item.value
-            case .update(_, _, let v): value = v
-            case .delete: value = nil
+            case .add(let item), .upsert(let item): (value, accessControl) = (item.value, item.attributes.accessControl)
+            case .update(_, let changes, let v): (value, accessControl) = (v, changes.accessControl)
+            case .delete: (value, accessControl) = (nil, nil)
             }
             if let value, value.count > configuration.maximumValueSize { throw .valueTooLarge(limit: configuration.maximumValueSize) }
+            // The Secret Service cannot bind an item to a proof of presence; storing it without
+            // one would silently weaken what the caller asked for.
+            if let accessControl {
+                throw .unavailable("the Secret Service cannot protect an item with \(accessControl); use the vault for access-controlled items")
+            }
         }
         return try session { (collection, call) throws(StoreError) -> WriteResult in
             var undo: [Undo] = []

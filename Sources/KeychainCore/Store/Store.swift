@@ -29,9 +29,16 @@ public protocol Store: AnyObject, Sendable {
 
     /// Whether items of `accessibility` can be read and written right now (unlocked, class available).
     func isAvailable(_ accessibility: Accessibility) -> Bool
+
+    /// Whether items under an ``AccessControl`` can be written and read now: the store
+    /// supports them and the prerequisites (a passphrase, for the vault) are met.
+    var supportsAccessControl: Bool { get }
 }
 
 extension Store {
+    /// By default a store cannot bind items to a proof of presence.
+    public var supportsAccessControl: Bool { false }
+
     public func contains(_ query: Query) throws(StoreError) -> Bool {
         var one = query
         one.limit = .one

@@ -31,6 +31,12 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case unavailable(String)
     /// A file-system or database failure (disk full, read-only, permission denied...).
     case io(String)
+    /// The user cancelled or declined the proof of presence an item needs (``AccessControl``).
+    case userCancelled
+    /// The proof of presence was wrong (the passphrase given does not open the item). Nothing changed.
+    case authenticationFailed
+    /// The item needs a proof of presence and this operation may not ask for one.
+    case interactionNotAllowed
 
     public var description: String {
         switch self {
@@ -48,6 +54,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case .insecurePermissions(let path): "Refusing to use \(path): it is readable or writable by other users (expected mode 0600, directory 0700)."
         case .unavailable(let why): "The store is unavailable: \(why)."
         case .io(let why): "I/O error: \(why)."
+        case .userCancelled: "The user cancelled the proof of presence this item needs."
+        case .authenticationFailed: "The proof of presence was refused: the passphrase does not open this item."
+        case .interactionNotAllowed: "This item needs a proof of presence, which this operation may not ask for."
         }
     }
 }

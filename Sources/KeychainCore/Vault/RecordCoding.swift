@@ -37,8 +37,8 @@ enum RecordCoding {
     }
 
     /// Associated data of an item's sealed parts: binds the ciphertext to its vault, its row
-    /// identity, its class, its protection class, its part and the format version.
-    static func itemAssociatedData(vaultID: [UInt8], identity: [UInt8], itemClass: ItemClass, accessibility: Accessibility, part: Part) -> [UInt8] {
+    /// identity, its class, its protection code (class and access control), its part and the format version.
+    static func itemAssociatedData(vaultID: [UInt8], identity: [UInt8], itemClass: ItemClass, protection: UInt8, part: Part) -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(9 + 2 + vaultID.count + identity.count + 3)
         out.append(contentsOf: itemLabel)
@@ -46,9 +46,23 @@ enum RecordCoding {
         out.append(contentsOf: vaultID)
         out.append(contentsOf: identity)
         out.append(itemClass.code)
-        out.append(accessibility.code)
+        out.append(protection)
         out.append(part.rawValue)
         return out
+    }
+
+    /// The stored protection code: the accessibility class in the low nibble, the access
+    /// control (0 for none) in the high one. Items without access control keep the bare class
+    /// code, so their associated data is what it always was.
+    static func protectionCode(_ accessibility: Accessibility, _ accessControl: AccessControl?) -> UInt8 {
+        accessibility.code | ((accessControl?.rawValue ?? 0) << 4)
+    }
+
+    static func protection(code: UInt8) -> (Accessibility, AccessControl?)? {
+        guard let accessibility = Accessibility(code: code & 0x0F) else { return nil }
+        if code >> 4 == 0 { return (accessibility, nil) }
+        guard let control = AccessControl(rawValue: code >> 4) else { return nil }
+        return (accessibility, control)
     }
 
     private static let itemLabel = Array("SKCV-item".utf8)

@@ -30,6 +30,10 @@ public final class Vault: Store, @unchecked Sendable {
     private let kernelKeyring = KernelKeyring()
     /// Read on first need: only ThisDeviceOnly classes use it, and most opens touch none.
     private lazy var machineID: [UInt8]? = configuration.machineIdentity.read()
+    /// The unwrapped presence private key for the read in progress (set and cleared under `mutex`).
+    private var presenceKey: SecretBytes?
+    /// The access control of the item a read found it could not open without a proof.
+    private var presenceNeeded: AccessControl?
 
     /// Opens the vault, creating it (without a passphrase, with a key file) if it is missing and
     /// the configuration allows it. A vault with a passphrase opens locked.
@@ -76,8 +80,10 @@ public final class Vault: Store, @unchecked Sendable {
         try withState { () throws(StoreError) in
             try refreshHeader()
             guard case .passphrase = header.protection else { return }
-            let master = try openMasterKey(passphrase: passphrase)
+            let (master, passphraseKey) = try openMasterKey(passphrase: passphrase)
             try adopt(master: master)
+            // Best effort: a read-only vault still unlocks; it just cannot take presence items yet.
+            if let passphraseKey { try? createPresenceKeyIfMissing(passphraseKey: passphraseKey) }
             try loadExistingClassKeys()
             publishToKernelKeyring()
             startIdleTimer()
@@ -115,10 +121,11 @@ public final class Vault: Store, @unchecked Sendable {
         try withState { () throws(StoreError) in
             try refreshHeader()
             let master: SecretBytes
+            var currentPassphraseKey: SecretBytes?
             let hadPassphrase = header.hasPassphrase
             if hadPassphrase {
                 guard let current else { throw .wrongPassphrase }
-                master = try openMasterKey(passphrase: current)
+                (master, currentPassphraseKey) = try openMasterKey(passphrase: current)
             } else {
                 if new == nil { return }
                 master = try masterKeyFromKeyFile()
@@ -137,15 +144,25 @@ public final class Vault: Store, @unchecked Sendable {
             replacement.wrappedMasterKey = try Self.crypto { () throws(OpenSSLError) in
                 try AESGCM.seal(master, key: wrappingKey, associatedData: RecordCoding.masterKeyAssociatedData(replacement))
             }
+            // The lookup key (derived from the master key, which does not change) tags the presence public key.
+            try adopt(master: master)
+            let presenceRecord = try new == nil ? nil : rewrappedPresenceKey(from: currentPassphraseKey, to: wrappingKey)
             try writeTransaction { () throws(StoreError) in
+                if let presenceRecord {
+                    try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.writePresenceKey).run([.blob(presenceRecord.encoded())]) }
+                }
                 if new == nil {
                     // Written before the header that needs it; if the commit fails, the old
                     // header (passphrase) still stands and the stray key file is unused.
                     do throws(FileSystem.Failure) { try FileSystem.writeAtomically(wrappingKey, to: location.keyFilePath) } catch { throw Self.map(error) }
                     let code = Int64(Accessibility.whenPasscodeSetThisDeviceOnly.code)
+                    // As on iOS, removing the passcode destroys what needed it: the passcode class
+                    // and every item behind a proof of presence, with the presence key pair.
                     try sql { () throws(SQLiteError) in
                         try connection.statement(VaultSchema.deleteProtection).run([.integer(code)])
                         try connection.statement(VaultSchema.deleteClassKey).run([.integer(code)])
+                        try connection.statement(VaultSchema.deletePresenceItems).run([])
+                        try connection.statement(VaultSchema.deletePresenceKey).run([])
                     }
                 }
                 try sql { () throws(SQLiteError) in
@@ -155,12 +172,19 @@ public final class Vault: Store, @unchecked Sendable {
             header = replacement
             if new != nil && !hadPassphrase { FileSystem.remove(location.keyFilePath) }
             if new == nil { keys.classes[.whenPasscodeSetThisDeviceOnly] = nil }
-            try adopt(master: master)
             if new != nil {
                 try loadExistingClassKeys()
                 publishToKernelKeyring()
                 startIdleTimer()
             }
+        }
+    }
+
+    /// True once the vault has a passphrase and a presence key pair (made at the first unlock).
+    public var supportsAccessControl: Bool {
+        mutex.withLock {
+            try? refreshHeader()
+            return header.hasPassphrase && (try? storedPresenceKey()) != nil
         }
     }
 
@@ -201,27 +225,141 @@ public final class Vault: Store, @unchecked Sendable {
         }
     }
 
+    /// Finds items; with `returnData`, values behind an ``AccessControl`` are decrypted only
+    /// after the query's ``AuthenticationContext`` (or the default authenticator) gives the
+    /// proof, asked for once per call, outside the vault's lock.
+    ///
+    /// - Throws: ``StoreError/userCancelled``, ``StoreError/authenticationFailed`` or
+    ///   ``StoreError/interactionNotAllowed`` for such values, besides the usual errors.
     public func copyMatching(_ query: Query) throws(StoreError) -> [Item] {
-        try withState { () throws(StoreError) -> [Item] in
-            let rows = try matchingRows(query, includeValue: query.returnData, needAttributes: query.returnAttributes)
-            guard !rows.isEmpty else { throw .itemNotFound }
-            var items: [Item] = []
-            items.reserveCapacity(rows.count)
-            for row in rows {
-                var item: Item
-                if let attributes = row.attributes {
-                    item = Item(row.itemClass, attributes: attributes)
-                } else {
-                    var named = query.attributes
-                    named.accessibility = row.accessibility
-                    item = Item(row.itemClass, attributes: named)
+        var proof: SecretBytes?
+        while true {
+            var needed: AccessControl?
+            do throws(StoreError) {
+                return try withState { () throws(StoreError) -> [Item] in
+                    presenceKey = proof ?? query.authentication?.key(for: header.vaultID)
+                    presenceNeeded = nil
+                    defer { presenceKey = nil }
+                    do throws(StoreError) {
+                        return try copyMatchingLocked(query)
+                    } catch .interactionNotAllowed {
+                        needed = presenceNeeded
+                        throw .interactionNotAllowed
+                    }
                 }
-                if query.returnData, let sealed = row.value {
-                    item.value = try open(sealed, row: row, part: .value)
-                }
-                items.append(item)
+            } catch .interactionNotAllowed {
+                guard proof == nil, let needed else { throw .interactionNotAllowed }
+                proof = try presenceProof(for: needed, context: query.authentication ?? AuthenticationContext())
             }
-            return items
+        }
+    }
+
+    private func copyMatchingLocked(_ query: Query) throws(StoreError) -> [Item] {
+        let rows = try matchingRows(query, includeValue: query.returnData, needAttributes: query.returnAttributes)
+        guard !rows.isEmpty else { throw .itemNotFound }
+        var items: [Item] = []
+        items.reserveCapacity(rows.count)
+        for row in rows {
+            var item: Item
+            if let attributes = row.attributes {
+                item = Item(row.itemClass, attributes: attributes)
+            } else {
+                var named = query.attributes
+                named.accessibility = row.accessibility
+                item = Item(row.itemClass, attributes: named)
+            }
+            if query.returnData, let sealed = row.value {
+                item.value = try open(sealed, row: row, part: .value)
+            }
+            items.append(item)
+        }
+        return items
+    }
+
+    // MARK: - Presence (access control)
+
+    /// Asks the context's authenticator for the passphrase and unwraps the presence private
+    /// key with it; scrypt runs outside the vault's lock.
+    private func presenceProof(for accessControl: AccessControl, context: AuthenticationContext) throws(StoreError) -> SecretBytes {
+        guard !context.interactionNotAllowed else { throw .interactionNotAllowed }
+        if accessControl.needsBiometry && !context.authenticator.offersBiometry {
+            throw .unavailable("this item needs a biometric proof (\(accessControl)) and the authenticator offers none")
+        }
+        let request = PresenceRequest(reason: context.localizedReason, accessControl: accessControl, vaultPath: location.path)
+        let passphrase: SecretBytes
+        do {
+            passphrase = try context.authenticator.authenticate(request)
+        } catch {
+            switch error {
+            case .cancelled: throw .userCancelled
+            case .unavailable(let why): throw .unavailable(why)
+            }
+        }
+        let (protection, record, vaultID) = try withState { () throws(StoreError) -> (VaultHeader.Protection, PresenceKeyRecord?, [UInt8]) in
+            try refreshHeader()
+            return (header.protection, try storedPresenceKey(), header.vaultID)
+        }
+        guard case .passphrase(let parameters, let salt) = protection, let record else { throw .passphraseRequired }
+        let privateKey = try Self.crypto { () throws(OpenSSLError) -> SecretBytes? in
+            let wrapping = try PresenceKeyRecord.wrappingKey(passphraseKey: Scrypt.deriveKey(passphrase: passphrase, salt: salt, parameters: parameters))
+            return try? AESGCM.open(record.wrappedPrivateKey, key: wrapping,
+                                    associatedData: PresenceKeyRecord.wrappingAssociatedData(vaultID: vaultID, publicKey: record.publicKey))
+        }
+        guard let privateKey else { throw .authenticationFailed }
+        context.keep(privateKey, for: vaultID)
+        return privateKey
+    }
+
+    private func storedPresenceKey() throws(StoreError) -> PresenceKeyRecord? {
+        let bytes = try sql { () throws(SQLiteError) -> [UInt8]? in
+            try connection.statement(VaultSchema.readPresenceKey).with([]) { (s: Statement) throws(SQLiteError) -> [UInt8]? in
+                try s.step() ? s.blob(0) : nil
+            }
+        }
+        guard let bytes else { return nil }
+        guard let record = PresenceKeyRecord.decode(bytes) else { throw .corrupted("the presence key record does not decode") }
+        return record
+    }
+
+    /// The presence public key writers seal to, checked against its tag under the lookup key.
+    private func trustedPresencePublicKey() throws(StoreError) -> [UInt8] {
+        guard header.hasPassphrase else { throw .passphraseRequired }
+        guard let record = try storedPresenceKey() else {
+            throw .unavailable("the vault has no presence key yet: unlock it with its passphrase once")
+        }
+        let expected = try lookupKey().authenticationCode(PresenceKeyRecord.tagMessage(record.publicKey))
+        guard Digest.equal(expected, record.publicKeyTag) else { throw .tampered("the presence public key failed verification") }
+        return record.publicKey
+    }
+
+    private func createPresenceKeyIfMissing(passphraseKey: SecretBytes) throws(StoreError) {
+        guard try storedPresenceKey() == nil else { return }
+        let record = try rewrappedPresenceKey(from: nil, to: passphraseKey)
+        try writeTransaction { () throws(StoreError) in
+            guard try storedPresenceKey() == nil else { return }
+            try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.writePresenceKey).run([.blob(record.encoded())]) }
+        }
+    }
+
+    /// The presence key pair wrapped for the passphrase whose scrypt output is `newKey`: the
+    /// existing pair, unwrapped with `currentKey`, or a new pair when there is none.
+    private func rewrappedPresenceKey(from currentKey: SecretBytes?, to newKey: SecretBytes) throws(StoreError) -> PresenceKeyRecord {
+        let vaultID = header.vaultID
+        var pair: (privateKey: SecretBytes, publicKey: [UInt8])?
+        if let currentKey, let existing = try storedPresenceKey() {
+            let wrapping = try Self.crypto { () throws(OpenSSLError) in try PresenceKeyRecord.wrappingKey(passphraseKey: currentKey) }
+            guard let privateKey = try? AESGCM.open(existing.wrappedPrivateKey, key: wrapping,
+                                                    associatedData: PresenceKeyRecord.wrappingAssociatedData(vaultID: vaultID, publicKey: existing.publicKey))
+            else { throw .tampered("the presence private key does not open with the passphrase that opens the vault") }
+            pair = (privateKey, existing.publicKey)
+        }
+        let tag = try lookupKey()
+        return try Self.crypto { () throws(OpenSSLError) -> PresenceKeyRecord in
+            let (privateKey, publicKey) = if let pair { pair } else { try X25519.generate() }
+            let wrapped = try AESGCM.seal(privateKey, key: PresenceKeyRecord.wrappingKey(passphraseKey: newKey),
+                                          associatedData: PresenceKeyRecord.wrappingAssociatedData(vaultID: vaultID, publicKey: publicKey))
+            return PresenceKeyRecord(publicKey: publicKey, publicKeyTag: tag.authenticationCode(PresenceKeyRecord.tagMessage(publicKey)),
+                                     wrappedPrivateKey: wrapped)
         }
     }
 
@@ -302,7 +440,7 @@ public final class Vault: Store, @unchecked Sendable {
         let sealed = try seal(item.itemClass, attributes: attributes, value: item.value)
         try sql { () throws(SQLiteError) in
             try connection.statement(VaultSchema.insertItem).run([
-                .integer(Int64(item.itemClass.code)), .integer(Int64(attributes.accessibility!.code)),
+                .integer(Int64(item.itemClass.code)), .integer(Int64(RecordCoding.protectionCode(attributes.accessibility!, attributes.accessControl))),
                 .blob(sealed.identity), .blob(sealed.scope), .blob(sealed.attributes), .blob(sealed.value),
             ])
         }
@@ -313,6 +451,7 @@ public final class Vault: Store, @unchecked Sendable {
     private func replace(_ existing: Row, attributes: Attributes, value: SecretBytes?) throws(StoreError) {
         var attributes = attributes.normalizedIdentity(for: existing.itemClass)
         attributes.accessibility = attributes.accessibility ?? existing.accessibility
+        attributes.accessControl = attributes.accessControl ?? existing.accessControl
         attributes.creationDate = existing.attributes?.creationDate ?? attributes.creationDate ?? Date()
         attributes.modificationDate = Date()
         let plaintext: SecretBytes
@@ -329,7 +468,7 @@ public final class Vault: Store, @unchecked Sendable {
         }
         try sql { () throws(SQLiteError) in
             try connection.statement(VaultSchema.replaceItem).run([
-                .integer(Int64(attributes.accessibility!.code)), .blob(sealed.identity), .blob(sealed.scope),
+                .integer(Int64(RecordCoding.protectionCode(attributes.accessibility!, attributes.accessControl))), .blob(sealed.identity), .blob(sealed.scope),
                 .blob(sealed.attributes), .blob(sealed.value), .integer(existing.id),
             ])
         }
@@ -344,6 +483,14 @@ public final class Vault: Store, @unchecked Sendable {
 
     private func seal(_ itemClass: ItemClass, attributes: Attributes, value: SecretBytes?) throws(StoreError) -> SealedRecord {
         let accessibility = attributes.accessibility!
+        let protection = RecordCoding.protectionCode(accessibility, attributes.accessControl)
+        var presencePublicKey: [UInt8]?
+        if let accessControl = attributes.accessControl {
+            presencePublicKey = try trustedPresencePublicKey()
+            if accessControl.needsBiometry && !PresenceAuthentication.defaultAuthenticator.offersBiometry {
+                throw .unavailable("\(accessControl) needs a biometric authenticator and none is installed (PresenceAuthentication.setDefault)")
+            }
+        }
         let key = try classKey(accessibility, create: true)
         let lookup = try lookupKey()
         let identity = lookup.authenticationCode(RecordCoding.identityMessage(itemClass, attributes))
@@ -353,11 +500,14 @@ public final class Vault: Store, @unchecked Sendable {
         return try Self.crypto { () throws(OpenSSLError) -> SealedRecord in
             let sealedAttributes = try plainAttributes.withBytes { (p: UnsafeRawBufferPointer) throws(OpenSSLError) in
                 try key.seal(p, associatedData: RecordCoding.itemAssociatedData(
-                    vaultID: vaultID, identity: identity, itemClass: itemClass, accessibility: accessibility, part: .attributes))
+                    vaultID: vaultID, identity: identity, itemClass: itemClass, protection: protection, part: .attributes))
             }
-            let valueAAD = RecordCoding.itemAssociatedData(vaultID: vaultID, identity: identity, itemClass: itemClass, accessibility: accessibility, part: .value)
+            let valueAAD = RecordCoding.itemAssociatedData(vaultID: vaultID, identity: identity, itemClass: itemClass, protection: protection, part: .value)
             let sealedValue: [UInt8]
-            if let value {
+            if let presencePublicKey {
+                let inner = try PresenceSeal.seal(value ?? SecretBytes([]), to: presencePublicKey, associatedData: valueAAD)
+                sealedValue = try key.seal(inner, associatedData: valueAAD)
+            } else if let value {
                 sealedValue = try key.seal(value, associatedData: valueAAD)
             } else {
                 sealedValue = try key.seal(UnsafeRawBufferPointer(start: nil, count: 0), associatedData: valueAAD)
@@ -372,6 +522,7 @@ public final class Vault: Store, @unchecked Sendable {
         var id: Int64
         var itemClass: ItemClass
         var accessibility: Accessibility
+        var accessControl: AccessControl?
         var identity: [UInt8]
         var sealedAttributes: [UInt8]
         var value: [UInt8]?
@@ -380,9 +531,9 @@ public final class Vault: Store, @unchecked Sendable {
 
     private func readRow(_ s: Statement, includeValue: Bool) throws(StoreError) -> Row {
         guard let itemClass = ItemClass(code: UInt8(truncatingIfNeeded: s.integer(1))),
-              let accessibility = Accessibility(code: UInt8(truncatingIfNeeded: s.integer(2)))
+              let (accessibility, accessControl) = RecordCoding.protection(code: UInt8(truncatingIfNeeded: s.integer(2)))
         else { throw .corrupted("an item has an unknown class or protection code") }
-        return Row(id: s.integer(0), itemClass: itemClass, accessibility: accessibility, identity: s.blob(3),
+        return Row(id: s.integer(0), itemClass: itemClass, accessibility: accessibility, accessControl: accessControl, identity: s.blob(3),
                    sealedAttributes: s.blob(4), value: includeValue ? s.blob(5) : nil)
     }
 
@@ -441,7 +592,7 @@ public final class Vault: Store, @unchecked Sendable {
         for itemClass in query.itemClass.map({ [$0] }) ?? ItemClass.allCases {
             let path: VaultSchema.Lookup
             var values: [Statement.Value]
-            var covered = AttributeField.Mask([.accessibility]).bits | AttributeField.dates.bits
+            var covered = AttributeField.Mask([.accessibility, .accessControl]).bits | AttributeField.dates.bits
             if present.contains(all: RecordCoding.identityMask(itemClass)) {
                 path = .identity
                 values = [.blob(try lookupKey().authenticationCode(RecordCoding.identityMessage(itemClass, wanted)))]
@@ -464,6 +615,7 @@ public final class Vault: Store, @unchecked Sendable {
             let statement = try sql { () throws(SQLiteError) in try connection.statement(sqlText) }
             let limit = (query.limit == .one && !decrypt) ? 1 : nil
             for var row in try fetch(statement, values, includeValue: includeValue, limit: limit) {
+                if let wantedControl = wanted.accessControl, row.accessControl != wantedControl { continue }
                 if decrypt {
                     let attributes: Attributes
                     do {
@@ -494,18 +646,29 @@ public final class Vault: Store, @unchecked Sendable {
         }
         // The protection code is authenticated as associated data, so it is the truth.
         attributes.accessibility = row.accessibility
+        attributes.accessControl = row.accessControl
         return attributes
     }
 
     private func open(_ sealed: [UInt8], row: Row, part: RecordCoding.Part) throws(StoreError) -> SecretBytes {
         let key = try classKey(row.accessibility, create: false)
         let aad = RecordCoding.itemAssociatedData(vaultID: header.vaultID, identity: row.identity, itemClass: row.itemClass,
-                                                  accessibility: row.accessibility, part: part)
+                                                  protection: RecordCoding.protectionCode(row.accessibility, row.accessControl), part: part)
+        let opened: SecretBytes
         do {
-            return try key.open(sealed, associatedData: aad)
+            opened = try key.open(sealed, associatedData: aad)
         } catch {
             throw .tampered("an item's \(part == .value ? "value" : "attributes") failed authentication")
         }
+        guard part == .value, let accessControl = row.accessControl else { return opened }
+        guard let presenceKey, let record = try storedPresenceKey() else {
+            presenceNeeded = accessControl
+            throw .interactionNotAllowed
+        }
+        guard let value = PresenceSeal.open(opened, privateKey: presenceKey, publicKey: record.publicKey, associatedData: aad) else {
+            throw .tampered("an item's value failed authentication under the presence key")
+        }
+        return value
     }
 
     // MARK: - Keys (mutex held)
@@ -566,13 +729,14 @@ public final class Vault: Store, @unchecked Sendable {
         }
     }
 
-    private func openMasterKey(passphrase: SecretBytes) throws(StoreError) -> SecretBytes {
-        guard case .passphrase(let parameters, let salt) = header.protection else { return try masterKeyFromKeyFile() }
+    /// The master key, and the passphrase's scrypt output (nil for a key-file vault).
+    private func openMasterKey(passphrase: SecretBytes) throws(StoreError) -> (SecretBytes, SecretBytes?) {
+        guard case .passphrase(let parameters, let salt) = header.protection else { return (try masterKeyFromKeyFile(), nil) }
         let derived = try Self.crypto { () throws(OpenSSLError) in
             try Scrypt.deriveKey(passphrase: passphrase, salt: salt, parameters: parameters)
         }
         do {
-            return try AESGCM.open(header.wrappedMasterKey, key: derived, associatedData: RecordCoding.masterKeyAssociatedData(header))
+            return (try AESGCM.open(header.wrappedMasterKey, key: derived, associatedData: RecordCoding.masterKeyAssociatedData(header)), derived)
         } catch {
             // Indistinguishable by design from an altered salt or parameter; the header's
             // checksum already caught accidental damage.

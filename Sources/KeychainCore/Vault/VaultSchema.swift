@@ -20,6 +20,9 @@ enum VaultSchema {
     static let writeHeader = "INSERT OR REPLACE INTO meta(name, value) VALUES('header', ?)"
     static let readMachineCheck = "SELECT value FROM meta WHERE name = 'machine'"
     static let writeMachineCheck = "INSERT OR REPLACE INTO meta(name, value) VALUES('machine', ?)"
+    static let readPresenceKey = "SELECT value FROM meta WHERE name = 'presence'"
+    static let writePresenceKey = "INSERT OR REPLACE INTO meta(name, value) VALUES('presence', ?)"
+    static let deletePresenceKey = "DELETE FROM meta WHERE name = 'presence'"
     static let readClassKeys = "SELECT protection, wrapped FROM class_keys"
     static let insertClassKey = "INSERT INTO class_keys(protection, wrapped) VALUES(?, ?)"
     static let deleteClassKey = "DELETE FROM class_keys WHERE protection = ?"
@@ -47,7 +50,7 @@ enum VaultSchema {
         return (lookup, [false, true].map { value in
             [false, true].map { protection in
                 "SELECT id, class, protection, identity, attributes, \(value ? "value" : "NULL") FROM items WHERE \(filter)"
-                    + (protection ? " AND protection = ?" : "") + " ORDER BY id"
+                    + (protection ? " AND (protection & 15) = ?" : "") + " ORDER BY id"
             }
         })
     })
@@ -55,6 +58,8 @@ enum VaultSchema {
     static let insertItem = "INSERT INTO items(class, protection, identity, scope, attributes, value) VALUES(?, ?, ?, ?, ?, ?)"
     static let replaceItem = "UPDATE items SET protection = ?, identity = ?, scope = ?, attributes = ?, value = ? WHERE id = ?"
     static let deleteItem = "DELETE FROM items WHERE id = ?"
-    static let deleteProtection = "DELETE FROM items WHERE protection = ?"
+    static let deleteProtection = "DELETE FROM items WHERE (protection & 15) = ?"
+    /// Items under an access control (a non-zero high nibble of the protection code).
+    static let deletePresenceItems = "DELETE FROM items WHERE protection >= 16"
     static let countItems = "SELECT count(*) FROM items"
 }

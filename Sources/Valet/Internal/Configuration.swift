@@ -2,12 +2,16 @@
 enum Configuration: CustomStringConvertible, Equatable, Sendable {
     case valet(Accessibility)
     case iCloud(CloudAccessibility)
+    case secureEnclave(SecureEnclaveAccessControl)
+    case singlePromptSecureEnclave(SecureEnclaveAccessControl)
 
     /// Valet's legacy class names, kept byte for byte because they are part of stored service strings.
     var description: String {
         switch self {
         case .valet: "VALValet"
         case .iCloud: "VALSynchronizableValet"
+        case .secureEnclave: "VALSecureEnclaveValet"
+        case .singlePromptSecureEnclave: "VALSinglePromptSecureEnclaveValet"
         }
     }
 
@@ -15,6 +19,16 @@ enum Configuration: CustomStringConvertible, Equatable, Sendable {
         switch self {
         case .valet(let accessibility): accessibility
         case .iCloud(let cloud): cloud.accessibility
+        // As on Apple: Secure Enclave items need a passcode (here, the vault passphrase).
+        case .secureEnclave, .singlePromptSecureEnclave: .whenPasscodeSetThisDeviceOnly
+        }
+    }
+
+    /// The access control of the Secure Enclave flavours; nil for the others.
+    var accessControl: SecureEnclaveAccessControl? {
+        switch self {
+        case .secureEnclave(let control), .singlePromptSecureEnclave(let control): control
+        case .valet, .iCloud: nil
         }
     }
 
@@ -27,6 +41,7 @@ enum Configuration: CustomStringConvertible, Equatable, Sendable {
         switch self {
         case .valet(let accessibility): "\(accessibility) (Valet)"
         case .iCloud(let cloud): "\(cloud) (iCloud)"
+        case .secureEnclave(let control), .singlePromptSecureEnclave(let control): "\(configuration: control) (Secure Enclave)"
         }
     }
 }

@@ -1,12 +1,14 @@
 import KeychainCore
 
 extension KeychainError {
-    /// The one place the store's errors become Valet's: a missing item is `itemNotFound`; every
-    /// other failure (locked, damaged, unavailable, too large...) is `couldNotAccessKeychain`,
-    /// as Apple's statuses fold into it.
+    /// The one place the store's errors become Valet's: a missing item is `itemNotFound`; a
+    /// cancelled or refused proof of presence is `userCancelled` (as Valet maps
+    /// errSecUserCanceled and errSecAuthFailed); every other failure (locked, damaged,
+    /// unavailable, too large...) is `couldNotAccessKeychain`, as Apple's statuses fold into it.
     init(_ error: StoreError) {
         switch error {
         case .itemNotFound: self = .itemNotFound
+        case .userCancelled, .authenticationFailed: self = .userCancelled
         default: self = .couldNotAccessKeychain
         }
     }

@@ -18,14 +18,16 @@ enum Service: CustomStringConvertible, Equatable, Sendable {
     /// The service string, built byte for byte as Valet builds its `kSecAttrService`.
     var description: String {
         let configuration = configuration
+        // The Secure Enclave flavours append their access control's suffix (empty for userPresence).
+        let suffix = configuration.accessControl?.description ?? ""
         switch self {
         case .standard(let identifier, _):
-            return "VAL_\(configuration)_initWithIdentifier:accessibility:_\(identifier)_\(configuration.accessibility)"
+            return "VAL_\(configuration)_initWithIdentifier:accessibility:_\(identifier)_\(configuration.accessibility)\(suffix)"
         case .sharedGroup(let group, let identifier, _):
             if let identifier {
-                return "VAL_\(configuration)_initWithSharedAccessGroupIdentifier:accessibility:_\(group.groupIdentifier)_\(identifier)_\(configuration.accessibility)"
+                return "VAL_\(configuration)_initWithSharedAccessGroupIdentifier:accessibility:_\(group.groupIdentifier)_\(identifier)_\(configuration.accessibility)\(suffix)"
             }
-            return "VAL_\(configuration)_initWithSharedAccessGroupIdentifier:accessibility:_\(group.groupIdentifier)_\(configuration.accessibility)"
+            return "VAL_\(configuration)_initWithSharedAccessGroupIdentifier:accessibility:_\(group.groupIdentifier)_\(configuration.accessibility)\(suffix)"
         case .standardOverride(let identifier, _):
             return identifier.description
         case .sharedGroupOverride(let group, _):
@@ -79,6 +81,18 @@ enum Service: CustomStringConvertible, Equatable, Sendable {
     /// group's item, even when an explicitly set service string coincides.
     var baseAttributes: Attributes {
         Attributes(service: description, accessGroup: accessGroup, synchronizable: configuration.isSynchronizable,
-                   accessibility: configuration.accessibility.coreValue)
+                   accessibility: configuration.accessibility.coreValue, accessControl: configuration.accessControl?.coreValue)
+    }
+
+    /// The same sandbox shape with another configuration: Secure Enclave valets ask a plain
+    /// whenPasscodeSetThisDeviceOnly Valet of the same identifier or group whether the keychain
+    /// can be used, as Valet does.
+    func with(_ configuration: Configuration) -> Service {
+        switch self {
+        case .standard(let identifier, _): .standard(identifier, configuration)
+        case .sharedGroup(let group, let identifier, _): .sharedGroup(group, identifier, configuration)
+        case .standardOverride(let identifier, _): .standardOverride(service: identifier, configuration)
+        case .sharedGroupOverride(let group, _): .sharedGroupOverride(service: group, configuration)
+        }
     }
 }

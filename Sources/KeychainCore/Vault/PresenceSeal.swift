@@ -1,0 +1,64 @@
+/// The second lock on items under ``AccessControl``: their value is sealed to the vault's
+/// presence key pair, whose private key only the passphrase unwraps.
+///
+/// Sealing (no proof needed): an ephemeral X25519 key pair, the shared secret with the vault's
+/// presence public key, HKDF-SHA256 over it (salted with both public keys) to an AES-256-GCM
+/// key. Layout: `ephemeral public key (32) || AES-GCM sealed value`. The result is then sealed
+/// again under the item's class key, so a locked vault keeps such items closed as well.
+enum PresenceSeal {
+    static func seal(_ value: SecretBytes, to publicKey: [UInt8], associatedData: [UInt8]) throws(OpenSSLError) -> SecretBytes {
+        let ephemeral = try X25519.generate()
+        let key = try itemKey(shared: X25519.sharedSecret(privateKey: ephemeral.privateKey, peerPublicKey: publicKey),
+                              ephemeralPublicKey: ephemeral.publicKey, publicKey: publicKey)
+        let sealed = try AESGCM.seal(value, key: key, associatedData: associatedData)
+        return SecretBytes(ephemeral.publicKey + sealed)
+    }
+
+    /// The value, or nil when the bytes are malformed or fail authentication.
+    static func open(_ sealed: SecretBytes, privateKey: SecretBytes, publicKey: [UInt8], associatedData: [UInt8]) -> SecretBytes? {
+        sealed.withUnsafeBytes { bytes -> SecretBytes? in
+            guard bytes.count >= X25519.keySize + AESGCM.overhead else { return nil }
+            let ephemeralPublicKey = Array(bytes[0..<X25519.keySize])
+            guard let shared = try? X25519.sharedSecret(privateKey: privateKey, peerPublicKey: ephemeralPublicKey),
+                  let key = try? itemKey(shared: shared, ephemeralPublicKey: ephemeralPublicKey, publicKey: publicKey)
+            else { return nil }
+            return try? AESGCM.open(UnsafeRawBufferPointer(rebasing: bytes[X25519.keySize...]), key: key, associatedData: associatedData)
+        }
+    }
+
+    private static func itemKey(shared: SecretBytes, ephemeralPublicKey: [UInt8], publicKey: [UInt8]) throws(OpenSSLError) -> SecretBytes {
+        try HKDF.deriveKey(from: shared, salt: ephemeralPublicKey + publicKey, info: "swift-keychain presence item v1")
+    }
+}
+
+/// The vault's presence key pair as stored (meta row `presence`):
+/// `version (1) || public key (32) || HMAC of the public key under the lookup key (32) || wrapped private key`.
+///
+/// The private key is wrapped (AES-256-GCM) under a key derived from the passphrase's scrypt
+/// output, so only the passphrase opens it; the HMAC lets writers trust the public key they
+/// seal to without that passphrase.
+struct PresenceKeyRecord {
+    static let version: UInt8 = 1
+    var publicKey: [UInt8]
+    var publicKeyTag: [UInt8]
+    var wrappedPrivateKey: [UInt8]
+
+    func encoded() -> [UInt8] { [Self.version] + publicKey + publicKeyTag + wrappedPrivateKey }
+
+    static func decode(_ bytes: [UInt8]) -> PresenceKeyRecord? {
+        guard bytes.count == 1 + 32 + 32 + X25519.keySize + AESGCM.overhead, bytes[0] == version else { return nil }
+        return PresenceKeyRecord(publicKey: Array(bytes[1..<33]), publicKeyTag: Array(bytes[33..<65]), wrappedPrivateKey: Array(bytes[65...]))
+    }
+
+    static func tagMessage(_ publicKey: [UInt8]) -> [UInt8] { Array("presence public key".utf8) + publicKey }
+
+    static func wrappingAssociatedData(vaultID: [UInt8], publicKey: [UInt8]) -> [UInt8] {
+        Array("SKCV-presence-key".utf8) + VaultHeader.be(VaultHeader.currentVersion) + vaultID + publicKey
+    }
+
+    /// The key that wraps the private key: derived from the passphrase's scrypt output, apart
+    /// from the master key's wrapping.
+    static func wrappingKey(passphraseKey: SecretBytes) throws(OpenSSLError) -> SecretBytes {
+        try HKDF.deriveKey(from: passphraseKey, info: "swift-keychain presence-wrap v1")
+    }
+}

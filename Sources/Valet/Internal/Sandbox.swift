@@ -1,0 +1,123 @@
+import Foundation
+import KeychainCore
+
+/// What every Valet flavour does, once: a service (the sandbox), the store it was created
+/// with, and the translation of each operation into a store query. The public classes are
+/// thin faces over it.
+struct Sandbox: Sendable {
+    let service: Service
+    let identifier: Identifier
+    let chosenStore: (any Store)?
+    /// Computed once: the service string is an interpolation Valet would otherwise redo on every call.
+    let baseAttributes: Attributes
+
+    static let canaryKey = "VAL_KeychainCanaryUsername"
+    static let canaryValue = "VAL_KeychainCanaryPassword"
+
+    init(service: Service, identifier: Identifier, store: (any Store)?) {
+        self.service = service
+        self.identifier = identifier
+        self.chosenStore = store
+        self.baseAttributes = service.baseAttributes
+    }
+
+    var configuration: Configuration { service.configuration }
+
+    func keychain() throws(StoreError) -> any Store {
+        if let chosenStore { return chosenStore }
+        return try ValetStore.current()
+    }
+
+    func attributes(forKey key: String) -> Attributes {
+        var attributes = baseAttributes
+        attributes.account = key
+        return attributes
+    }
+
+    /// An item for `key`, labelled with the identifier and key: what a person sees in a
+    /// keyring manager such as Seahorse.
+    func item(forKey key: String, value: SecretBytes) -> Item {
+        var attributes = attributes(forKey: key)
+        attributes.label = "\(identifier): \(key)"
+        return Item(.genericPassword, attributes: attributes, value: value)
+    }
+
+    // MARK: Operations
+
+    /// Writes (once) and reads back the canary, which listings never show.
+    func canAccessKeychain() -> Bool {
+        if (try? string(forKey: Self.canaryKey)) == Self.canaryValue { return true }
+        try? keychain().upsert(item(forKey: Self.canaryKey, value: SecretBytes(utf8: Self.canaryValue)))
+        return (try? string(forKey: Self.canaryKey)) == Self.canaryValue
+    }
+
+    /// The Secure Enclave flavours' check: a plain whenPasscodeSetThisDeviceOnly Valet of the
+    /// same sandbox can use the keychain, and the store can honour access control. Never asks.
+    func canAccessWithPasscode() -> Bool {
+        let plain = Sandbox(service: service.with(.valet(.whenPasscodeSetThisDeviceOnly)), identifier: identifier, store: chosenStore)
+        guard plain.canAccessKeychain(), let store = try? keychain() else { return false }
+        return store.supportsAccessControl
+    }
+
+    func setObject(_ object: Data, forKey key: String) throws(KeychainError) {
+        guard !key.isEmpty else { throw .emptyKey }
+        guard !object.isEmpty else { throw .emptyValue }
+        try perform { () throws(StoreError) in try keychain().upsert(item(forKey: key, value: SecretBytes(object))) }
+    }
+
+    func setString(_ string: String, forKey key: String) throws(KeychainError) {
+        try setObject(Data(string.utf8), forKey: key)
+    }
+
+    func object(forKey key: String, authentication: AuthenticationContext? = nil) throws(KeychainError) -> Data {
+        guard !key.isEmpty else { throw .emptyKey }
+        return try perform { () throws(StoreError) -> Data in
+            let query = Query(.genericPassword, attributes: attributes(forKey: key), limit: .one, returnData: true,
+                              returnAttributes: false, authentication: authentication)
+            guard let value = try keychain().copyMatching(query).first?.value, value.count > 0 else { throw .itemNotFound }
+            return value.data
+        }
+    }
+
+    /// As Valet: bytes that are not UTF-8 read as `itemNotFound`.
+    func string(forKey key: String, authentication: AuthenticationContext? = nil) throws(KeychainError) -> String {
+        let data = try object(forKey: key, authentication: authentication)
+        guard let string = String(data: data, encoding: .utf8) else { throw .itemNotFound }
+        return string
+    }
+
+    /// Never decrypts a value, so never asks for a proof of presence. An empty key is
+    /// `couldNotAccessKeychain`, as Valet does.
+    func containsObject(forKey key: String) throws(KeychainError) -> Bool {
+        guard !key.isEmpty else { throw .couldNotAccessKeychain }
+        return try perform { () throws(StoreError) -> Bool in
+            try keychain().contains(Query(.genericPassword, attributes: attributes(forKey: key), limit: .one))
+        }
+    }
+
+    /// Every key but the canary; values are not decrypted.
+    func allKeys() throws(KeychainError) -> Set<String> {
+        do {
+            let items = try keychain().copyMatching(Query(.genericPassword, attributes: baseAttributes))
+            return Set(items.compactMap { $0.attributes.account }.filter { $0 != Self.canaryKey })
+        } catch .itemNotFound {
+            return []
+        } catch {
+            throw KeychainError(error)
+        }
+    }
+
+    func removeObject(forKey key: String) throws(KeychainError) {
+        guard !key.isEmpty else { throw .emptyKey }
+        try perform { () throws(StoreError) in try keychain().delete(Query(.genericPassword, attributes: attributes(forKey: key))) }
+    }
+
+    func removeAllObjects() throws(KeychainError) {
+        try perform { () throws(StoreError) in try keychain().delete(Query(.genericPassword, attributes: baseAttributes)) }
+    }
+
+    @discardableResult
+    func perform<R>(_ body: () throws(StoreError) -> R) throws(KeychainError) -> R {
+        do { return try body() } catch { throw KeychainError(error) }
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import KeychainCore
+
+/// A ``SecureEnclaveValet`` that asks for the proof of presence once: the proof (the unwrapped
+/// presence key) is kept in this instance's ``KeychainCore/AuthenticationContext`` until
+/// ``requirePromptOnNextAccess()``. Writes, `containsObject` and removals never use or need it.
+/// With Valet 5's API, whose throwing methods are untyped.
+public final class SinglePromptSecureEnclaveValet: NSObject, @unchecked Sendable {
+    // @unchecked: `context` is replaced only under `lock`, and AuthenticationContext is thread-safe.
+
+    // MARK: Factories
+
+    public class func valet(with identifier: Identifier, accessControl: SecureEnclaveAccessControl) -> SinglePromptSecureEnclaveValet {
+        findOrCreate(.standard(identifier, .singlePromptSecureEnclave(accessControl)), identifier: identifier)
+    }
+
+    public class func sharedGroupValet(with groupIdentifier: SharedGroupIdentifier, identifier: Identifier? = nil, accessControl: SecureEnclaveAccessControl) -> SinglePromptSecureEnclaveValet {
+        findOrCreate(.sharedGroup(groupIdentifier, identifier, .singlePromptSecureEnclave(accessControl)), identifier: identifier ?? groupIdentifier.asIdentifier)
+    }
+
+    private static let cache = WeakStorage<SinglePromptSecureEnclaveValet>()
+
+    private class func findOrCreate(_ service: Service, identifier: Identifier) -> SinglePromptSecureEnclaveValet {
+        let store = ValetStore.chosen
+        return cache.object(forKey: ValetStore.identity(of: store) + "|" + service.cacheKey) {
+            SinglePromptSecureEnclaveValet(Sandbox(service: service, identifier: identifier, store: store))
+        }
+    }
+
+    private init(_ sandbox: Sandbox) {
+        self.sandbox = sandbox
+        self.identifier = sandbox.identifier
+        self.accessControl = sandbox.configuration.accessControl!
+        super.init()
+    }
+
+    @available(*, unavailable)
+    public override init() {
+        fatalError("Use the class methods above to create usable SinglePromptSecureEnclaveValet objects")
+    }
+
+    public static func == (lhs: SinglePromptSecureEnclaveValet, rhs: SinglePromptSecureEnclaveValet) -> Bool { lhs.service == rhs.service }
+
+    public override var hash: Int { service.description.hashValue }
+
+    public let identifier: Identifier
+    public let accessControl: SecureEnclaveAccessControl
+
+    let sandbox: Sandbox
+    var service: Service { sandbox.service }
+    private let lock = NSLock()
+    private var context = AuthenticationContext(reusesProof: true)
+
+    /// The shared context, with `userPrompt` as its reason for the next prompt.
+    private func sharedContext(prompt userPrompt: String) -> AuthenticationContext {
+        lock.withLock {
+            context.localizedReason = userPrompt
+            return context
+        }
+    }
+
+    // MARK: Access
+
+    /// Whether items can be written and read here; never asks for a proof.
+    public func canAccessKeychain() -> Bool {
+        sandbox.canAccessWithPasscode()
+    }
+
+    public func setObject(_ object: Data, forKey key: String) throws {
+        try sandbox.setObject(object, forKey: key)
+    }
+
+    public func setString(_ string: String, forKey key: String) throws {
+        try sandbox.setString(string, forKey: key)
+    }
+
+    /// The value for `key`; asks for the proof only if this instance holds none yet.
+    /// - Throws: ``KeychainError/userCancelled``, ``KeychainError/itemNotFound``, ``KeychainError/couldNotAccessKeychain``.
+    public func object(forKey key: String, withPrompt userPrompt: String) throws -> Data {
+        try sandbox.object(forKey: key, authentication: sharedContext(prompt: userPrompt))
+    }
+
+    public func string(forKey key: String, withPrompt userPrompt: String) throws -> String {
+        try sandbox.string(forKey: key, authentication: sharedContext(prompt: userPrompt))
+    }
+
+    /// Whether a value is stored for `key`. Never asks for a proof.
+    public func containsObject(forKey key: String) throws -> Bool {
+        try sandbox.containsObject(forKey: key)
+    }
+
+    /// Forgets the proof this instance holds: the next read asks again.
+    public func requirePromptOnNextAccess() {
+        lock.withLock {
+            context.invalidate()
+            context = AuthenticationContext(reusesProof: true)
+        }
+    }
+
+    /// Every key of this Valet (never the canary). Keys are not behind the proof, so this never asks.
+    public func allKeys(userPrompt: String) throws -> Set<String> {
+        try sandbox.allKeys()
+    }
+
+    public func removeObject(forKey key: String) throws {
+        try sandbox.removeObject(forKey: key)
+    }
+
+    public func removeAllObjects() throws {
+        try sandbox.removeAllObjects()
+    }
+
+    // MARK: Migration
+
+    public func migrateObjects(matching query: [String: AnyHashable], removeOnCompletion: Bool) throws {
+        try sandbox.migrateObjects(matching: query, removeOnCompletion: removeOnCompletion)
+    }
+
+    public func migrateObjects(from valet: Valet, removeOnCompletion: Bool) throws {
+        try sandbox.migrateObjects(from: valet.sandbox, removeOnCompletion: removeOnCompletion)
+    }
+}
