@@ -21,11 +21,13 @@ let package = Package(
         .executableTarget(name: "keychain", dependencies: ["KeychainCLI"]),
         // The benchmark against the floors (raw SQLite, raw AES-GCM) and the peers: a program, not a test.
         .executableTarget(name: "keychain-bench", dependencies: ["KeychainCore", "Valet", "CSQLite", "COpenSSL"]),
+        // The reliability suite (crashes, contention, corruption) and the worker processes it kills.
+        .executableTarget(name: "keychain-reliability", dependencies: ["KeychainCore", "Valet"]),
 
         // Helpers shared by the test targets (temporary vaults, running the built `keychain`).
         .target(name: "KeychainTestSupport", dependencies: ["KeychainCore"], path: "Tests/KeychainTestSupport"),
         .testTarget(name: "KeychainCoreTests", dependencies: ["KeychainCore", "KeychainTestSupport", "keychain"]),
-        .testTarget(name: "ValetTests", dependencies: ["Valet", "KeychainCore", "KeychainTestSupport", "keychain"]),
+        .testTarget(name: "ValetTests", dependencies: ["Valet", "KeychainCore", "KeychainTestSupport", "keychain", "keychain-reliability"]),
         .testTarget(name: "KeychainCLITests", dependencies: ["KeychainCLI", "Valet", "KeychainCore", "KeychainTestSupport", "keychain"]),
     ],
     swiftLanguageModes: [.v6]

@@ -102,6 +102,27 @@ struct CommandTests {
         #expect(try run(["lock"]).status == 0)
     }
 
+    @Test("an item behind userPresence is read only after the passphrase is typed on the controlling terminal (a pseudo-terminal)")
+    func presenceOnTerminal() throws {
+        let passphrase = directory.file("pw", "correct horse")
+        #expect(try run(["passwd"], environment: ["KEYCHAIN_NEW_PASSPHRASE_FILE": passphrase]).status == 0)
+        let set = try run(["set", "--service", "bank", "--accessibility", "whenPasscodeSetThisDeviceOnly", "--access-control", "userPresence", "pin"],
+                          input: "4321", environment: ["KEYCHAIN_PASSPHRASE_FILE": passphrase])
+        #expect(set.status == 0, "\(set.stderr)")
+        let arguments = ["get", "--service", "bank", "--accessibility", "whenPasscodeSetThisDeviceOnly", "pin"]
+        let environment = ["PATH": "/usr/bin:/bin", "HOME": directory.path, "KEYCHAIN_KERNEL_KEYRING": "off",
+                           "KEYCHAIN_PATH": vaultPath, "KEYCHAIN_PASSPHRASE_FILE": passphrase]
+        let typed = try Subprocess.runOnTerminal(KeychainExecutable.path, arguments, environment: environment, prompt: "Passphrase of", answer: "correct horse")
+        #expect(typed.result.status == 0 && typed.result.output == "4321\n", "\(typed.result.stderr)")
+        #expect(typed.terminal.contains(vaultPath) && !typed.terminal.contains("correct horse"), "the prompt names the vault; the answer is not echoed")
+        let wrong = try Subprocess.runOnTerminal(KeychainExecutable.path, arguments, environment: environment, prompt: "Passphrase of", answer: "guess")
+        #expect(wrong.result.status == 3 && wrong.result.output.isEmpty && wrong.result.stderr.contains("proof of presence"))
+        let cancelled = try Subprocess.runOnTerminal(KeychainExecutable.path, arguments, environment: environment, prompt: "Passphrase of", answer: "")
+        #expect(cancelled.result.status == 3 && cancelled.result.stderr.contains("cancelled"))
+        let noTerminal = try run(arguments, environment: ["KEYCHAIN_PASSPHRASE_FILE": passphrase])
+        #expect(noTerminal.status == 4 && noTerminal.stderr.contains("no controlling terminal") && noTerminal.output.isEmpty)
+    }
+
     @Test("passwd changes and removes the passphrase")
     func passwd() throws {
         let first = directory.file("first", "one"), second = directory.file("second", "two")

@@ -15,6 +15,9 @@ public enum KeychainExecutable {
         return (me as NSString).deletingLastPathComponent + "/keychain"
     }
 
+    /// The built `keychain-reliability` program (crash workers), beside `keychain`.
+    public static var reliabilityPath: String { path + "-reliability" }
+
     /// Runs `keychain arguments...` with `input` on standard input and `environment` added to a
     /// minimal environment (HOME and XDG_DATA_HOME point at `home` so no test touches real data).
     public static func run(_ arguments: [String], input: Data = Data(), environment: [String: String] = [:], home: String) throws -> CommandResult {

@@ -63,6 +63,35 @@ public enum Subprocess {
         return try spawn(executable, arguments, environment: environment, actions: &actions)
     }
 
+    /// Starts a process whose standard output the caller reads from the returned descriptor
+    /// (and closes); standard input and error are /dev/null.
+    public static func launchReadingOutput(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> (pid: pid_t, stdout: Int32) {
+        var stdoutPipe: [Int32] = [0, 0]
+        guard makePipe(&stdoutPipe) else { throw POSIXError(.EMFILE) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, stdoutPipe[1], 1)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let pid = try spawn(executable, arguments, environment: environment, actions: &actions)
+        close(stdoutPipe[1])
+        return (pid, stdoutPipe[0])
+    }
+
+    /// Reads `fd` until `text` has appeared or the stream ends; whether it appeared.
+    public static func readOutput(_ fd: Int32, until text: String) -> Bool {
+        var seen = Data()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = Glibc.read(fd, &buffer, buffer.count)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return false }
+            seen.append(contentsOf: buffer[0..<n])
+            if String(decoding: seen, as: UTF8.self).contains(text) { return true }
+        }
+    }
+
     /// Starts a process whose standard input stays open until the caller closes the returned
     /// descriptor; its standard error goes to `errorFile`.
     public static func launch(_ executable: String, _ arguments: [String], environment: [String: String], errorFile: String) throws -> (pid: pid_t, stdin: Int32) {

@@ -139,4 +139,76 @@ struct MigrationsOnSecretService {
         #expect(try desktop.valet("Druidia").string(forKey: "Skroob") == "12345")
         #expect(try embedded.valet("Druidia").allKeys() == [])
     }
+
+    @Test("items another program stored with secret-tool migrate by query into a Valet")
+    func fromAnotherProgram() throws {
+        let desktop = try Fixture(.secretService)
+        var environment = ProcessInfo.processInfo.environment
+        environment["PATH"] = "/usr/bin:/bin"
+        for (account, value) in [("alice", "wonderland"), ("bob", "builder")] {
+            let stored = try Subprocess.run("/usr/bin/secret-tool", ["store", "--label", "legacy \(account)", "service", "legacy-app", "account", account,
+                                                                     "keychain-partition", desktop.testStore.partition],
+                                            environment: environment, input: Data(value.utf8))
+            #expect(stored.status == 0, "\(stored.stderr)")
+        }
+        let valet = desktop.valet("Druidia")
+        try valet.migrateObjects(matching: [kSecClass: kSecClassGenericPassword, kSecAttrService: "legacy-app"], removeOnCompletion: true)
+        #expect(try valet.string(forKey: "alice") == "wonderland" && valet.string(forKey: "bob") == "builder")
+        let left = try Subprocess.run("/usr/bin/secret-tool", ["search", "service", "legacy-app", "keychain-partition", desktop.testStore.partition],
+                                      environment: environment)
+        #expect(!left.output.contains("alice") && !left.stderr.contains("alice"), "the originals were removed")
+    }
+}
+
+@Suite("A migration killed mid-way leaves the destination as it was")
+struct MigrationCrashTests {
+    @Test("a process SIGKILLed at random moments of a 3,000-item migration leaves both Valets all-or-nothing")
+    func killedMidway() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.vaultPath("migration.keychain")
+        let count = 3_000
+        let environment = ["PATH": "/usr/bin:/bin", "HOME": directory.path]
+        func start() throws -> (pid_t, Int32) {
+            let (pid, out) = try Subprocess.launchReadingOutput(KeychainExecutable.reliabilityPath, ["worker", "migrate", path, "\(count)"], environment: environment)
+            #expect(Subprocess.readOutput(out, until: "migrating"))
+            return (pid, out)
+        }
+        func state() throws -> (source: Set<String>, destination: Set<String>, sample: String?) {
+            let vault = try Vault(VaultConfiguration(location: VaultLocation(path: path), usesKernelKeyring: false))
+            return try ValetStore.withStore(vault) {
+                let source = Valet.valet(with: Identifier(nonEmpty: "MigrationSource")!, accessibility: .afterFirstUnlock)
+                let destination = Valet.valet(with: Identifier(nonEmpty: "MigrationDestination")!, accessibility: .afterFirstUnlock)
+                let moved = try destination.allKeys()
+                let sample = moved.isEmpty ? nil : try destination.string(forKey: "key-\(count - 1)")
+                if !moved.isEmpty { try destination.removeAllObjects() }  // the next worker refills the source
+                return (try source.allKeys(), moved, sample)
+            }
+        }
+        // One uninterrupted run, to know how long a migration takes here.
+        let (firstPid, firstOut) = try start()
+        let migrating = ContinuousClock.now
+        #expect(Subprocess.wait(for: firstPid) == 0)
+        close(firstOut)
+        let duration = ContinuousClock.now - migrating
+        #expect(try state().destination.count == count)
+        var interrupted = 0, completed = 0
+        for _ in 0..<6 {
+            let (pid, out) = try start()
+            let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+            Thread.sleep(forTimeInterval: Double.random(in: 0...0.9) * seconds)
+            kill(pid, SIGKILL)
+            let status = Subprocess.wait(for: pid)
+            close(out)
+            let (source, destination, sample) = try state()
+            if destination.isEmpty {
+                #expect(source.count == count, "a killed migration left the source whole")
+                interrupted += status == 128 + SIGKILL ? 1 : 0
+            } else {
+                #expect(destination.count == count && source.isEmpty, "a finished migration moved everything")
+                #expect(sample == "value-\(count - 1)-" + String(repeating: "x", count: 64))
+                completed += 1
+            }
+        }
+        #expect(interrupted > 0, "at least one kill landed inside the migration (\(interrupted) interrupted, \(completed) completed, migration takes \(duration))")
+    }
 }
