@@ -1,7 +1,7 @@
-import Foundation
 import KeychainCore
 
-/// Chooses the store behind Valets without changing Valet's API.
+/// Chooses the store behind Valets without changing Valet's API: the library-wide
+/// ``KeychainCore/DefaultStore`` under Valet's name.
 ///
 /// By default every Valet uses the store `KEYCHAIN_BACKEND` names (`vault`, the default, or
 /// `secret-service`); the vault lives at its default location (`KEYCHAIN_PATH`, or
@@ -10,45 +10,18 @@ import KeychainCore
 /// closure with ``withStore(_:_:)`` (a task-local choice, handy in tests). A Valet keeps the
 /// store it was created with; data never moves between stores by itself.
 public enum ValetStore {
-    @TaskLocal static var override: (any Store)?
-
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var processDefault: (any Store)?
-
     /// Sets the store used by Valets created from now on, in every task without an override.
-    public static func setDefault(_ store: any Store) {
-        lock.lock()
-        defer { lock.unlock() }
-        processDefault = store
-    }
+    public static func setDefault(_ store: any Store) { DefaultStore.setDefault(store) }
 
     /// Runs `body` with Valets created inside it (on this task) using `store`.
     public static func withStore<R>(_ store: any Store, _ body: () throws -> R) rethrows -> R {
-        try $override.withValue(store, operation: body)
+        try DefaultStore.withStore(store, body)
     }
 
-    /// The store a Valet created now would use: the task's override, the process default, or
-    /// the store `KEYCHAIN_BACKEND` names (the vault by default), opened on first use.
-    public static func current() throws(StoreError) -> any Store {
-        if let override { return override }
-        lock.lock()
-        defer { lock.unlock() }
-        if let processDefault { return processDefault }
-        let store = try StoreKind.fromEnvironment().open()
-        processDefault = store
-        return store
-    }
+    /// The store a Valet created now would use, opened on first use.
+    public static func current() throws(StoreError) -> any Store { try DefaultStore.current() }
 
-    /// The store chosen so far for a Valet created now, without opening the default vault.
-    static var chosen: (any Store)? {
-        if let override { return override }
-        lock.lock()
-        defer { lock.unlock() }
-        return processDefault
-    }
+    static var chosen: (any Store)? { DefaultStore.chosen }
 
-    /// A key naming the store, for the instance cache.
-    static func identity(of store: (any Store)?) -> String {
-        store.map { "\(ObjectIdentifier($0).hashValue)" } ?? "default"
-    }
+    static func identity(of store: (any Store)?) -> String { DefaultStore.identity(of: store) }
 }
