@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "KeychainCore", targets: ["KeychainCore"]),
         .library(name: "Valet", targets: ["Valet"]),
+        .library(name: "UICKeyChainStore", targets: ["UICKeyChainStore"]),
         .executable(name: "keychain", targets: ["keychain"]),
         .executable(name: "keychain-bench", targets: ["keychain-bench"]),
     ],
@@ -17,6 +18,7 @@ let package = Package(
 
         .target(name: "KeychainCore", dependencies: ["CSQLite", "COpenSSL", "CKeyring"]),
         .target(name: "Valet", dependencies: ["KeychainCore"]),
+        .target(name: "UICKeyChainStore", dependencies: ["KeychainCore"]),
         .target(name: "KeychainCLI", dependencies: ["KeychainCore", "Valet"]),
         .executableTarget(name: "keychain", dependencies: ["KeychainCLI"]),
         // The benchmark against the floors (raw SQLite, raw AES-GCM) and the peers: a program, not a test.
@@ -28,6 +30,7 @@ let package = Package(
         .target(name: "KeychainTestSupport", dependencies: ["KeychainCore"], path: "Tests/KeychainTestSupport"),
         .testTarget(name: "KeychainCoreTests", dependencies: ["KeychainCore", "KeychainTestSupport", "keychain"]),
         .testTarget(name: "ValetTests", dependencies: ["Valet", "KeychainCore", "KeychainTestSupport", "keychain", "keychain-reliability"]),
+        .testTarget(name: "UICKeyChainStoreTests", dependencies: ["UICKeyChainStore", "KeychainCore", "KeychainTestSupport"]),
         .testTarget(name: "KeychainCLITests", dependencies: ["KeychainCLI", "Valet", "KeychainCore", "KeychainTestSupport", "keychain"]),
     ],
     swiftLanguageModes: [.v6]
