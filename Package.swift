@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "KeychainCore", targets: ["KeychainCore"]),
         .library(name: "Valet", targets: ["Valet"]),
         .library(name: "UICKeyChainStore", targets: ["UICKeyChainStore"]),
+        .library(name: "Locksmith", targets: ["Locksmith"]),
         .executable(name: "keychain", targets: ["keychain"]),
         .executable(name: "keychain-bench", targets: ["keychain-bench"]),
     ],
@@ -19,6 +20,7 @@ let package = Package(
         .target(name: "KeychainCore", dependencies: ["CSQLite", "COpenSSL", "CKeyring"]),
         .target(name: "Valet", dependencies: ["KeychainCore"]),
         .target(name: "UICKeyChainStore", dependencies: ["KeychainCore"]),
+        .target(name: "Locksmith", dependencies: ["KeychainCore"]),
         .target(name: "KeychainCLI", dependencies: ["KeychainCore", "Valet"]),
         .executableTarget(name: "keychain", dependencies: ["KeychainCLI"]),
         // The benchmark against the floors (raw SQLite, raw AES-GCM) and the peers: a program, not a test.
@@ -31,6 +33,7 @@ let package = Package(
         .testTarget(name: "KeychainCoreTests", dependencies: ["KeychainCore", "KeychainTestSupport", "keychain"]),
         .testTarget(name: "ValetTests", dependencies: ["Valet", "KeychainCore", "KeychainTestSupport", "keychain", "keychain-reliability"]),
         .testTarget(name: "UICKeyChainStoreTests", dependencies: ["UICKeyChainStore", "KeychainCore", "KeychainTestSupport"]),
+        .testTarget(name: "LocksmithTests", dependencies: ["Locksmith", "KeychainCore", "KeychainTestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "KeychainCLITests", dependencies: ["KeychainCLI", "Valet", "KeychainCore", "KeychainTestSupport", "keychain"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,47 @@
+import Foundation
+import KeychainCore
+
+/// One keychain request made by a conforming type, handed to its `perform…RequestClosure`:
+/// on Linux this stands where Locksmith passes a `CFDictionary`.
+public struct LocksmithRequest: @unchecked Sendable {
+    /// What the request does.
+    public enum Operation: Sendable { case create, update, read, delete }
+
+    public let operation: Operation
+    /// The item class and attributes (with the archived payload for create and update).
+    public let item: Item
+
+    /// The request as the keychain's attribute dictionary (`class`, `acct`, `svce`, `pdmn`,
+    /// `v_Data`...), as Locksmith's closures receive it.
+    public var dictionary: [String: Any] {
+        KeychainDictionary.make(item.itemClass, item.attributes, valueData: item.value?.data)
+    }
+
+    /// Runs the request against the default store (``KeychainCore/DefaultStore``). A read
+    /// puts the found item's attribute dictionary (with `v_Data`) in `result`.
+    public static func perform(_ request: LocksmithRequest, _ result: inout AnyObject?) -> OSStatus {
+        do {
+            let store = try DefaultStore.current()
+            switch request.operation {
+            case .create:
+                try store.add(request.item)
+            case .update:
+                try store.upsert(request.item)
+            case .read:
+                var query = Query(identifying: request.item)
+                query.limit = .one
+                query.returnData = true
+                guard let found = try store.copyMatching(query).first else { return StoreError.itemNotFound.status }
+                result = NSDictionary(dictionary: KeychainDictionary.make(found.itemClass, found.attributes, valueData: found.value?.data))
+            case .delete:
+                guard try store.delete(Query(identifying: request.item)) > 0 else { return StoreError.itemNotFound.status }
+            }
+            return errSecSuccess
+        } catch {
+            return error.status
+        }
+    }
+}
+
+/// A request closure: performs the request, may set `result`, returns the keychain status.
+public typealias PerformRequestClosureType = (_ requestReference: LocksmithRequest, _ result: inout AnyObject?) -> OSStatus
