@@ -26,7 +26,7 @@ let package = Package(
         // The benchmark against the floors (raw SQLite, raw AES-GCM) and the peers: a program, not a test.
         .executableTarget(name: "keychain-bench", dependencies: ["KeychainCore", "Valet", "CSQLite", "COpenSSL"]),
         // The reliability suite (crashes, contention, corruption) and the worker processes it kills.
-        .executableTarget(name: "keychain-reliability", dependencies: ["KeychainCore", "Valet"]),
+        .executableTarget(name: "keychain-reliability", dependencies: ["KeychainCore", "Valet", "KeychainTestSupport", "CSQLite", "CKeyring"]),
 
         // Helpers shared by the test targets (temporary vaults, running the built `keychain`).
         .target(name: "KeychainTestSupport", dependencies: ["KeychainCore"], path: "Tests/KeychainTestSupport"),

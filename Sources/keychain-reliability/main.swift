@@ -1,17 +1,97 @@
 import Foundation
+import KeychainCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
-// The reliability suite's program. For now: the worker processes the tests kill.
-//   keychain-reliability worker migrate VAULT COUNT
+// The reliability suite (RELIABILITY.md): crash safety, contention, corruption and tampering,
+// other users, secrets in memory, resource faults. `--quick` (what CI runs) or `--long`.
+//
+//   keychain-reliability [--quick | --long] [--only NAME,...] [--seed N] [--json PATH]
+//   keychain-reliability worker (crash|contend|memory|fsize|readonly|migrate) ...   (children)
+//   keychain-reliability probe-read PATH | probe-vault PATH | probe-key SERIAL       (as another user)
+
 let arguments = Array(CommandLine.arguments.dropFirst())
-do {
-    switch arguments.first {
-    case "worker" where arguments.count == 4 && arguments[1] == "migrate":
-        exit(try MigrationWorker.run(vaultPath: arguments[2], count: Int(arguments[3]) ?? 1000))
+
+func workerMain(_ arguments: [String]) -> Int32 {
+    do {
+        switch (arguments.first, arguments.count) {
+        case ("migrate", 3): return try MigrationWorker.run(vaultPath: arguments[1], count: Int(arguments[2]) ?? 1000)
+        case ("crash", 4): return try Workers.crash(vaultPath: arguments[1], firstSeq: Int(arguments[2]) ?? 0, seed: UInt64(arguments[3]) ?? 1)
+        case ("contend", 6):
+            return try Workers.contend(vaultPath: arguments[1], process: Int(arguments[2]) ?? 0, threads: Int(arguments[3]) ?? 8,
+                                       operations: Int(arguments[4]) ?? 1000, seed: UInt64(arguments[5]) ?? 1)
+        case ("memory", 3): return try Workers.memory(vaultPath: arguments[1], secretPath: arguments[2])
+        case ("fsize", 3): return try Workers.fileSizeLimit(vaultPath: arguments[1], limit: Int(arguments[2]) ?? 1 << 20)
+        case ("readonly", 2): return Workers.readOnly(vaultPath: arguments[1])
+        default:
+            FileHandle.standardError.write(Data("keychain-reliability: unknown worker \(arguments)\n".utf8))
+            return 2
+        }
+    } catch {
+        FileHandle.standardError.write(Data("keychain-reliability worker: \(error)\n".utf8))
+        return 1
+    }
+}
+
+switch arguments.first {
+case "worker":
+    exit(workerMain(Array(arguments.dropFirst())))
+case "probe-read" where arguments.count == 2:
+    exit(Workers.probeRead(arguments[1]))
+case "probe-vault" where arguments.count == 2:
+    exit(Workers.probeVault(arguments[1]))
+case "probe-key" where arguments.count == 2:
+    exit(Workers.probeKey(Int32(arguments[1]) ?? -1))
+default:
+    break
+}
+
+var quick = true
+var only: Set<String>?
+var seed = UInt64(Date().timeIntervalSince1970)
+var jsonPath: String?
+var index = 0
+while index < arguments.count {
+    switch arguments[index] {
+    case "--quick": quick = true
+    case "--long": quick = false
+    case "--only" where index + 1 < arguments.count: index += 1; only = Set(arguments[index].split(separator: ",").map(String.init))
+    case "--seed" where index + 1 < arguments.count: index += 1; seed = UInt64(arguments[index]) ?? seed
+    case "--json" where index + 1 < arguments.count: index += 1; jsonPath = arguments[index]
     default:
-        FileHandle.standardError.write(Data("usage: keychain-reliability worker migrate VAULT COUNT\n".utf8))
+        print("usage: keychain-reliability [--quick | --long] [--only crash,contention,corruption,users,memory,faults] [--seed N] [--json PATH]")
         exit(2)
     }
-} catch {
-    FileHandle.standardError.write(Data("keychain-reliability: \(error)\n".utf8))
-    exit(1)
+    index += 1
 }
+
+let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("keychain-reliability-\(getpid())").path
+mkdir(scratch, 0o711)
+defer { try? FileManager.default.removeItem(atPath: scratch) }
+let program = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+let env = CheckEnvironment(scratch: scratch, program: program, quick: quick, seed: seed)
+print("keychain-reliability: \(quick ? "quick" : "long") mode, seed \(seed) (replay with --seed \(seed))")
+
+let checks: [(String, () -> CheckResult)] = [
+    ("crash", { CrashCheck.run(env, kills: quick ? 300 : 3_000) }),
+    ("contention", { ContentionCheck.run(env, processes: 8, threads: 8, operations: quick ? 1_000 : 5_000) }),
+    ("corruption", { CorruptionCheck.run(env, trials: quick ? 2_000 : 50_000) }),
+    ("users", { OtherUsersCheck.run(env) }),
+    ("memory", { MemoryCheck.run(env) }),
+    ("faults", { ResourceFaultCheck.run(env) }),
+]
+var results: [CheckResult] = []
+for (name, check) in checks where only?.contains(name) ?? true {
+    let started = ContinuousClock.now
+    var result = check()
+    result.seconds = started.secondsSince
+    Report.print(result)
+    results.append(result)
+}
+if let jsonPath {
+    FileManager.default.createFile(atPath: jsonPath, contents: Data(Report.json(results, mode: quick ? "quick" : "long").utf8))
+}
+let failed = results.filter { !$0.passed }
+print(failed.isEmpty ? "keychain-reliability: all checks held" : "keychain-reliability: FAILED: \(failed.map(\.name).joined(separator: "; "))")
+exit(failed.isEmpty ? 0 : 1)

@@ -43,6 +43,11 @@ final class Connection {
 
     var lastMessage: String { String(cString: sqlite3_errmsg(handle)) }
     func extendedCode(_ rc: Int32) -> Int32 { sqlite3_extended_errcode(handle) != 0 ? sqlite3_extended_errcode(handle) : rc }
+
+    /// The error for a failed call: SQLite's extended code and message, and the errno behind it.
+    func failure(_ rc: Int32, message: String? = nil, sql: String?) -> SQLiteError {
+        SQLiteError(code: extendedCode(rc), message: message ?? lastMessage, sql: sql, systemErrno: sqlite3_system_errno(handle))
+    }
     var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
     /// Runs SQL that returns no rows (may be several statements).
@@ -52,7 +57,7 @@ final class Connection {
         if rc != SQLITE_OK {
             let text = message.map { String(cString: $0) } ?? lastMessage
             sqlite3_free(message)
-            throw SQLiteError(code: extendedCode(rc), message: text, sql: sql)
+            throw failure(rc, message: text, sql: sql)
         }
     }
 

@@ -1,4 +1,7 @@
 internal import CSQLite
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A failure reported by SQLite. Internal: the vault maps it to ``StoreError`` in one place.
 /// It carries SQLite's message and the statement text, never bound values.
@@ -6,6 +9,8 @@ struct SQLiteError: Error, CustomStringConvertible {
     let code: Int32
     let message: String
     let sql: String?
+    /// The operating system's errno behind an I/O failure (EFBIG, ENOSPC, EROFS...), or 0.
+    var systemErrno: Int32 = 0
 
     /// The primary result code (`SQLITE_BUSY` for `SQLITE_BUSY_SNAPSHOT`...).
     var primary: Int32 { code & 0xff }
@@ -14,6 +19,13 @@ struct SQLiteError: Error, CustomStringConvertible {
     var isCorruption: Bool { primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB }
     var isFull: Bool { primary == SQLITE_FULL }
     var isReadOnly: Bool { primary == SQLITE_READONLY }
+    /// A write or sync the kernel refused (SQLite rarely keeps the errno that says why).
+    var isWriteFailure: Bool {
+        // SQLITE_IOERR_WRITE, _FSYNC, _TRUNCATE: function-like macros, which Swift does not import.
+        code == SQLITE_IOERR | (3 << 8) || code == SQLITE_IOERR | (4 << 8) || code == SQLITE_IOERR | (6 << 8)
+    }
+    /// Out of room: SQLite's own "full", or a write the kernel refused for space or size.
+    var isOutOfSpace: Bool { isFull || (primary == SQLITE_IOERR && (systemErrno == ENOSPC || systemErrno == EFBIG || systemErrno == EDQUOT)) }
 
     var description: String {
         "SQLite error \(code): \(message)" + (sql.map { " (in \($0))" } ?? "")

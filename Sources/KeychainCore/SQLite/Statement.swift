@@ -11,7 +11,7 @@ final class Statement {
         var statement: OpaquePointer?
         let rc = sqlite3_prepare_v3(connection.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
         guard rc == SQLITE_OK, let statement else {
-            throw SQLiteError(code: rc, message: connection.lastMessage, sql: sql)
+            throw connection.failure(rc, sql: sql)
         }
         self.handle = statement
         self.sql = sql
@@ -44,7 +44,7 @@ final class Statement {
                 rc = bytes.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(bytes.count), csqlite_transient()) }
             case .text(let s): rc = sqlite3_bind_text(handle, index, s, -1, csqlite_transient())
             }
-            guard rc == SQLITE_OK else { throw SQLiteError(code: rc, message: connection.lastMessage, sql: sql) }
+            guard rc == SQLITE_OK else { throw connection.failure(rc, sql: sql) }
         }
         return try body(self)
     }
@@ -55,7 +55,7 @@ final class Statement {
         switch rc {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
-        default: throw SQLiteError(code: connection.extendedCode(rc), message: connection.lastMessage, sql: sql)
+        default: throw connection.failure(rc, sql: sql)
         }
     }
 

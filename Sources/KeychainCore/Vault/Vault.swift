@@ -215,6 +215,19 @@ public final class Vault: Store, @unchecked Sendable {
         }
     }
 
+    /// Runs SQLite's full integrity check of the vault file (every page, index and row).
+    /// - Throws: ``StoreError/corrupted(_:)`` with SQLite's first complaint when it fails.
+    public func verifyIntegrity() throws(StoreError) {
+        let report = try withState { () throws(StoreError) -> String in
+            try sql { () throws(SQLiteError) -> String in
+                try connection.statement("PRAGMA integrity_check").with([]) { (s: Statement) throws(SQLiteError) -> String in
+                    try s.step() ? s.text(0) : "no answer"
+                }
+            }
+        }
+        guard report == "ok" else { throw .corrupted("integrity check: \(report)") }
+    }
+
     // MARK: - Store
 
     public func isAvailable(_ accessibility: Accessibility) -> Bool {
@@ -1001,7 +1014,8 @@ public final class Vault: Store, @unchecked Sendable {
         if error.isCorruption { return .corrupted("SQLite reports: \(error.message)") }
         if error.isConstraint { return .duplicateItem }
         if error.isBusy { return .io("the vault stayed locked by another process beyond the busy timeout") }
-        if error.isFull { return .io("no space left for the vault (disk full or file-size limit)") }
+        if error.isOutOfSpace { return .io("no space left for the vault (disk full, quota or file-size limit); nothing was written") }
+        if error.isWriteFailure { return .io("writing the vault failed (disk full, quota, file-size limit or a device error); nothing was written") }
         if error.isReadOnly { return .io("the vault is read-only") }
         return .io(error.message)
     }

@@ -60,30 +60,40 @@ struct Sandbox: Sendable {
     }
 
     func setObject(_ object: Data, forKey key: String) throws(KeychainError) {
-        guard !key.isEmpty else { throw .emptyKey }
-        guard !object.isEmpty else { throw .emptyValue }
-        try perform { () throws(StoreError) in try keychain().upsert(item(forKey: key, value: SecretBytes(object))) }
+        try set(SecretBytes(object), forKey: key)
     }
 
+    /// Straight from the string's UTF-8 into wiped memory: no intermediate `Data` is left behind.
     func setString(_ string: String, forKey key: String) throws(KeychainError) {
-        try setObject(Data(string.utf8), forKey: key)
+        try set(SecretBytes(utf8: string), forKey: key)
+    }
+
+    private func set(_ value: SecretBytes, forKey key: String) throws(KeychainError) {
+        guard !key.isEmpty else { throw .emptyKey }
+        guard value.count > 0 else { throw .emptyValue }
+        try perform { () throws(StoreError) in try keychain().upsert(item(forKey: key, value: value)) }
     }
 
     func object(forKey key: String, authentication: AuthenticationContext? = nil) throws(KeychainError) -> Data {
+        try secret(forKey: key, authentication: authentication).data
+    }
+
+    /// As Valet: bytes that are not UTF-8 read as `itemNotFound`. Decoded straight from the
+    /// wiped buffer, so the caller's String is the only copy left.
+    func string(forKey key: String, authentication: AuthenticationContext? = nil) throws(KeychainError) -> String {
+        let value = try secret(forKey: key, authentication: authentication)
+        guard let string = value.withUnsafeBytes({ String(validating: $0, as: UTF8.self) }) else { throw .itemNotFound }
+        return string
+    }
+
+    private func secret(forKey key: String, authentication: AuthenticationContext?) throws(KeychainError) -> SecretBytes {
         guard !key.isEmpty else { throw .emptyKey }
-        return try perform { () throws(StoreError) -> Data in
+        return try perform { () throws(StoreError) -> SecretBytes in
             let query = Query(.genericPassword, attributes: attributes(forKey: key), limit: .one, returnData: true,
                               returnAttributes: false, authentication: authentication)
             guard let value = try keychain().copyMatching(query).first?.value, value.count > 0 else { throw .itemNotFound }
-            return value.data
+            return value
         }
-    }
-
-    /// As Valet: bytes that are not UTF-8 read as `itemNotFound`.
-    func string(forKey key: String, authentication: AuthenticationContext? = nil) throws(KeychainError) -> String {
-        let data = try object(forKey: key, authentication: authentication)
-        guard let string = String(data: data, encoding: .utf8) else { throw .itemNotFound }
-        return string
     }
 
     /// Never decrypts a value, so never asks for a proof of presence. An empty key is

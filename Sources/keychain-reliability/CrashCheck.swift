@@ -1,0 +1,108 @@
+import Foundation
+import KeychainCore
+import KeychainTestSupport
+import Valet
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Crash safety: a worker sets and removes keys through Valet; the parent SIGKILLs it at a
+/// random moment, then checks that the vault opens, passes SQLite's integrity check, holds
+/// every acknowledged write with its full value, and shows nothing half-written (a key is
+/// either as last acknowledged or as the operation in flight left it).
+enum CrashCheck {
+    static func run(_ env: CheckEnvironment, kills: Int) -> CheckResult {
+        var result = CheckResult("crash safety (SIGKILL during Valet writes)")
+        let path = env.directory("crash") + "/crash.keychain"
+        var model = [String: Int?](uniqueKeysWithValues: Workers.crashKeys.map { ($0, nil) })
+        var random = SeededRandom(seed: env.seed)
+        var seq = 0, acknowledged = 0, duringOperation = 0, inFlightApplied = 0
+        for round in 0..<kills {
+            let launched: (pid: pid_t, stdout: Int32)
+            do {
+                launched = try Subprocess.launchReadingOutput(env.program, ["worker", "crash", path, "\(seq)", "\(env.seed &+ UInt64(round))"],
+                                                              environment: env.workerEnvironment)
+            } catch {
+                result.fail("cannot start the worker: \(error)")
+                return result
+            }
+            usleep(useconds_t(5_000 + random.next(below: 75_000)))
+            kill(launched.pid, SIGKILL)
+            let status = Subprocess.wait(for: launched.pid)
+            let lines = readAll(launched.stdout).split(separator: "\n").map(String.init)
+            close(launched.stdout)
+            if status != 128 + SIGKILL {
+                result.fail("round \(round): the worker exited by itself (status \(status)) before the kill")
+                continue
+            }
+            // Replay the worker's log: acknowledged operations, and the one in flight.
+            var pending: (key: String, seq: Int?)?
+            for line in lines {
+                let parts = line.split(separator: " ").map(String.init)
+                switch parts.first {
+                case "B" where parts.count >= 3:
+                    pending = (parts[2], parts[1] == "S" ? Int(parts[3]) : nil)
+                    if let s = pending?.seq { seq = max(seq, s) }
+                case "A":
+                    if let done = pending { model[done.key] = .some(done.seq); acknowledged += 1 }
+                    pending = nil
+                default: break
+                }
+            }
+            if pending != nil { duringOperation += 1 }
+            // Check the vault as the next process would find it.
+            do {
+                let vault = try Workers.openVault(path)
+                try vault.verifyIntegrity()
+                let valet = ValetStore.withStore(vault) { Valet.valet(with: Identifier(nonEmpty: "Crash")!, accessibility: .afterFirstUnlock) }
+                for key in Workers.crashKeys {
+                    let observed: Int?
+                    do {
+                        let value = try valet.string(forKey: key)
+                        guard let parsed = parseSeq(value, key: key), value == Workers.crashValue(key: key, seq: parsed) else {
+                            result.fail("round \(round): \(key) holds a damaged or foreign value (\(value.count) bytes)")
+                            continue
+                        }
+                        observed = parsed
+                    } catch .itemNotFound {
+                        observed = nil
+                    }
+                    if observed == model[key]! { continue }
+                    if let pending, pending.key == key, observed == pending.seq {
+                        inFlightApplied += 1
+                        model[key] = .some(observed)
+                        continue
+                    }
+                    result.fail("round \(round): \(key) is \(observed.map { "seq \($0)" } ?? "absent"), acknowledged \(model[key]!.map { "seq \($0)" } ?? "absent")")
+                    model[key] = .some(observed)
+                }
+            } catch {
+                result.fail("round \(round): the vault does not open or verify after the kill: \(error)")
+            }
+        }
+        result.figure("kills survived", kills)
+        result.figure("kills that landed inside an operation", duringOperation)
+        result.figure("in-flight operations found committed", inFlightApplied)
+        result.figure("acknowledged operations, all found", acknowledged)
+        result.figure("integrity checks passed", kills - result.failures.filter { $0.contains("does not open") }.count)
+        return result
+    }
+
+    private static func parseSeq(_ value: String, key: String) -> Int? {
+        let prefix = "crash-\(key)-"
+        guard value.hasPrefix(prefix) else { return nil }
+        return Int(value.dropFirst(prefix.count).prefix { $0 != "-" })
+    }
+
+    static func readAll(_ fd: Int32) -> String {
+        var data = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = read(fd, &buffer, buffer.count)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            data.append(contentsOf: buffer[0..<n])
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+}

@@ -1,0 +1,222 @@
+import Foundation
+import CKeyring
+import KeychainCore
+@_spi(KeychainCLI) import Valet
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The child processes the checks start, kill and inspect. Each writes its protocol to
+/// standard output with write(2), one line per event, so that what the parent reads after a
+/// SIGKILL is exactly what the child had said.
+enum Workers {
+    static func openVault(_ path: String) throws -> Vault {
+        try Vault(VaultConfiguration(location: VaultLocation(path: path), usesKernelKeyring: false))
+    }
+
+    static func say(_ line: String) {
+        let bytes = Array((line + "\n").utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress! + offset, bytes.count - offset) }
+            if n < 0 { if errno == EINTR { continue }; return }
+            offset += n
+        }
+    }
+
+    /// The value written for `key` at sequence `seq`: its length varies (up to 64 KiB now and
+    /// then) so that kills land inside writes of every size.
+    static func crashValue(key: String, seq: Int) -> String {
+        let length = seq % 17 == 0 ? 65_536 : 64 + (seq * 7919) % 2_000
+        return "crash-\(key)-\(seq)-" + String(repeating: "v", count: length)
+    }
+
+    static let crashKeys = (0..<16).map { "key-\($0)" }
+
+    /// Sets and removes random keys through Valet forever, announcing each operation before
+    /// ("B S key seq" or "B R key") and acknowledging it after ("A").
+    static func crash(vaultPath: String, firstSeq: Int, seed: UInt64) throws -> Int32 {
+        let vault = try openVault(vaultPath)
+        ValetStore.setDefault(vault)
+        let valet = Valet.valet(with: Identifier(nonEmpty: "Crash")!, accessibility: .afterFirstUnlock)
+        var random = SeededRandom(seed: seed)
+        var seq = firstSeq
+        say("ready")
+        while true {
+            let key = crashKeys[Int(random.next() % UInt64(crashKeys.count))]
+            if random.next() % 4 == 0 {
+                say("B R \(key)")
+                try valet.removeObject(forKey: key)
+            } else {
+                seq += 1
+                say("B S \(key) \(seq)")
+                try valet.setString(crashValue(key: key, seq: seq), forKey: key)
+            }
+            say("A")
+        }
+    }
+
+    /// One process of the contention check: `threads` threads, each doing `operations` mixed
+    /// operations on its own keys (checked against its own log) and reads of everyone's.
+    /// Prints "E errors inconsistencies operations" and then "K key seq" or "K key -" per key.
+    static func contend(vaultPath: String, process: Int, threads: Int, operations: Int, seed: UInt64) throws -> Int32 {
+        let vault = try openVault(vaultPath)
+        ValetStore.setDefault(vault)
+        let valet = Valet.valet(with: Identifier(nonEmpty: "Contention")!, accessibility: .whenUnlocked)
+        let results = Results()
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            var random = SeededRandom(seed: seed &+ UInt64(thread) &* 7_919)
+            var model: [String: Int] = [:]
+            let keys = (0..<8).map { "p\(process)-t\(thread)-k\($0)" }
+            var errors = 0, inconsistencies = 0
+            for op in 0..<operations {
+                let key = keys[Int(random.next() % UInt64(keys.count))]
+                do {
+                    switch random.next() % 10 {
+                    case 0..<4:
+                        let seq = op + 1
+                        try valet.setString("\(key)=\(seq)", forKey: key)
+                        model[key] = seq
+                    case 4..<6:
+                        try valet.removeObject(forKey: key)
+                        model[key] = nil
+                    case 6..<8:
+                        let expected = model[key].map { "\(key)=\($0)" }
+                        let found: String?
+                        do throws(KeychainError) { found = try valet.string(forKey: key) } catch .itemNotFound { found = nil }
+                        if found != expected { inconsistencies += 1 }
+                    case 8:
+                        let all = try valet.allKeys()
+                        for (mine, _) in model where !all.contains(mine) { inconsistencies += 1 }
+                    default:
+                        let other = "p\(random.next() % 8)-t\(random.next() % UInt64(threads))-k\(random.next() % 8)"
+                        do throws(KeychainError) { _ = try valet.string(forKey: other) } catch .itemNotFound {}
+                    }
+                } catch {
+                    errors += 1
+                }
+            }
+            results.add(errors: errors, inconsistencies: inconsistencies, operations: operations, model: model, keys: keys)
+        }
+        let (errors, inconsistencies, operations, final) = results.snapshot()
+        say("E \(errors) \(inconsistencies) \(operations)")
+        for (key, seq) in final.sorted(by: { $0.key < $1.key }) { say("K \(key) \(seq.map(String.init) ?? "-")") }
+        return 0
+    }
+
+    /// Reads a secret from `secretPath` (then deletes the file), stores and reads it through
+    /// Valet's Data API, wipes its own copies (the caller's part), releases every object, then
+    /// says "released" and waits to be inspected (and killed). Any copy left is the library's.
+    static func memory(vaultPath: String, secretPath: String) throws -> Int32 {
+        do {
+            let fd = open(secretPath, O_RDONLY)
+            guard fd >= 0 else { throw StoreError.io("cannot read the secret file") }
+            var buffer = [UInt8](repeating: 0, count: 256)
+            let count = read(fd, &buffer, buffer.count)
+            close(fd)
+            unlink(secretPath)
+            guard count > 0 else { throw StoreError.io("empty secret file") }
+            var secret = Data(buffer[0..<count])
+            buffer.withUnsafeMutableBytes { _ = memset($0.baseAddress!, 0, $0.count) }
+            let vault = try openVault(vaultPath)
+            try ValetStore.withStore(vault) {
+                let valet = Valet.valet(with: Identifier(nonEmpty: "Memory")!, accessibility: .whenUnlocked)
+                try valet.setObject(secret, forKey: "token")
+                var back = try valet.object(forKey: "token")
+                guard back == secret else { throw StoreError.itemNotFound }
+                back.withUnsafeMutableBytes { _ = memset($0.baseAddress!, 0, $0.count) }
+            }
+            secret.withUnsafeMutableBytes { _ = memset($0.baseAddress!, 0, $0.count) }
+        }
+        say("released")
+        while true { sleep(60) }
+    }
+
+    /// Fills the vault under a file-size limit until a write fails; says "F <stored count> <error>".
+    static func fileSizeLimit(vaultPath: String, limit: Int) throws -> Int32 {
+        signal(SIGXFSZ, SIG_IGN)
+        var rl = rlimit(rlim_cur: rlim_t(limit), rlim_max: rlim_t(limit))
+        setrlimit(Int32(RLIMIT_FSIZE.rawValue), &rl)
+        let vault = try openVault(vaultPath)
+        var stored = 0
+        while stored < 100_000 {
+            do {
+                try vault.upsert(Item(.genericPassword, attributes: Attributes(service: "fill", account: "k\(stored)"),
+                                      value: SecretBytes(utf8: String(repeating: "x", count: 4_096))))
+                stored += 1
+            } catch {
+                say("F \(stored) \(error)")
+                return 0
+            }
+        }
+        say("F \(stored) no failure")
+        return 0
+    }
+
+    /// Tries to read a file (as another user); says "read <n>" or "denied <errno text>".
+    static func probeRead(_ path: String) -> Int32 {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { say("denied \(String(cString: strerror(errno)))"); return 0 }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 16)
+        let n = read(fd, &buffer, buffer.count)
+        say(n >= 0 ? "read \(n)" : "denied \(String(cString: strerror(errno)))")
+        return 0
+    }
+
+    /// Tries to open the vault and read an item (as another user, or after a change of modes).
+    static func probeVault(_ path: String) -> Int32 {
+        do {
+            let vault = try Vault(VaultConfiguration(location: VaultLocation(path: path), usesKernelKeyring: false, createIfMissing: false))
+            let items = try vault.copyMatching(Query(.genericPassword, returnData: true))
+            say("opened \(items.count)")
+        } catch {
+            say("refused \(error)")
+        }
+        return 0
+    }
+}
+
+extension Workers {
+    /// Tries to read a kernel key by serial (as another user); says "read <n>" or "denied <errno text>".
+    static func probeKey(_ serial: Int32) -> Int32 {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let n = ckeyring_read(serial, &buffer, buffer.count)
+        say(n >= 0 ? "read \(n)" : "denied \(String(cString: strerror(errno)))")
+        return 0
+    }
+}
+
+/// A small deterministic generator (SplitMix64), so that a failing run can be replayed from its seed.
+struct SeededRandom {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func next(below bound: Int) -> Int { Int(next() % UInt64(bound)) }
+}
+
+/// What the contention threads report, gathered under a lock.
+final class Results: @unchecked Sendable {
+    private let lock = NSLock()
+    private var errors = 0, inconsistencies = 0, operations = 0
+    private var model: [String: Int?] = [:]
+
+    func add(errors: Int, inconsistencies: Int, operations: Int, model: [String: Int], keys: [String]) {
+        lock.withLock {
+            self.errors += errors
+            self.inconsistencies += inconsistencies
+            self.operations += operations
+            for key in keys { self.model[key] = .some(model[key]) }
+        }
+    }
+
+    func snapshot() -> (Int, Int, Int, [String: Int?]) {
+        lock.withLock { (errors, inconsistencies, operations, model) }
+    }
+}
