@@ -28,12 +28,16 @@ let package = Package(
         // The reliability suite (crashes, contention, corruption) and the worker processes it kills.
         .executableTarget(name: "keychain-reliability", dependencies: ["KeychainCore", "Valet", "KeychainTestSupport", "CSQLite", "CKeyring"]),
 
+        // libFuzzer targets for every parser of untrusted bytes (built by scripts/fuzz.sh).
+        .target(name: "KeychainFuzzTargets", dependencies: ["KeychainCore", "Locksmith", "KeychainCLI"], path: "Fuzz/Targets"),
+
         // Helpers shared by the test targets (temporary vaults, running the built `keychain`).
         .target(name: "KeychainTestSupport", dependencies: ["KeychainCore"], path: "Tests/KeychainTestSupport"),
         .testTarget(name: "KeychainCoreTests", dependencies: ["KeychainCore", "KeychainTestSupport", "keychain"]),
         .testTarget(name: "ValetTests", dependencies: ["Valet", "KeychainCore", "KeychainTestSupport", "keychain", "keychain-reliability"]),
         .testTarget(name: "UICKeyChainStoreTests", dependencies: ["UICKeyChainStore", "KeychainCore", "KeychainTestSupport"]),
         .testTarget(name: "LocksmithTests", dependencies: ["Locksmith", "KeychainCore", "KeychainTestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "FuzzRegressionTests", dependencies: ["KeychainFuzzTargets"]),
         .testTarget(name: "KeychainCLITests", dependencies: ["KeychainCLI", "Valet", "KeychainCore", "KeychainTestSupport", "keychain"]),
     ],
     swiftLanguageModes: [.v6]

@@ -55,3 +55,21 @@ public enum KeychainCommand {
         }
     }
 }
+
+extension KeychainCommand {
+    /// Parses a command line as ``run(_:environment:)`` would, and resolves its item address,
+    /// without running anything: for the fuzz target. Whether it parsed. Not API.
+    @_spi(Fuzzing) public static func parseOnly(_ arguments: [String]) -> Bool {
+        guard let name = arguments.first, let command = Commands.all.first(where: { $0.name == name }) else { return false }
+        do {
+            let parsed = try parse(Array(arguments.dropFirst()), options: command.options + Commands.global,
+                                   positionals: command.positionals, optionalPositionals: command.optionalPositionals)
+            guard command.options.contains(where: { $0.name == "identifier" }) else { return true }
+            let address = try ItemAddress(parsed, requireTarget: false)
+            _ = try address.attributes(key: parsed.positionals.first)
+            return true
+        } catch {
+            return false
+        }
+    }
+}

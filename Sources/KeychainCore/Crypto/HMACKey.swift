@@ -15,20 +15,25 @@ final class HMACKey: @unchecked Sendable {
     // Fetched once; an EVP_MAC is immutable and safe to share once fetched.
     nonisolated(unsafe) private static let algorithm: OpaquePointer? = EVP_MAC_fetch(nil, "HMAC", nil)
 
+    private static let digestParameterName = "digest"
+
     init(_ key: SecretBytes) {
         self.key = key
         guard let algorithm = Self.algorithm, let context = EVP_MAC_CTX_new(algorithm) else {
             fatalError("OpenSSL has no HMAC implementation")
         }
-        let ok = "SHA256".withCString { digest in
+        // OSSL_PARAM keeps the pointers it is given, so both strings must outlive EVP_MAC_init:
+        // a temporary bridged from a String literal would be freed before OpenSSL reads it
+        // (a use after free that fuzzing under AddressSanitizer found).
+        let ok = Self.digestParameterName.withCString { name in "SHA256".withCString { digest in
             var parameters = [
-                OSSL_PARAM_construct_utf8_string("digest", UnsafeMutablePointer(mutating: digest), 0),
+                OSSL_PARAM_construct_utf8_string(name, UnsafeMutablePointer(mutating: digest), 0),
                 OSSL_PARAM_construct_end(),
             ]
             return key.withUnsafeBytes { k in
                 EVP_MAC_init(context, k.baseAddress!.assumingMemoryBound(to: UInt8.self), k.count, &parameters)
             }
-        }
+        } }
         // Initialising HMAC-SHA256 with a built-in digest fails only on allocation failure.
         precondition(ok == 1, "EVP_MAC_init(HMAC-SHA256) failed")
         template = context

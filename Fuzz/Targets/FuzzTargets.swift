@@ -1,0 +1,44 @@
+import Foundation
+@_spi(Fuzzing) import KeychainCore
+@_spi(Fuzzing) import Locksmith
+@_spi(Fuzzing) import KeychainCLI
+
+/// Every parser of untrusted bytes we have, as libFuzzer targets (scripts/fuzz.sh builds and
+/// runs them; FuzzRegressionTests replays the corpus and every crash ever found).
+public enum FuzzTarget: String, CaseIterable, Sendable {
+    /// The vault header read from a vault file.
+    case header
+    /// Decrypted attribute records.
+    case attributes
+    /// The kernel-keyring cache payload.
+    case cache
+    /// The presence key record.
+    case presence
+    /// Locksmith's keyed-archive payload.
+    case payload
+    /// The command line of `keychain`: arguments separated by NUL bytes.
+    case arguments
+
+    /// Feeds `bytes` to the parser. Crashing (or tripping a sanitizer) is the only failure.
+    @discardableResult
+    public func run(_ bytes: [UInt8]) -> Bool {
+        switch self {
+        case .header: FuzzEntryPoints.vaultHeader(bytes)
+        case .attributes: FuzzEntryPoints.attributes(bytes)
+        case .cache: FuzzEntryPoints.cachePayload(bytes)
+        case .presence: FuzzEntryPoints.presenceKeyRecord(bytes)
+        case .payload: LocksmithFuzzEntryPoints.payload(bytes)
+        case .arguments: KeychainCommand.parseOnly(bytes.split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) })
+        }
+    }
+}
+
+private let selectedTarget = FuzzTarget(rawValue: ProcessInfo.processInfo.environment["FUZZ_TARGET"] ?? "") ?? .header
+
+/// libFuzzer's entry point; the target is chosen by `FUZZ_TARGET`.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    let bytes = data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? []
+    selectedTarget.run(bytes)
+    return 0
+}
