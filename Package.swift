@@ -18,15 +18,18 @@ let package = Package(
         .target(name: "CKeyring"),
 
         .target(name: "KeychainCore", dependencies: ["CSQLite", "COpenSSL", "CKeyring"]),
-        .target(name: "Valet", dependencies: ["KeychainCore"]),
+        // Valet's naming (identifiers, accessibility, service strings), Foundation-free so that
+        // the command can address Valets' items without loading Foundation.
+        .target(name: "ValetNaming", dependencies: ["KeychainCore"]),
+        .target(name: "Valet", dependencies: ["KeychainCore", "ValetNaming"]),
         .target(name: "UICKeyChainStore", dependencies: ["KeychainCore"]),
         .target(name: "Locksmith", dependencies: ["KeychainCore"]),
-        .target(name: "KeychainCLI", dependencies: ["KeychainCore", "Valet"]),
+        .target(name: "KeychainCLI", dependencies: ["KeychainCore", "ValetNaming"]),
         .executableTarget(name: "keychain", dependencies: ["KeychainCLI"]),
         // The benchmark against the floors (raw SQLite, raw AES-GCM) and the peers: a program, not a test.
-        .executableTarget(name: "keychain-bench", dependencies: ["KeychainCore", "Valet", "CSQLite", "COpenSSL"]),
+        .executableTarget(name: "keychain-bench", dependencies: ["KeychainCore", "Valet", "ValetNaming", "CSQLite", "COpenSSL"]),
         // The reliability suite (crashes, contention, corruption) and the worker processes it kills.
-        .executableTarget(name: "keychain-reliability", dependencies: ["KeychainCore", "Valet", "KeychainTestSupport", "CSQLite", "CKeyring"]),
+        .executableTarget(name: "keychain-reliability", dependencies: ["KeychainCore", "Valet", "ValetNaming", "KeychainTestSupport", "CSQLite", "CKeyring"]),
 
         // libFuzzer targets for every parser of untrusted bytes (built by scripts/fuzz.sh).
         .target(name: "KeychainFuzzTargets", dependencies: ["KeychainCore", "Locksmith", "KeychainCLI"], path: "Fuzz/Targets"),

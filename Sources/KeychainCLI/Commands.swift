@@ -1,6 +1,9 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import KeychainCore
-@_spi(KeychainCLI) import Valet
+import ValetNaming
 
 /// One command: a row of the table that drives parsing, help and dispatch.
 struct Command: Sendable {
@@ -160,7 +163,7 @@ enum Commands {
         do { items = try store.copyMatching(query) } catch .itemNotFound { items = [] } catch { throw CommandFailure(error) }
         let json = context.arguments.has("json")
         if address.isValet {
-            let keys = items.compactMap { $0.attributes.account }.filter { $0 != Valet.canaryKeyName }.sorted()
+            let keys = items.compactMap { $0.attributes.account }.filter { $0 != ValetAddress.canaryKey }.sorted()
             context.terminal.write(json ? JSON.encode(keys) + "\n" : keys.map { $0 + "\n" }.joined())
             return .success
         }
@@ -302,9 +305,8 @@ struct ItemDescription {
         put("protocol", a.protocol?.rawValue); put("path", a.path.flatMap { $0.isEmpty ? nil : $0 })
         if let port = a.port, port != 0 { object["port"] = .number(port) }
         if let sync = a.synchronizable { object["synchronizable"] = .bool(sync) }
-        let formatter = ISO8601DateFormatter()
-        put("created", a.creationDate.map { formatter.string(from: $0) })
-        put("modified", a.modificationDate.map { formatter.string(from: $0) })
+        put("created", a.creationDate.map { $0.formatted(.iso8601) })
+        put("modified", a.modificationDate.map { $0.formatted(.iso8601) })
         return .object(object)
     }
 

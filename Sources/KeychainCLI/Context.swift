@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import KeychainCore
 
 /// What a command runs with: the environment, the terminal, and the vault it opens on demand.

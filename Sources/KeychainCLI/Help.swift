@@ -5,7 +5,7 @@ enum Help {
 
     static func overview() -> String {
         let width = Commands.all.map(\.name.count).max() ?? 0
-        let lines = Commands.all.map { "  " + $0.name.padding(toLength: width + 2, withPad: " ", startingAt: 0) + $0.summary }
+        let lines = Commands.all.map { "  " + $0.name.padded(to: width + 2) + $0.summary }
         return """
             keychain: keep secrets in an encrypted vault, the Keychain way (Valet-compatible).
 
@@ -38,10 +38,17 @@ enum Help {
         let width = options.map(\.usage.count).max() ?? 0
         var text = "keychain \(command.name): \(command.summary)\n\n" + usage(for: command) + "\nOptions:\n"
         for option in options {
-            text += "  " + option.usage.padding(toLength: width + 2, withPad: " ", startingAt: 0) + option.help + "\n"
+            text += "  " + option.usage.padded(to: width + 2) + option.help + "\n"
         }
         if let notes = command.notes { text += "\n" + notes + "\n" }
         text += "\nExample" + (command.examples.count > 1 ? "s" : "") + ":\n" + command.examples.map { "  \($0)\n" }.joined()
         return text
+    }
+}
+
+extension String {
+    /// The string followed by spaces up to `width` characters (never cut).
+    func padded(to width: Int) -> String {
+        count >= width ? self : self + String(repeating: " ", count: width - count)
     }
 }

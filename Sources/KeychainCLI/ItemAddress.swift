@@ -1,5 +1,5 @@
 import KeychainCore
-@_spi(KeychainCLI) import Valet
+import ValetNaming
 
 /// Which items a command names: a Valet's (by `--identifier` or `--shared-group`, with the key
 /// as the positional argument), or items by their raw attributes (`--service`, `--server`...).
@@ -8,7 +8,7 @@ struct ItemAddress {
     let itemClass: ItemClass
     let attributes: Attributes
     /// The Valet addressed, if any (the key is then its account, and the canary is hidden).
-    let valet: Valet?
+    let valet: ValetAddress?
     var isValet: Bool { valet != nil }
 
     static let options: [OptionSpec] = [
@@ -31,7 +31,7 @@ struct ItemAddress {
         if arguments.value("identifier") != nil || arguments.value("shared-group") != nil {
             let valet = try Self.valet(arguments, accessibilityName: accessibilityName ?? "whenUnlocked")
             itemClass = .genericPassword
-            attributes = valet.keychainAttributes
+            attributes = valet.baseAttributes
             self.valet = valet
             return
         }
@@ -69,7 +69,7 @@ struct ItemAddress {
     /// The item to store for `key`: a Valet's exactly as that Valet writes it (label included).
     func item(key: String?, attributes: Attributes, value: SecretBytes) -> Item {
         if let valet, let key {
-            var item = valet.keychainItem(forKey: key, value: value)
+            var item = valet.item(forKey: key, value: value)
             item.attributes.label = attributes.label ?? item.attributes.label
             item.attributes.comment = attributes.comment
             return item
@@ -90,7 +90,7 @@ struct ItemAddress {
         return result
     }
 
-    private static func valet(_ arguments: ParsedArguments, accessibilityName: String) throws(CommandFailure) -> Valet {
+    private static func valet(_ arguments: ParsedArguments, accessibilityName: String) throws(CommandFailure) -> ValetAddress {
         let identifier = Identifier(nonEmpty: arguments.value("identifier"))
         if arguments.value("identifier") != nil && identifier == nil { throw CommandFailure("the identifier is empty", code: .usage) }
         var group: SharedGroupIdentifier?
@@ -114,7 +114,7 @@ struct ItemAddress {
             case (nil, nil, _): throw CommandFailure("name the Valet with --identifier or --shared-group", code: .usage)
             }
         }
-        guard let accessibility = ValetAccessibility.allCases.first(where: { "\($0)" == "Accessible" + accessibilityName.capitalizedFirst }) else {
+        guard let accessibility = ValetNaming.Accessibility.allCases.first(where: { "\($0)" == "Accessible" + accessibilityName.capitalizedFirst }) else {
             throw CommandFailure("unknown accessibility '\(accessibilityName)'", code: .usage)
         }
         switch (group, identifier, explicit) {

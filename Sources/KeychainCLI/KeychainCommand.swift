@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import KeychainCore
 
 /// The `keychain` command: parses `arguments` (without the program name), runs the command,

@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import KeychainCore
 
 /// Where the passphrase comes from, never argv: `KEYCHAIN_PASSPHRASE_FILE`, then a systemd

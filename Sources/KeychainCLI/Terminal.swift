@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import KeychainCore
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
 import Foundation
 import KeychainCore
+import ValetNaming
 
 extension Valet {
     // MARK: Migration

@@ -1,5 +1,6 @@
 import Foundation
 import KeychainCore
+import ValetNaming
 
 /// A Valet whose items can be read only after the user proves presence, with Valet 5's API.
 ///
@@ -16,20 +17,20 @@ public final class SecureEnclaveValet: NSObject, Sendable {
 
     /// A Secure Enclave Valet in the sandbox of `identifier`.
     public class func valet(with identifier: Identifier, accessControl: SecureEnclaveAccessControl) -> SecureEnclaveValet {
-        findOrCreate(.standard(identifier, .secureEnclave(accessControl)), identifier: identifier)
+        findOrCreate(.secureEnclave(with: identifier, accessControl: accessControl, singlePrompt: false))
     }
 
     /// A Secure Enclave Valet whose items every program of the user naming the group can read (after the proof).
     public class func sharedGroupValet(with groupIdentifier: SharedGroupIdentifier, identifier: Identifier? = nil, accessControl: SecureEnclaveAccessControl) -> SecureEnclaveValet {
-        findOrCreate(.sharedGroup(groupIdentifier, identifier, .secureEnclave(accessControl)), identifier: identifier ?? groupIdentifier.asIdentifier)
+        findOrCreate(.secureEnclave(sharedGroup: groupIdentifier, identifier: identifier, accessControl: accessControl, singlePrompt: false))
     }
 
     private static let cache = WeakStorage<SecureEnclaveValet>()
 
-    private class func findOrCreate(_ service: Service, identifier: Identifier) -> SecureEnclaveValet {
+    private class func findOrCreate(_ address: ValetAddress) -> SecureEnclaveValet {
         let store = ValetStore.chosen
-        return cache.object(forKey: ValetStore.identity(of: store) + "|" + service.cacheKey) {
-            SecureEnclaveValet(Sandbox(service: service, identifier: identifier, store: store))
+        return cache.object(forKey: ValetStore.identity(of: store) + "|" + address.service.cacheKey) {
+            SecureEnclaveValet(Sandbox(address, store: store))
         }
     }
 

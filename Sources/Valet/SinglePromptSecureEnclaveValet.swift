@@ -1,5 +1,6 @@
 import Foundation
 import KeychainCore
+import ValetNaming
 
 /// A ``SecureEnclaveValet`` that asks for the proof of presence once: the proof (the unwrapped
 /// presence key) is kept in this instance's ``KeychainCore/AuthenticationContext`` until
@@ -11,19 +12,19 @@ public final class SinglePromptSecureEnclaveValet: NSObject, @unchecked Sendable
     // MARK: Factories
 
     public class func valet(with identifier: Identifier, accessControl: SecureEnclaveAccessControl) -> SinglePromptSecureEnclaveValet {
-        findOrCreate(.standard(identifier, .singlePromptSecureEnclave(accessControl)), identifier: identifier)
+        findOrCreate(.secureEnclave(with: identifier, accessControl: accessControl, singlePrompt: true))
     }
 
     public class func sharedGroupValet(with groupIdentifier: SharedGroupIdentifier, identifier: Identifier? = nil, accessControl: SecureEnclaveAccessControl) -> SinglePromptSecureEnclaveValet {
-        findOrCreate(.sharedGroup(groupIdentifier, identifier, .singlePromptSecureEnclave(accessControl)), identifier: identifier ?? groupIdentifier.asIdentifier)
+        findOrCreate(.secureEnclave(sharedGroup: groupIdentifier, identifier: identifier, accessControl: accessControl, singlePrompt: true))
     }
 
     private static let cache = WeakStorage<SinglePromptSecureEnclaveValet>()
 
-    private class func findOrCreate(_ service: Service, identifier: Identifier) -> SinglePromptSecureEnclaveValet {
+    private class func findOrCreate(_ address: ValetAddress) -> SinglePromptSecureEnclaveValet {
         let store = ValetStore.chosen
-        return cache.object(forKey: ValetStore.identity(of: store) + "|" + service.cacheKey) {
-            SinglePromptSecureEnclaveValet(Sandbox(service: service, identifier: identifier, store: store))
+        return cache.object(forKey: ValetStore.identity(of: store) + "|" + address.service.cacheKey) {
+            SinglePromptSecureEnclaveValet(Sandbox(address, store: store))
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import KeychainCore
+import ValetNaming
 
 /// Reads and writes keychain items in a sandbox defined by a flavour, an identifier (or a shared
 /// group) and an accessibility value, exactly as Valet 5 does, backed on Linux by the embedded
@@ -13,52 +14,52 @@ public final class Valet: NSObject, Sendable {
 
     /// A Valet that reads and writes items on this machine, in the sandbox of `identifier`.
     public class func valet(with identifier: Identifier, accessibility: Accessibility) -> Valet {
-        findOrCreate(.standard(identifier, .valet(accessibility)), identifier: identifier)
+        findOrCreate(.valet(with: identifier, accessibility: accessibility))
     }
 
     /// A Valet whose items are marked synchronizable and kept apart from local items. (Linux
     /// has no iCloud Keychain: the items stay on this machine.)
     public class func iCloudValet(with identifier: Identifier, accessibility: CloudAccessibility) -> Valet {
-        findOrCreate(.standard(identifier, .iCloud(accessibility)), identifier: identifier)
+        findOrCreate(.iCloudValet(with: identifier, accessibility: accessibility))
     }
 
     /// A Valet whose items every program of the user naming `groupIdentifier` can read.
     public class func sharedGroupValet(with groupIdentifier: SharedGroupIdentifier, identifier: Identifier? = nil, accessibility: Accessibility) -> Valet {
-        findOrCreate(.sharedGroup(groupIdentifier, identifier, .valet(accessibility)), identifier: identifier ?? groupIdentifier.asIdentifier)
+        findOrCreate(.sharedGroupValet(with: groupIdentifier, identifier: identifier, accessibility: accessibility))
     }
 
     /// A shared-group Valet whose items are marked synchronizable.
     public class func iCloudSharedGroupValet(with groupIdentifier: SharedGroupIdentifier, identifier: Identifier? = nil, accessibility: CloudAccessibility) -> Valet {
-        findOrCreate(.sharedGroup(groupIdentifier, identifier, .iCloud(accessibility)), identifier: identifier ?? groupIdentifier.asIdentifier)
+        findOrCreate(.iCloudSharedGroupValet(with: groupIdentifier, identifier: identifier, accessibility: accessibility))
     }
 
     /// A Valet whose service string is `identifier` itself.
     /// - Warning: this bypasses the sandbox: another Valet type with the same identifier sees the same items.
     public class func valet(withExplicitlySet identifier: Identifier, accessibility: Accessibility) -> Valet {
-        findOrCreate(.standardOverride(service: identifier, .valet(accessibility)), identifier: identifier)
+        findOrCreate(.valet(withExplicitlySet: identifier, accessibility: accessibility))
     }
 
     /// An iCloud Valet whose service string is `identifier` itself.
     public class func iCloudValet(withExplicitlySet identifier: Identifier, accessibility: CloudAccessibility) -> Valet {
-        findOrCreate(.standardOverride(service: identifier, .iCloud(accessibility)), identifier: identifier)
+        findOrCreate(.iCloudValet(withExplicitlySet: identifier, accessibility: accessibility))
     }
 
     /// A shared-group Valet whose service string is the group identifier itself.
     public class func sharedGroupValet(withExplicitlySet identifier: SharedGroupIdentifier, accessibility: Accessibility) -> Valet {
-        findOrCreate(.sharedGroupOverride(service: identifier, .valet(accessibility)), identifier: identifier.asIdentifier)
+        findOrCreate(.sharedGroupValet(withExplicitlySet: identifier, accessibility: accessibility))
     }
 
     /// An iCloud shared-group Valet whose service string is the group identifier itself.
     public class func iCloudSharedGroupValet(withExplicitlySet identifier: SharedGroupIdentifier, accessibility: CloudAccessibility) -> Valet {
-        findOrCreate(.sharedGroupOverride(service: identifier, .iCloud(accessibility)), identifier: identifier.asIdentifier)
+        findOrCreate(.iCloudSharedGroupValet(withExplicitlySet: identifier, accessibility: accessibility))
     }
 
     private static let identifierToValetMap = WeakStorage<Valet>()
 
-    private class func findOrCreate(_ service: Service, identifier: Identifier) -> Valet {
+    private class func findOrCreate(_ address: ValetAddress) -> Valet {
         let store = ValetStore.chosen
-        let key = ValetStore.identity(of: store) + "|" + service.cacheKey
-        return identifierToValetMap.object(forKey: key) { Valet(Sandbox(service: service, identifier: identifier, store: store)) }
+        let key = ValetStore.identity(of: store) + "|" + address.service.cacheKey
+        return identifierToValetMap.object(forKey: key) { Valet(Sandbox(address, store: store)) }
     }
 
     // MARK: Equality and description

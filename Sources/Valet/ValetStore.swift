@@ -1,4 +1,5 @@
 import KeychainCore
+import ValetNaming
 
 /// Chooses the store behind Valets without changing Valet's API: the library-wide
 /// ``KeychainCore/DefaultStore`` under Valet's name.

@@ -1,6 +1,7 @@
 import Foundation
 import KeychainCore
-@_spi(KeychainCLI) import Valet
+import Valet
+import ValetNaming
 
 /// Our vault through Valet, in-process, on a vault holding `items` keys.
 struct VaultBench {
@@ -19,7 +20,7 @@ struct VaultBench {
         valet = ValetStore.withStore(vault) { Valet.valet(with: Identifier(nonEmpty: "Bench")!, accessibility: .whenUnlocked) }
         keys = (0..<items).map { "key-\($0)" }
         // Populate through the store's batch write (one transaction), addressing items exactly as the Valet does.
-        let base = valet.keychainAttributes
+        let base = ValetAddress.valet(with: Identifier(nonEmpty: "Bench")!, accessibility: .whenUnlocked).baseAttributes
         for chunk in stride(from: 0, to: items, by: 10_000) {
             let operations = keys[chunk..<min(chunk + 10_000, items)].map { key -> WriteOperation in
                 var attributes = base
@@ -67,7 +68,7 @@ struct VaultBench {
 
     /// 10,000 upserts in one transaction: the write a Valet migration of that size performs.
     func batchWrite(count: Int) throws -> Measurement {
-        let base = valet.keychainAttributes
+        let base = ValetAddress.valet(with: Identifier(nonEmpty: "Bench")!, accessibility: .whenUnlocked).baseAttributes
         let rates = try Clock.rates(runs: runs, operations: 1) { run in
             let operations = (0..<count).map { index -> WriteOperation in
                 var attributes = base

@@ -1,6 +1,7 @@
 import Foundation
 import KeychainCore
-@_spi(KeychainCLI) import Valet
+import Valet
+import ValetNaming
 
 /// A child process for the crash tests of Valet's migration: fills a source Valet (in one
 /// transaction), says "migrating", then moves everything into the destination Valet. The
@@ -17,7 +18,7 @@ enum MigrationWorker {
         if try from.allKeys().isEmpty && into.allKeys().isEmpty {
             // One transaction for the fill: the same item a Valet writes, without a durable commit per key.
             try vault.write((0..<count).map { index in
-                .upsert(from.keychainItem(forKey: "key-\(index)", value: SecretBytes(utf8: "value-\(index)-" + String(repeating: "x", count: 64))))
+                .upsert(ValetAddress.valet(with: source, accessibility: .afterFirstUnlock).item(forKey: "key-\(index)", value: SecretBytes(utf8: "value-\(index)-" + String(repeating: "x", count: 64))))
             })
         }
         FileHandle.standardOutput.write(Data("migrating\n".utf8))

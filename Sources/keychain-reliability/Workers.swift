@@ -1,7 +1,7 @@
 import Foundation
 import CKeyring
 import KeychainCore
-@_spi(KeychainCLI) import Valet
+import Valet
 #if canImport(Glibc)
 import Glibc
 #endif

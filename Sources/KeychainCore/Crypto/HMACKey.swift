@@ -1,5 +1,5 @@
 internal import COpenSSL
-import Foundation
+import FoundationEssentials
 
 /// An HMAC-SHA256 key, keyed once (`EVP_MAC_init`) and re-initialised per message with the
 /// key it already holds. OpenSSL 3's one-shot `HMAC()` fetches the algorithm on every call
@@ -8,7 +8,7 @@ import Foundation
 final class HMACKey: @unchecked Sendable {
     // The context is mutated by every digest, so `lock` serialises its use.
     private let template: OpaquePointer
-    private let lock = NSLock()
+    private let lock = Lock()
     /// The key itself, kept for callers that derive from it.
     let key: SecretBytes
 

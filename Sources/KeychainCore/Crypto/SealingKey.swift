@@ -1,5 +1,5 @@
 internal import COpenSSL
-import Foundation
+import FoundationEssentials
 
 /// An AES-256-GCM key with its key schedule computed once: each seal or open re-initialises
 /// the keyed OpenSSL context with a fresh nonce only (`EVP_*Init_ex` with a NULL key keeps the
@@ -7,7 +7,7 @@ import Foundation
 final class SealingKey: @unchecked Sendable {
     let key: SecretBytes
     // Contexts are mutated by every call, so `lock` serialises their use.
-    private let lock = NSLock()
+    private let lock = Lock()
     private let encryptor: OpaquePointer
     private let decryptor: OpaquePointer
 

@@ -1,5 +1,5 @@
 internal import COpenSSL
-import Foundation
+import FoundationEssentials
 
 /// Bytes that must not outlive their use: keys, passphrases and decrypted values.
 ///

@@ -1,5 +1,5 @@
 internal import CKeyring
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif

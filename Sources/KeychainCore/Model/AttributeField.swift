@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One attribute of ``Attributes``, as a table row: the single place that knows how to test,
 /// compare, copy and encode each field, so that matching, merging and the vault's record

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The attributes of a keychain item, or the attributes a query names.
 ///

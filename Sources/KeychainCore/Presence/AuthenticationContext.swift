@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Who proves presence for a read, and whether a proof, once given, is reused: the Linux
 /// counterpart of `LAContext`.
@@ -15,7 +15,7 @@ public final class AuthenticationContext: @unchecked Sendable {
     /// ``StoreError/interactionNotAllowed`` unless a reused proof is at hand.
     public let interactionNotAllowed: Bool
 
-    private let lock = NSLock()
+    private let lock = Lock()
     private var reason: String
     private var keys: [[UInt8]: SecretBytes] = [:]
 
@@ -56,7 +56,7 @@ public final class AuthenticationContext: @unchecked Sendable {
 /// installs its own.
 public enum PresenceAuthentication {
     @TaskLocal private static var override: (any PresenceAuthenticator)?
-    private static let lock = NSLock()
+    private static let lock = Lock()
     nonisolated(unsafe) private static var current: any PresenceAuthenticator = TerminalAuthenticator()
 
     /// The authenticator reads use when their query names no context: the task's (see

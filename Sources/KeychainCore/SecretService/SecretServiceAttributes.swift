@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// How an item's attributes are written as Secret Service attributes (all strings), so that
 /// items are findable with `secret-tool` and readable by other programs.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Dispatch
 
 /// Keychain items in the desktop's Secret Service (GNOME Keyring, KWallet, KeePassXC), through
 /// libsecret loaded at run time.
@@ -37,7 +38,7 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
     public let configuration: Configuration
     private let library: LibSecret
     // libsecret's sync calls are not meant to run concurrently on one proxy; one at a time.
-    private let lock = NSLock()
+    private let lock = Lock()
 
     /// Loads libsecret. Connecting happens on first use.
     /// - Throws: ``StoreError/unavailable(_:)`` when libsecret is not installed.
@@ -378,7 +379,7 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
 
     /// Lets the watchdog and the caller agree, once, on whether the timeout fired.
     final class Watchdog: @unchecked Sendable {
-        private let lock = NSLock()
+        private let lock = Lock()
         private var fired = false
         private var disarmed = false
 

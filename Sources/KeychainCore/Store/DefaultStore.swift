@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The store the library faces (Valet, Locksmith, UICKeyChainStore) use when a program names
 /// none: the one `KEYCHAIN_BACKEND` names (`vault`, the default, or `secret-service`), the vault
@@ -9,7 +9,7 @@ import Foundation
 public enum DefaultStore {
     @TaskLocal static var override: (any Store)?
 
-    private static let lock = NSLock()
+    private static let lock = Lock()
     nonisolated(unsafe) private static var processDefault: (any Store)?
 
     /// Sets the store used from now on, in every task without an override.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Which store to use: chosen explicitly, never guessed, and never switched silently.
 public enum StoreKind: String, Sendable, CaseIterable, CustomStringConvertible {

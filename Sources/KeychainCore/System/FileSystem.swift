@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -23,7 +23,7 @@ enum FileSystem {
     /// Creates `path` and missing parents with mode 0700.
     static func createDirectory(_ path: String) throws(Failure) {
         if exists(path) { return }
-        let parent = (path as NSString).deletingLastPathComponent
+        let parent = FileSystem.parent(of: path)
         if !parent.isEmpty && parent != path { try createDirectory(parent) }
         if mkdir(path, 0o700) != 0 && errno != EEXIST {
             throw Failure(operation: "mkdir", path: path, code: errno)
@@ -104,11 +104,48 @@ enum FileSystem {
     }
 
     static func syncDirectory(of path: String) {
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = FileSystem.parent(of: path)
         let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if fd >= 0 {
             fsync(fd)
             close(fd)
         }
+    }
+}
+
+extension FileSystem {
+    /// The directory part of `path`, as NSString's `deletingLastPathComponent` ("/a/b" -> "/a",
+    /// "/a" -> "/", "a" -> "").
+    static func parent(of path: String) -> String {
+        var trimmed = Substring(path)
+        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        guard let slash = trimmed.lastIndex(of: "/") else { return "" }
+        return slash == trimmed.startIndex ? "/" : String(trimmed[..<slash])
+    }
+
+    /// `path` with `~` expanded and `.`, `..` and repeated slashes removed, as NSString's
+    /// `standardizingPath` does for the paths a vault is given.
+    static func standardized(_ path: String, home: String? = ProcessInfo.processInfo.environment["HOME"]) -> String {
+        var path = path
+        if path == "~" || path.hasPrefix("~/"), let home { path = home + path.dropFirst() }
+        let absolute = path.hasPrefix("/")
+        var parts: [Substring] = []
+        for part in path.split(separator: "/") where part != "." {
+            if part == ".." {
+                if let last = parts.last, last != ".." { parts.removeLast() } else if !absolute { parts.append(part) }
+            } else {
+                parts.append(part)
+            }
+        }
+        let joined = parts.joined(separator: "/")
+        return absolute ? "/" + joined : (joined.isEmpty ? "." : joined)
+    }
+}
+
+extension FileSystem {
+    /// The home directory of this process's user, from the password database.
+    static func homeDirectoryOfUser() -> String {
+        guard let entry = getpwuid(getuid()), let home = entry.pointee.pw_dir else { return "/" }
+        return String(cString: home)
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What binds ThisDeviceOnly classes to one machine: the systemd/D-Bus machine id.
 ///
@@ -16,8 +16,8 @@ public struct MachineIdentity: Sendable {
     func read() -> [UInt8]? {
         for path in paths {
             if let data = FileManager.default.contents(atPath: path) {
-                let trimmed = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-                if !trimmed.isEmpty { return Array(trimmed.utf8) }
+                let trimmed = Array(data).drop { $0 <= 0x20 }.reversed().drop { $0 <= 0x20 }.reversed()
+                if !trimmed.isEmpty { return Array(trimmed) }
             }
         }
         return nil

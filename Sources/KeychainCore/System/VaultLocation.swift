@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Where a vault lives: one SQLite file, and beside it the key file of a vault without a passphrase.
 public struct VaultLocation: Sendable, Hashable, CustomStringConvertible {
@@ -6,12 +6,12 @@ public struct VaultLocation: Sendable, Hashable, CustomStringConvertible {
     public let path: String
 
     public init(path: String) {
-        self.path = (path as NSString).standardizingPath
+        self.path = FileSystem.standardized(path)
     }
 
     /// The key file used when the vault has no passphrase (mode 0600).
     public var keyFilePath: String { path + ".key" }
-    public var directory: String { (path as NSString).deletingLastPathComponent }
+    public var directory: String { FileSystem.parent(of: path) }
     /// SQLite's companion files in WAL mode.
     public var companionPaths: [String] { [path + "-wal", path + "-shm"] }
     public var description: String { path }
@@ -26,7 +26,7 @@ public struct VaultLocation: Sendable, Hashable, CustomStringConvertible {
         if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") {
             dataHome = xdg
         } else {
-            let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+            let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? FileSystem.homeDirectoryOfUser()
             dataHome = home + "/.local/share"
         }
         return VaultLocation(path: dataHome + "/keychain/default.keychain")

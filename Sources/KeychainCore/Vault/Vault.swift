@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,7 +21,7 @@ public final class Vault: Store, @unchecked Sendable {
     public var location: VaultLocation { configuration.location }
 
     // All mutable state below is guarded by `mutex`; SQLite runs in multi-thread mode and relies on it.
-    private let mutex = NSLock()
+    private let mutex = Lock()
     private let connection: Connection
     private var header: VaultHeader
     private var keys = KeyRing()

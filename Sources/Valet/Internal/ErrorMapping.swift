@@ -1,4 +1,5 @@
 import KeychainCore
+import ValetNaming
 
 extension KeychainError {
     /// The one place the store's errors become Valet's: a missing item is `itemNotFound`; a

@@ -1,5 +1,6 @@
 import Foundation
 import KeychainCore
+import ValetNaming
 
 // Valet's migration, once for every flavour: validate the query as Valet does, read the
 // source, stage every pair, then write them in one transaction of the destination store.

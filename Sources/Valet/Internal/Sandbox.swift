@@ -1,46 +1,35 @@
 import Foundation
 import KeychainCore
+import ValetNaming
 
 /// What every Valet flavour does, once: a service (the sandbox), the store it was created
 /// with, and the translation of each operation into a store query. The public classes are
 /// thin faces over it.
 struct Sandbox: Sendable {
-    let service: Service
-    let identifier: Identifier
+    let address: ValetAddress
     let chosenStore: (any Store)?
-    /// Computed once: the service string is an interpolation Valet would otherwise redo on every call.
-    let baseAttributes: Attributes
 
-    static let canaryKey = "VAL_KeychainCanaryUsername"
-    static let canaryValue = "VAL_KeychainCanaryPassword"
+    static let canaryKey = ValetAddress.canaryKey
+    static let canaryValue = ValetAddress.canaryValue
 
-    init(service: Service, identifier: Identifier, store: (any Store)?) {
-        self.service = service
-        self.identifier = identifier
+    init(_ address: ValetAddress, store: (any Store)?) {
+        self.address = address
         self.chosenStore = store
-        self.baseAttributes = service.baseAttributes
     }
 
-    var configuration: Configuration { service.configuration }
+    var service: Service { address.service }
+    var identifier: Identifier { address.identifier }
+    var baseAttributes: Attributes { address.baseAttributes }
+    var configuration: Configuration { address.configuration }
 
     func keychain() throws(StoreError) -> any Store {
         if let chosenStore { return chosenStore }
         return try ValetStore.current()
     }
 
-    func attributes(forKey key: String) -> Attributes {
-        var attributes = baseAttributes
-        attributes.account = key
-        return attributes
-    }
+    func attributes(forKey key: String) -> Attributes { address.attributes(forKey: key) }
 
-    /// An item for `key`, labelled with the identifier and key: what a person sees in a
-    /// keyring manager such as Seahorse.
-    func item(forKey key: String, value: SecretBytes) -> Item {
-        var attributes = attributes(forKey: key)
-        attributes.label = "\(identifier): \(key)"
-        return Item(.genericPassword, attributes: attributes, value: value)
-    }
+    func item(forKey key: String, value: SecretBytes) -> Item { address.item(forKey: key, value: value) }
 
     // MARK: Operations
 
@@ -54,7 +43,7 @@ struct Sandbox: Sendable {
     /// The Secure Enclave flavours' check: a plain whenPasscodeSetThisDeviceOnly Valet of the
     /// same sandbox can use the keychain, and the store can honour access control. Never asks.
     func canAccessWithPasscode() -> Bool {
-        let plain = Sandbox(service: service.with(.valet(.whenPasscodeSetThisDeviceOnly)), identifier: identifier, store: chosenStore)
+        let plain = Sandbox(ValetAddress(service.with(.valet(.whenPasscodeSetThisDeviceOnly)), identifier: identifier), store: chosenStore)
         guard plain.canAccessKeychain(), let store = try? keychain() else { return false }
         return store.supportsAccessControl
     }

@@ -1,22 +1,22 @@
 import KeychainCore
 
 /// The single source of truth for a Valet's sandbox: its service string and base query.
-enum Service: CustomStringConvertible, Equatable, Sendable {
+package enum Service: CustomStringConvertible, Equatable, Sendable {
     case standard(Identifier, Configuration)
     case sharedGroup(SharedGroupIdentifier, Identifier?, Configuration)
     case standardOverride(service: Identifier, Configuration)
     case sharedGroupOverride(service: SharedGroupIdentifier, Configuration)
 
-    static func == (lhs: Service, rhs: Service) -> Bool { lhs.description == rhs.description }
+    package static func == (lhs: Service, rhs: Service) -> Bool { lhs.description == rhs.description }
 
-    var configuration: Configuration {
+    package var configuration: Configuration {
         switch self {
         case .standard(_, let c), .sharedGroup(_, _, let c), .standardOverride(_, let c), .sharedGroupOverride(_, let c): c
         }
     }
 
     /// The service string, built byte for byte as Valet builds its `kSecAttrService`.
-    var description: String {
+    package var description: String {
         let configuration = configuration
         // The Secure Enclave flavours append their access control's suffix (empty for userPresence).
         let suffix = configuration.accessControl?.description ?? ""
@@ -39,7 +39,7 @@ enum Service: CustomStringConvertible, Equatable, Sendable {
     /// (`AccessibleAlways...`), for migrating its items. Valet's AlwaysThisDeviceOnly migration
     /// builds the full format even for explicitly set valets (`fullOverrides`), a quirk kept so
     /// that the same items are found.
-    func legacyDescription(accessibility: String, fullOverrides: Bool) -> String {
+    package func legacyDescription(accessibility: String, fullOverrides: Bool) -> String {
         let configuration = configuration
         switch self {
         case .standard(let identifier, _):
@@ -55,7 +55,7 @@ enum Service: CustomStringConvertible, Equatable, Sendable {
     }
 
     /// The access group attribute: the full group for shared valets, none otherwise.
-    var accessGroup: String {
+    package var accessGroup: String {
         switch self {
         case .sharedGroup(let group, _, _), .sharedGroupOverride(let group, _): group.description
         case .standard, .standardOverride: ""
@@ -65,7 +65,7 @@ enum Service: CustomStringConvertible, Equatable, Sendable {
     /// What the instance cache keys on. Explicitly set valets add their configuration,
     /// accessibility and identifier, as Valet does; every key adds the access group, so two
     /// groups with one group identifier never share an instance.
-    var cacheKey: String {
+    package var cacheKey: String {
         switch self {
         case .standardOverride(let identifier, let c):
             return description + c.description + c.accessibility.description + identifier.description
@@ -79,7 +79,7 @@ enum Service: CustomStringConvertible, Equatable, Sendable {
     /// The attributes every item of this Valet carries and every query names. Access group and
     /// synchronizable are always named, so a plain Valet never sees a synchronizable item, nor a
     /// group's item, even when an explicitly set service string coincides.
-    var baseAttributes: Attributes {
+    package var baseAttributes: Attributes {
         Attributes(service: description, accessGroup: accessGroup, synchronizable: configuration.isSynchronizable,
                    accessibility: configuration.accessibility.coreValue, accessControl: configuration.accessControl?.coreValue)
     }
@@ -87,7 +87,7 @@ enum Service: CustomStringConvertible, Equatable, Sendable {
     /// The same sandbox shape with another configuration: Secure Enclave valets ask a plain
     /// whenPasscodeSetThisDeviceOnly Valet of the same identifier or group whether the keychain
     /// can be used, as Valet does.
-    func with(_ configuration: Configuration) -> Service {
+    package func with(_ configuration: Configuration) -> Service {
         switch self {
         case .standard(let identifier, _): .standard(identifier, configuration)
         case .sharedGroup(let group, let identifier, _): .sharedGroup(group, identifier, configuration)

@@ -29,7 +29,7 @@ public enum Accessibility: Int, CaseIterable, CustomStringConvertible, Equatable
     /// The `kSecAttrAccessible` value: "ak", "ck", "akpu", "aku", "cku".
     public var secAccessibilityAttribute: String { coreValue.rawValue }
 
-    var coreValue: KeychainCore.Accessibility {
+    package var coreValue: KeychainCore.Accessibility {
         switch self {
         case .whenUnlocked: .whenUnlocked
         case .afterFirstUnlock: .afterFirstUnlock

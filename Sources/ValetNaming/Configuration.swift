@@ -1,12 +1,12 @@
 /// A Valet's flavour and accessibility: half of its sandbox.
-enum Configuration: CustomStringConvertible, Equatable, Sendable {
+package enum Configuration: CustomStringConvertible, Equatable, Sendable {
     case valet(Accessibility)
     case iCloud(CloudAccessibility)
     case secureEnclave(SecureEnclaveAccessControl)
     case singlePromptSecureEnclave(SecureEnclaveAccessControl)
 
     /// Valet's legacy class names, kept byte for byte because they are part of stored service strings.
-    var description: String {
+    package var description: String {
         switch self {
         case .valet: "VALValet"
         case .iCloud: "VALSynchronizableValet"
@@ -15,7 +15,7 @@ enum Configuration: CustomStringConvertible, Equatable, Sendable {
         }
     }
 
-    var accessibility: Accessibility {
+    package var accessibility: Accessibility {
         switch self {
         case .valet(let accessibility): accessibility
         case .iCloud(let cloud): cloud.accessibility
@@ -25,19 +25,19 @@ enum Configuration: CustomStringConvertible, Equatable, Sendable {
     }
 
     /// The access control of the Secure Enclave flavours; nil for the others.
-    var accessControl: SecureEnclaveAccessControl? {
+    package var accessControl: SecureEnclaveAccessControl? {
         switch self {
         case .secureEnclave(let control), .singlePromptSecureEnclave(let control): control
         case .valet, .iCloud: nil
         }
     }
 
-    var isSynchronizable: Bool {
+    package var isSynchronizable: Bool {
         if case .iCloud = self { return true }
         return false
     }
 
-    var prettyDescription: String {
+    package var prettyDescription: String {
         switch self {
         case .valet(let accessibility): "\(accessibility) (Valet)"
         case .iCloud(let cloud): "\(cloud) (iCloud)"

@@ -4,8 +4,8 @@
 /// cooperating programs together and apart from other groups, but it does not stop another
 /// program of the same user that names it (as on an unsandboxed Mac).
 public struct SharedGroupIdentifier: CustomStringConvertible, Sendable {
-    let prefix: String
-    let groupIdentifier: String
+    package let prefix: String
+    package let groupIdentifier: String
 
     /// A group named by an App ID prefix, as `AppID12345.Druidia`. Nil if either part is empty.
     public init?(appIDPrefix: String, nonEmptyGroup groupIdentifier: String?) {
@@ -25,5 +25,5 @@ public struct SharedGroupIdentifier: CustomStringConvertible, Sendable {
     /// `prefix.group`: the access group attribute of the group's items.
     public var description: String { prefix + "." + groupIdentifier }
 
-    var asIdentifier: Identifier { Identifier(nonEmpty: description)! }
+    package var asIdentifier: Identifier { Identifier(nonEmpty: description)! }
 }

@@ -26,7 +26,7 @@ public enum SecureEnclaveAccessControl: Int, CustomStringConvertible, Equatable,
 
 extension SecureEnclaveAccessControl {
     /// The core's access control.
-    var coreValue: AccessControl {
+    package var coreValue: AccessControl {
         switch self {
         case .userPresence: .userPresence
         case .biometricAny: .biometryAny
@@ -38,7 +38,7 @@ extension SecureEnclaveAccessControl {
 
 extension DefaultStringInterpolation {
     /// A readable name for descriptions (the type's own description is the service suffix).
-    mutating func appendInterpolation(configuration control: SecureEnclaveAccessControl) {
+    package mutating func appendInterpolation(configuration control: SecureEnclaveAccessControl) {
         switch control {
         case .userPresence: appendLiteral("userPresence")
         case .biometricAny: appendLiteral("biometricAny")
