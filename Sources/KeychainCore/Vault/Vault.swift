@@ -31,6 +31,7 @@ public final class Vault: Store, @unchecked Sendable {
     private let kernelKeyring = KernelKeyring()
     /// Read on first need: only ThisDeviceOnly classes use it, and most opens touch none.
     private lazy var machineID: [UInt8]? = configuration.machineIdentity.read()
+    private var identityMemo: [IdentityMemoKey: [UInt8]] = [:]
     /// The unwrapped presence private key for the read in progress (set and cleared under `mutex`).
     private var presenceKey: SecretBytes?
     /// The access control of the item a read found it could not open without a proof.
@@ -442,7 +443,20 @@ public final class Vault: Store, @unchecked Sendable {
     }
 
     private func identity(of item: Item) throws(StoreError) -> [UInt8] {
-        try lookupKey().authenticationCode(RecordCoding.identityMessage(item.itemClass, item.attributes))
+        try identityDigest(item.itemClass, item.attributes)
+    }
+
+    /// The identity digest of `attributes`, memoised: a program reads the same few items again
+    /// and again, and encoding plus HMAC is a third of a read. The digests are not secret (the
+    /// table stores them) and the lookup key never changes for a vault, so entries stay valid;
+    /// the memo is bounded and dropped whole when full.
+    private func identityDigest(_ itemClass: ItemClass, _ attributes: Attributes) throws(StoreError) -> [UInt8] {
+        let key = IdentityMemoKey(itemClass: itemClass, attributes: attributes)
+        if let digest = identityMemo[key] { return digest }
+        let digest = try lookupKey().authenticationCode(RecordCoding.identityMessage(itemClass, attributes))
+        if identityMemo.count >= 1_024 { identityMemo.removeAll(keepingCapacity: true) }
+        identityMemo[key] = digest
+        return digest
     }
 
     private func insert(_ item: Item) throws(StoreError) {
@@ -609,7 +623,7 @@ public final class Vault: Store, @unchecked Sendable {
             var covered = AttributeField.Mask([.accessibility, .accessControl]).bits | AttributeField.dates.bits
             if present.contains(all: RecordCoding.identityMask(itemClass)) {
                 path = .identity
-                values = [.blob(try lookupKey().authenticationCode(RecordCoding.identityMessage(itemClass, wanted)))]
+                values = [.blob(try identityDigest(itemClass, wanted))]
                 covered |= RecordCoding.identityMask(itemClass).bits
             } else if present.contains(all: RecordCoding.scopeMask(itemClass)) {
                 path = .scope
@@ -1034,4 +1048,10 @@ extension StoreError {
         default: false
         }
     }
+}
+
+/// What an identity digest depends on: the class and the attributes it was computed from.
+private struct IdentityMemoKey: Hashable {
+    let itemClass: ItemClass
+    let attributes: Attributes
 }
