@@ -15,9 +15,14 @@ targets=("$@")
 build=.build/fuzz
 swift build --scratch-path "$build" --target KeychainFuzzTargets \
     -Xswiftc -sanitize=fuzzer -Xswiftc -sanitize=address >/dev/null
-objects=$(find "$build/debug/" \( -path '*/KeychainFuzzTargets.build/*.o' -o -path '*/KeychainCore.build/*.o' \
-    -o -path '*/Locksmith.build/*.o' -o -path '*/KeychainCLI.build/*.o' -o -path '*/Valet.build/*.o' \
-    -o -path '*/CKeyring.build/*.o' \) -name '*.o')
+# The objects of the fuzz targets' module and of every module it depends on, as SwiftPM's
+# output file maps list them (so stale objects of deleted sources stay out), and the C shim.
+modules="KeychainFuzzTargets KeychainCore ValetNaming KeychainCLI Locksmith"
+objects=""
+for module in $modules; do
+    objects="$objects $(grep -o '"object" *: *"[^"]*"' "$build/debug/$module.build/output-file-map.json" | sed 's/.*"\([^"]*\)"$/\1/' | sort -u)"
+done
+objects="$objects $(find "$build/debug/" -path '*/CKeyring.build/*.o')"
 # shellcheck disable=SC2086
 swiftc -sanitize=fuzzer,address $objects -lsqlite3 -lcrypto -o "$build/keychain-fuzz" >"$build/link.log" 2>&1 || { cat "$build/link.log"; exit 1; }
 
