@@ -1,3 +1,4 @@
+import KeychainTestSupport
 import COpenSSL
 import CSQLite
 import Foundation
@@ -20,7 +21,7 @@ struct SQLiteFloor {
                        "CREATE INDEX items_scope ON items(scope)"] {
             sqlite3_exec(db, pragma, nil, nil, nil)
         }
-        var generator = SplitMix(state: 42)
+        var generator = SeededRandom(seed: 42)
         keys = (0..<items).map { _ in (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) } }
         sqlite3_exec(db, "BEGIN", nil, nil, nil)
         let insert = try prepare("INSERT INTO items(class, protection, identity, scope, attributes, value) VALUES(1, 1, ?, ?, ?, ?)")
@@ -52,7 +53,7 @@ struct SQLiteFloor {
     func pointSelects(_ count: Int, seed: UInt64) throws -> Void {
         let select = try prepare("SELECT id, class, protection, identity, attributes, value FROM items WHERE identity = ?")
         defer { sqlite3_finalize(select) }
-        var generator = SplitMix(state: seed)
+        var generator = SeededRandom(seed: seed)
         for _ in 0..<count {
             bind(select, [keys[Int.random(in: 0..<keys.count, using: &generator)]])
             guard sqlite3_step(select) == SQLITE_ROW else { throw BenchError("row missing") }
@@ -65,7 +66,7 @@ struct SQLiteFloor {
     func durableUpserts(_ count: Int, seed: UInt64) throws {
         let upsert = try prepare("INSERT INTO items(class, protection, identity, scope, attributes, value) VALUES(1, 1, ?, ?, ?, ?) ON CONFLICT(identity) DO UPDATE SET value = excluded.value, attributes = excluded.attributes")
         defer { sqlite3_finalize(upsert) }
-        var generator = SplitMix(state: seed)
+        var generator = SeededRandom(seed: seed)
         let scope = [UInt8](repeating: 1, count: 32), attributes = [UInt8](repeating: 2, count: 200)
         for _ in 0..<count {
             sqlite3_exec(db, "BEGIN IMMEDIATE", nil, nil, nil)

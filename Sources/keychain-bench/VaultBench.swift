@@ -1,6 +1,7 @@
 import Foundation
 import KeychainCore
 import Valet
+import KeychainTestSupport
 import ValetNaming
 
 /// Our vault through Valet, in-process, on a vault holding `items` keys.
@@ -32,7 +33,7 @@ struct VaultBench {
     }
 
     func randomKeys(_ count: Int, seed: UInt64) -> [String] {
-        var generator = SplitMix(state: seed)
+        var generator = SeededRandom(seed: seed)
         return (0..<count).map { _ in keys[Int.random(in: 0..<keys.count, using: &generator)] }
     }
 

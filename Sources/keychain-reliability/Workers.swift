@@ -1,6 +1,7 @@
 import Foundation
 import CKeyring
 import KeychainCore
+import KeychainTestSupport
 import Valet
 #if canImport(Glibc)
 import Glibc
@@ -185,20 +186,6 @@ extension Workers {
         say(n >= 0 ? "read \(n)" : "denied \(String(cString: strerror(errno)))")
         return 0
     }
-}
-
-/// A small deterministic generator (SplitMix64), so that a failing run can be replayed from its seed.
-struct SeededRandom {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func next(below bound: Int) -> Int { Int(next() % UInt64(bound)) }
 }
 
 /// What the contention threads report, gathered under a lock.
