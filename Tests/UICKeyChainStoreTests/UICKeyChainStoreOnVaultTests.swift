@@ -10,8 +10,8 @@ struct UICKeyChainStoreVaultTests {
     func userPresence() throws {
         let testStore = try TestStore(.vault, passphrase: "uic-tests")
         let authenticator = ScriptedAuthenticator([.passphrase("uic-tests"), .cancel])
-        try PresenceAuthentication.withAuthenticator(authenticator) {
-            try DefaultStore.withStore(testStore.store) {
+        PresenceAuthentication.withAuthenticator(authenticator) {
+            DefaultStore.withStore(testStore.store) {
                 let keychain = UICKeyChainStore(service: "com.example.github-token")
                 keychain.setAccessibility(.whenPasscodeSetThisDeviceOnly, authenticationPolicy: .userPresence)
                 keychain.authenticationPrompt = "Authenticate to update your access token"
@@ -32,7 +32,7 @@ struct UICKeyChainStoreVaultTests {
     @Test("userPresence and synchronizable together are refused, as UICKeyChainStore warns; Touch ID needs a biometric authenticator")
     func policyLimits() throws {
         let testStore = try TestStore(.vault, passphrase: "uic-tests")
-        try DefaultStore.withStore(testStore.store) {
+        DefaultStore.withStore(testStore.store) {
             let keychain = UICKeyChainStore(service: "s")
             keychain.setAccessibility(.whenPasscodeSetThisDeviceOnly, authenticationPolicy: .userPresence)
             keychain.synchronizable = true
@@ -47,7 +47,7 @@ struct UICKeyChainStoreVaultTests {
     func classLevelFailure() throws {
         let testStore = try TestStore(.vault, passphrase: "uic-tests")
         testStore.vault!.lock()
-        try DefaultStore.withStore(testStore.store) {
+        DefaultStore.withStore(testStore.store) {
             expectError(-25308) { try UICKeyChainStore.setString("x", forKey: "k", service: "s", error: ()) }
             #expect(!UICKeyChainStore.setString("x", forKey: "k", service: "s"))
         }
