@@ -3,7 +3,7 @@ import KeychainCore
 import Valet
 
 // keychain-bench: our vault against its floors and its peers, in one run.
-// Usage: swift run -c release keychain-bench [--quick] [--runs N] [--out DIR]
+// Usage: swift run -c release keychain-bench [--quick] [--runs N] [--out DIR] [--cli PATH]
 
 let arguments = CommandLine.arguments.dropFirst()
 let quick = arguments.contains("--quick")
@@ -94,7 +94,8 @@ do {
 }
 
 // Whole processes: our command, and the peers that are commands.
-let keychainBinary = ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
+// `--cli PATH` measures another build of the command (e.g. one linked with --static-swift-stdlib).
+let keychainBinary = option("--cli") ?? ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
     .replacingOccurrences(of: "/keychain-bench", with: "/keychain")
 let cliVault = "\(scratch)/cli.keychain"
 var cliGet: Measurement?
