@@ -18,10 +18,17 @@ enum PayloadArchive {
     }
 
     /// The dictionary, or nil when the bytes are not a keyed archive of one (with only the allowed classes).
+    ///
+    /// Only binary property lists are handed to Foundation: the archiver writes nothing else,
+    /// and swift-corelibs-foundation leaks memory on every malformed text property list, which
+    /// a stream of bad payloads would turn into unbounded growth (fuzzing found it).
     static func decode(_ data: Data) -> [String: Any]? {
+        guard data.starts(with: binaryPropertyListMagic) else { return nil }
         guard let object = try? NSKeyedUnarchiver.unarchivedObject(ofClasses: allowedClasses, from: data) else { return nil }
         return object as? [String: Any]
     }
+
+    private static let binaryPropertyListMagic = Array("bplist00".utf8)
 
     static func isArchivable(_ value: Any) -> Bool {
         switch value {
