@@ -13,8 +13,13 @@ targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(header attributes cache presence payload arguments)
 
 build=.build/fuzz
-swift build --scratch-path "$build" --target KeychainFuzzTargets \
-    -Xswiftc -sanitize=fuzzer -Xswiftc -sanitize=address >/dev/null
+# One -sanitize= flag with both: given as two flags, the Swift driver keeps only the last one
+# (address), and the modules get no coverage counters at all.
+flags=(-Xswiftc -sanitize=fuzzer,address)
+# SwiftPM does not rebuild when only flags change: start over when they differ from last time.
+if [ "$(cat "$build/flags" 2>/dev/null)" != "${flags[*]}" ]; then rm -rf "$build"; fi
+swift build --scratch-path "$build" --target KeychainFuzzTargets "${flags[@]}" >/dev/null
+echo "${flags[*]}" > "$build/flags"
 # The objects of the fuzz targets' module and of every module it depends on, as SwiftPM's
 # output file maps list them (so stale objects of deleted sources stay out), and the C shim.
 modules="KeychainFuzzTargets KeychainCore ValetNaming KeychainCLI Locksmith"

@@ -21,9 +21,10 @@ enum PayloadArchive {
     ///
     /// Only binary property lists are handed to Foundation: the archiver writes nothing else,
     /// and swift-corelibs-foundation leaks memory on every malformed text property list, which
-    /// a stream of bad payloads would turn into unbounded growth (fuzzing found it).
+    /// a stream of bad payloads would turn into unbounded growth (fuzzing found it). The graph
+    /// is checked before the unarchiver runs: Foundation crashes on some malformed ones.
     static func decode(_ data: Data) -> [String: Any]? {
-        guard data.starts(with: binaryPropertyListMagic) else { return nil }
+        guard data.starts(with: binaryPropertyListMagic), KeyedArchiveValidator.isValid(data) else { return nil }
         guard let object = try? NSKeyedUnarchiver.unarchivedObject(ofClasses: allowedClasses, from: data) else { return nil }
         return object as? [String: Any]
     }
