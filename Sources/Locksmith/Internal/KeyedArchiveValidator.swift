@@ -3,79 +3,75 @@ import Foundation
 /// Checks a keyed archive's object graph before Foundation's unarchiver sees it.
 ///
 /// swift-corelibs-foundation trusts the graph: an `NSDictionary` whose `NS.objects` is not an
-/// array of references (fuzzing found one) makes it read past the end of its key list and
-/// crash the process. Payloads come from a store another program can write (the Secret
-/// Service), so the graph is checked first: the archiver's header, every object of an allowed
-/// class with the fields that class reads, every reference in range, no cycle, bounded depth.
+/// array of references makes it read past the end of its key list and crash the process, and
+/// its property-list reader crashes on some malformed lists (fuzzing found both). Payloads can
+/// come from a store another program writes (the Secret Service), so the bytes are read by
+/// ``BinaryPropertyList`` and the graph checked first: the archiver's header, every object of
+/// an allowed class with the fields that class reads, every reference in range, no cycle.
 enum KeyedArchiveValidator {
+    typealias Value = BinaryPropertyList.Value
+
     static let allowedClassNames: Set<String> = [
         "NSDictionary", "NSMutableDictionary", "NSArray", "NSMutableArray", "NSString", "NSMutableString",
         "NSDate", "NSData", "NSMutableData", "NSNull", "NSURL", "NSNumber",
     ]
-    static let maximumDepth = 64
 
     static func isValid(_ data: Data) -> Bool {
-        guard let archive = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any],
-              archive["$archiver"] as? String == "NSKeyedArchiver",
-              let objects = archive["$objects"] as? [Any], !objects.isEmpty,
-              let top = archive["$top"] as? [String: Any], let rootValue = top["root"], let root = reference(rootValue), root < objects.count
+        guard case .dictionary(let archive)? = BinaryPropertyList.parse([UInt8](data)),
+              case .string("NSKeyedArchiver")? = archive["$archiver"],
+              case .array(let objects)? = archive["$objects"], !objects.isEmpty,
+              case .dictionary(let top)? = archive["$top"], case .uid(let root)? = top["root"], root < objects.count
         else { return false }
         var graph = Graph(objects: objects)
-        return objects.indices.allSatisfy { graph.isWellFormed($0) } && graph.isAcyclic(from: root, depth: 0)
-    }
-
-    /// The object index a reference (a property-list UID) points to. Foundation exposes UIDs
-    /// only as an internal class; its `value` is read by reflection, and anything else is
-    /// treated as no reference.
-    static func reference(_ value: Any) -> Int? {
-        guard String(describing: type(of: value)) == "_NSKeyedArchiverUID" else { return nil }
-        for child in Mirror(reflecting: value).children where child.label == "value" {
-            if let index = child.value as? UInt32 { return Int(index) }
-        }
-        return nil
+        return objects.allSatisfy { graph.isWellFormed($0) } && graph.isAcyclic(from: root, depth: 0)
     }
 
     struct Graph {
-        let objects: [Any]
+        let objects: [Value]
         private var visiting = Set<Int>()
         private var done = Set<Int>()
 
-        init(objects: [Any]) { self.objects = objects }
+        init(objects: [Value]) { self.objects = objects }
 
-        func references(_ value: Any?) -> [Int]? {
-            guard let array = value as? [Any] else { return nil }
-            let indices = array.compactMap(KeyedArchiveValidator.reference)
-            return indices.count == array.count && indices.allSatisfy { $0 < objects.count } ? indices : nil
+        func references(_ value: Value?) -> [Int]? {
+            guard case .array(let elements)? = value else { return nil }
+            var indices: [Int] = []
+            for element in elements {
+                guard case .uid(let index) = element, index < objects.count else { return nil }
+                indices.append(index)
+            }
+            return indices
         }
 
-        func className(of object: [String: Any]) -> String? {
-            guard let classValue = object["$class"], let index = KeyedArchiveValidator.reference(classValue), index < objects.count,
-                  let description = objects[index] as? [String: Any], let name = description["$classname"] as? String,
+        func className(of object: [String: Value]) -> String? {
+            guard case .uid(let index)? = object["$class"], index < objects.count,
+                  case .dictionary(let description) = objects[index], case .string(let name)? = description["$classname"],
                   allowedClassNames.contains(name) else { return nil }
             return name
         }
 
-        /// Whether the object at `index` has the fields its class's decoder reads.
-        func isWellFormed(_ index: Int) -> Bool {
-            guard let object = objects[index] as? [String: Any] else { return true }  // inline strings, numbers, data
-            if let name = object["$classname"] { return (name as? String).map(allowedClassNames.contains) ?? false }
-            guard let name = className(of: object) else { return false }
-            for (key, value) in object where key != "$class" {
-                if let target = KeyedArchiveValidator.reference(value), target >= objects.count { return false }
+        /// Whether an object has the fields its class's decoder reads, every reference in range.
+        func isWellFormed(_ value: Value) -> Bool {
+            guard case .dictionary(let object) = value else { return true }  // inline strings, numbers, data
+            if let name = object["$classname"] {
+                guard case .string(let text) = name else { return false }
+                return allowedClassNames.contains(text)
             }
+            guard let name = className(of: object) else { return false }
+            for (_, field) in object { if case .uid(let target) = field, target >= objects.count { return false } }
             switch name {
             case "NSDictionary", "NSMutableDictionary":
                 guard let keys = references(object["NS.keys"]), let values = references(object["NS.objects"]), keys.count == values.count else { return false }
             case "NSArray", "NSMutableArray":
                 guard references(object["NS.objects"]) != nil else { return false }
             case "NSDate":
-                guard object["NS.time"] is Double || object["NS.time"] is NSNumber else { return false }
+                switch object["NS.time"] { case .real?, .integer?: break; default: return false }
             case "NSString", "NSMutableString":
-                guard object["NS.string"] is String || object["NS.bytes"] is Data else { return false }
+                switch object["NS.string"] { case .string?: break; default: return false }
             case "NSData", "NSMutableData":
-                guard object["NS.data"] is Data || object["NS.bytes"] is Data else { return false }
+                switch object["NS.data"] { case .data?: break; default: return false }
             case "NSURL":
-                guard let relative = object["NS.relative"], KeyedArchiveValidator.reference(relative) != nil else { return false }
+                guard case .uid? = object["NS.relative"] else { return false }
             default:
                 break
             }
@@ -85,12 +81,12 @@ enum KeyedArchiveValidator {
         /// Whether the containers reachable from `index` form no cycle, within the depth bound.
         mutating func isAcyclic(from index: Int, depth: Int) -> Bool {
             if done.contains(index) { return true }
-            guard depth < maximumDepth, !visiting.contains(index) else { return false }
+            guard depth < BinaryPropertyList.maximumDepth, !visiting.contains(index) else { return false }
             visiting.insert(index)
             defer { visiting.remove(index); done.insert(index) }
-            guard let object = objects[index] as? [String: Any], object["$classname"] == nil else { return true }
-            let children = (references(object["NS.keys"]) ?? []) + (references(object["NS.objects"]) ?? [])
-                + object.compactMap { $0.key == "$class" ? nil : KeyedArchiveValidator.reference($0.value) }
+            guard case .dictionary(let object) = objects[index], object["$classname"] == nil else { return true }
+            var children = (references(object["NS.keys"]) ?? []) + (references(object["NS.objects"]) ?? [])
+            for (key, field) in object where key != "$class" { if case .uid(let target) = field { children.append(target) } }
             return children.allSatisfy { isAcyclic(from: $0, depth: depth + 1) }
         }
     }
