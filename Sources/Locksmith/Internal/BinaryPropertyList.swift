@@ -1,11 +1,11 @@
-/// A strict reader of binary property lists (`bplist00`), used to check a keyed archive before
-/// Foundation sees it: Foundation's own reader and bridging crash on some malformed lists
-/// (fuzzing found a set whose members break a dynamic cast), so untrusted bytes meet this
-/// bounded reader first. It accepts only what a keyed archive holds (no sets), checks every
-/// offset, length and reference, and refuses cycles.
+/// A strict reader of binary property lists (`bplist00`), for keyed archives from untrusted
+/// stores: Foundation's own reader, unarchiver and bridging crash on some malformed lists
+/// (fuzzing found three ways), so Locksmith's payloads are read here instead. It accepts only
+/// what a keyed archive holds (no sets), checks every offset, length and reference, and
+/// refuses cycles.
 enum BinaryPropertyList {
     indirect enum Value {
-        case null, bool(Bool), integer(Int64), real(Double), date(Double), data(Int), string(String)
+        case null, bool(Bool), integer(Int64), real(Double), date(Double), data([UInt8]), string(String)
         case uid(Int), array([Value]), dictionary([String: Value])
     }
 
@@ -78,7 +78,7 @@ enum BinaryPropertyList {
                 switch kind {
                 case 0x4:
                     guard start + length <= limit else { return nil }
-                    return .data(length)
+                    return .data(Array(bytes[start..<(start + length)]))
                 case 0x5:
                     guard start + length <= limit, let text = String(validating: bytes[start..<(start + length)], as: UTF8.self),
                           text.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }

@@ -2,13 +2,9 @@ import Foundation
 
 /// The payload as Locksmith stores it: the `[String: Any]` dictionary as a keyed archive
 /// (binary property list, `NSKeyedArchiver`), so that data written by Locksmith on Apple
-/// platforms decodes here and the other way round.
+/// platforms decodes here and the other way round. Foundation's archiver writes it; reading,
+/// from stores other programs can write, is ``KeyedArchiveReader``'s.
 enum PayloadArchive {
-    /// The classes a payload may contain, and the only ones decoding will instantiate.
-    static let allowedClasses: [AnyClass] = [NSDictionary.self, NSMutableDictionary.self, NSArray.self, NSMutableArray.self,
-                                             NSString.self, NSMutableString.self, NSNumber.self, NSDate.self, NSData.self,
-                                             NSMutableData.self, NSNull.self, NSURL.self]
-
     /// - Throws: ``LocksmithError/param`` when a value is not a property-list type (String,
     ///   number, Bool, Date, Data, URL, NSNull, or arrays and dictionaries of them): Foundation's
     ///   archiver would crash on it.
@@ -17,16 +13,12 @@ enum PayloadArchive {
         return NSKeyedArchiver.archivedData(withRootObject: payload)
     }
 
-    /// The dictionary, or nil when the bytes are not a keyed archive of one (with only the allowed classes).
-    ///
-    /// Only binary property lists are handed to Foundation: the archiver writes nothing else,
-    /// and swift-corelibs-foundation leaks memory on every malformed text property list, which
-    /// a stream of bad payloads would turn into unbounded growth (fuzzing found it). The graph
-    /// is checked before the unarchiver runs: Foundation crashes on some malformed ones.
+    /// The dictionary, or nil when the bytes are not a keyed archive of one (with only the
+    /// allowed classes). Read by ``KeyedArchiveReader``, not by Foundation's unarchiver,
+    /// which crashes on some malformed archives (see there).
     static func decode(_ data: Data) -> [String: Any]? {
-        guard data.starts(with: binaryPropertyListMagic), KeyedArchiveValidator.isValid(data) else { return nil }
-        guard let object = try? NSKeyedUnarchiver.unarchivedObject(ofClasses: allowedClasses, from: data) else { return nil }
-        return object as? [String: Any]
+        guard data.starts(with: binaryPropertyListMagic) else { return nil }
+        return KeyedArchiveReader.decodeDictionary(data)
     }
 
     private static let binaryPropertyListMagic = Array("bplist00".utf8)
