@@ -19,8 +19,8 @@ enum BinaryPropertyList {
         guard (1...8).contains(offsetSize), (1...8).contains(referenceSize),
               let count = integer(bytes, trailer + 8, 8), let top = integer(bytes, trailer + 16, 8),
               let table = integer(bytes, trailer + 24, 8),
-              count > 0, count < 1 << 20, top >= 0, top < count, table >= 8,
-              table + count * offsetSize <= trailer else { return nil }
+              count > 0, count < 1 << 20, top >= 0, top < count, table >= 8, table <= trailer,
+              count <= (trailer - table) / offsetSize else { return nil }
         var reader = Reader(bytes: bytes, count: count, offsetSize: offsetSize, referenceSize: referenceSize, table: table, limit: trailer)
         return reader.object(top, depth: 0)
     }
@@ -77,14 +77,14 @@ enum BinaryPropertyList {
                 }
                 switch kind {
                 case 0x4:
-                    guard start + length <= limit else { return nil }
+                    guard start <= limit, length <= limit - start else { return nil }
                     return .data(Array(bytes[start..<(start + length)]))
                 case 0x5:
-                    guard start + length <= limit, let text = String(validating: bytes[start..<(start + length)], as: UTF8.self),
+                    guard start <= limit, length <= limit - start, let text = String(validating: bytes[start..<(start + length)], as: UTF8.self),
                           text.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
                     return .string(text)
                 case 0x6:
-                    guard length <= (limit - start) / 2 else { return nil }
+                    guard start <= limit, length <= (limit - start) / 2 else { return nil }
                     let units = (0..<length).map { UInt16(bytes[start + 2 * $0]) << 8 | UInt16(bytes[start + 2 * $0 + 1]) }
                     guard let text = String(validating: units, as: UTF16.self) else { return nil }
                     return .string(text)
@@ -92,7 +92,7 @@ enum BinaryPropertyList {
                     guard let value = BinaryPropertyList.integer(bytes, offset + 1, low + 1) else { return nil }
                     return .uid(value)
                 case 0xA:
-                    guard length <= (limit - start) / referenceSize else { return nil }
+                    guard start <= limit, length <= (limit - start) / referenceSize else { return nil }
                     var elements: [Value] = []
                     for i in 0..<length {
                         guard let reference = BinaryPropertyList.integer(bytes, start + i * referenceSize, referenceSize),
@@ -101,7 +101,7 @@ enum BinaryPropertyList {
                     }
                     return .array(elements)
                 default:
-                    guard length <= (limit - start) / (2 * referenceSize) else { return nil }
+                    guard start <= limit, length <= (limit - start) / (2 * referenceSize) else { return nil }
                     var dictionary: [String: Value] = [:]
                     for i in 0..<length {
                         guard let keyReference = BinaryPropertyList.integer(bytes, start + i * referenceSize, referenceSize),
