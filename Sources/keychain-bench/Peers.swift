@@ -69,7 +69,7 @@ enum Peers {
     static func secretService() -> String? {
         guard which("secret-tool") != nil else { return "secret-tool is not installed (apt-get install libsecret-tools)" }
         guard ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] != nil else {
-            return "no session bus (DBUS_SESSION_BUS_ADDRESS); start one with a Secret Service, e.g. scripts/start-secret-service.sh"
+            return "no session bus (DBUS_SESSION_BUS_ADDRESS); start one with a Secret Service, e.g. eval \"$(scripts/secret-service.sh start)\""
         }
         return nil
     }
