@@ -36,11 +36,7 @@ for target in "${targets[@]}"; do
     corpus="$build/corpus-$target"
     mkdir -p "$corpus"
     log="$build/fuzz-$target.log"
-    # swift-corelibs-foundation leaks a few hundred bytes on some malformed property lists
-    # (CFPropertyListCreateWithData): not ours, and not a crash, so leaks are not failures there.
-    leaks=1
-    [ "$target" = payload ] && leaks=0
-    if ASAN_OPTIONS=detect_leaks=$leaks FUZZ_TARGET=$target "$build/keychain-fuzz" -max_total_time="$seconds" -print_final_stats=1 -detect_leaks=$leaks \
+    if FUZZ_TARGET=$target "$build/keychain-fuzz" -max_total_time="$seconds" -print_final_stats=1 \
         -artifact_prefix="$build/crash-$target-" "$corpus" "Fuzz/Corpus/$target" >"$log" 2>&1; then
         runs=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -Eo '[0-9]+$' || echo "?")
         echo "fuzz $target: ${seconds}s, $runs executions, no crash"
