@@ -2,14 +2,15 @@
 # A private, headless Secret Service for tests and benchmarks: a session bus of its own and an
 # unlocked gnome-keyring-daemon on it, isolated from the user's real keyrings.
 #
-#   eval "$(scripts/secret-service.sh start)"    # prints the exports; DIR holds all state
+#   eval "$(scripts/secret-service.sh start [DIR])"    # prints the exports; DIR (default: a new
+#                                                     # temporary one) holds all state
 #   scripts/secret-service.sh stop "$SECRET_SERVICE_DIR"
 #
 # Needs: dbus (dbus-daemon, dbus-send), gnome-keyring. Stops exactly the processes it started.
 set -euo pipefail
 
 start() {
-    local dir=${SECRET_SERVICE_DIR:-$(mktemp -d /tmp/secret-service.XXXXXX)}
+    local dir=${1:-${SECRET_SERVICE_DIR:-$(mktemp -d /tmp/secret-service.XXXXXX)}}
     local password=${SECRET_SERVICE_PASSWORD:-test-password}
     mkdir -p "$dir/home" "$dir/run" "$dir/data"
     chmod 700 "$dir" "$dir/run"
@@ -55,7 +56,7 @@ stop() {
 }
 
 case "${1:-start}" in
-    start) start ;;
+    start) start "${2:-}" ;;
     stop) stop "${2:-${SECRET_SERVICE_DIR:-}}" ;;
-    *) echo "usage: $0 start | stop DIR" >&2; exit 2 ;;
+    *) echo "usage: $0 start [DIR] | stop DIR" >&2; exit 2 ;;
 esac
