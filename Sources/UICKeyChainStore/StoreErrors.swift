@@ -14,25 +14,9 @@ enum StoreErrors {
     }
 
     static func error(_ error: any Error) -> NSError {
-        if let error = error as? StoreError { return make(status(of: error), error.description) }
+        if let error = error as? StoreError { return make(Int(error.keychainStatus), error.description) }
         let bridged = error as NSError
         return bridged.domain == UICKeyChainStoreErrorDomain ? bridged : make(-99999, "Unexpected error has occurred.")
-    }
-
-    /// The `OSStatus` Apple's keychain reports in the same situation.
-    static func status(of error: StoreError) -> Int {
-        switch error {
-        case .itemNotFound: -25300            // errSecItemNotFound
-        case .duplicateItem: -25299           // errSecDuplicateItem
-        case .locked, .passphraseRequired, .interactionNotAllowed, .boundToAnotherMachine: -25308  // errSecInteractionNotAllowed
-        case .userCancelled: -128             // errSecUserCanceled
-        case .authenticationFailed, .wrongPassphrase: -25293  // errSecAuthFailed
-        case .valueTooLarge, .invalidArgument: -50  // errSecParam
-        case .unavailable: -25291             // errSecNotAvailable
-        case .corrupted, .tampered, .unsupportedFormatVersion: -26275  // errSecDecode
-        case .insecurePermissions: -61        // errSecWrPerm
-        case .io: -36                         // errSecIO
-        }
     }
 
     private static func make(_ code: Int, _ message: String) -> NSError {

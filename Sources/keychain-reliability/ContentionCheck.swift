@@ -25,18 +25,19 @@ enum ContentionCheck {
             }
         }
         // Read every child's output concurrently so that none blocks on a full pipe.
-        let outputs = Outputs(count: children.count)
+        let collected = Collector<(Int, String)>()
         let descriptors = children.map(\.stdout)
         DispatchQueue.concurrentPerform(iterations: descriptors.count) { index in
-            outputs.set(index, CrashCheck.readAll(descriptors[index]))
+            collected.add((index, Subprocess.readAll(descriptors[index])))
         }
+        let outputs = Dictionary(uniqueKeysWithValues: collected.all)
         var expected: [String: Int?] = [:]
         var errors = 0, inconsistencies = 0, total = 0
         for (index, child) in children.enumerated() {
             let status = Subprocess.wait(for: child.pid)
             close(child.stdout)
             if status != 0 { result.fail("worker \(index) exited with status \(status)") }
-            for line in outputs.get(index).split(separator: "\n") {
+            for line in (outputs[index] ?? "").split(separator: "\n") {
                 let parts = line.split(separator: " ").map(String.init)
                 if parts.first == "E", parts.count == 4 {
                     errors += Int(parts[1]) ?? 0; inconsistencies += Int(parts[2]) ?? 0; total += Int(parts[3]) ?? 0
@@ -72,12 +73,4 @@ enum ContentionCheck {
         result.figure("throughput", String(format: "%.0f operations/s over %.1f s", Double(total) / elapsed, elapsed))
         return result
     }
-}
-
-final class Outputs: @unchecked Sendable {
-    private let lock = NSLock()
-    private var values: [String]
-    init(count: Int) { values = Array(repeating: "", count: count) }
-    func set(_ index: Int, _ value: String) { lock.withLock { values[index] = value } }
-    func get(_ index: Int) -> String { lock.withLock { values[index] } }
 }

@@ -29,7 +29,7 @@ enum CrashCheck {
             usleep(useconds_t(5_000 + random.next(below: 75_000)))
             kill(launched.pid, SIGKILL)
             let status = Subprocess.wait(for: launched.pid)
-            let lines = readAll(launched.stdout).split(separator: "\n").map(String.init)
+            let lines = Subprocess.readAll(launched.stdout).split(separator: "\n").map(String.init)
             close(launched.stdout)
             if status != 128 + SIGKILL {
                 result.fail("round \(round): the worker exited by itself (status \(status)) before the kill")
@@ -92,17 +92,5 @@ enum CrashCheck {
         let prefix = "crash-\(key)-"
         guard value.hasPrefix(prefix) else { return nil }
         return Int(value.dropFirst(prefix.count).prefix { $0 != "-" })
-    }
-
-    static func readAll(_ fd: Int32) -> String {
-        var data = [UInt8]()
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let n = read(fd, &buffer, buffer.count)
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            data.append(contentsOf: buffer[0..<n])
-        }
-        return String(decoding: data, as: UTF8.self)
     }
 }

@@ -9,7 +9,6 @@ import Glibc
 struct CheckEnvironment {
     let scratch: String
     let program: String
-    let quick: Bool
     let seed: UInt64
 
     var workerEnvironment: [String: String] { ["PATH": "/usr/bin:/bin", "HOME": scratch] }

@@ -30,16 +30,12 @@ enum Report {
         for failure in result.failures { Swift.print("   FAILURE: \(failure)") }
     }
 
-    static func json(_ results: [CheckResult], mode: String) -> String {
-        func quote(_ s: String) -> String {
-            "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\n", with: "\\n") + "\""
+    static func json(_ results: [CheckResult], mode: String) -> Data {
+        let checks: [[String: Any]] = results.map { r in
+            ["name": r.name, "passed": r.passed, "skipped": r.skipped ?? NSNull(), "seconds": (r.seconds * 10).rounded() / 10,
+             "figures": Dictionary(r.figures, uniquingKeysWith: { $1 }), "failures": r.failures]
         }
-        let checks = results.map { r in
-            let figures = r.figures.map { "\(quote($0.0)): \(quote($0.1))" }.joined(separator: ", ")
-            return "    {\"name\": \(quote(r.name)), \"passed\": \(r.passed), \"skipped\": \(r.skipped.map(quote) ?? "null"), "
-                + "\"seconds\": \(String(format: "%.1f", r.seconds)), \"figures\": {\(figures)}, \"failures\": [\(r.failures.map(quote).joined(separator: ", "))]}"
-        }
-        return "{\n  \"mode\": \(quote(mode)),\n  \"date\": \(quote(ISO8601DateFormatter().string(from: Date()))),\n  \"checks\": [\n"
-            + checks.joined(separator: ",\n") + "\n  ]\n}\n"
+        let document: [String: Any] = ["mode": mode, "date": ISO8601DateFormatter().string(from: Date()), "checks": checks]
+        return (try? JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])) ?? Data()
     }
 }

@@ -64,7 +64,7 @@ enum Workers {
         let vault = try openVault(vaultPath)
         ValetStore.setDefault(vault)
         let valet = Valet.valet(with: Identifier(nonEmpty: "Contention")!, accessibility: .whenUnlocked)
-        let results = Results()
+        let results = Collector<ThreadReport>()
         DispatchQueue.concurrentPerform(iterations: threads) { thread in
             var random = SeededRandom(seed: seed &+ UInt64(thread) &* 7_919)
             var model: [String: Int] = [:]
@@ -97,11 +97,12 @@ enum Workers {
                     errors += 1
                 }
             }
-            results.add(errors: errors, inconsistencies: inconsistencies, operations: operations, model: model, keys: keys)
+            results.add(ThreadReport(errors: errors, inconsistencies: inconsistencies, operations: operations,
+                                     final: keys.map { ($0, model[$0]) }))
         }
-        let (errors, inconsistencies, operations, final) = results.snapshot()
-        say("E \(errors) \(inconsistencies) \(operations)")
-        for (key, seq) in final.sorted(by: { $0.key < $1.key }) { say("K \(key) \(seq.map(String.init) ?? "-")") }
+        let reports = results.all
+        say("E \(reports.map(\.errors).reduce(0, +)) \(reports.map(\.inconsistencies).reduce(0, +)) \(reports.map(\.operations).reduce(0, +))")
+        for (key, seq) in reports.flatMap(\.final).sorted(by: { $0.0 < $1.0 }) { say("K \(key) \(seq.map(String.init) ?? "-")") }
         return 0
     }
 
@@ -188,22 +189,8 @@ extension Workers {
     }
 }
 
-/// What the contention threads report, gathered under a lock.
-final class Results: @unchecked Sendable {
-    private let lock = NSLock()
-    private var errors = 0, inconsistencies = 0, operations = 0
-    private var model: [String: Int?] = [:]
-
-    func add(errors: Int, inconsistencies: Int, operations: Int, model: [String: Int], keys: [String]) {
-        lock.withLock {
-            self.errors += errors
-            self.inconsistencies += inconsistencies
-            self.operations += operations
-            for key in keys { self.model[key] = .some(model[key]) }
-        }
-    }
-
-    func snapshot() -> (Int, Int, Int, [String: Int?]) {
-        lock.withLock { (errors, inconsistencies, operations, model) }
-    }
+/// What one contention thread reports: its counts, and the last acknowledged state of its keys.
+struct ThreadReport {
+    let errors: Int, inconsistencies: Int, operations: Int
+    let final: [(String, Int?)]
 }

@@ -70,7 +70,7 @@ let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("key
 mkdir(scratch, 0o711)
 defer { try? FileManager.default.removeItem(atPath: scratch) }
 let program = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-let env = CheckEnvironment(scratch: scratch, program: program, quick: quick, seed: seed)
+let env = CheckEnvironment(scratch: scratch, program: program, seed: seed)
 print("keychain-reliability: \(quick ? "quick" : "long") mode, seed \(seed) (replay with --seed \(seed))")
 
 let checks: [(String, () -> CheckResult)] = [
@@ -90,7 +90,7 @@ for (name, check) in checks where only?.contains(name) ?? true {
     results.append(result)
 }
 if let jsonPath {
-    FileManager.default.createFile(atPath: jsonPath, contents: Data(Report.json(results, mode: quick ? "quick" : "long").utf8))
+    FileManager.default.createFile(atPath: jsonPath, contents: Report.json(results, mode: quick ? "quick" : "long"))
 }
 let failed = results.filter { !$0.passed }
 print(failed.isEmpty ? "keychain-reliability: all checks held" : "keychain-reliability: FAILED: \(failed.map(\.name).joined(separator: "; "))")

@@ -79,6 +79,19 @@ public enum Subprocess {
         return (pid, stdoutPipe[0])
     }
 
+    /// Everything `fd` yields until end of file, as text.
+    public static func readAll(_ fd: Int32) -> String {
+        var data = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = Glibc.read(fd, &buffer, buffer.count)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            data.append(contentsOf: buffer[0..<n])
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
     /// Reads `fd` until `text` has appeared or the stream ends; whether it appeared.
     public static func readOutput(_ fd: Int32, until text: String) -> Bool {
         var seen = Data()

@@ -60,3 +60,22 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 }
+
+extension StoreError {
+    /// The `OSStatus` Apple's keychain reports in the same situation, for the faces whose
+    /// Apple originals surface status codes (Locksmith's errors, UICKeyChainStore's NSErrors).
+    public var keychainStatus: Int32 {
+        switch self {
+        case .itemNotFound: -25300            // errSecItemNotFound
+        case .duplicateItem: -25299           // errSecDuplicateItem
+        case .locked, .passphraseRequired, .interactionNotAllowed, .boundToAnotherMachine: -25308  // errSecInteractionNotAllowed
+        case .userCancelled: -128             // errSecUserCanceled
+        case .authenticationFailed, .wrongPassphrase: -25293  // errSecAuthFailed
+        case .valueTooLarge, .invalidArgument: -50  // errSecParam
+        case .unavailable: -25291             // errSecNotAvailable
+        case .corrupted, .tampered, .unsupportedFormatVersion: -26275  // errSecDecode
+        case .insecurePermissions: -61        // errSecWrPerm
+        case .io: -36                         // errSecIO
+        }
+    }
+}

@@ -20,7 +20,7 @@ public enum TerminalInput {
         defer {
             if isTTY { tcsetattr(fd, TCSAFLUSH, &original) }
         }
-        write(fd, Array(prompt.utf8))
+        Array(prompt.utf8).withUnsafeBytes { writeAll(fd, $0) }
         var line = [UInt8](repeating: 0, count: 4096)
         defer { line.withUnsafeMutableBytes { _ = memset($0.baseAddress!, 0, $0.count) } }
         var count = 0
@@ -33,14 +33,15 @@ public enum TerminalInput {
             count += 1
         }
         byte = 0
-        write(fd, Array("\n".utf8))
+        Array("\n".utf8).withUnsafeBytes { writeAll(fd, $0) }
         return SecretBytes(line[0..<count])
     }
 
-    private static func write(_ fd: Int32, _ bytes: [UInt8]) {
+    /// Writes all of `bytes` to `fd`, retrying after signals; stops quietly on an error.
+    package static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) {
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, bytes.count - offset) }
+            let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
             if n < 0 {
                 if errno == EINTR { continue }
                 return

@@ -31,14 +31,14 @@ public struct LocksmithRequest: @unchecked Sendable {
                 var query = Query(identifying: request.item)
                 query.limit = .one
                 query.returnData = true
-                guard let found = try store.copyMatching(query).first else { return StoreError.itemNotFound.status }
+                guard let found = try store.copyMatching(query).first else { return StoreError.itemNotFound.keychainStatus }
                 result = NSDictionary(dictionary: KeychainDictionary.make(found.itemClass, found.attributes, valueData: found.value?.data))
             case .delete:
-                guard try store.delete(Query(identifying: request.item)) > 0 else { return StoreError.itemNotFound.status }
+                guard try store.delete(Query(identifying: request.item)) > 0 else { return StoreError.itemNotFound.keychainStatus }
             }
             return errSecSuccess
         } catch {
-            return error.status
+            return error.keychainStatus
         }
     }
 }

@@ -17,11 +17,8 @@ enum PayloadArchive {
     /// allowed classes). Read by ``KeyedArchiveReader``, not by Foundation's unarchiver,
     /// which crashes on some malformed archives (see there).
     static func decode(_ data: Data) -> [String: Any]? {
-        guard data.starts(with: binaryPropertyListMagic) else { return nil }
-        return KeyedArchiveReader.decodeDictionary(data)
+        KeyedArchiveReader.decodeDictionary(data)
     }
-
-    private static let binaryPropertyListMagic = Array("bplist00".utf8)
 
     static func isArchivable(_ value: Any) -> Bool {
         switch value {
