@@ -2,14 +2,24 @@ import Foundation
 
 /// Locksmith's parser of untrusted bytes (a stored payload), for the fuzz targets. Not API.
 @_spi(Fuzzing) public enum LocksmithFuzzEntryPoints {
-    /// Decodes a keyed-archive payload and walks what came out, so that the fuzzer (which sees
-    /// coverage only in our code, not in Foundation's) keeps inputs that decode to new shapes.
-    /// Whether it was a dictionary.
+    /// The most work the reader may do per input byte (plus a constant): the property the fuzz
+    /// target checks, so that no input costs more than a bounded time and memory.
+    public static let workPerByte = 16
+
+    /// Decodes a keyed-archive payload and walks all that came out, as an application would,
+    /// so that the fuzzer keeps inputs that decode to new shapes. Traps if the reader did more
+    /// than ``workPerByte`` work per input byte, or if the walk visits more than the reader's
+    /// node bound. Whether it was a dictionary.
     public static func payload(_ bytes: [UInt8]) -> Bool {
-        guard let dictionary = PayloadArchive.decode(Data(bytes)) else { return false }
-        var shapes = 0
+        var work = 0
+        let decoded = KeyedArchiveReader.decodeDictionary(Data(bytes), work: &work)
+        precondition(work <= workPerByte * bytes.count + 1024, "the payload reader did \(work) steps for \(bytes.count) bytes")
+        guard let dictionary = decoded else { return false }
+        var shapes = 0, visited = 0
         func walk(_ value: Any, depth: Int) {
-            guard depth < 8 else { return }
+            visited += 1
+            precondition(depth <= KeyedArchiveReader.maximumDepth && visited <= KeyedArchiveReader.maximumNodes,
+                         "a decoded payload unfolds past the reader's bounds")
             switch value {
             case let string as String: shapes &+= string.isEmpty ? 1 : 2
             case let number as NSNumber: shapes &+= number.intValue == 0 ? 3 : 4
