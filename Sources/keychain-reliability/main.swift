@@ -8,7 +8,7 @@ import Glibc
 // other users, secrets in memory, resource faults. `--quick` (what CI runs) or `--long`.
 //
 //   keychain-reliability [--quick | --long] [--only NAME,...] [--seed N] [--json PATH]
-//   keychain-reliability worker (crash|contend|memory|fsize|readonly|migrate) ...   (children)
+//   keychain-reliability worker (crash|contend|memory|fsize|readonly|migrate|ss-callers|ss-batch) ...   (children)
 //   keychain-reliability probe-read PATH | probe-vault PATH | probe-key SERIAL       (as another user)
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -24,6 +24,10 @@ func workerMain(_ arguments: [String]) -> Int32 {
         case ("memory", 3): return try Workers.memory(vaultPath: arguments[1], secretPath: arguments[2])
         case ("fsize", 3): return try Workers.fileSizeLimit(vaultPath: arguments[1], limit: Int(arguments[2]) ?? 1 << 20)
         case ("readonly", 2): return Workers.readOnly(vaultPath: arguments[1])
+        case ("ss-callers", 3): return try SecretServiceWorker.concurrentCallers(callers: Int(arguments[1]) ?? 16, timeout: Double(arguments[2]) ?? 1)
+        case ("ss-batch", 5):
+            return try SecretServiceWorker.frozenBatch(daemon: pid_t(arguments[1]) ?? 0, count: Int(arguments[2]) ?? 100,
+                                                       timeout: Double(arguments[3]) ?? 1, freezeAfter: Double(arguments[4]) ?? 0.1)
         default:
             FileHandle.standardError.write(Data("keychain-reliability: unknown worker \(arguments)\n".utf8))
             return 2

@@ -47,6 +47,8 @@ struct SecretServiceFailureTests {
         try service.lockDefaultCollection()
         let (read, readSeconds) = try timed(["get", "--service", "s", "a"], environment: service.environment)
         #expect(read.status == 3 && read.stderr.contains("locked"), "\(read.stderr)")
+        #expect(read.stderr.contains("keyring manager") && !read.stderr.contains("with its passphrase"),
+                "the Secret Service is unlocked by the desktop, not by `keychain unlock`: \(read.stderr)")
         let (missing, _) = try timed(["get", "--service", "s", "nobody"], environment: service.environment)
         #expect(missing.status == 3, "a missing item in a locked collection is still 'locked': \(missing.stderr)")
         let (write, writeSeconds) = try timed(["set", "--service", "s", "b"], input: "v", environment: service.environment)
@@ -85,7 +87,7 @@ struct SecretServiceFailureTests {
         #expect(seconds < 4)
     }
 
-    @Test("Valet items are found by secret-tool with the documented attributes, and secret-tool's items are read back")
+    @Test("Valet items are found by secret-tool with the documented attributes, and secret-tool's items are read back with --foreign")
     func secretToolInterop() throws {
         let service = try PrivateSecretService()
         defer { service.stop() }
@@ -101,7 +103,9 @@ struct SecretServiceFailureTests {
         let search = try secretTool(["search", "--all", "account", "Skroob"])
         #expect(search.1.contains("label = Druidia: Skroob") && search.1.contains("schema = org.swift-keychain.Item"))
         #expect(try secretTool(["store", "--label=Deploy token", "service", "api.example.com", "account", "deploy"], input: "tok").0 == 0)
-        let read = try timed(["get", "--service", "api.example.com", "deploy"], environment: service.environment).0
+        let hidden = try timed(["get", "--service", "api.example.com", "deploy"], environment: service.environment).0
+        #expect(hidden.status == 1, "another program's item is not ours unless --foreign: \(hidden.stderr)")
+        let read = try timed(["get", "--foreign", "--service", "api.example.com", "deploy"], environment: service.environment).0
         #expect(read.status == 0 && read.output == "tok\n", "\(read.stderr)")
     }
 }

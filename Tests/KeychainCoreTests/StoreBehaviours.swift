@@ -8,7 +8,7 @@ import KeychainTestSupport
 enum StoreBehaviour: String, CaseIterable, Sendable {
     case everyAttributeRoundTrips, queryMatchesEveryNamedAttribute, valuesOnlyWhenAsked, duplicateAddFails
     case updateChangesOnlyWhatItNames, deleteRemovesMatches, batchIsAllOrNothing, valueSizeLimit
-    case persistsAcrossReopen, persistsAcrossProcesses
+    case persistsAcrossReopen, persistsAcrossProcesses, nulInAttributesIsRefused, rollBackRestoresAMovedItem
 
     func run(_ fixture: TestStore) throws {
         let store = fixture.store
@@ -104,6 +104,40 @@ enum StoreBehaviour: String, CaseIterable, Sendable {
             let items = try store.copyMatching(Query(.genericPassword, returnData: true))
             #expect(items.compactMap(\.attributes.account) == ["exists"])
             #expect(items.first?.value?.string == "x")
+
+        case .nulInAttributesIsRefused:
+            // "admin\0x" must not become "admin" (C strings end at NUL) and name another item.
+            try store.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "admin"), value: secret("real")))
+            let sneaky = Attributes(service: "s", account: "admin\0x")
+            #expect(throws: StoreError.invalidArgument("the account contains a NUL character")) {
+                try store.add(Item(.genericPassword, attributes: sneaky, value: secret("planted")))
+            }
+            #expect(throws: StoreError.invalidArgument("the account contains a NUL character")) { try store.copyMatching(Query(.genericPassword, attributes: sneaky, returnData: true)) }
+            #expect(throws: StoreError.invalidArgument("the account contains a NUL character")) { try store.contains(Query(.genericPassword, attributes: sneaky)) }
+            #expect(throws: StoreError.invalidArgument("the account contains a NUL character")) { try store.delete(Query(.genericPassword, attributes: sneaky)) }
+            #expect(throws: StoreError.invalidArgument("the label contains a NUL character")) {
+                try store.update(Query(.genericPassword, attributes: Attributes(service: "s", account: "admin")), attributes: Attributes(label: "a\0b"), value: nil)
+            }
+            #expect(throws: StoreError.invalidArgument("the service contains a NUL character")) {
+                try store.upsert(Item(.genericPassword, attributes: Attributes(service: "s\0", account: "admin"), value: secret("x")))
+            }
+            let items = try store.copyMatching(Query(.genericPassword, returnData: true))
+            #expect(items.count == 1 && items.first?.value?.string == "real")
+
+        case .rollBackRestoresAMovedItem:
+            // A batch that moves A to B, then fails: A is back as it was, and there is no B.
+            try store.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "A", label: "first"), value: secret("a")))
+            try store.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "C"), value: secret("c")))
+            #expect(throws: StoreError.duplicateItem) {
+                try store.write([
+                    .update(Query(.genericPassword, attributes: Attributes(service: "s", account: "A")), attributes: Attributes(account: "B", label: "moved"), value: secret("b")),
+                    .add(Item(.genericPassword, attributes: Attributes(service: "s", account: "C"), value: secret("dup"))),
+                ])
+            }
+            let items = try store.copyMatching(Query(.genericPassword, returnData: true))
+            #expect(items.compactMap(\.attributes.account).sorted() == ["A", "C"])
+            let a = items.first { $0.attributes.account == "A" }
+            #expect(a?.value?.string == "a" && a?.attributes.label == "first")
 
         case .valueSizeLimit:
             let limit = 1 << 20

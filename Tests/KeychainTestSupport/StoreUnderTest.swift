@@ -35,20 +35,27 @@ public final class TestStore: @unchecked Sendable {
     public let store: any Store
     public let partition = "test-" + UUID().uuidString
 
-    public init(_ kind: StoreUnderTest, passphrase: String? = nil) throws {
+    /// For the Secret Service: which items of other programs this store sees.
+    public let foreignItems: SecretServiceStore.ForeignItems
+
+    public init(_ kind: StoreUnderTest, passphrase: String? = nil, foreignItems: SecretServiceStore.ForeignItems = .hidden) throws {
         self.kind = kind
+        self.foreignItems = foreignItems
         switch kind {
         case .vault:
             let vault = try Vault(directory.vaultConfiguration())
             if let passphrase { try vault.changePassphrase(from: nil, to: SecretBytes(utf8: passphrase)) }
             store = vault
         case .secretService:
-            store = try SecretServiceStore(.init(timeout: .seconds(10), partition: partition))
+            store = try SecretServiceStore(.init(timeout: .seconds(10), partition: partition, foreignItems: foreignItems))
         }
     }
 
     deinit {
-        if kind == .secretService { _ = try? store.delete(Query()) }
+        if kind == .secretService {
+            // Everything in the test's partition, other programs' items planted by the test included.
+            _ = try? SecretServiceStore(.init(timeout: .seconds(10), partition: partition, foreignItems: .readWrite)).delete(Query())
+        }
     }
 
     /// The vault, for behaviours only a vault has.
@@ -58,7 +65,7 @@ public final class TestStore: @unchecked Sendable {
     public func reopened() throws -> any Store {
         switch kind {
         case .vault: return try Vault(directory.vaultConfiguration())
-        case .secretService: return try SecretServiceStore(.init(timeout: .seconds(10), partition: partition))
+        case .secretService: return try SecretServiceStore(.init(timeout: .seconds(10), partition: partition, foreignItems: foreignItems))
         }
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import class KeychainCore.Vault
 import class KeychainCore.SecretBytes
 import protocol KeychainCore.Store
+import class KeychainCore.SecretServiceStore
 import KeychainTestSupport
 import Valet
 
@@ -13,8 +14,8 @@ struct Fixture {
     var vault: Vault? { testStore.vault }
     var directory: TemporaryDirectory { testStore.directory }
 
-    init(_ kind: StoreUnderTest = .vault, passphrase: String? = nil) throws {
-        testStore = try TestStore(kind, passphrase: passphrase)
+    init(_ kind: StoreUnderTest = .vault, passphrase: String? = nil, foreignItems: SecretServiceStore.ForeignItems = .hidden) throws {
+        testStore = try TestStore(kind, passphrase: passphrase, foreignItems: foreignItems)
     }
 
     func make<T>(_ body: () throws -> T) rethrows -> T { try ValetStore.withStore(store, body) }

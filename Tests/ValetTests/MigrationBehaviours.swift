@@ -140,23 +140,51 @@ struct MigrationsOnSecretService {
         #expect(try embedded.valet("Druidia").allKeys() == [])
     }
 
-    @Test("items another program stored with secret-tool migrate by query into a Valet")
-    func fromAnotherProgram() throws {
-        let desktop = try Fixture(.secretService)
-        var environment = ProcessInfo.processInfo.environment
-        environment["PATH"] = "/usr/bin:/bin"
+    /// Plants two items of another program (no schema of ours) in `desktop`'s partition.
+    private func plantLegacyItems(in desktop: Fixture, environment: [String: String]) throws {
         for (account, value) in [("alice", "wonderland"), ("bob", "builder")] {
             let stored = try Subprocess.run("/usr/bin/secret-tool", ["store", "--label", "legacy \(account)", "service", "legacy-app", "account", account,
                                                                      "keychain-partition", desktop.testStore.partition],
                                             environment: environment, input: Data(value.utf8))
             #expect(stored.status == 0, "\(stored.stderr)")
         }
-        let valet = desktop.valet("Druidia")
-        try valet.migrateObjects(matching: [kSecClass: kSecClassGenericPassword, kSecAttrService: "legacy-app"], removeOnCompletion: true)
-        #expect(try valet.string(forKey: "alice") == "wonderland" && valet.string(forKey: "bob") == "builder")
-        let left = try Subprocess.run("/usr/bin/secret-tool", ["search", "service", "legacy-app", "keychain-partition", desktop.testStore.partition],
+    }
+
+    private func legacyAccountsLeft(in desktop: Fixture, environment: [String: String]) throws -> String {
+        let left = try Subprocess.run("/usr/bin/secret-tool", ["search", "--all", "service", "legacy-app", "keychain-partition", desktop.testStore.partition],
                                       environment: environment)
-        #expect(!left.output.contains("alice") && !left.stderr.contains("alice"), "the originals were removed")
+        return left.output + left.stderr
+    }
+
+    @Test("items another program stored with secret-tool migrate by query only where foreign items are asked for, and are deleted only where allowed")
+    func fromAnotherProgram() throws {
+        var environment = ProcessInfo.processInfo.environment
+        environment["PATH"] = "/usr/bin:/bin"
+        let query: [String: AnyHashable] = [kSecClass: kSecClassGenericPassword, kSecAttrService: "legacy-app"]
+
+        // By default other programs' items are invisible: nothing to migrate, nothing touched.
+        let hidden = try Fixture(.secretService)
+        try plantLegacyItems(in: hidden, environment: environment)
+        #expect(throws: KeychainError.itemNotFound) { try hidden.valet("Druidia").migrateObjects(matching: query, removeOnCompletion: true) }
+        #expect(try legacyAccountsLeft(in: hidden, environment: environment).contains("alice"))
+
+        // Read-only: they migrate, and stay where they were; removing them is refused, changing nothing.
+        let readOnly = try Fixture(.secretService, foreignItems: .readOnly)
+        try plantLegacyItems(in: readOnly, environment: environment)
+        #expect(throws: KeychainError.couldNotAccessKeychain) { try readOnly.valet("Druidia").migrateObjects(matching: query, removeOnCompletion: true) }
+        #expect(try readOnly.valet("Druidia").allKeys().isEmpty, "a refused migration moves nothing")
+        try readOnly.valet("Druidia").migrateObjects(matching: query, removeOnCompletion: false)
+        #expect(try readOnly.valet("Druidia").string(forKey: "alice") == "wonderland")
+        let kept = try legacyAccountsLeft(in: readOnly, environment: environment)
+        #expect(kept.contains("alice") && kept.contains("bob"), "the originals stay with their owner")
+
+        // Read-write, asked for explicitly: moved and removed.
+        let readWrite = try Fixture(.secretService, foreignItems: .readWrite)
+        try plantLegacyItems(in: readWrite, environment: environment)
+        let valet = readWrite.valet("Druidia")
+        try valet.migrateObjects(matching: query, removeOnCompletion: true)
+        #expect(try valet.string(forKey: "alice") == "wonderland" && valet.string(forKey: "bob") == "builder")
+        #expect(!(try legacyAccountsLeft(in: readWrite, environment: environment).contains("alice")), "the originals were removed")
     }
 }
 

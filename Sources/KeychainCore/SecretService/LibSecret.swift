@@ -8,7 +8,7 @@ import Glibc
 /// Service store then reports itself unavailable with the reason.
 ///
 /// Only non-variadic entry points are used. GLib structs are read by offset, as documented by
-/// their public layouts: `GError { GQuark domain; gint code; gchar *message; }` and
+/// their public layouts: `GError { GQuark domain; gint code; gchar *message; }` (a GQuark is a guint32) and
 /// `GList { gpointer data; GList *next; GList *prev; }`.
 struct LibSecret: @unchecked Sendable {
     typealias Pointer = UnsafeMutableRawPointer
@@ -25,6 +25,9 @@ struct LibSecret: @unchecked Sendable {
     let free: @convention(c) (Pointer?) -> Void
     let errorFree: @convention(c) (Pointer?) -> Void
     let objectUnref: @convention(c) (Pointer?) -> Void
+    let objectRef: @convention(c) (Pointer?) -> Pointer?
+    let quarkToString: @convention(c) (UInt32) -> UnsafePointer<CChar>?
+    let proxySetDefaultTimeout: @convention(c) (Pointer?, Int32) -> Void
     let cancellableNew: @convention(c) () -> Pointer?
     let cancellableCancel: @convention(c) (Pointer?) -> Void
     let strHash: Pointer
@@ -41,6 +44,8 @@ struct LibSecret: @unchecked Sendable {
     let itemGetLocked: @convention(c) (Pointer?) -> Int32
     let itemGetAttributes: @convention(c) (Pointer?) -> Pointer?
     let itemGetLabel: @convention(c) (Pointer?) -> Pointer?
+    /// Optional: libsecret 0.18.6 and later.
+    let itemGetSchemaName: (@convention(c) (Pointer?) -> Pointer?)?
     let itemGetCreated: @convention(c) (Pointer?) -> UInt64
     let itemGetModified: @convention(c) (Pointer?) -> UInt64
     let itemGetSecret: @convention(c) (Pointer?) -> Pointer?
@@ -94,6 +99,9 @@ struct LibSecret: @unchecked Sendable {
             free: symbol("g_free", as: (@convention(c) (Pointer?) -> Void).self) ?? { _ in },
             errorFree: symbol("g_error_free", as: (@convention(c) (Pointer?) -> Void).self) ?? { _ in },
             objectUnref: symbol("g_object_unref", as: (@convention(c) (Pointer?) -> Void).self) ?? { _ in },
+            objectRef: symbol("g_object_ref", as: (@convention(c) (Pointer?) -> Pointer?).self) ?? { $0 },
+            quarkToString: symbol("g_quark_to_string", as: (@convention(c) (UInt32) -> UnsafePointer<CChar>?).self) ?? { _ in nil },
+            proxySetDefaultTimeout: symbol("g_dbus_proxy_set_default_timeout", as: (@convention(c) (Pointer?, Int32) -> Void).self) ?? { _, _ in },
             cancellableNew: symbol("g_cancellable_new", as: (@convention(c) () -> Pointer?).self) ?? { nil },
             cancellableCancel: symbol("g_cancellable_cancel", as: (@convention(c) (Pointer?) -> Void).self) ?? { _ in },
             strHash: raw("g_str_hash") ?? Pointer(bitPattern: 1)!,
@@ -108,6 +116,7 @@ struct LibSecret: @unchecked Sendable {
             itemGetLocked: symbol("secret_item_get_locked", as: (@convention(c) (Pointer?) -> Int32).self) ?? { _ in 1 },
             itemGetAttributes: symbol("secret_item_get_attributes", as: (@convention(c) (Pointer?) -> Pointer?).self) ?? { _ in nil },
             itemGetLabel: symbol("secret_item_get_label", as: (@convention(c) (Pointer?) -> Pointer?).self) ?? { _ in nil },
+            itemGetSchemaName: dlsym(handle, "secret_item_get_schema_name").map { unsafeBitCast($0, to: (@convention(c) (Pointer?) -> Pointer?).self) },
             itemGetCreated: symbol("secret_item_get_created", as: (@convention(c) (Pointer?) -> UInt64).self) ?? { _ in 0 },
             itemGetModified: symbol("secret_item_get_modified", as: (@convention(c) (Pointer?) -> UInt64).self) ?? { _ in 0 },
             itemGetSecret: symbol("secret_item_get_secret", as: (@convention(c) (Pointer?) -> Pointer?).self) ?? { _ in nil },
@@ -167,12 +176,21 @@ struct LibSecret: @unchecked Sendable {
         return result
     }
 
-    /// A GError's message, then frees it.
-    func consume(_ error: Pointer?) -> String? {
+    /// What a GError says: its domain's name, its code and its message.
+    struct GError: Sendable {
+        let domain: String
+        let code: Int32
+        let message: String
+    }
+
+    /// A GError's domain, code and message, then frees it.
+    func consume(_ error: Pointer?) -> GError? {
         guard let error else { return nil }
+        defer { errorFree(error) }
+        let domain = quarkToString(error.load(as: UInt32.self)).map { String(cString: $0) } ?? ""
+        let code = error.load(fromByteOffset: 4, as: Int32.self)
         let message = error.load(fromByteOffset: 8, as: UnsafePointer<CChar>?.self).map { String(cString: $0) } ?? "unknown error"
-        errorFree(error)
-        return message
+        return GError(domain: domain, code: code, message: message)
     }
 
     /// A gchar* the caller owns, as a String, then freed.

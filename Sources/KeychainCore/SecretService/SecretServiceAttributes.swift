@@ -5,7 +5,7 @@ import FoundationEssentials
 ///
 /// | attribute | value |
 /// |---|---|
-/// | `xdg:schema` | `org.swift-keychain.Item` (written, never required when searching) |
+/// | `xdg:schema` | `org.swift-keychain.Item`: what makes an item this library's (searches require it unless foreign items are asked for) |
 /// | `class` | `genp` or `inet` (missing: `genp`) |
 /// | `service`, `account` | as given |
 /// | `access-group` | when not empty |
@@ -36,6 +36,19 @@ enum SecretServiceAttributes {
             table[name] = value
         }
         table["accessibility"] = (attributes.accessibility ?? .whenUnlocked).rawValue
+        return table
+    }
+
+    /// The attributes to write over an existing item's `raw` ones when its attributes change
+    /// from `old` to `new`: only the attributes whose encoding changed are set or removed, so
+    /// everything else the item carries (another program's schema, an `application`, a value
+    /// this library cannot parse) stays exactly as it was.
+    static func merge(_ itemClass: ItemClass, old: Attributes, new: Attributes, into raw: [String: String], partition: String?) -> [String: String] {
+        let before = encode(itemClass, old, partition: partition), after = encode(itemClass, new, partition: partition)
+        var table = raw
+        for key in Set(before.keys).union(after.keys) where before[key] != after[key] {
+            table[key] = after[key]
+        }
         return table
     }
 

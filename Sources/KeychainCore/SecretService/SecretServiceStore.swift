@@ -1,44 +1,91 @@
 import FoundationEssentials
-import Dispatch
 
 /// Keychain items in the desktop's Secret Service (GNOME Keyring, KWallet, KeePassXC), through
 /// libsecret loaded at run time.
 ///
 /// Items live in the collection the `default` alias names; a collection is never created and
-/// never unlocked by this store (either would prompt). Every call is bounded by
-/// ``Configuration/timeout``: no session bus, no Secret Service, a locked collection, a daemon
-/// that stopped answering: each is a specific error within that time, never a hang.
+/// never unlocked by this store (either would prompt). Each operation is bounded by
+/// ``Configuration/timeout`` as a whole: no session bus, no Secret Service, a locked collection,
+/// a daemon that stopped answering: each is a specific error within that time, never a hang.
+///
+/// The collection is shared with every other program of the user (Wi-Fi keys, browsers'
+/// storage keys, other tools' tokens). This store sees only items of its own schema
+/// (`xdg:schema` `org.swift-keychain.Item`) unless ``Configuration/foreignItems`` says
+/// otherwise, and even then changes another program's item only when told it may; an update
+/// keeps every attribute of an item it does not know.
 ///
 /// What accessibility means here: every class is readable while the collection is unlocked
 /// (the desktop unlocks it at login); ThisDeviceOnly cannot be enforced (the collection file can
 /// be copied with its password); the value is kept as an attribute so it round-trips.
-/// ``write(_:)`` applies its operations in order and, if one fails, undoes the earlier ones:
-/// the Secret Service has no transactions, so a crash in the middle can leave part of a batch.
+/// ``write(_:)`` applies its operations in order and, if one fails, restores what the earlier
+/// ones changed: the Secret Service has no transactions, so a crash in the middle, or a daemon
+/// that stops answering, can leave part of a batch (reported as
+/// ``StoreError/outcomeUnknown(_:)`` or ``StoreError/partlyApplied(_:)``).
 public final class SecretServiceStore: Store, @unchecked Sendable {
+    /// Which items of other programs (without this library's schema) a store sees.
+    public enum ForeignItems: Sendable, Equatable {
+        /// Only this library's items (the default): other programs' items are neither read,
+        /// changed nor deleted.
+        case hidden
+        /// Other programs' items are found by queries (for a migration from another program)
+        /// but any write that would change or delete one fails with
+        /// ``StoreError/invalidArgument(_:)``, changing nothing.
+        case readOnly
+        /// Other programs' items may be read, changed and deleted. Updates still keep their
+        /// schema and every attribute this library does not know.
+        case readWrite
+    }
+
     public struct Configuration: Sendable {
-        /// The longest any one call may take before it fails with ``StoreError/unavailable(_:)``.
-        public var timeout: Duration
+        /// The timeouts accepted: shorter ones are raised to the lower bound, longer ones
+        /// lowered to the upper bound.
+        public static let timeoutRange: ClosedRange<Duration> = .milliseconds(10) ... .seconds(3600)
+
+        private var boundedTimeout: Duration
+        /// The longest one operation (every call it makes, waiting for other callers included)
+        /// may take before it fails with ``StoreError/unavailable(_:)`` (reads) or
+        /// ``StoreError/outcomeUnknown(_:)`` (writes). Clamped to ``timeoutRange``.
+        public var timeout: Duration {
+            get { boundedTimeout }
+            set { boundedTimeout = min(max(newValue, Self.timeoutRange.lowerBound), Self.timeoutRange.upperBound) }
+        }
         /// The collection alias to use.
         public var alias: String
         /// When set, every item carries this value in a `keychain-partition` attribute and only
         /// such items are seen: one application's (or one test's) items kept apart.
         public var partition: String?
-
-        /// The largest value accepted, as in the vault. Default 1 MiB.
+        /// The largest value accepted, written or read, as in the vault. Default 1 MiB.
         public var maximumValueSize: Int
+        /// Which items of other programs are seen; ``ForeignItems/hidden`` by default.
+        public var foreignItems: ForeignItems
 
-        public init(timeout: Duration = .seconds(5), alias: String = "default", partition: String? = nil, maximumValueSize: Int = 1 << 20) {
-            self.timeout = timeout
+        public init(timeout: Duration = .seconds(5), alias: String = "default", partition: String? = nil,
+                    maximumValueSize: Int = 1 << 20, foreignItems: ForeignItems = .hidden) {
+            boundedTimeout = Self.timeoutRange.lowerBound
             self.alias = alias
             self.partition = partition
             self.maximumValueSize = maximumValueSize
+            self.foreignItems = foreignItems
+            self.timeout = timeout
+        }
+
+        /// A timeout given as text in seconds (`KEYCHAIN_TIMEOUT`): a finite decimal number
+        /// within ``timeoutRange``.
+        /// - Throws: ``StoreError/invalidArgument(_:)`` for anything else (`5s`, `-1`, `NaN`,
+        ///   `inf`, `1e10`), naming the range, rather than silently using another timeout.
+        public static func timeout(parsing text: String) throws(StoreError) -> Duration {
+            let range = "a number of seconds from 0.01 to 3600"
+            guard let seconds = Double(text), seconds.isFinite else { throw .invalidArgument("KEYCHAIN_TIMEOUT must be \(range), not '\(text)'") }
+            guard seconds >= 0.01, seconds <= 3600 else { throw .invalidArgument("KEYCHAIN_TIMEOUT must be \(range); \(text) is out of range") }
+            return .nanoseconds(Int64((seconds * 1e9).rounded()))
         }
     }
 
     public let configuration: Configuration
     private let library: LibSecret
-    // libsecret's sync calls are not meant to run concurrently on one proxy; one at a time.
-    private let lock = Lock()
+    // libsecret's sync calls are not meant to run concurrently on one proxy; one at a time,
+    // and waiting for the gate counts against the operation's deadline.
+    private let gate = TimedGate()
 
     /// Loads libsecret. Connecting happens on first use.
     /// - Throws: ``StoreError/unavailable(_:)`` when libsecret is not installed.
@@ -55,8 +102,8 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
 
     /// Connects and describes the default collection: its label and whether it is locked.
     public func probe() throws(StoreError) -> (label: String, locked: Bool) {
-        try session { (collection, _) throws(StoreError) in
-            (library.takeString(library.collectionGetLabel(collection)) ?? configuration.alias, library.collectionGetLocked(collection) != 0)
+        try session { (session) throws(StoreError) in
+            (session.label, library.collectionGetLocked(session.collection) != 0)
         }
     }
 
@@ -68,17 +115,18 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
     }
 
     public func copyMatching(_ query: Query) throws(StoreError) -> [Item] {
-        try session { (collection, call) throws(StoreError) -> [Item] in
-            let found = try search(query, in: collection, call: call)
+        try query.validate()
+        return try session { (session) throws(StoreError) -> [Item] in
+            let found = try search(query, in: session)
             defer { found.forEach { library.objectUnref($0.item) } }
             guard !found.isEmpty else {
-                if library.collectionGetLocked(collection) != 0 { throw .locked }
+                if library.collectionGetLocked(session.collection) != 0 { throw .collectionLocked(session.label) }
                 throw .itemNotFound
             }
             var items: [Item] = []
             for match in found {
                 var item = Item(match.itemClass, attributes: match.attributes)
-                if query.returnData { item.value = try secret(of: match.item, call: call) }
+                if query.returnData { item.value = try secret(of: match, in: session).bytes }
                 items.append(item)
                 if query.limit == .one { break }
             }
@@ -87,12 +135,18 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
     }
 
     public func contains(_ query: Query) throws(StoreError) -> Bool {
-        try session { (collection, call) throws(StoreError) -> Bool in try exists(query, in: collection, call: call) }
+        try query.validate()
+        return try session { (session) throws(StoreError) -> Bool in
+            let found = try search(query, in: session)
+            found.forEach { library.objectUnref($0.item) }
+            return !found.isEmpty
+        }
     }
 
     @discardableResult
     public func write(_ operations: [WriteOperation]) throws(StoreError) -> WriteResult {
         for operation in operations {
+            try operation.validate()
             let value: SecretBytes?
             let accessControl: AccessControl?
             switch operation {
@@ -107,16 +161,18 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
                 throw .unavailable("the Secret Service cannot protect an item with \(accessControl); use the vault for access-controlled items")
             }
         }
-        return try session { (collection, call) throws(StoreError) -> WriteResult in
-            var undo: [Undo] = []
+        return try session { (session) throws(StoreError) -> WriteResult in
+            var journal = SecretServiceJournal(library: library)
+            defer { journal.release() }
             var counts: [Int] = []
             do throws(StoreError) {
                 for operation in operations {
-                    counts.append(try apply(operation, collection: collection, call: call, undo: &undo))
+                    counts.append(try apply(operation, in: session, journal: &journal))
                 }
             } catch {
-                for step in undo.reversed() { try? rollBack(step, collection: collection, call: call) }
-                throw error
+                throw journal.rollBack(after: error, timeLeft: session.call.deadline.remainingMilliseconds > 0) { (step) throws(StoreError) in
+                    try undo(step, in: session)
+                }
             }
             return WriteResult(counts: counts)
         }
@@ -124,107 +180,119 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
 
     // MARK: Operations
 
-    private struct Match {
+    /// One item found by a search: the object, its decoded class and attributes, and what it
+    /// carries that this library does not manage (kept on update, restored on undo).
+    struct Match {
         let item: LibSecret.Pointer
         let itemClass: ItemClass
         let attributes: Attributes
+        let raw: [String: String]
+        let label: String
+        /// Not of this library's schema: another program's item.
+        let isForeign: Bool
     }
 
-    /// What to do to undo one applied change.
-    private enum Undo {
-        case deleteCreated(Item)
-        case recreate(Item)
-    }
-
-    private func apply(_ operation: WriteOperation, collection: LibSecret.Pointer, call: Call, undo: inout [Undo]) throws(StoreError) -> Int {
+    private func apply(_ operation: WriteOperation, in session: Session, journal: inout SecretServiceJournal) throws(StoreError) -> Int {
         switch operation {
         case .add(let item):
-            guard try !exists(Query(identifying: item), in: collection, call: call) else { throw .duplicateItem }
-            try create(item, in: collection, call: call)
-            undo.append(.deleteCreated(item))
+            guard try !exists(Query(identifying: item), in: session) else { throw .duplicateItem }
+            journal.created(try create(item, in: session))
             return 1
         case .upsert(let item):
-            let existing = try search(Query(identifying: item), in: collection, call: call)
+            let existing = try search(Query(identifying: item), in: session)
             defer { existing.forEach { library.objectUnref($0.item) } }
             if let match = existing.first {
-                let old = Item(match.itemClass, attributes: match.attributes, value: try secret(of: match.item, call: call))
+                try checkWritable(match)
+                let old = try secret(of: match, in: session)
                 var merged = match.attributes.merging(item.attributes)
                 merged.creationDate = nil
-                try replace(match.item, with: Item(item.itemClass, attributes: merged, value: item.value ?? old.value), call: call)
-                undo.append(.recreate(old))
+                journal.changed(match, secret: old)
+                try replace(match, with: Item(item.itemClass, attributes: merged, value: item.value ?? old.bytes), in: session)
                 return 1
             }
-            try create(item, in: collection, call: call)
-            undo.append(.deleteCreated(item))
+            journal.created(try create(item, in: session))
             return 1
         case .update(let query, let changes, let value):
-            let found = try search(query, in: collection, call: call)
+            let found = try search(query, in: session)
             defer { found.forEach { library.objectUnref($0.item) } }
             guard !found.isEmpty else {
-                if library.collectionGetLocked(collection) != 0 { throw .locked }
+                if library.collectionGetLocked(session.collection) != 0 { throw .collectionLocked(session.label) }
                 throw .itemNotFound
             }
+            for match in found { try checkWritable(match) }
             for match in found {
-                let old = Item(match.itemClass, attributes: match.attributes, value: try secret(of: match.item, call: call))
-                let updated = Item(match.itemClass, attributes: match.attributes.merging(changes), value: value ?? old.value)
+                let old = try secret(of: match, in: session)
+                let updated = Item(match.itemClass, attributes: match.attributes.merging(changes), value: value ?? old.bytes)
                 let identity = Query(identifying: updated)
-                if identity.attributes != Query(identifying: old).attributes, try exists(identity, in: collection, call: call) {
+                if identity.attributes != Query(identifying: Item(match.itemClass, attributes: match.attributes)).attributes,
+                   try exists(identity, in: session) {
                     throw .duplicateItem
                 }
-                try replace(match.item, with: updated, call: call)
-                undo.append(.recreate(old))
+                journal.changed(match, secret: old)
+                try replace(match, with: updated, in: session)
             }
             return found.count
         case .delete(let query):
-            let found = try search(query, in: collection, call: call)
+            let found = try search(query, in: session)
             defer { found.forEach { library.objectUnref($0.item) } }
+            for match in found { try checkWritable(match) }
             for match in found {
-                let old = Item(match.itemClass, attributes: match.attributes, value: try secret(of: match.item, call: call))
-                try call.run("delete an item") { cancellable, error in library.itemDeleteSync(match.item, cancellable, error) != 0 }
-                undo.append(.recreate(old))
+                let old = try secret(of: match, in: session)
+                journal.deleted(match, secret: old)
+                try session.call.succeed("delete an item", .write, proxies: [session.service, match.item]) { cancellable, error in
+                    library.itemDeleteSync(match.item, cancellable, error) != 0
+                }
             }
             return found.count
         }
     }
 
-    private func rollBack(_ step: Undo, collection: LibSecret.Pointer, call: Call) throws(StoreError) {
+    private func checkWritable(_ match: Match) throws(StoreError) {
+        guard match.isForeign, configuration.foreignItems != .readWrite else { return }
+        throw .invalidArgument("the query matches an item of another program ('\(match.label)', without this library's schema); such items are read-only unless the store is configured with foreignItems: .readWrite (the command: --foreign)")
+    }
+
+    /// Puts back what one journal entry recorded.
+    private func undo(_ step: SecretServiceJournal.Step, in session: Session) throws(StoreError) {
         switch step {
-        case .deleteCreated(let item):
-            let found = try search(Query(identifying: item), in: collection, call: call)
-            defer { found.forEach { library.objectUnref($0.item) } }
-            for match in found {
-                try call.run("delete an item") { cancellable, error in library.itemDeleteSync(match.item, cancellable, error) != 0 }
+        case .created(let item):
+            try session.call.succeed("delete an item", .write, proxies: [session.service, item]) { cancellable, error in
+                library.itemDeleteSync(item, cancellable, error) != 0
             }
-        case .recreate(let item):
-            let found = try search(Query(identifying: item), in: collection, call: call)
-            defer { found.forEach { library.objectUnref($0.item) } }
-            if let match = found.first {
-                try replace(match.item, with: item, call: call)
-            } else {
-                try create(item, in: collection, call: call)
-            }
+        case .changed(let item, let raw, let label, let secret):
+            try setContents(of: item, attributes: raw, label: label, secret: secret, in: session)
+        case .deleted(let raw, let label, let secret):
+            library.objectUnref(try createRaw(attributes: raw, label: label, secret: secret, in: session))
         }
     }
 
-    private func exists(_ query: Query, in collection: LibSecret.Pointer, call: Call) throws(StoreError) -> Bool {
-        let found = try search(query, in: collection, call: call)
+    private func exists(_ query: Query, in session: Session) throws(StoreError) -> Bool {
+        let found = try search(query, in: session)
         found.forEach { library.objectUnref($0.item) }
         return !found.isEmpty
     }
 
-    private func search(_ query: Query, in collection: LibSecret.Pointer, call: Call) throws(StoreError) -> [Match] {
-        let table = library.hashTable(SecretServiceAttributes.search(query, partition: configuration.partition))
+    private func search(_ query: Query, in session: Session) throws(StoreError) -> [Match] {
+        let hidesForeign = configuration.foreignItems == .hidden
+        var attributes = SecretServiceAttributes.search(query, partition: configuration.partition)
+        if hidesForeign { attributes["xdg:schema"] = SecretServiceAttributes.schemaName }
+        let table = library.hashTable(attributes)
         defer { library.hashTableUnref(table) }
-        // An empty GList is NULL: finding nothing is not an error.
-        let list = try call.value("search the collection", allowNil: true) { cancellable, error in
-            library.collectionSearchSync(collection, nil, table, LibSecret.searchAll, cancellable, error)
+        let items = try session.call.list("search the collection", proxies: [session.service, session.collection]) { cancellable, error in
+            library.collectionSearchSync(session.collection, nil, table, LibSecret.searchAll, cancellable, error)
         }
         var matches: [Match] = []
-        for item in library.elements(list) {
+        for item in items {
             let attributesTable = library.itemGetAttributes(item)
-            let raw = library.dictionary(attributesTable)
+            var raw = library.dictionary(attributesTable)
             library.hashTableUnref(attributesTable)
+            // Items stored without libsecret's schema attribute (secret-tool's, for one) carry
+            // their schema as the item's type: keep it with the attributes, so that an update,
+            // which rewrites them all, keeps it too.
+            if raw["xdg:schema"] == nil, let schema = library.takeString(library.itemGetSchemaName?(item)) { raw["xdg:schema"] = schema }
+            let isForeign = raw["xdg:schema"] != SecretServiceAttributes.schemaName
             guard raw[SecretServiceAttributes.partitionKey] == configuration.partition,
+                  !(isForeign && hidesForeign),
                   let decoded = SecretServiceAttributes.decode(raw),
                   query.itemClass == nil || query.itemClass == decoded.0
             else {
@@ -233,7 +301,8 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
             }
             let itemClass = decoded.0
             var attributes = decoded.1
-            attributes.label = library.takeString(library.itemGetLabel(item))
+            let label = library.takeString(library.itemGetLabel(item)) ?? ""
+            attributes.label = label
             let created = library.itemGetCreated(item), modified = library.itemGetModified(item)
             if created > 0 { attributes.creationDate = Date(timeIntervalSince1970: TimeInterval(created)) }
             if modified > 0 { attributes.modificationDate = Date(timeIntervalSince1970: TimeInterval(modified)) }
@@ -241,162 +310,135 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
                 library.objectUnref(item)
                 continue
             }
-            matches.append(Match(item: item, itemClass: itemClass, attributes: attributes))
+            matches.append(Match(item: item, itemClass: itemClass, attributes: attributes, raw: raw, label: label, isForeign: isForeign))
         }
         return matches
     }
 
-    /// The item's secret; a locked item is ``StoreError/locked``, never "not found".
-    private func secret(of item: LibSecret.Pointer, call: Call) throws(StoreError) -> SecretBytes {
-        guard library.itemGetLocked(item) == 0 else { throw .locked }
-        var value = library.itemGetSecret(item)
-        if value == nil {
-            // Items found by a search carry no secret until loaded; load it (one D-Bus call).
-            try call.run("read a secret") { cancellable, error in
-                library.itemLoadSecretSync(item, cancellable, error) != 0
-            }
-            value = library.itemGetSecret(item)
-        }
-        guard let value else { throw .locked }
-        defer { library.valueUnref(value) }
-        var length = 0
-        guard let bytes = library.valueGet(value, &length) else { return SecretBytes([]) }
-        return SecretBytes(UnsafeRawBufferPointer(start: bytes, count: length))
+    /// An item's secret and its content type, as stored.
+    struct StoredSecret {
+        let bytes: SecretBytes
+        let contentType: String
     }
 
-    private func secretValue(_ secret: SecretBytes?) -> LibSecret.Pointer? {
+    /// The item's secret; a locked item is ``StoreError/collectionLocked(_:)``, never "not
+    /// found"; one larger than ``Configuration/maximumValueSize`` is refused, not copied.
+    private func secret(of match: Match, in session: Session) throws(StoreError) -> StoredSecret {
+        guard library.itemGetLocked(match.item) == 0 else { throw .collectionLocked(session.label) }
+        var value = library.itemGetSecret(match.item)
+        if value == nil {
+            // Items found by a search carry no secret until loaded; load it (one D-Bus call).
+            try session.call.succeed("read a secret", .read, proxies: [session.service, match.item]) { cancellable, error in
+                library.itemLoadSecretSync(match.item, cancellable, error) != 0
+            }
+            value = library.itemGetSecret(match.item)
+        }
+        guard let value else { throw .collectionLocked(session.label) }
+        defer { library.valueUnref(value) }
+        var length = 0
+        let contentType = library.valueGetContentType(value).map { String(cString: $0) } ?? "application/octet-stream"
+        guard let bytes = library.valueGet(value, &length) else { return StoredSecret(bytes: SecretBytes([]), contentType: contentType) }
+        guard length <= configuration.maximumValueSize else { throw .valueTooLarge(limit: configuration.maximumValueSize) }
+        return StoredSecret(bytes: SecretBytes(UnsafeRawBufferPointer(start: bytes, count: length)), contentType: contentType)
+    }
+
+    private func secretValue(_ secret: SecretBytes?, contentType: String? = nil) -> LibSecret.Pointer? {
         let bytes = secret ?? SecretBytes([])
         return bytes.withUnsafeBytes { raw in
             // Text stays text, so `secret-tool lookup` prints it; anything else is stored as bytes.
-            let isText = String(validating: raw, as: UTF8.self) != nil
+            let type = contentType ?? (String(validating: raw, as: UTF8.self) != nil ? "text/plain" : "application/octet-stream")
             var empty: CChar = 0
-            return library.valueNew(raw.baseAddress?.assumingMemoryBound(to: CChar.self) ?? withUnsafePointer(to: &empty) { $0 }, raw.count,
-                                    isText ? "text/plain" : "application/octet-stream")
+            return library.valueNew(raw.baseAddress?.assumingMemoryBound(to: CChar.self) ?? withUnsafePointer(to: &empty) { $0 }, raw.count, type)
         }
     }
 
-    private func create(_ item: Item, in collection: LibSecret.Pointer, call: Call) throws(StoreError) {
-        let table = library.hashTable(SecretServiceAttributes.encode(item.itemClass, item.attributes, partition: configuration.partition))
-        defer { library.hashTableUnref(table) }
-        let value = secretValue(item.value)
-        defer { library.valueUnref(value) }
+    private func create(_ item: Item, in session: Session) throws(StoreError) -> LibSecret.Pointer {
+        let attributes = SecretServiceAttributes.encode(item.itemClass, item.attributes, partition: configuration.partition)
         let label = SecretServiceAttributes.label(item.itemClass, item.attributes)
-        let created = try call.value("create an item") { cancellable, error in
-            library.itemCreateSync(collection, nil, table, label, value, 0, cancellable, error)
+        return try createRaw(attributes: attributes, label: label, secret: StoredSecret(bytes: item.value ?? SecretBytes([]), contentType: ""), in: session)
+    }
+
+    /// Creates an item with exactly these attributes (no schema added); a new reference.
+    private func createRaw(attributes: [String: String], label: String, secret: StoredSecret, in session: Session) throws(StoreError) -> LibSecret.Pointer {
+        let table = library.hashTable(attributes)
+        defer { library.hashTableUnref(table) }
+        let value = secretValue(secret.bytes, contentType: secret.contentType.isEmpty ? nil : secret.contentType)
+        defer { library.valueUnref(value) }
+        let created = try session.call.object("create an item", .write, proxies: [session.service, session.collection]) { cancellable, error in
+            library.itemCreateSync(session.collection, nil, table, label, value, 0, cancellable, error)
         }
-        library.objectUnref(created)
+        return created!
     }
 
-    private func replace(_ target: LibSecret.Pointer, with item: Item, call: Call) throws(StoreError) {
-        let table = library.hashTable(SecretServiceAttributes.encode(item.itemClass, item.attributes, partition: configuration.partition))
-        defer { library.hashTableUnref(table) }
-        let value = secretValue(item.value)
-        defer { library.valueUnref(value) }
+    /// Writes `item` over a found item, keeping every attribute it has that this library does
+    /// not manage (another program's `application`, its `xdg:schema`...).
+    private func replace(_ match: Match, with item: Item, in session: Session) throws(StoreError) {
+        let attributes = SecretServiceAttributes.merge(item.itemClass, old: match.attributes, new: item.attributes, into: match.raw,
+                                                       partition: configuration.partition)
         let label = SecretServiceAttributes.label(item.itemClass, item.attributes)
-        try call.run("update an item's secret") { cancellable, error in library.itemSetSecretSync(target, value, cancellable, error) != 0 }
-        try call.run("update an item's attributes") { cancellable, error in library.itemSetAttributesSync(target, nil, table, cancellable, error) != 0 }
-        try call.run("update an item's label") { cancellable, error in library.itemSetLabelSync(target, label, cancellable, error) != 0 }
+        try setContents(of: match.item, attributes: attributes, label: label,
+                        secret: StoredSecret(bytes: item.value ?? SecretBytes([]), contentType: ""), in: session)
     }
 
-    // MARK: Sessions and bounded calls
+    private func setContents(of target: LibSecret.Pointer, attributes: [String: String], label: String, secret: StoredSecret,
+                             in session: Session) throws(StoreError) {
+        let table = library.hashTable(attributes)
+        defer { library.hashTableUnref(table) }
+        let value = secretValue(secret.bytes, contentType: secret.contentType.isEmpty ? nil : secret.contentType)
+        defer { library.valueUnref(value) }
+        let proxies = [session.service, target]
+        try session.call.succeed("update an item's secret", .write, proxies: proxies) { cancellable, error in library.itemSetSecretSync(target, value, cancellable, error) != 0 }
+        try session.call.succeed("update an item's attributes", .write, proxies: proxies) { cancellable, error in library.itemSetAttributesSync(target, nil, table, cancellable, error) != 0 }
+        try session.call.succeed("update an item's label", .write, proxies: proxies) { cancellable, error in library.itemSetLabelSync(target, label, cancellable, error) != 0 }
+    }
 
-    /// Runs `body` with the collection the alias names, one operation at a time.
-    private func session<R>(_ body: (LibSecret.Pointer, Call) throws(StoreError) -> R) throws(StoreError) -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        let call = Call(library: library, timeout: configuration.timeout)
+    // MARK: Sessions
+
+    /// What one operation works with: the service, the collection the alias names, and the
+    /// calls bounded by the operation's deadline.
+    struct Session {
+        let service: LibSecret.Pointer
+        let collection: LibSecret.Pointer
+        let label: String
+        let call: SecretServiceCall
+    }
+
+    /// Runs `body` with the collection the alias names, one operation at a time, everything
+    /// (waiting for the gate included) within one deadline.
+    private func session<R>(_ body: (Session) throws(StoreError) -> R) throws(StoreError) -> R {
+        let timeout = configuration.timeout
+        let deadline = Deadline(after: timeout)
+        guard gate.enter(by: deadline) else {
+            throw .unavailable("the Secret Service did not answer within \(timeout) (other calls of this process were still waiting for it)")
+        }
+        defer { gate.leave() }
+        let call = SecretServiceCall(library: library, deadline: deadline, timeout: timeout)
         do throws(StoreError) {
-            let service = try call.value("connect to the Secret Service") { cancellable, error in
-                library.serviceGetSync(LibSecret.serviceOpenSession, cancellable, error)
+            let service: LibSecret.Pointer?
+            do throws(StoreError) {
+                service = try call.object("connect to the Secret Service", .read, proxies: []) { cancellable, error in
+                    library.serviceGetSync(LibSecret.serviceOpenSession, cancellable, error)
+                }
+            } catch {
+                throw SecretServiceCall.classifyConnection(error)
             }
             defer { library.objectUnref(service) }
-            let collection = try call.value("find the '\(configuration.alias)' collection", allowNil: true) { cancellable, error in
-                library.collectionForAliasSync(service, configuration.alias, 0, cancellable, error)
+            let alias = configuration.alias
+            let collection = try call.object("find the '\(alias)' collection", .read, proxies: [service], allowNil: true) { cancellable, error in
+                library.collectionForAliasSync(service, alias, 0, cancellable, error)
             }
-            guard let collection else {
-                throw StoreError.unavailable("the Secret Service has no '\(configuration.alias)' collection; create one in your keyring manager (it is never created implicitly, which would prompt)")
+            guard let service, let collection else {
+                throw StoreError.unavailable("the Secret Service has no '\(alias)' collection; create one in your keyring manager (it is never created implicitly, which would prompt)")
             }
             defer { library.objectUnref(collection) }
-            return try body(collection, call)
+            let label = library.takeString(library.collectionGetLabel(collection)) ?? alias
+            return try body(Session(service: service, collection: collection, label: label, call: call))
         } catch {
             // After the daemon vanished, libsecret's cached connection is dead: drop it so the
             // next call reconnects (or fails just as clearly).
             if case .unavailable = error { library.serviceDisconnect() }
+            if case .outcomeUnknown = error { library.serviceDisconnect() }
             throw error
-        }
-    }
-
-    /// One bounded libsecret call: a GCancellable that a watchdog cancels after the timeout.
-    struct Call {
-        let library: LibSecret
-        let timeout: Duration
-
-        func run(_ what: String, _ body: (LibSecret.Pointer?, LibSecret.ErrorOut) -> Bool) throws(StoreError) {
-            _ = try value(what, allowNil: true) { cancellable, error in body(cancellable, error) ? UnsafeMutableRawPointer(bitPattern: 1) : nil }
-        }
-
-        func value(_ what: String, allowNil: Bool = false, _ body: (LibSecret.Pointer?, LibSecret.ErrorOut) -> LibSecret.Pointer?) throws(StoreError) -> LibSecret.Pointer? {
-            let cancellable = library.cancellableNew()
-            let watchdog = Watchdog()
-            let library = self.library
-            let work = DispatchWorkItem {
-                watchdog.fire { library.cancellableCancel(cancellable) }
-            }
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(timeout.components.seconds) * 1_000_000_000 + Int(timeout.components.attoseconds / 1_000_000_000)), execute: work)
-            var error: LibSecret.Pointer?
-            let result = body(cancellable, &error)
-            let timedOut = watchdog.disarm()
-            work.cancel()
-            library.objectUnref(cancellable)
-            let failure = library.consume(error)
-            if timedOut {
-                throw .unavailable("the Secret Service did not answer within \(timeout) (while trying to \(what))")
-            }
-            if let failure { throw Self.classify(failure, what: what) }
-            if result == nil && !allowNil { throw .io("Secret Service: could not \(what)") }
-            return result
-        }
-
-        /// The one place libsecret's messages become ``StoreError``s.
-        static func classify(_ message: String, what: String) -> StoreError {
-            let lower = message.lowercased()
-            if lower.contains("locked") { return .locked }
-            if lower.contains("autolaunch") || lower.contains("dbus_session_bus_address") || lower.contains("cannot spawn a message bus") {
-                return .unavailable("no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS is not set and none could be found)")
-            }
-            if lower.contains("was not provided by any .service files") || lower.contains("serviceunknown") || lower.contains("not activatable") {
-                return .unavailable("no Secret Service is running on the session bus (start GNOME Keyring, KWallet or KeePassXC)")
-            }
-            if lower.contains("noreply") || lower.contains("no reply") || lower.contains("has no owner") || lower.contains("closed") || lower.contains("disconnected") {
-                return .unavailable("the Secret Service stopped answering (\(message))")
-            }
-            if lower.contains("no such object") || lower.contains("does not exist") {
-                return .unavailable("the Secret Service has no usable default collection (\(message))")
-            }
-            return .io("Secret Service: could not \(what): \(message)")
-        }
-    }
-
-    /// Lets the watchdog and the caller agree, once, on whether the timeout fired.
-    final class Watchdog: @unchecked Sendable {
-        private let lock = Lock()
-        private var fired = false
-        private var disarmed = false
-
-        func fire(_ action: () -> Void) {
-            lock.lock()
-            defer { lock.unlock() }
-            guard !disarmed else { return }
-            fired = true
-            action()
-        }
-
-        /// Stops the watchdog; true if it had already fired.
-        func disarm() -> Bool {
-            lock.lock()
-            defer { lock.unlock() }
-            disarmed = true
-            return fired
         }
     }
 }

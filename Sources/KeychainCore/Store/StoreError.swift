@@ -37,6 +37,16 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case authenticationFailed
     /// The item needs a proof of presence and this operation may not ask for one.
     case interactionNotAllowed
+    /// The Secret Service collection (named) is locked. It is unlocked by the desktop (login,
+    /// or the keyring manager), never by this library, which would prompt.
+    case collectionLocked(String)
+    /// A change was sent but the store did not confirm it in time: it may or may not have
+    /// happened (the Secret Service may still apply a write it did not acknowledge). Check
+    /// the item before retrying.
+    case outcomeUnknown(String)
+    /// Part of a batch was applied and could not be undone (the Secret Service has no
+    /// transactions): what remains applied is described.
+    case partlyApplied(String)
 
     public var description: String {
         switch self {
@@ -57,6 +67,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case .userCancelled: "The user cancelled the proof of presence this item needs."
         case .authenticationFailed: "The proof of presence was refused: the passphrase does not open this item."
         case .interactionNotAllowed: "This item needs a proof of presence, which this operation may not ask for."
+        case .collectionLocked(let name): "The Secret Service collection '\(name)' is locked: unlock it by logging in to your desktop or in its keyring manager (Seahorse, KWallet, KeePassXC); `keychain unlock` unlocks only the vault."
+        case .outcomeUnknown(let why): "The change may or may not have been applied: \(why). Check the item before retrying."
+        case .partlyApplied(let why): "The change was only partly applied and could not be undone: \(why)."
         }
     }
 }
@@ -68,14 +81,14 @@ extension StoreError {
         switch self {
         case .itemNotFound: -25300            // errSecItemNotFound
         case .duplicateItem: -25299           // errSecDuplicateItem
-        case .locked, .passphraseRequired, .interactionNotAllowed, .boundToAnotherMachine: -25308  // errSecInteractionNotAllowed
+        case .locked, .collectionLocked, .passphraseRequired, .interactionNotAllowed, .boundToAnotherMachine: -25308  // errSecInteractionNotAllowed
         case .userCancelled: -128             // errSecUserCanceled
         case .authenticationFailed, .wrongPassphrase: -25293  // errSecAuthFailed
         case .valueTooLarge, .invalidArgument: -50  // errSecParam
         case .unavailable: -25291             // errSecNotAvailable
         case .corrupted, .tampered, .unsupportedFormatVersion: -26275  // errSecDecode
         case .insecurePermissions: -61        // errSecWrPerm
-        case .io: -36                         // errSecIO
+        case .io, .outcomeUnknown, .partlyApplied: -36  // errSecIO
         }
     }
 }

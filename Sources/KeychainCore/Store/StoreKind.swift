@@ -20,16 +20,20 @@ public enum StoreKind: String, Sendable, CaseIterable, CustomStringConvertible {
     }
 
     /// Opens the store: the vault at its default location (`KEYCHAIN_PATH`...), or the Secret
-    /// Service with the timeout `KEYCHAIN_TIMEOUT` gives in seconds (default 5) and the
-    /// partition `KEYCHAIN_PARTITION` names (none by default).
-    public func open(environment: [String: String] = ProcessInfo.processInfo.environment) throws(StoreError) -> any Store {
+    /// Service with the timeout `KEYCHAIN_TIMEOUT` gives in seconds (default 5), the partition
+    /// `KEYCHAIN_PARTITION` names (none by default), and `foreignItems` (other programs' items
+    /// hidden by default).
+    /// - Throws: ``StoreError/invalidArgument(_:)`` for a `KEYCHAIN_TIMEOUT` that is not a
+    ///   number of seconds in ``SecretServiceStore/Configuration/timeoutRange``.
+    public func open(environment: [String: String] = ProcessInfo.processInfo.environment,
+                     foreignItems: SecretServiceStore.ForeignItems = .hidden) throws(StoreError) -> any Store {
         switch self {
         case .vault:
             return try Vault(VaultConfiguration(location: .default(environment: environment)))
         case .secretService:
-            var configuration = SecretServiceStore.Configuration()
-            if let text = environment["KEYCHAIN_TIMEOUT"], let seconds = Double(text), seconds > 0 {
-                configuration.timeout = .milliseconds(Int(seconds * 1000))
+            var configuration = SecretServiceStore.Configuration(foreignItems: foreignItems)
+            if let text = environment["KEYCHAIN_TIMEOUT"], !text.isEmpty {
+                configuration.timeout = try SecretServiceStore.Configuration.timeout(parsing: text)
             }
             if let partition = environment["KEYCHAIN_PARTITION"], !partition.isEmpty {
                 configuration.partition = partition

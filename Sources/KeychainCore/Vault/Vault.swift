@@ -247,6 +247,7 @@ public final class Vault: Store, @unchecked Sendable {
     /// - Throws: ``StoreError/userCancelled``, ``StoreError/authenticationFailed`` or
     ///   ``StoreError/interactionNotAllowed`` for such values, besides the usual errors.
     public func copyMatching(_ query: Query) throws(StoreError) -> [Item] {
+        try query.validate()
         var proof: SecretBytes?
         while true {
             var needed: AccessControl?
@@ -380,7 +381,8 @@ public final class Vault: Store, @unchecked Sendable {
 
     /// Whether an item matches, without decrypting any value (and any attribute the digests cover).
     public func contains(_ query: Query) throws(StoreError) -> Bool {
-        try withState { () throws(StoreError) -> Bool in
+        try query.validate()
+        return try withState { () throws(StoreError) -> Bool in
             var one = query
             one.limit = .one
             return try !matchingRows(one, includeValue: false, needAttributes: false).isEmpty
@@ -389,7 +391,8 @@ public final class Vault: Store, @unchecked Sendable {
 
     @discardableResult
     public func write(_ operations: [WriteOperation]) throws(StoreError) -> WriteResult {
-        try withState { () throws(StoreError) -> WriteResult in
+        for operation in operations { try operation.validate() }
+        return try withState { () throws(StoreError) -> WriteResult in
             try writeTransaction { () throws(StoreError) -> WriteResult in
                 var counts: [Int] = []
                 for operation in operations {

@@ -1,0 +1,236 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A point on the monotonic clock by which a whole Secret Service operation must finish.
+struct Deadline: Sendable {
+    let nanoseconds: UInt64
+
+    static func now() -> UInt64 {
+        var time = Glibc.timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+    }
+
+    init(after duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        // The configuration clamps the timeout, so this cannot overflow.
+        nanoseconds = Self.now() + UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+    }
+
+    /// What is left, in milliseconds (0 once passed).
+    var remainingMilliseconds: Int32 {
+        let now = Self.now()
+        guard nanoseconds > now else { return 0 }
+        return Int32(clamping: (nanoseconds - now + 999_999) / 1_000_000)
+    }
+
+    /// The deadline as an absolute CLOCK_MONOTONIC time, for timed waits.
+    var absoluteTime: Glibc.timespec {
+        Glibc.timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+    }
+}
+
+/// One thread for the whole process that cancels calls whose deadline passed. Its own thread,
+/// not a dispatch queue: callers blocked in libsecret may exhaust Dispatch's pool, and the
+/// watchdog must still fire for them.
+final class CallWatchdog: @unchecked Sendable {
+    static let shared = CallWatchdog()
+
+    private var mutex = pthread_mutex_t()
+    private var condition = pthread_cond_t()
+    private var armed: [UInt64: (deadline: UInt64, action: () -> Void)] = [:]
+    private var nextToken: UInt64 = 0
+
+    private init() {
+        pthread_mutex_init(&mutex, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(&condition, &attributes)
+        pthread_condattr_destroy(&attributes)
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(self).toOpaque()
+        pthread_create(&thread, nil, { context in
+            Unmanaged<CallWatchdog>.fromOpaque(context!).takeUnretainedValue().run()
+            return nil
+        }, context)
+        pthread_detach(thread)
+    }
+
+    /// Runs `action` at `deadline` unless disarmed first. The action runs under the watchdog's
+    /// lock, so once ``disarm(_:)`` returns it is not running and never will.
+    func arm(_ deadline: Deadline, _ action: @escaping () -> Void) -> UInt64 {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        nextToken += 1
+        armed[nextToken] = (deadline.nanoseconds, action)
+        pthread_cond_signal(&condition)
+        return nextToken
+    }
+
+    /// Stops a watch; true when its action had already run.
+    func disarm(_ token: UInt64) -> Bool {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        return armed.removeValue(forKey: token) == nil
+    }
+
+    private func run() {
+        pthread_mutex_lock(&mutex)
+        while true {
+            guard let (token, entry) = armed.min(by: { $0.value.deadline < $1.value.deadline }) else {
+                pthread_cond_wait(&condition, &mutex)
+                continue
+            }
+            if entry.deadline <= Deadline.now() {
+                armed[token] = nil
+                entry.action()
+                continue
+            }
+            var until = Deadline(nanoseconds: entry.deadline).absoluteTime
+            _ = pthread_cond_timedwait(&condition, &mutex, &until)
+        }
+    }
+}
+
+extension Deadline {
+    init(nanoseconds: UInt64) { self.nanoseconds = nanoseconds }
+}
+
+/// A mutual-exclusion gate whose wait is bounded by a deadline: callers queued behind a
+/// frozen daemon give up with the rest of their operation's time, instead of queueing for
+/// each other's whole timeouts.
+final class TimedGate: @unchecked Sendable {
+    private var mutex = pthread_mutex_t()
+    private var condition = pthread_cond_t()
+    private var busy = false
+
+    init() {
+        pthread_mutex_init(&mutex, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(&condition, &attributes)
+        pthread_condattr_destroy(&attributes)
+    }
+
+    /// Enters the gate; false when the deadline passed first.
+    func enter(by deadline: Deadline) -> Bool {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        var until = deadline.absoluteTime
+        while busy {
+            if pthread_cond_timedwait(&condition, &mutex, &until) == ETIMEDOUT && busy { return false }
+        }
+        busy = true
+        return true
+    }
+
+    func leave() {
+        pthread_mutex_lock(&mutex)
+        busy = false
+        pthread_cond_signal(&condition)
+        pthread_mutex_unlock(&mutex)
+    }
+}
+
+/// The libsecret calls of one operation, all within one deadline: each call is given what is
+/// left of it, as the D-Bus timeout of the proxies it uses and as a GCancellable that the
+/// watchdog cancels when the deadline passes.
+struct SecretServiceCall {
+    /// Whether a call changes the store, which decides what a timeout means.
+    enum Effect { case read, write }
+
+    let library: LibSecret
+    let deadline: Deadline
+    let timeout: Duration
+
+    /// Runs one libsecret call that reports success as a gboolean.
+    func succeed(_ what: String, _ effect: Effect, proxies: [LibSecret.Pointer?],
+                 _ body: (LibSecret.Pointer?, LibSecret.ErrorOut) -> Bool) throws(StoreError) {
+        _ = try perform(what, effect, proxies: proxies, discard: { _ in }) { cancellable, error in
+            body(cancellable, error) ? UnsafeMutableRawPointer(bitPattern: 1) : nil
+        }
+    }
+
+    /// Runs one libsecret call that returns a new reference to a GObject (nil allowed only
+    /// when `allowNil`: "nothing found").
+    func object(_ what: String, _ effect: Effect, proxies: [LibSecret.Pointer?], allowNil: Bool = false,
+                _ body: (LibSecret.Pointer?, LibSecret.ErrorOut) -> LibSecret.Pointer?) throws(StoreError) -> LibSecret.Pointer? {
+        let library = self.library
+        let result = try perform(what, effect, proxies: proxies, discard: { library.objectUnref($0) }, body)
+        if result == nil && !allowNil { throw .io("Secret Service: could not \(what) (no result and no error)") }
+        return result
+    }
+
+    /// Runs one libsecret call that returns a GList of new GObject references (NULL is empty).
+    func list(_ what: String, proxies: [LibSecret.Pointer?],
+              _ body: (LibSecret.Pointer?, LibSecret.ErrorOut) -> LibSecret.Pointer?) throws(StoreError) -> [LibSecret.Pointer] {
+        let library = self.library
+        let discard: (LibSecret.Pointer) -> Void = { list in library.elements(list).forEach { library.objectUnref($0) } }
+        return library.elements(try perform(what, .read, proxies: proxies, discard: discard, body))
+    }
+
+    private func perform(_ what: String, _ effect: Effect, proxies: [LibSecret.Pointer?], discard: (LibSecret.Pointer) -> Void,
+                         _ body: (LibSecret.Pointer?, LibSecret.ErrorOut) -> LibSecret.Pointer?) throws(StoreError) -> LibSecret.Pointer? {
+        let remaining = deadline.remainingMilliseconds
+        guard remaining > 0 else { throw timedOut(what, effect, sent: false) }
+        // GDBus's own default (25 s) would cut a longer timeout, or outlast a shorter one.
+        for proxy in proxies where proxy != nil { library.proxySetDefaultTimeout(proxy, remaining) }
+        let cancellable = library.cancellableNew()
+        defer { library.objectUnref(cancellable) }
+        let library = self.library
+        let token = CallWatchdog.shared.arm(deadline) { library.cancellableCancel(cancellable) }
+        var error: LibSecret.Pointer?
+        let result = body(cancellable, &error)
+        let fired = CallWatchdog.shared.disarm(token)
+        let failure = library.consume(error)
+        // A call that completed is a success even if the watchdog fired just after it.
+        guard let failure else { return result }
+        if let result { discard(result) }
+        if fired || Self.isTimeout(failure) { throw timedOut(what, effect, sent: true) }
+        throw Self.classify(failure, what: what)
+    }
+
+    private func timedOut(_ what: String, _ effect: Effect, sent: Bool) -> StoreError {
+        let reason = "the Secret Service did not answer within \(timeout) (while trying to \(what))"
+        return effect == .write && sent ? .outcomeUnknown(reason) : .unavailable(reason)
+    }
+
+    // MARK: GError classification
+
+    static let ioDomain = "g-io-error-quark", dbusDomain = "g-dbus-error-quark", secretDomain = "secret-error"
+
+    static func isTimeout(_ error: LibSecret.GError) -> Bool {
+        switch (error.domain, error.code) {
+        case (ioDomain, 19), (ioDomain, 24): true          // G_IO_ERROR_CANCELLED, _TIMED_OUT
+        case (dbusDomain, 4), (dbusDomain, 12), (dbusDomain, 20): true  // G_DBUS_ERROR_NO_REPLY, _TIMEOUT, _TIMED_OUT
+        default: false
+        }
+    }
+
+    /// The one place libsecret's errors become ``StoreError``s: by GError domain and code.
+    static func classify(_ error: LibSecret.GError, what: String) -> StoreError {
+        switch (error.domain, error.code) {
+        case (secretDomain, 2):  // SECRET_ERROR_IS_LOCKED
+            return .collectionLocked("default")
+        case (secretDomain, 3), (dbusDomain, 41), (dbusDomain, 19):  // NO_SUCH_OBJECT, UNKNOWN_OBJECT, UNKNOWN_METHOD
+            return .unavailable("the Secret Service has no usable collection or item here (\(error.message))")
+        case (dbusDomain, 2), (dbusDomain, 3), (dbusDomain, 23...34):  // SERVICE_UNKNOWN, NAME_HAS_NO_OWNER, SPAWN_*
+            return .unavailable("no Secret Service is running on the session bus (start GNOME Keyring, KWallet or KeePassXC)")
+        case (dbusDomain, 15), (ioDomain, 18), (ioDomain, 44), (ioDomain, 45):  // DISCONNECTED, CLOSED, CONNECTION_CLOSED, NOT_CONNECTED
+            return .unavailable("the Secret Service stopped answering (\(error.message))")
+        case (dbusDomain, 9), (dbusDomain, 10), (ioDomain, 14):  // ACCESS_DENIED, AUTH_FAILED, PERMISSION_DENIED
+            return .unavailable("the session bus refused access: permission denied (\(error.message))")
+        default:
+            return .io("Secret Service: could not \(what): \(error.message) (\(error.domain) \(error.code))")
+        }
+    }
+
+    /// Errors of connecting to the bus: any I/O error there means there is no usable bus.
+    static func classifyConnection(_ error: StoreError) -> StoreError {
+        guard case .io(let message) = error else { return error }
+        return .unavailable("no D-Bus session bus could be reached (DBUS_SESSION_BUS_ADDRESS, or $XDG_RUNTIME_DIR/bus): \(message)")
+    }
+}
