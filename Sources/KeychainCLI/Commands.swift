@@ -122,8 +122,8 @@ enum Commands {
             try store.copyMatching(Query(address.itemClass, attributes: attributes, limit: .one, returnData: true, returnAttributes: false))
         }
         guard let value = items.first?.value else { return .notFound }
-        context.terminal.write(value)
-        if !context.arguments.has("binary") { context.terminal.write("\n") }
+        try context.terminal.write(value)
+        if !context.arguments.has("binary") { try context.terminal.write("\n") }
         return .success
     }
 
@@ -164,14 +164,14 @@ enum Commands {
         let json = context.arguments.has("json")
         if address.isValet {
             let keys = items.compactMap { $0.attributes.account }.filter { $0 != ValetAddress.canaryKey }.sorted()
-            context.terminal.write(json ? JSON.encode(keys) + "\n" : keys.map { $0 + "\n" }.joined())
+            try context.terminal.write(json ? JSON.encode(keys) + "\n" : keys.map { ItemDescription.escaped($0) + "\n" }.joined())
             return .success
         }
         let rows = items.map { ItemDescription(item: $0) }
         if json {
-            context.terminal.write(JSON.encode(rows.map(\.json)) + "\n")
+            try context.terminal.write(JSON.encode(rows.map(\.json)) + "\n")
         } else {
-            for row in rows { context.terminal.write(row.line + "\n") }
+            try context.terminal.write(rows.map { $0.line + "\n" }.joined())
         }
         return .success
     }
@@ -180,15 +180,18 @@ enum Commands {
         let password = PasswordGenerator.safari()
         let arguments = context.arguments
         let addressed = ["identifier", "shared-group", "service", "server"].contains { arguments.value($0) != nil }
-        if addressed {
-            let address = try ItemAddress(arguments, requireTarget: true)
-            var attributes = try address.attributes(key: key(context))
-            attributes.accessibility = attributes.accessibility ?? .whenUnlocked
-            let store = try context.store(unlocking: attributes.accessibility)
-            let item = address.item(key: key(context), attributes: attributes, value: SecretBytes(utf8: password))
-            try context.store { () throws(StoreError) in try store.upsert(item) }
+        guard addressed else {
+            try context.terminal.write(password + "\n")
+            return .success
         }
-        context.terminal.write(password + "\n")
+        let address = try ItemAddress(arguments, requireTarget: true)
+        var attributes = try address.attributes(key: key(context))
+        attributes.accessibility = attributes.accessibility ?? .whenUnlocked
+        let store = try context.store(unlocking: attributes.accessibility)
+        let item = address.item(key: key(context), attributes: attributes, value: SecretBytes(utf8: password))
+        // Shown before it is stored: a password nobody could see must never replace anything.
+        try context.terminal.write(password + "\n")
+        try context.store { () throws(StoreError) in try store.upsert(item) }
         return .success
     }
 
@@ -237,9 +240,9 @@ enum Commands {
         let json = context.arguments.has("json")
         guard kind == .vault else {
             if json {
-                context.terminal.write(JSON.object(["backend": .string(kind.rawValue), "secretService": .string(secretService)]).text + "\n")
+                try context.terminal.write(JSON.object(["backend": .string(kind.rawValue), "secretService": .string(secretService)]).text + "\n")
             } else {
-                context.terminal.write("backend:           secret-service\nsecret service:    \(secretService)\n")
+                try context.terminal.write("backend:           secret-service\nsecret service:    \(secretService)\n")
             }
             return .success
         }
@@ -260,9 +263,9 @@ enum Commands {
                 "availableClasses": .array(classes.map { .string($0) }), "kernelKeyring": .string(kernel),
                 "items": .number(status.itemCount), "secretService": .string(secretService),
             ]
-            context.terminal.write(JSON.object(object).text + "\n")
+            try context.terminal.write(JSON.object(object).text + "\n")
         } else {
-            context.terminal.write("""
+            try context.terminal.write("""
                 backend:           vault
                 vault:             \(status.location.path)
                 format version:    \(status.formatVersion)
@@ -310,12 +313,31 @@ struct ItemDescription {
         return .object(object)
     }
 
+    /// One line of tab-separated fields, each escaped (``escaped(_:)``): a label or an
+    /// account written by anyone cannot forge a row or send the terminal escape sequences.
     var line: String {
         let a = item.attributes
         let name = item.itemClass == .genericPassword ? (a.service ?? "") : (a.server ?? "")
         var parts = ["\(item.itemClass.rawValue)", name, a.account ?? ""]
         if let accessibility = a.accessibility { parts.append("\(accessibility)") }
         if let label = a.label { parts.append("label=\(label)") }
-        return parts.joined(separator: "\t")
+        return parts.map(Self.escaped).joined(separator: "\t")
+    }
+
+    /// The text with control characters (C0, DEL, C1) and backslashes written as escapes:
+    /// `\t`, `\n`, `\r`, `\\`, else `\u{XX}`.
+    static func escaped(_ text: String) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x09: out += "\\t"
+            case 0x0A: out += "\\n"
+            case 0x0D: out += "\\r"
+            case 0x5C: out += "\\\\"
+            case 0x00..<0x20, 0x7F..<0xA0: out += "\\u{" + String(scalar.value, radix: 16) + "}"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 }

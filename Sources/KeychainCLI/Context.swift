@@ -20,8 +20,13 @@ final class Context {
 
     /// `--vault`, else `KEYCHAIN_PATH`, else the default location.
     var location: VaultLocation {
-        if let path = arguments.value("vault") { return VaultLocation(path: path) }
-        return .default(environment: environment)
+        get throws(CommandFailure) {
+            if let path = arguments.value("vault") {
+                guard !path.isEmpty else { throw CommandFailure("--vault is empty: give the vault file's path", code: .usage) }
+                return VaultLocation(path: path)
+            }
+            return .default(environment: environment)
+        }
     }
 
     /// `--backend`, else `KEYCHAIN_BACKEND`, else the vault.
@@ -39,10 +44,12 @@ final class Context {
     func store(unlocking accessibility: KeychainCore.Accessibility?) throws(CommandFailure) -> any Store {
         switch try storeKind() {
         case .vault:
+            if arguments.has("foreign") { throw CommandFailure("--foreign applies to the Secret Service (--backend secret-service); a vault holds only its own items", code: .usage) }
             try ensureAvailable(accessibility)
             return try vault()
         case .secretService:
-            do { return try StoreKind.secretService.open(environment: environment) } catch { throw CommandFailure(error) }
+            let foreign: SecretServiceStore.ForeignItems = arguments.has("foreign") ? .readWrite : .hidden
+            do { return try StoreKind.secretService.open(environment: environment, foreignItems: foreign) } catch { throw CommandFailure(error) }
         }
     }
 
@@ -56,6 +63,7 @@ final class Context {
 
     func vault(create: Bool = true) throws(CommandFailure) -> Vault {
         if let openedVault { return openedVault }
+        let location = try location
         do {
             // KEYCHAIN_KERNEL_KEYRING=off keeps afterFirstUnlock keys in this process only.
             let kernelKeyring = environment["KEYCHAIN_KERNEL_KEYRING"] != "off"

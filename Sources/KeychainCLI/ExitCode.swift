@@ -18,7 +18,7 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
     init(_ error: StoreError) {
         switch error {
         case .itemNotFound: self = .notFound
-        case .locked, .wrongPassphrase, .passphraseRequired, .userCancelled, .authenticationFailed, .interactionNotAllowed: self = .locked
+        case .locked, .collectionLocked, .wrongPassphrase, .passphraseRequired, .userCancelled, .authenticationFailed, .interactionNotAllowed: self = .locked
         case .invalidArgument: self = .usage
         default: self = .failure
         }
@@ -29,13 +29,21 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
 struct CommandFailure: Error {
     let message: String
     let code: ExitCode
+    /// The command that failed, for the message's prefix (`keychain get: ...`).
+    let command: String?
 
-    init(_ message: String, code: ExitCode) {
+    init(_ message: String, code: ExitCode, command: String? = nil) {
         self.message = message
         self.code = code
+        self.command = command
     }
 
     init(_ error: StoreError) {
         self.init(error.description, code: ExitCode(error))
+    }
+
+    /// The same failure, attributed to `command`.
+    func `in`(_ command: String) -> CommandFailure {
+        CommandFailure(message, code: code, command: self.command ?? command)
     }
 }

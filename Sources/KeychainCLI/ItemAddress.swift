@@ -24,6 +24,7 @@ struct ItemAddress {
         .value("protocol", "CODE", "raw: an internet password's protocol code, e.g. htps"),
         .value("port", "N", "raw: an internet password's port"),
         .value("path", "PATH", "raw: an internet password's path"),
+        .flag("foreign", "Secret Service: also address other programs' items (without this tool's schema); they are never read, changed or deleted without it"),
     ]
 
     init(_ arguments: ParsedArguments, requireTarget: Bool) throws(CommandFailure) {
@@ -37,6 +38,9 @@ struct ItemAddress {
         }
         for valetOnly in ["icloud", "explicit"] where arguments.has(valetOnly) {
             throw CommandFailure("--\(valetOnly) needs --identifier or --shared-group", code: .usage)
+        }
+        for name in ["service", "server", "account", "access-group", "path", "protocol", "identifier", "shared-group"] where arguments.value(name) == "" {
+            throw CommandFailure("--\(name) is empty", code: .usage)
         }
         var attributes = Attributes()
         attributes.service = arguments.value("service")

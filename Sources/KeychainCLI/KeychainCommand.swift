@@ -7,31 +7,54 @@ import KeychainCore
 /// The `keychain` command: parses `arguments` (without the program name), runs the command,
 /// and returns the exit status. Errors go to standard error in one line, never with a secret.
 public enum KeychainCommand {
-    public static func run(_ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment) -> Int32 {
-        let terminal = Terminal()
-        guard let name = arguments.first, !name.hasPrefix("-") || ["--help", "-h", "--version"].contains(name) else {
-            if arguments.isEmpty {
-                terminal.writeError(Help.overview())
+    /// The program's entry point: guards the standard descriptors, takes the arguments from
+    /// the raw `argv` (refusing bytes that are not UTF-8, which would otherwise all become
+    /// U+FFFD and name one item), and runs them.
+    public static func main() -> Int32 {
+        Terminal.guardStandardDescriptors()
+        var arguments: [String] = []
+        for index in 1..<Int(CommandLine.argc) {
+            guard let pointer = CommandLine.unsafeArgv[index], let text = String(validatingCString: pointer) else {
+                Terminal().writeError("keychain: argument \(index) is not valid UTF-8 text; names and options must be UTF-8\n")
                 return ExitCode.usage.rawValue
             }
-            terminal.writeError("keychain: unknown command '\(arguments[0])'\n\(Help.hint)")
-            return ExitCode.usage.rawValue
+            arguments.append(text)
+        }
+        return run(arguments)
+    }
+
+    public static func run(_ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment) -> Int32 {
+        let terminal = Terminal()
+        do {
+            return try dispatch(arguments, environment: environment, terminal: terminal).rawValue
+        } catch {
+            terminal.writeError("keychain\(error.command.map { " " + $0 } ?? ""): \(error.message)\n")
+            return error.code.rawValue
+        }
+    }
+
+    private static func dispatch(_ arguments: [String], environment: [String: String], terminal: Terminal) throws(CommandFailure) -> ExitCode {
+        guard let name = arguments.first else {
+            terminal.writeError(Help.overview())
+            return .usage
         }
         if name == "--help" || name == "-h" || name == "help" {
-            if name == "help", arguments.count > 1, let command = Commands.all.first(where: { $0.name == arguments[1] }) {
-                terminal.write(Help.text(for: command))
-            } else {
-                terminal.write(Help.overview())
+            guard arguments.count > 1 else {
+                try terminal.write(Help.overview())
+                return .success
             }
-            return ExitCode.success.rawValue
+            guard arguments.count == 2, let command = Commands.all.first(where: { $0.name == arguments[1] }) else {
+                throw CommandFailure("unknown command '\(arguments.dropFirst().joined(separator: " "))'\n\(Help.hint)", code: .usage)
+            }
+            try terminal.write(Help.text(for: command))
+            return .success
         }
         if name == "--version" || name == "version" {
-            terminal.write("keychain \(Help.version)\n")
-            return ExitCode.success.rawValue
+            try terminal.write("keychain \(Help.version)\n")
+            return .success
         }
         guard let command = Commands.all.first(where: { $0.name == name }) else {
-            terminal.writeError("keychain: unknown command '\(name)'\n\(Help.hint)")
-            return ExitCode.usage.rawValue
+            throw CommandFailure("unknown command '\(name)'\n\(Help.hint)", code: .usage)
         }
         let rest = Array(arguments.dropFirst())
         let parsed: ParsedArguments
@@ -39,22 +62,21 @@ public enum KeychainCommand {
             parsed = try parse(rest, options: command.options + Commands.global, positionals: command.positionals,
                                optionalPositionals: command.optionalPositionals)
         } catch {
-            if rest.contains("--help") || rest.contains("-h") {
-                terminal.write(Help.text(for: command))
-                return ExitCode.success.rawValue
+            // A help flag counts only among the options, not after `--`.
+            if rest.prefix(while: { $0 != "--" }).contains(where: { $0 == "--help" || $0 == "-h" }) {
+                try terminal.write(Help.text(for: command))
+                return .success
             }
-            terminal.writeError("keychain \(name): \(error)\n\(Help.usage(for: command))")
-            return ExitCode.usage.rawValue
+            throw CommandFailure("\(error)\n\(Help.usage(for: command))", code: .usage, command: name)
         }
         if parsed.has("help") {
-            terminal.write(Help.text(for: command))
-            return ExitCode.success.rawValue
+            try terminal.write(Help.text(for: command))
+            return .success
         }
         do {
-            return try command.run(Context(environment: environment, arguments: parsed)).rawValue
+            return try command.run(Context(environment: environment, arguments: parsed))
         } catch {
-            terminal.writeError("keychain \(name): \(error.message)\n")
-            return error.code.rawValue
+            throw error.in(name)
         }
     }
 }

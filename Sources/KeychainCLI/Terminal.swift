@@ -9,12 +9,51 @@ import Glibc
 struct Terminal {
     static let maximumSecretSize = (1 << 20) + 1
 
+    /// The standard descriptors that were closed when the process started (see
+    /// ``guardStandardDescriptors()``): writing output to one of them is a failure.
+    nonisolated(unsafe) private(set) static var closedAtStart: Set<Int32> = []
+
+    /// Opens /dev/null on every standard descriptor (0, 1, 2) that is closed, so that no file
+    /// the process opens later (the vault!) becomes its standard output, and remembers which
+    /// were closed. Call once, first thing.
+    static func guardStandardDescriptors() {
+        for fd in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] where fcntl(fd, F_GETFD) == -1 && errno == EBADF {
+            closedAtStart.insert(fd)
+            let opened = open("/dev/null", fd == STDIN_FILENO ? O_RDONLY : O_WRONLY)
+            if opened >= 0 && opened != fd {
+                dup2(opened, fd)
+                close(opened)
+            }
+        }
+    }
+
     var stdinIsTerminal: Bool { isatty(STDIN_FILENO) == 1 }
 
-    func write(_ text: String) { writeAll(STDOUT_FILENO, Array(text.utf8)) }
-    func writeError(_ text: String) { writeAll(STDERR_FILENO, Array(text.utf8)) }
-    func write(_ secret: SecretBytes) {
-        secret.withUnsafeBytes { bytes in writeAll(STDOUT_FILENO, bytes) }
+    /// Writes to standard output.
+    /// - Throws: a failure (exit 4) when the output cannot be written: closed, full, a broken pipe.
+    func write(_ text: String) throws(CommandFailure) {
+        let bytes = Array(text.utf8)
+        if let failure = bytes.withUnsafeBytes({ writeOutput($0) }) { throw failure }
+    }
+
+    func write(_ secret: SecretBytes) throws(CommandFailure) {
+        if let failure = secret.withUnsafeBytes({ writeOutput($0) }) { throw failure }
+    }
+
+    /// Writes a message to standard error; there is nowhere left to report a failure of that.
+    func writeError(_ text: String) {
+        Array(text.utf8).withUnsafeBytes { _ = TerminalInput.writeAll(STDERR_FILENO, $0) }
+    }
+
+    /// Nil when every byte was written.
+    private func writeOutput(_ bytes: UnsafeRawBufferPointer) -> CommandFailure? {
+        if Self.closedAtStart.contains(STDOUT_FILENO) {
+            return CommandFailure("cannot write the output: standard output is closed", code: .failure)
+        }
+        if !TerminalInput.writeAll(STDOUT_FILENO, bytes) {
+            return CommandFailure("cannot write the output: \(String(cString: strerror(errno)))", code: .failure)
+        }
+        return nil
     }
 
     /// All of standard input, up to the largest value a vault accepts (plus one byte, so that
@@ -42,14 +81,6 @@ struct Terminal {
             total += n
         }
         return SecretBytes(buffer[0..<total])
-    }
-
-    private func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { writeAll(fd, $0) }
-    }
-
-    private func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) {
-        TerminalInput.writeAll(fd, bytes)
     }
 }
 

@@ -4,4 +4,4 @@ import Glibc
 #endif
 import KeychainCLI
 
-exit(KeychainCommand.run(Array(CommandLine.arguments.dropFirst())))
+exit(KeychainCommand.main())

@@ -38,15 +38,19 @@ public enum TerminalInput {
     }
 
     /// Writes all of `bytes` to `fd`, retrying after signals; stops quietly on an error.
-    package static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) {
+    /// Writes every byte, retrying after signals; false (with `errno` set) when a write
+    /// failed: a closed descriptor, a full disk, a closed pipe.
+    @discardableResult
+    package static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
         var offset = 0
         while offset < bytes.count {
             let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
             if n < 0 {
                 if errno == EINTR { continue }
-                return
+                return false
             }
             offset += n
         }
+        return true
     }
 }
