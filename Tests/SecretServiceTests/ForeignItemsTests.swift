@@ -161,4 +161,18 @@ final class ForeignItemsTests {
         #expect(try keychain(["get", "--foreign", "--vault", directory.vaultPath(), "--backend", "vault", "--service", "svc", "acc"]).status == 2,
                 "--foreign means nothing for a vault")
     }
+
+    @Test("a value over the store's limit that another program stored is refused when read, not copied")
+    func oversizedReadIsRefused() throws {
+        // secret-tool stores at most 8 KiB from standard input: a 4 KiB limit shows the check.
+        let big = String(repeating: "x", count: 6_000)
+        let stored = try Subprocess.run("/usr/bin/secret-tool", ["store", "--label", "huge", "service", "huge", "account", "a", "test-run", run],
+                                        environment: environment, input: Data(big.utf8))
+        #expect(stored.status == 0)
+        let store = try SecretServiceStore(.init(maximumValueSize: 4_096, foreignItems: .readOnly))
+        #expect(throws: StoreError.valueTooLarge(limit: 4_096)) {
+            try store.copyMatching(Query(.genericPassword, attributes: Attributes(service: "huge"), returnData: true))
+        }
+        #expect(try store.contains(Query(.genericPassword, attributes: Attributes(service: "huge"))), "finding it reads no value")
+    }
 }
