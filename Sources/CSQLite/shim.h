@@ -7,3 +7,9 @@ static inline sqlite3_destructor_type csqlite_transient(void) { return SQLITE_TR
 static inline int csqlite_enable_defensive(sqlite3 *db) {
     return sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)0);
 }
+
+// A schema is never trusted: functions with side effects cannot run from a view or trigger
+// planted in the file (the vault also refuses any schema but its own).
+static inline int csqlite_distrust_schema(sqlite3 *db) {
+    return sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)0);
+}

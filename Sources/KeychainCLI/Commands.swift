@@ -248,6 +248,19 @@ enum Commands {
         }
         let vault = try context.vault()
         let status = vault.status()
+        guard status.exists else {
+            if json {
+                try context.terminal.write(JSON.object(["backend": .string(kind.rawValue), "vault": .string(status.location.path), "exists": .bool(false),
+                                                        "secretService": .string(secretService)]).text + "\n")
+            } else {
+                try context.terminal.write("""
+                    backend:           vault
+                    vault:             \(status.location.path) (no vault yet: the first write creates it)
+                    secret service:    \(secretService)\n
+                    """)
+            }
+            return .success
+        }
         let kernel: String
         switch status.kernelKeyring {
         case .available: kernel = "available"
@@ -257,7 +270,7 @@ enum Commands {
         let classes = status.availableClasses.map { "\($0)" }
         if json {
             let object: [String: JSON] = [
-                "backend": .string(kind.rawValue),
+                "backend": .string(kind.rawValue), "exists": .bool(true),
                 "vault": .string(status.location.path), "formatVersion": .number(status.formatVersion),
                 "passphrase": .bool(status.hasPassphrase), "unlocked": .bool(status.isUnlocked),
                 "availableClasses": .array(classes.map { .string($0) }), "kernelKeyring": .string(kernel),

@@ -17,7 +17,7 @@ public enum ExitCode: Int32, Sendable, CaseIterable {
     /// The one place store errors become exit statuses.
     init(_ error: StoreError) {
         switch error {
-        case .itemNotFound: self = .notFound
+        case .itemNotFound, .noVault: self = .notFound
         case .locked, .collectionLocked, .wrongPassphrase, .passphraseRequired, .userCancelled, .authenticationFailed, .interactionNotAllowed: self = .locked
         case .invalidArgument: self = .usage
         default: self = .failure

@@ -30,7 +30,7 @@ enum SecretServiceWorker {
             DispatchQueue.global().async {
                 let start = Date()
                 var failure: StoreError?
-                do { _ = try store.contains(Query(.genericPassword, attributes: Attributes(service: "bound", account: "\(index)"))) } catch let error as StoreError { failure = error } catch { failure = .io("\(error)") }
+                do throws(StoreError) { _ = try store.contains(Query(.genericPassword, attributes: Attributes(service: "bound", account: "\(index)"))) } catch { failure = error }
                 results.add((Date().timeIntervalSince(start), kind(failure)))
                 group.leave()
             }
@@ -51,7 +51,7 @@ enum SecretServiceWorker {
         DispatchQueue.global().asyncAfter(deadline: .now() + freezeAfter) { kill(pid, SIGSTOP) }
         let start = Date()
         var failure: StoreError?
-        do { try store.write(operations) } catch let error as StoreError { failure = error } catch { failure = .io("\(error)") }
+        do throws(StoreError) { try store.write(operations) } catch { failure = error }
         print("elapsed=\(String(format: "%.3f", Date().timeIntervalSince(start))) outcome=\(kind(failure))")
         return 0
     }

@@ -62,7 +62,7 @@ struct FileTests {
     @Test("the vault refuses to open when its files are readable by others", arguments: ["", ".key"])
     func refusesOpenFiles(suffix: String) throws {
         let configuration = directory.vaultConfiguration()
-        _ = try Vault(configuration)
+        try Vault(configuration).add(Item(.genericPassword, attributes: Attributes(service: "s", account: "a"), value: SecretBytes(utf8: "v")))
         chmod(configuration.location.path + suffix, 0o644)
         #expect(throws: StoreError.insecurePermissions(path: configuration.location.path + suffix)) {
             let vault = try Vault(configuration)

@@ -5,12 +5,23 @@ internal import CSQLite
 final class Connection {
     let handle: OpaquePointer
     private var cache: [String: Statement] = [:]
+    /// What one statement may still do, in thousands of SQLite VM instructions (reset by each
+    /// statement): about a billion instructions, seconds of work, far above any vault's needs.
+    let workBudget = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+    static let statementWork = 1_000_000
+
+    /// Called before each statement runs.
+    func resetWorkBudget() { workBudget.pointee = Self.statementWork }
 
     /// Opens (creating if asked) the database at `path` in WAL mode with `synchronous=FULL`
     /// and a busy timeout, so that concurrent writers in other processes wait instead of failing.
+    ///
+    /// The file is never followed through a symbolic link, its schema is never trusted (no
+    /// side effects from views or triggers), and the work one statement may do is bounded, so a
+    /// crafted file cannot make a call hang.
     init(path: String, create: Bool, readOnly: Bool = false, busyTimeoutMilliseconds: Int32 = 15_000) throws(SQLiteError) {
         var db: OpaquePointer?
-        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE | SQLITE_OPEN_NOFOLLOW
         flags |= readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
         if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
         let rc = sqlite3_open_v2(path, &db, flags, nil)
@@ -21,8 +32,18 @@ final class Connection {
             throw SQLiteError(code: rc, message: message, sql: nil)
         }
         handle = db
+        workBudget.pointee = Self.statementWork
         do {
             _ = csqlite_enable_defensive(db)
+            _ = csqlite_distrust_schema(db)
+            // No value or attribute record comes near this; a crafted one gets an error, not memory.
+            sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 16 << 20)
+            sqlite3_limit(db, SQLITE_LIMIT_SQL_LENGTH, 1 << 16)
+            sqlite3_progress_handler(db, 1_000, { budget in
+                guard let budget = budget?.assumingMemoryBound(to: Int.self) else { return 0 }
+                budget.pointee -= 1
+                return budget.pointee < 0 ? 1 : 0
+            }, workBudget)
             sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
             if !readOnly {
                 try execute("PRAGMA journal_mode=WAL")
@@ -39,6 +60,7 @@ final class Connection {
     deinit {
         cache.removeAll()
         sqlite3_close_v2(handle)
+        workBudget.deallocate()
     }
 
     var lastMessage: String { String(cString: sqlite3_errmsg(handle)) }
@@ -52,6 +74,7 @@ final class Connection {
 
     /// Runs SQL that returns no rows (may be several statements).
     func execute(_ sql: String) throws(SQLiteError) {
+        resetWorkBudget()
         var message: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &message)
         if rc != SQLITE_OK {

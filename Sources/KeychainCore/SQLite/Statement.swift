@@ -30,6 +30,7 @@ final class Statement {
     /// Binds `values` (1-based, in order), runs `body`, then resets the statement and clears its
     /// bindings so no bound bytes linger in SQLite's memory longer than needed.
     func with<R>(_ values: [Value], _ body: (Statement) throws(SQLiteError) -> R) throws(SQLiteError) -> R {
+        connection.resetWorkBudget()
         defer {
             sqlite3_reset(handle)
             sqlite3_clear_bindings(handle)
@@ -63,6 +64,13 @@ final class Statement {
         try with(values) { (s: Statement) throws(SQLiteError) in while try s.step() {} }
     }
 
+    /// Runs an UPDATE or DELETE of one row and returns how many rows it changed (SQLite's own
+    /// count), so the caller can check that exactly the row it meant was written.
+    func runCountingChanges(_ values: [Value]) throws(SQLiteError) -> Int {
+        try run(values)
+        return Int(sqlite3_changes64(connection.handle))
+    }
+
     func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
 
     func blob(_ column: Int32) -> [UInt8] {
@@ -70,6 +78,8 @@ final class Statement {
         guard count > 0, let pointer = sqlite3_column_blob(handle, column) else { return [] }
         return Array(UnsafeRawBufferPointer(start: pointer, count: count))
     }
+
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
 
     func text(_ column: Int32) -> String {
         guard let pointer = sqlite3_column_text(handle, column) else { return "" }

@@ -27,6 +27,14 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case boundToAnotherMachine
     /// The vault's files are readable by other users; the vault refuses to use them.
     case insecurePermissions(path: String)
+    /// A vault file, key file or directory the vault refuses to use, and why: another user
+    /// owns it, others may write the directory, it is a symbolic link or not a regular file.
+    case untrusted(path: String, reason: String)
+    /// There is no vault at the path yet (one is created by the first write).
+    case noVault(path: String)
+    /// The vault is missing (or empty) but its key file is there: the vault was most probably
+    /// moved, deleted or truncated. Nothing is created over it: that would orphan the key.
+    case orphanedKeyFile(vault: String, keyFile: String)
     /// The store's backend cannot be reached or used here.
     case unavailable(String)
     /// A file-system or database failure (disk full, read-only, permission denied...).
@@ -62,6 +70,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unsupportedFormatVersion(let v): "The vault uses format version \(v), which this version of the library does not know."
         case .boundToAnotherMachine: "The item is bound to another machine (ThisDeviceOnly) and cannot be opened here."
         case .insecurePermissions(let path): "Refusing to use \(path): it is readable or writable by other users (expected mode 0600, directory 0700)."
+        case .untrusted(let path, let reason): "Refusing to use \(path): \(reason)."
+        case .noVault(let path): "There is no vault at \(path) yet; the first write creates it."
+        case .orphanedKeyFile(let vault, let keyFile): "The vault \(vault) is missing or empty, but its key file \(keyFile) exists: the vault was probably moved, deleted or truncated. Put it back (or restore a backup); to start a new, empty vault instead, move the key file away first. Nothing was created."
         case .unavailable(let why): "The store is unavailable: \(why)."
         case .io(let why): "I/O error: \(why)."
         case .userCancelled: "The user cancelled the proof of presence this item needs."
@@ -87,7 +98,9 @@ extension StoreError {
         case .valueTooLarge, .invalidArgument: -50  // errSecParam
         case .unavailable: -25291             // errSecNotAvailable
         case .corrupted, .tampered, .unsupportedFormatVersion: -26275  // errSecDecode
-        case .insecurePermissions: -61        // errSecWrPerm
+        case .insecurePermissions, .untrusted: -61  // errSecWrPerm
+        case .noVault: -25300                 // errSecItemNotFound: nothing is there
+        case .orphanedKeyFile: -26275         // errSecDecode
         case .io, .outcomeUnknown, .partlyApplied: -36  // errSecIO
         }
     }

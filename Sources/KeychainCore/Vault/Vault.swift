@@ -1,72 +1,60 @@
 import FoundationEssentials
-import Dispatch
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The embedded encrypted vault: one SQLite file per keychain, every item sealed with
 /// AES-256-GCM under the key of its accessibility class, found through HMAC digests.
 ///
-/// Key hierarchy, after Apple's Data Protection: a random master key, wrapped by the vault key
-/// (from a passphrase through scrypt, or from a random key file beside the vault when there is
-/// no passphrase); a random key per accessibility class, wrapped by a key derived from the
-/// master key (bound to the machine for ThisDeviceOnly classes).
+/// Reads never create anything: a vault that does not exist yet holds no items (reads find
+/// nothing, ``status()`` says so), and the first write creates it, whole, with a key file
+/// (no passphrase). A missing vault beside an existing key file is refused on every call
+/// (``StoreError/orphanedKeyFile(vault:keyFile:)``), since it most probably means the vault
+/// was moved. Files owned by another user, links, and altered schemas are refused too
+/// (``VaultFile``, ``VaultSchema``).
 ///
-/// Every method is thread-safe and atomic. Several processes may share one vault: writes take
-/// SQLite's write lock (`BEGIN IMMEDIATE`) and wait for each other.
+/// Every method is thread-safe and atomic. Several processes may share one vault.
 public final class Vault: Store, @unchecked Sendable {
     /// How this vault was opened.
     public let configuration: VaultConfiguration
     /// Where the vault lives.
     public var location: VaultLocation { configuration.location }
 
-    // All mutable state below is guarded by `mutex`; SQLite runs in multi-thread mode and relies on it.
     private let mutex = Lock()
-    private let connection: Connection
-    private var header: VaultHeader
-    private var keys = KeyRing()
-    private var lastUse = ContinuousClock.now
-    private var idleTimer: DispatchSourceTimer?
-    private var kernelKeyringState: VaultStatus.KernelKeyringState?
-    private let kernelKeyring = KernelKeyring()
-    /// Read on first need: only ThisDeviceOnly classes use it, and most opens touch none.
-    private lazy var machineID: [UInt8]? = configuration.machineIdentity.read()
-    private var identityMemo: [IdentityMemoKey: [UInt8]] = [:]
-    /// The unwrapped presence private key for the read in progress (set and cleared under `mutex`).
-    private var presenceKey: SecretBytes?
-    /// The access control of the item a read found it could not open without a proof.
-    private var presenceNeeded: AccessControl?
+    private var opened: OpenVault?
 
-    /// Opens the vault, creating it (without a passphrase, with a key file) if it is missing and
-    /// the configuration allows it. A vault with a passphrase opens locked.
+    /// Opens the vault if it exists; a missing one is created by the first write (when the
+    /// configuration's ``VaultConfiguration/createIfMissing`` allows it), never by a read.
     ///
-    /// - Throws: ``StoreError/insecurePermissions(path:)`` if a vault file is open to other users,
-    ///   ``StoreError/corrupted(_:)`` or ``StoreError/unsupportedFormatVersion(_:)`` for a file
-    ///   that is not a vault this version can read, ``StoreError/io(_:)`` for file-system failures.
+    /// - Throws: ``StoreError/untrusted(path:reason:)`` or ``StoreError/insecurePermissions(path:)``
+    ///   for files another user owns or may change, or links; ``StoreError/orphanedKeyFile(vault:keyFile:)``;
+    ///   ``StoreError/corrupted(_:)``, ``StoreError/tampered(_:)`` or
+    ///   ``StoreError/unsupportedFormatVersion(_:)`` for a file that is not a vault this version
+    ///   can use; ``StoreError/io(_:)`` for file-system failures.
     public init(_ configuration: VaultConfiguration = VaultConfiguration()) throws(StoreError) {
         self.configuration = configuration
-        let location = configuration.location
-        if !FileSystem.exists(location.path) {
-            guard configuration.createIfMissing else { throw .io("no vault at \(location.path)") }
-            do {
-                try FileSystem.createDirectory(location.directory)
-                try FileSystem.createPrivateFile(location.path)
-            } catch {
-                // Another process may have created it first; anything else is fatal.
-                if error.code != EEXIST { throw Self.map(error) }
-            }
-        }
-        try Self.checkPermissions(location)
-        do {
-            connection = try Connection(path: location.path, create: false)
-        } catch {
-            throw Self.map(error)
-        }
-        header = try Self.initialize(connection, location: location)
+        _ = try vault(creating: false)
     }
 
-    deinit {
-        idleTimer?.cancel()
+    /// The open vault: opened when its file exists, created first when `creating`; nil when
+    /// there is none and `creating` is false.
+    private func vault(creating: Bool) throws(StoreError) -> OpenVault? {
+        mutex.lock()
+        defer { mutex.unlock() }
+        if let opened { return opened }
+        let entry = try VaultFile.entry(location.path)
+        // An empty file where a vault was: truncated, or emptied by a careless copy. Checked
+        // before SQLite opens it (which could fill it from a leftover WAL).
+        if case .present(let info) = entry, info.st_size == 0, case .present = try VaultFile.entry(location.keyFilePath) {
+            throw .orphanedKeyFile(vault: location.path, keyFile: location.keyFilePath)
+        }
+        if case .missing = entry {
+            if case .present = try VaultFile.entry(location.keyFilePath) {
+                throw .orphanedKeyFile(vault: location.path, keyFile: location.keyFilePath)
+            }
+            guard creating else { return nil }
+            guard configuration.createIfMissing else { throw .noVault(path: location.path) }
+            try OpenVault.create(configuration)
+        }
+        opened = try OpenVault(configuration)
+        return opened
     }
 
     // MARK: - Lock state
@@ -77,40 +65,28 @@ public final class Vault: Store, @unchecked Sendable {
     /// this does nothing.
     ///
     /// - Throws: ``StoreError/wrongPassphrase`` (nothing changes), ``StoreError/tampered(_:)``
-    ///   if a wrapped key fails verification.
+    ///   if a wrapped key fails verification, ``StoreError/noVault(path:)`` when there is no vault.
     public func unlock(passphrase: SecretBytes) throws(StoreError) {
-        try withState { () throws(StoreError) in
-            try refreshHeader()
-            guard case .passphrase = header.protection else { return }
-            let (master, passphraseKey) = try openMasterKey(passphrase: passphrase)
-            try adopt(master: master)
-            // Best effort: a read-only vault still unlocks; it just cannot take presence items yet.
-            if let passphraseKey { try? createPresenceKeyIfMissing(passphraseKey: passphraseKey) }
-            try loadExistingClassKeys()
-            publishToKernelKeyring()
-            startIdleTimer()
-        }
+        guard let vault = try vault(creating: false) else { throw .noVault(path: location.path) }
+        try vault.unlock(passphrase: passphrase)
     }
 
     /// Locks the vault in this process: the master key and the whenUnlocked class keys are wiped
     /// from memory. afterFirstUnlock items stay readable until reboot, as on iOS; see
     /// ``forgetCachedKeys()``. A vault without a passphrase unlocks itself again on next use.
     public func lock() {
-        mutex.withLock { lockKeys() }
+        (try? vault(creating: false))??.lock()
     }
 
     /// Locks the vault and also drops the afterFirstUnlock keys, from this process and from the
     /// kernel keyring: as after a reboot, only the passphrase opens the vault again.
     public func forgetCachedKeys() {
-        mutex.withLock {
-            lockKeys()
-            keys.wipeAll()
-            if configuration.usesKernelKeyring { kernelKeyring.remove(cacheDescription) }
-        }
+        (try? vault(creating: false))??.forgetCachedKeys()
     }
 
     /// Sets, changes or removes the passphrase without re-encrypting any item: only the master
-    /// key is re-wrapped, in one transaction.
+    /// key is re-wrapped, in one transaction. Setting one on a vault that does not exist yet
+    /// creates it.
     ///
     /// - Parameters:
     ///   - current: the current passphrase; ignored when the vault has none.
@@ -120,941 +96,73 @@ public final class Vault: Store, @unchecked Sendable {
     ///   ``StoreError/invalidArgument(_:)`` for an empty new passphrase.
     public func changePassphrase(from current: SecretBytes?, to new: SecretBytes?) throws(StoreError) {
         if let new, new.count == 0 { throw .invalidArgument("the new passphrase is empty") }
-        try withState { () throws(StoreError) in
-            try refreshHeader()
-            let master: SecretBytes
-            var currentPassphraseKey: SecretBytes?
-            let hadPassphrase = header.hasPassphrase
-            if hadPassphrase {
-                guard let current else { throw .wrongPassphrase }
-                (master, currentPassphraseKey) = try openMasterKey(passphrase: current)
-            } else {
-                if new == nil { return }
-                master = try masterKeyFromKeyFile()
-            }
-            var replacement = VaultHeader(version: header.version, vaultID: header.vaultID, protection: .keyFile)
-            let wrappingKey: SecretBytes
-            if let new {
-                let salt = Random.bytes(VaultHeader.saltSize)
-                replacement.protection = .passphrase(configuration.scryptParameters, salt: salt)
-                wrappingKey = try Self.crypto { () throws(OpenSSLError) in
-                    try Scrypt.deriveKey(passphrase: new, salt: salt, parameters: configuration.scryptParameters)
-                }
-            } else {
-                wrappingKey = SecretBytes.random(count: 32)
-            }
-            replacement.wrappedMasterKey = try Self.crypto { () throws(OpenSSLError) in
-                try AESGCM.seal(master, key: wrappingKey, associatedData: RecordCoding.masterKeyAssociatedData(replacement))
-            }
-            // The lookup key (derived from the master key, which does not change) tags the presence public key.
-            try adopt(master: master)
-            let presenceRecord = try new == nil ? nil : rewrappedPresenceKey(from: currentPassphraseKey, to: wrappingKey)
-            try writeTransaction { () throws(StoreError) in
-                if let presenceRecord {
-                    try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.writePresenceKey).run([.blob(presenceRecord.encoded())]) }
-                }
-                if new == nil {
-                    // Written before the header that needs it; if the commit fails, the old
-                    // header (passphrase) still stands and the stray key file is unused.
-                    do throws(FileSystem.Failure) { try FileSystem.writeAtomically(wrappingKey, to: location.keyFilePath) } catch { throw Self.map(error) }
-                    let code = Int64(Accessibility.whenPasscodeSetThisDeviceOnly.code)
-                    // As on iOS, removing the passcode destroys what needed it: the passcode class
-                    // and every item behind a proof of presence, with the presence key pair.
-                    try sql { () throws(SQLiteError) in
-                        try connection.statement(VaultSchema.deleteProtection).run([.integer(code)])
-                        try connection.statement(VaultSchema.deleteClassKey).run([.integer(code)])
-                        try connection.statement(VaultSchema.deletePresenceItems).run([])
-                        try connection.statement(VaultSchema.deletePresenceKey).run([])
-                    }
-                }
-                try sql { () throws(SQLiteError) in
-                    try connection.statement(VaultSchema.writeHeader).run([.blob(replacement.encoded())])
-                }
-            }
-            header = replacement
-            if new != nil && !hadPassphrase { FileSystem.remove(location.keyFilePath) }
-            if new == nil { keys.classes[.whenPasscodeSetThisDeviceOnly] = nil }
-            if new != nil {
-                try loadExistingClassKeys()
-                publishToKernelKeyring()
-                startIdleTimer()
-            }
-        }
+        guard let vault = try vault(creating: new != nil) else { return }
+        try vault.changePassphrase(from: current, to: new)
     }
 
     /// True once the vault has a passphrase and a presence key pair (made at the first unlock).
     public var supportsAccessControl: Bool {
-        mutex.withLock {
-            try? refreshHeader()
-            return header.hasPassphrase && (try? storedPresenceKey()) != nil
-        }
+        ((try? vault(creating: false)) ?? nil)?.supportsAccessControl ?? false
     }
 
     /// Whether the vault is protected by a passphrase (read from its header as last seen).
     public var hasPassphrase: Bool {
-        mutex.withLock { header.hasPassphrase }
+        ((try? vault(creating: false)) ?? nil)?.hasPassphrase ?? false
     }
 
-    /// Where the vault is, whether it is locked, and which classes are available now.
+    /// Where the vault is, whether it exists and is locked, and which classes are available now.
+    /// Creates nothing.
     public func status() -> VaultStatus {
-        mutex.withLock {
-            try? refreshHeader()
-            try? loadImplicitKeys()
-            let available = Accessibility.allCases.filter { classAvailable($0) }
-            let count = (try? connection.statement(VaultSchema.countItems).with([]) { (s: Statement) throws(SQLiteError) -> Int in
-                _ = try s.step()
-                return Int(s.integer(0))
-            }) ?? 0
-            return VaultStatus(
-                location: location,
-                formatVersion: Int(header.version),
-                hasPassphrase: header.hasPassphrase,
-                isUnlocked: keys.master != nil,
-                availableClasses: available,
-                kernelKeyring: currentKernelKeyringState(),
-                machineBinding: machineID == nil ? "no machine id (/etc/machine-id): ThisDeviceOnly classes are unavailable" : nil,
-                itemCount: count)
-        }
+        if let vault = (try? vault(creating: false)) ?? nil { return vault.status() }
+        return VaultStatus(location: location, exists: false, formatVersion: Int(VaultHeader.currentVersion), hasPassphrase: false,
+                           isUnlocked: true, availableClasses: Self.classesOfANewVault, kernelKeyring: .disabled,
+                           machineBinding: nil, itemCount: 0)
     }
 
     /// Runs SQLite's full integrity check of the vault file (every page, index and row).
-    /// - Throws: ``StoreError/corrupted(_:)`` with SQLite's first complaint when it fails.
+    /// - Throws: ``StoreError/corrupted(_:)`` with SQLite's first complaint when it fails,
+    ///   ``StoreError/noVault(path:)`` when there is no vault.
     public func verifyIntegrity() throws(StoreError) {
-        let report = try withState { () throws(StoreError) -> String in
-            try sql { () throws(SQLiteError) -> String in
-                try connection.statement("PRAGMA integrity_check").with([]) { (s: Statement) throws(SQLiteError) -> String in
-                    try s.step() ? s.text(0) : "no answer"
-                }
-            }
-        }
-        guard report == "ok" else { throw .corrupted("integrity check: \(report)") }
+        guard let vault = try vault(creating: false) else { throw .noVault(path: location.path) }
+        try vault.verifyIntegrity()
     }
 
     // MARK: - Store
 
+    /// What a new vault (a key file, no passphrase) makes available.
+    private static let classesOfANewVault = Accessibility.allCases.filter { $0 != .whenPasscodeSetThisDeviceOnly }
+
     public func isAvailable(_ accessibility: Accessibility) -> Bool {
-        mutex.withLock {
-            touch()
-            try? loadImplicitKeys()
-            return classAvailable(accessibility)
+        switch Result(catching: { () throws(StoreError) in try vault(creating: false) }) {
+        case .success(let vault?): vault.isAvailable(accessibility)
+        case .success(nil): Self.classesOfANewVault.contains(accessibility)
+        case .failure: false
         }
     }
 
-    /// Finds items; with `returnData`, values behind an ``AccessControl`` are decrypted only
-    /// after the query's ``AuthenticationContext`` (or the default authenticator) gives the
-    /// proof, asked for once per call, outside the vault's lock.
-    ///
-    /// - Throws: ``StoreError/userCancelled``, ``StoreError/authenticationFailed`` or
-    ///   ``StoreError/interactionNotAllowed`` for such values, besides the usual errors.
     public func copyMatching(_ query: Query) throws(StoreError) -> [Item] {
         try query.validate()
-        var proof: SecretBytes?
-        while true {
-            var needed: AccessControl?
-            do throws(StoreError) {
-                return try withState { () throws(StoreError) -> [Item] in
-                    presenceKey = proof ?? query.authentication?.key(for: header.vaultID)
-                    presenceNeeded = nil
-                    defer { presenceKey = nil }
-                    do throws(StoreError) {
-                        return try copyMatchingLocked(query)
-                    } catch .interactionNotAllowed {
-                        needed = presenceNeeded
-                        throw .interactionNotAllowed
-                    }
-                }
-            } catch .interactionNotAllowed {
-                guard proof == nil, let needed else { throw .interactionNotAllowed }
-                proof = try presenceProof(for: needed, context: query.authentication ?? AuthenticationContext())
-            }
-        }
+        guard let vault = try vault(creating: false) else { throw .itemNotFound }
+        return try vault.copyMatching(query)
     }
 
-    private func copyMatchingLocked(_ query: Query) throws(StoreError) -> [Item] {
-        let rows = try matchingRows(query, includeValue: query.returnData, needAttributes: query.returnAttributes)
-        guard !rows.isEmpty else { throw .itemNotFound }
-        var items: [Item] = []
-        items.reserveCapacity(rows.count)
-        for row in rows {
-            var item: Item
-            if let attributes = row.attributes {
-                item = Item(row.itemClass, attributes: attributes)
-            } else {
-                var named = query.attributes
-                named.accessibility = row.accessibility
-                item = Item(row.itemClass, attributes: named)
-            }
-            if query.returnData, let sealed = row.value {
-                item.value = try open(sealed, row: row, part: .value)
-            }
-            items.append(item)
-        }
-        return items
-    }
-
-    // MARK: - Presence (access control)
-
-    /// Asks the context's authenticator for the passphrase and unwraps the presence private
-    /// key with it; scrypt runs outside the vault's lock.
-    private func presenceProof(for accessControl: AccessControl, context: AuthenticationContext) throws(StoreError) -> SecretBytes {
-        guard !context.interactionNotAllowed else { throw .interactionNotAllowed }
-        if accessControl.needsBiometry && !context.authenticator.offersBiometry {
-            throw .unavailable("this item needs a biometric proof (\(accessControl)) and the authenticator offers none")
-        }
-        let request = PresenceRequest(reason: context.localizedReason, accessControl: accessControl, vaultPath: location.path)
-        let passphrase: SecretBytes
-        do {
-            passphrase = try context.authenticator.authenticate(request)
-        } catch {
-            switch error {
-            case .cancelled: throw .userCancelled
-            case .unavailable(let why): throw .unavailable(why)
-            }
-        }
-        let (protection, record, vaultID) = try withState { () throws(StoreError) -> (VaultHeader.Protection, PresenceKeyRecord?, [UInt8]) in
-            try refreshHeader()
-            return (header.protection, try storedPresenceKey(), header.vaultID)
-        }
-        guard case .passphrase(let parameters, let salt) = protection, let record else { throw .passphraseRequired }
-        let privateKey = try Self.crypto { () throws(OpenSSLError) -> SecretBytes? in
-            let wrapping = try PresenceKeyRecord.wrappingKey(passphraseKey: Scrypt.deriveKey(passphrase: passphrase, salt: salt, parameters: parameters))
-            return try? AESGCM.open(record.wrappedPrivateKey, key: wrapping,
-                                    associatedData: PresenceKeyRecord.wrappingAssociatedData(vaultID: vaultID, publicKey: record.publicKey))
-        }
-        guard let privateKey else { throw .authenticationFailed }
-        context.keep(privateKey, for: vaultID)
-        return privateKey
-    }
-
-    private func storedPresenceKey() throws(StoreError) -> PresenceKeyRecord? {
-        let bytes = try sql { () throws(SQLiteError) -> [UInt8]? in
-            try connection.statement(VaultSchema.readPresenceKey).with([]) { (s: Statement) throws(SQLiteError) -> [UInt8]? in
-                try s.step() ? s.blob(0) : nil
-            }
-        }
-        guard let bytes else { return nil }
-        guard let record = PresenceKeyRecord.decode(bytes) else { throw .corrupted("the presence key record does not decode") }
-        return record
-    }
-
-    /// The presence public key writers seal to, checked against its tag under the lookup key.
-    private func trustedPresencePublicKey() throws(StoreError) -> [UInt8] {
-        guard header.hasPassphrase else { throw .passphraseRequired }
-        guard let record = try storedPresenceKey() else {
-            throw .unavailable("the vault has no presence key yet: unlock it with its passphrase once")
-        }
-        let expected = try lookupKey().authenticationCode(PresenceKeyRecord.tagMessage(record.publicKey))
-        guard Digest.equal(expected, record.publicKeyTag) else { throw .tampered("the presence public key failed verification") }
-        return record.publicKey
-    }
-
-    private func createPresenceKeyIfMissing(passphraseKey: SecretBytes) throws(StoreError) {
-        guard try storedPresenceKey() == nil else { return }
-        let record = try rewrappedPresenceKey(from: nil, to: passphraseKey)
-        try writeTransaction { () throws(StoreError) in
-            guard try storedPresenceKey() == nil else { return }
-            try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.writePresenceKey).run([.blob(record.encoded())]) }
-        }
-    }
-
-    /// The presence key pair wrapped for the passphrase whose scrypt output is `newKey`: the
-    /// existing pair, unwrapped with `currentKey`, or a new pair when there is none.
-    private func rewrappedPresenceKey(from currentKey: SecretBytes?, to newKey: SecretBytes) throws(StoreError) -> PresenceKeyRecord {
-        let vaultID = header.vaultID
-        var pair: (privateKey: SecretBytes, publicKey: [UInt8])?
-        if let currentKey, let existing = try storedPresenceKey() {
-            let wrapping = try Self.crypto { () throws(OpenSSLError) in try PresenceKeyRecord.wrappingKey(passphraseKey: currentKey) }
-            guard let privateKey = try? AESGCM.open(existing.wrappedPrivateKey, key: wrapping,
-                                                    associatedData: PresenceKeyRecord.wrappingAssociatedData(vaultID: vaultID, publicKey: existing.publicKey))
-            else { throw .tampered("the presence private key does not open with the passphrase that opens the vault") }
-            pair = (privateKey, existing.publicKey)
-        }
-        let tag = try lookupKey()
-        return try Self.crypto { () throws(OpenSSLError) -> PresenceKeyRecord in
-            let (privateKey, publicKey) = if let pair { pair } else { try X25519.generate() }
-            let wrapped = try AESGCM.seal(privateKey, key: PresenceKeyRecord.wrappingKey(passphraseKey: newKey),
-                                          associatedData: PresenceKeyRecord.wrappingAssociatedData(vaultID: vaultID, publicKey: publicKey))
-            return PresenceKeyRecord(publicKey: publicKey, publicKeyTag: tag.authenticationCode(PresenceKeyRecord.tagMessage(publicKey)),
-                                     wrappedPrivateKey: wrapped)
-        }
-    }
-
-    /// Whether an item matches, without decrypting any value (and any attribute the digests cover).
     public func contains(_ query: Query) throws(StoreError) -> Bool {
         try query.validate()
-        return try withState { () throws(StoreError) -> Bool in
-            var one = query
-            one.limit = .one
-            return try !matchingRows(one, includeValue: false, needAttributes: false).isEmpty
-        }
+        guard let vault = try vault(creating: false) else { return false }
+        return try vault.contains(query)
     }
 
     @discardableResult
     public func write(_ operations: [WriteOperation]) throws(StoreError) -> WriteResult {
         for operation in operations { try operation.validate() }
-        return try withState { () throws(StoreError) -> WriteResult in
-            try writeTransaction { () throws(StoreError) -> WriteResult in
-                var counts: [Int] = []
-                for operation in operations {
-                    counts.append(try apply(operation))
-                }
-                return WriteResult(counts: counts)
-            }
+        let adds = operations.contains { if case .add = $0 { true } else if case .upsert = $0 { true } else { false } }
+        if let vault = try vault(creating: adds) { return try vault.write(operations) }
+        // Only updates and deletes, and no vault: nothing to change, as in an empty vault.
+        var counts: [Int] = []
+        for operation in operations {
+            if case .update = operation { throw .itemNotFound }
+            counts.append(0)
         }
+        return WriteResult(counts: counts)
     }
-
-    // MARK: - Operations (mutex held)
-
-    private func apply(_ operation: WriteOperation) throws(StoreError) -> Int {
-        switch operation {
-        case .add(let item):
-            try validate(item)
-            if try row(identity: identity(of: item), includeValue: false) != nil { throw .duplicateItem }
-            try insert(item)
-            return 1
-        case .upsert(let item):
-            try validate(item)
-            guard let existing = try row(identity: identity(of: item), includeValue: item.value == nil) else {
-                try insert(item)
-                return 1
-            }
-            let old = try decryptAttributes(existing)
-            try replace(existing, attributes: old.merging(item.attributes), value: item.value)
-            return 1
-        case .update(let query, let changes, let value):
-            if let value, value.count > configuration.maximumValueSize { throw .valueTooLarge(limit: configuration.maximumValueSize) }
-            let rows = try matchingRows(query, includeValue: value == nil, needAttributes: true)
-            guard !rows.isEmpty else { throw .itemNotFound }
-            for existing in rows {
-                try replace(existing, attributes: (existing.attributes ?? Attributes()).merging(changes), value: value)
-            }
-            return rows.count
-        case .delete(let query):
-            let rows = try matchingRows(query, includeValue: false, needAttributes: false)
-            try sql { () throws(SQLiteError) in
-                let statement = try connection.statement(VaultSchema.deleteItem)
-                for row in rows { try statement.run([.integer(row.id)]) }
-            }
-            return rows.count
-        }
-    }
-
-    private func validate(_ item: Item) throws(StoreError) {
-        if let value = item.value, value.count > configuration.maximumValueSize {
-            throw .valueTooLarge(limit: configuration.maximumValueSize)
-        }
-    }
-
-    private func identity(of item: Item) throws(StoreError) -> [UInt8] {
-        try identityDigest(item.itemClass, item.attributes)
-    }
-
-    /// The identity digest of `attributes`, memoised: a program reads the same few items again
-    /// and again, and encoding plus HMAC is a third of a read. The digests are not secret (the
-    /// table stores them) and the lookup key never changes for a vault, so entries stay valid;
-    /// the memo is bounded and dropped whole when full.
-    private func identityDigest(_ itemClass: ItemClass, _ attributes: Attributes) throws(StoreError) -> [UInt8] {
-        let key = IdentityMemoKey(itemClass: itemClass, attributes: attributes)
-        if let digest = identityMemo[key] { return digest }
-        let digest = try lookupKey().authenticationCode(RecordCoding.identityMessage(itemClass, attributes))
-        if identityMemo.count >= 1_024 { identityMemo.removeAll(keepingCapacity: true) }
-        identityMemo[key] = digest
-        return digest
-    }
-
-    private func insert(_ item: Item) throws(StoreError) {
-        var attributes = item.attributes.normalizedIdentity(for: item.itemClass)
-        attributes.accessibility = attributes.accessibility ?? .whenUnlocked
-        let now = Date()
-        attributes.creationDate = now
-        attributes.modificationDate = now
-        let sealed = try seal(item.itemClass, attributes: attributes, value: item.value)
-        try sql { () throws(SQLiteError) in
-            try connection.statement(VaultSchema.insertItem).run([
-                .integer(Int64(item.itemClass.code)), .integer(Int64(RecordCoding.protectionCode(attributes.accessibility!, attributes.accessControl))),
-                .blob(sealed.identity), .blob(sealed.scope), .blob(sealed.attributes), .blob(sealed.value),
-            ])
-        }
-    }
-
-    /// Re-seals an existing row with new attributes (and value, or its old one), checking that
-    /// a changed identity does not collide with another item.
-    private func replace(_ existing: Row, attributes: Attributes, value: SecretBytes?) throws(StoreError) {
-        var attributes = attributes.normalizedIdentity(for: existing.itemClass)
-        attributes.accessibility = attributes.accessibility ?? existing.accessibility
-        attributes.accessControl = attributes.accessControl ?? existing.accessControl
-        attributes.creationDate = existing.attributes?.creationDate ?? attributes.creationDate ?? Date()
-        attributes.modificationDate = Date()
-        let plaintext: SecretBytes
-        if let value {
-            plaintext = value
-        } else if let sealed = existing.value {
-            plaintext = try open(sealed, row: existing, part: .value)
-        } else {
-            plaintext = try open(try sealedValue(of: existing), row: existing, part: .value)
-        }
-        let sealed = try seal(existing.itemClass, attributes: attributes, value: plaintext)
-        if sealed.identity != existing.identity, try row(identity: sealed.identity, includeValue: false) != nil {
-            throw .duplicateItem
-        }
-        try sql { () throws(SQLiteError) in
-            try connection.statement(VaultSchema.replaceItem).run([
-                .integer(Int64(RecordCoding.protectionCode(attributes.accessibility!, attributes.accessControl))), .blob(sealed.identity), .blob(sealed.scope),
-                .blob(sealed.attributes), .blob(sealed.value), .integer(existing.id),
-            ])
-        }
-    }
-
-    private struct SealedRecord {
-        var identity: [UInt8]
-        var scope: [UInt8]
-        var attributes: [UInt8]
-        var value: [UInt8]
-    }
-
-    private func seal(_ itemClass: ItemClass, attributes: Attributes, value: SecretBytes?) throws(StoreError) -> SealedRecord {
-        let accessibility = attributes.accessibility!
-        let protection = RecordCoding.protectionCode(accessibility, attributes.accessControl)
-        var presencePublicKey: [UInt8]?
-        if let accessControl = attributes.accessControl {
-            presencePublicKey = try trustedPresencePublicKey()
-            if accessControl.needsBiometry && !PresenceAuthentication.defaultAuthenticator.offersBiometry {
-                throw .unavailable("\(accessControl) needs a biometric authenticator and none is installed (PresenceAuthentication.setDefault)")
-            }
-        }
-        let key = try classKey(accessibility, create: true)
-        let lookup = try lookupKey()
-        let identity = lookup.authenticationCode(RecordCoding.identityMessage(itemClass, attributes))
-        let scope = lookup.authenticationCode(RecordCoding.scopeMessage(itemClass, attributes))
-        let vaultID = header.vaultID
-        let plainAttributes = RecordCoding.encode(attributes)
-        return try Self.crypto { () throws(OpenSSLError) -> SealedRecord in
-            let sealedAttributes = try plainAttributes.withBytes { (p: UnsafeRawBufferPointer) throws(OpenSSLError) in
-                try key.seal(p, associatedData: RecordCoding.itemAssociatedData(
-                    vaultID: vaultID, identity: identity, itemClass: itemClass, protection: protection, part: .attributes))
-            }
-            let valueAAD = RecordCoding.itemAssociatedData(vaultID: vaultID, identity: identity, itemClass: itemClass, protection: protection, part: .value)
-            let sealedValue: [UInt8]
-            if let presencePublicKey {
-                let inner = try PresenceSeal.seal(value ?? SecretBytes([]), to: presencePublicKey, associatedData: valueAAD)
-                sealedValue = try key.seal(inner, associatedData: valueAAD)
-            } else if let value {
-                sealedValue = try key.seal(value, associatedData: valueAAD)
-            } else {
-                sealedValue = try key.seal(UnsafeRawBufferPointer(start: nil, count: 0), associatedData: valueAAD)
-            }
-            return SealedRecord(identity: identity, scope: scope, attributes: sealedAttributes, value: sealedValue)
-        }
-    }
-
-    // MARK: - Reading rows
-
-    private struct Row {
-        var id: Int64
-        var itemClass: ItemClass
-        var accessibility: Accessibility
-        var accessControl: AccessControl?
-        var identity: [UInt8]
-        var sealedAttributes: [UInt8]
-        var value: [UInt8]?
-        var attributes: Attributes?
-    }
-
-    private func readRow(_ s: Statement, includeValue: Bool) throws(StoreError) -> Row {
-        guard let itemClass = ItemClass(code: UInt8(truncatingIfNeeded: s.integer(1))),
-              let (accessibility, accessControl) = RecordCoding.protection(code: UInt8(truncatingIfNeeded: s.integer(2)))
-        else { throw .corrupted("an item has an unknown class or protection code") }
-        return Row(id: s.integer(0), itemClass: itemClass, accessibility: accessibility, accessControl: accessControl, identity: s.blob(3),
-                   sealedAttributes: s.blob(4), value: includeValue ? s.blob(5) : nil)
-    }
-
-    private func row(identity: [UInt8], includeValue: Bool) throws(StoreError) -> Row? {
-        let statement = try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.selectByIdentity) }
-        return try fetch(statement, [.blob(identity)], includeValue: includeValue, limit: 1).first
-    }
-
-    private func sealedValue(of row: Row) throws(StoreError) -> [UInt8] {
-        try sql { () throws(SQLiteError) -> [UInt8] in
-            try connection.statement(VaultSchema.selectValue).with([.integer(row.id)]) { (s: Statement) throws(SQLiteError) -> [UInt8] in
-                guard try s.step() else { throw SQLiteError(code: 267, message: "item vanished during the transaction", sql: nil) }
-                return s.blob(0)
-            }
-        }
-    }
-
-    private func fetch(_ statement: Statement, _ values: [Statement.Value], includeValue: Bool, limit: Int?) throws(StoreError) -> [Row] {
-        var rows: [Row] = []
-        var failure: StoreError?
-        try sql { () throws(SQLiteError) in
-            try statement.with(values) { (s: Statement) throws(SQLiteError) in
-                while try s.step() {
-                    do throws(StoreError) {
-                        rows.append(try readRow(s, includeValue: includeValue))
-                    } catch {
-                        failure = error
-                        return
-                    }
-                    if let limit, rows.count >= limit { return }
-                }
-            }
-        }
-        if let failure { throw failure }
-        return rows
-    }
-
-    /// The rows matching `query`. Digests narrow the candidates (identity, then scope, then
-    /// class); attributes are decrypted only when the query names one the digests do not
-    /// cover, or when `needAttributes`; values only when `includeValue`.
-    ///
-    /// A candidate whose class key is not available here (locked, or bound to another machine)
-    /// is passed over, as the Keychain passes over what it cannot decrypt; if nothing matched,
-    /// the reason is thrown, so a locked item is never reported as missing.
-    private func matchingRows(_ query: Query, includeValue: Bool, needAttributes: Bool) throws(StoreError) -> [Row] {
-        var unavailable: StoreError?
-        let results = try matchingRows(query, includeValue: includeValue, needAttributes: needAttributes, unavailable: &unavailable)
-        if results.isEmpty, let unavailable { throw unavailable }
-        return results
-    }
-
-    private func matchingRows(_ query: Query, includeValue: Bool, needAttributes: Bool, unavailable: inout StoreError?) throws(StoreError) -> [Row] {
-        let wanted = query.attributes
-        var results: [Row] = []
-        let present = AttributeField.Mask(present: wanted)
-        for itemClass in query.itemClass.map({ [$0] }) ?? ItemClass.allCases {
-            let path: VaultSchema.Lookup
-            var values: [Statement.Value]
-            var covered = AttributeField.Mask([.accessibility, .accessControl]).bits | AttributeField.dates.bits
-            if present.contains(all: RecordCoding.identityMask(itemClass)) {
-                path = .identity
-                values = [.blob(try identityDigest(itemClass, wanted))]
-                covered |= RecordCoding.identityMask(itemClass).bits
-            } else if present.contains(all: RecordCoding.scopeMask(itemClass)) {
-                path = .scope
-                values = [.blob(try lookupKey().authenticationCode(RecordCoding.scopeMessage(itemClass, wanted)))]
-                covered |= RecordCoding.scopeMask(itemClass).bits
-            } else {
-                path = .itemClass
-                values = []
-            }
-            values.append(.integer(Int64(itemClass.code)))
-            if let accessibility = wanted.accessibility { values.append(.integer(Int64(accessibility.code))) }
-            // The digests already matched the covered fields; only the others need the decrypted attributes.
-            let uncoveredMask = present.subtracting(AttributeField.Mask(bits: covered))
-            let uncovered = uncoveredMask.isEmpty ? [] : uncoveredMask.fields
-            let decrypt = needAttributes || !uncovered.isEmpty
-            let sqlText = VaultSchema.select(path, includeValue: includeValue, byProtection: wanted.accessibility != nil)
-            let statement = try sql { () throws(SQLiteError) in try connection.statement(sqlText) }
-            let limit = (query.limit == .one && !decrypt) ? 1 : nil
-            for var row in try fetch(statement, values, includeValue: includeValue, limit: limit) {
-                if let wantedControl = wanted.accessControl, row.accessControl != wantedControl { continue }
-                if decrypt {
-                    let attributes: Attributes
-                    do {
-                        attributes = try decryptAttributes(row)
-                    } catch {
-                        guard error.isUnavailableKey else { throw error }
-                        unavailable = unavailable ?? error
-                        continue
-                    }
-                    if !uncovered.isEmpty {
-                        let normalized = attributes.normalizedIdentity(for: itemClass)
-                        guard uncovered.allSatisfy({ $0.equal(normalized, wanted) }) else { continue }
-                    }
-                    row.attributes = attributes
-                }
-                results.append(row)
-                if query.limit == .one { return results }
-            }
-        }
-        return results
-    }
-
-    private func decryptAttributes(_ row: Row) throws(StoreError) -> Attributes {
-        if let attributes = row.attributes { return attributes }
-        let plaintext = try open(row.sealedAttributes, row: row, part: .attributes)
-        guard var attributes = plaintext.withUnsafeBytes({ RecordCoding.decodeAttributes($0) }) else {
-            throw .corrupted("an item's attributes do not decode")
-        }
-        // The protection code is authenticated as associated data, so it is the truth.
-        attributes.accessibility = row.accessibility
-        attributes.accessControl = row.accessControl
-        return attributes
-    }
-
-    private func open(_ sealed: [UInt8], row: Row, part: RecordCoding.Part) throws(StoreError) -> SecretBytes {
-        let key = try classKey(row.accessibility, create: false)
-        let aad = RecordCoding.itemAssociatedData(vaultID: header.vaultID, identity: row.identity, itemClass: row.itemClass,
-                                                  protection: RecordCoding.protectionCode(row.accessibility, row.accessControl), part: part)
-        let opened: SecretBytes
-        do {
-            opened = try key.open(sealed, associatedData: aad)
-        } catch {
-            throw .tampered("an item's \(part == .value ? "value" : "attributes") failed authentication")
-        }
-        guard part == .value, let accessControl = row.accessControl else { return opened }
-        guard let presenceKey, let record = try storedPresenceKey() else {
-            presenceNeeded = accessControl
-            throw .interactionNotAllowed
-        }
-        guard let value = PresenceSeal.open(opened, privateKey: presenceKey, publicKey: record.publicKey, associatedData: aad) else {
-            throw .tampered("an item's value failed authentication under the presence key")
-        }
-        return value
-    }
-
-    // MARK: - Keys (mutex held)
-
-    private var cacheDescription: String {
-        "swift-keychain:v1:" + Digest.hex(header.vaultID)
-    }
-
-    private func lookupKey() throws(StoreError) -> HMACKey {
-        if let lookup = keys.lookup { return lookup }
-        try loadImplicitKeys()
-        guard let lookup = keys.lookup else { throw .locked }
-        return lookup
-    }
-
-    /// Loads what needs no passphrase: a key-file vault's master key, or the afterFirstUnlock
-    /// keys another process left in the kernel keyring.
-    private func loadImplicitKeys() throws(StoreError) {
-        if keys.master != nil { return }
-        switch header.protection {
-        case .keyFile:
-            let master: SecretBytes
-            do {
-                master = try masterKeyFromKeyFile()
-            } catch {
-                // Another process may have set a passphrase and removed the key file.
-                try refreshHeader()
-                if header.hasPassphrase { return try loadImplicitKeys() }
-                throw error
-            }
-            try adopt(master: master)
-        case .passphrase:
-            guard keys.lookup == nil, configuration.usesKernelKeyring,
-                  let payload = kernelKeyring.load(cacheDescription) else { return }
-            _ = keys.adopt(cachePayload: payload)
-        }
-    }
-
-    private func adopt(master: SecretBytes) throws(StoreError) {
-        keys.master = master
-        keys.lookup = HMACKey(try Self.crypto { () throws(OpenSSLError) in try HKDF.deriveKey(from: master, info: "swift-keychain lookup v1") })
-    }
-
-    private func masterKeyFromKeyFile() throws(StoreError) -> SecretBytes {
-        if let mode = FileSystem.mode(location.keyFilePath), mode & 0o077 != 0 {
-            throw .insecurePermissions(path: location.keyFilePath)
-        }
-        let keyFile: SecretBytes
-        do { keyFile = try FileSystem.readAll(location.keyFilePath, limit: 64) } catch {
-            if error.code == ENOENT { throw .corrupted("the key file \(location.keyFilePath) is missing") }
-            throw Self.map(error)
-        }
-        guard keyFile.count == 32 else { throw .corrupted("the key file \(location.keyFilePath) has the wrong size") }
-        do {
-            return try AESGCM.open(header.wrappedMasterKey, key: keyFile, associatedData: RecordCoding.masterKeyAssociatedData(header))
-        } catch {
-            throw .tampered("the master key does not open with the key file (header or key file altered)")
-        }
-    }
-
-    /// The master key, and the passphrase's scrypt output (nil for a key-file vault).
-    private func openMasterKey(passphrase: SecretBytes) throws(StoreError) -> (SecretBytes, SecretBytes?) {
-        guard case .passphrase(let parameters, let salt) = header.protection else { return (try masterKeyFromKeyFile(), nil) }
-        let derived = try Self.crypto { () throws(OpenSSLError) in
-            try Scrypt.deriveKey(passphrase: passphrase, salt: salt, parameters: parameters)
-        }
-        do {
-            return (try AESGCM.open(header.wrappedMasterKey, key: derived, associatedData: RecordCoding.masterKeyAssociatedData(header)), derived)
-        } catch {
-            // Indistinguishable by design from an altered salt or parameter; the header's
-            // checksum already caught accidental damage.
-            throw .wrongPassphrase
-        }
-    }
-
-    private func wrappingKey(for accessibility: Accessibility, master: SecretBytes) throws(StoreError) -> SecretBytes {
-        if accessibility.isThisDeviceOnly {
-            guard let machineID else { throw .unavailable("no machine id (/etc/machine-id) to bind ThisDeviceOnly items to") }
-            return try Self.crypto { () throws(OpenSSLError) in
-                try HKDF.deriveKey(from: master, salt: machineID, info: "swift-keychain class-wrap this-device-only v1")
-            }
-        }
-        return try Self.crypto { () throws(OpenSSLError) in try HKDF.deriveKey(from: master, info: "swift-keychain class-wrap v1") }
-    }
-
-    private func machineCheck() throws(StoreError) -> [UInt8]? {
-        guard let machineID else { return nil }
-        return try lookupKey().authenticationCode(Array("machine".utf8) + machineID)
-    }
-
-    /// The class key for `accessibility`: from memory, the kernel keyring, or unwrapped with the
-    /// master key; created (inside the caller's write transaction) when `create` and missing.
-    private func classKey(_ accessibility: Accessibility, create: Bool) throws(StoreError) -> SealingKey {
-        if let key = keys.classes[accessibility] { return key }
-        if accessibility == .whenPasscodeSetThisDeviceOnly && !header.hasPassphrase { throw .passphraseRequired }
-        try loadImplicitKeys()
-        if let key = keys.classes[accessibility] { return key }
-        guard let master = keys.master else { throw .locked }
-        if accessibility.isThisDeviceOnly { try checkMachineBinding(create: create) }
-        let wrapping = try wrappingKey(for: accessibility, master: master)
-        let aad = RecordCoding.classKeyAssociatedData(vaultID: header.vaultID, accessibility: accessibility)
-        if let wrapped = try wrappedClassKeys()[accessibility] {
-            do {
-                let key = SealingKey(try AESGCM.open(wrapped, key: wrapping, associatedData: aad))
-                keys.classes[accessibility] = key
-                return key
-            } catch {
-                throw .tampered("the wrapped key of class \(accessibility) failed authentication")
-            }
-        }
-        guard create else { throw .tampered("items exist for class \(accessibility), which has no key") }
-        let key = SealingKey(SecretBytes.random(count: 32))
-        let wrapped = try Self.crypto { () throws(OpenSSLError) in try AESGCM.seal(key.key, key: wrapping, associatedData: aad) }
-        try sql { () throws(SQLiteError) in
-            try connection.statement(VaultSchema.insertClassKey).run([.integer(Int64(accessibility.code)), .blob(wrapped)])
-        }
-        keys.classes[accessibility] = key
-        if accessibility.survivesLock { publishToKernelKeyring() }
-        return key
-    }
-
-    private func checkMachineBinding(create: Bool) throws(StoreError) {
-        guard let expected = try machineCheck() else {
-            throw .unavailable("no machine id (/etc/machine-id) to bind ThisDeviceOnly items to")
-        }
-        let stored = try sql { () throws(SQLiteError) -> [UInt8]? in
-            try connection.statement(VaultSchema.readMachineCheck).with([]) { (s: Statement) throws(SQLiteError) -> [UInt8]? in
-                try s.step() ? s.blob(0) : nil
-            }
-        }
-        if let stored {
-            guard Digest.equal(stored, expected) else { throw .boundToAnotherMachine }
-        } else if create {
-            try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.writeMachineCheck).run([.blob(expected)]) }
-        }
-    }
-
-    private func wrappedClassKeys() throws(StoreError) -> [Accessibility: [UInt8]] {
-        var result: [Accessibility: [UInt8]] = [:]
-        var unknown = false
-        try sql { () throws(SQLiteError) in
-            try connection.statement(VaultSchema.readClassKeys).with([]) { (s: Statement) throws(SQLiteError) in
-                while try s.step() {
-                    guard let accessibility = Accessibility(code: UInt8(truncatingIfNeeded: s.integer(0))) else { unknown = true; continue }
-                    result[accessibility] = s.blob(1)
-                }
-            }
-        }
-        if unknown { throw .corrupted("a class key has an unknown protection code") }
-        return result
-    }
-
-    /// Unwraps every existing class key this machine can open, so that afterFirstUnlock keys
-    /// can be published to the kernel keyring right after an unlock.
-    private func loadExistingClassKeys() throws(StoreError) {
-        for accessibility in try wrappedClassKeys().keys.sorted(by: { $0.code < $1.code }) {
-            do {
-                _ = try classKey(accessibility, create: false)
-            } catch .boundToAnotherMachine {
-                continue
-            } catch .unavailable {
-                continue
-            }
-        }
-    }
-
-    private func classAvailable(_ accessibility: Accessibility) -> Bool {
-        if keys.classes[accessibility] != nil { return true }
-        if accessibility == .whenPasscodeSetThisDeviceOnly && !header.hasPassphrase { return false }
-        guard keys.master != nil else { return false }
-        if accessibility.isThisDeviceOnly {
-            guard (try? checkMachineBinding(create: false)) != nil else { return false }
-        }
-        return true
-    }
-
-    private func publishToKernelKeyring() {
-        guard header.hasPassphrase, configuration.usesKernelKeyring, let payload = keys.cachePayload() else { return }
-        do {
-            try kernelKeyring.store(payload, as: cacheDescription)
-            kernelKeyringState = .available
-        } catch {
-            // Fall back to this process only (the keys stay in `keys`), and say so in status().
-            kernelKeyringState = .unavailable(reason: error.description)
-        }
-    }
-
-    private func currentKernelKeyringState() -> VaultStatus.KernelKeyringState {
-        guard configuration.usesKernelKeyring else { return .disabled }
-        if let kernelKeyringState { return kernelKeyringState }
-        let state: VaultStatus.KernelKeyringState
-        switch kernelKeyring.probe() {
-        case .success: state = .available
-        case .failure(let error): state = .unavailable(reason: error.description)
-        }
-        kernelKeyringState = state
-        return state
-    }
-
-    private func lockKeys() {
-        idleTimer?.cancel()
-        idleTimer = nil
-        // Without a passphrase there is nothing to lock: the key file reopens it on next use.
-        keys.lock()
-    }
-
-    /// Locks first if the vault sat unused past its idle timeout, then records this use.
-    private func touch() {
-        let now = ContinuousClock.now
-        if header.hasPassphrase, keys.master != nil, let timeout = configuration.idleTimeout, now - lastUse >= timeout {
-            lockKeys()
-        }
-        lastUse = now
-    }
-
-    private func startIdleTimer() {
-        guard let timeout = configuration.idleTimeout, header.hasPassphrase else { return }
-        idleTimer?.cancel()
-        let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
-        let interval = max(timeout / 4, .milliseconds(10))
-        let nanoseconds = Int(interval.components.seconds) * 1_000_000_000 + Int(interval.components.attoseconds / 1_000_000_000)
-        timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds))
-        timer.setEventHandler { [weak self] in
-            guard let self else { return }
-            self.mutex.withLock {
-                if ContinuousClock.now - self.lastUse >= timeout { self.lockKeys() }
-            }
-        }
-        idleTimer = timer
-        timer.resume()
-    }
-
-    // MARK: - Plumbing
-
-    private func withState<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {
-        mutex.lock()
-        defer { mutex.unlock() }
-        touch()
-        return try body()
-    }
-
-    private func refreshHeader() throws(StoreError) {
-        guard let bytes = try Self.storedHeader(in: connection) else { throw .corrupted("the header is missing") }
-        let fresh = try VaultHeader.decode(bytes)
-        guard fresh.vaultID == header.vaultID else { throw .tampered("the vault id changed under an open vault") }
-        if fresh != header {
-            header = fresh
-        }
-    }
-
-    private func writeTransaction<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {
-        try Self.writeTransaction(on: connection, body)
-    }
-
-    /// A write transaction whose database failures are mapped to ``StoreError``.
-    private static func writeTransaction<R>(on connection: Connection, _ body: () throws(StoreError) -> R) throws(StoreError) -> R {
-        do {
-            return try connection.writeTransaction(body)
-        } catch {
-            switch error {
-            case .database(let failure): throw map(failure)
-            case .body(let failure): throw failure
-            }
-        }
-    }
-
-    private func sql<R>(_ body: () throws(SQLiteError) -> R) throws(StoreError) -> R { try Self.sql(body) }
-
-    private static func sql<R>(_ body: () throws(SQLiteError) -> R) throws(StoreError) -> R {
-        do { return try body() } catch { throw map(error) }
-    }
-
-    private static func crypto<R>(_ body: () throws(OpenSSLError) -> R) throws(StoreError) -> R {
-        do { return try body() } catch { throw .io("OpenSSL: \(error.description)") }
-    }
-
-    /// Creates the schema, the header and the key file of a new vault, or reads the header of
-    /// an existing one, in one IMMEDIATE transaction, so racing creators serialize here.
-    /// The stored header's bytes, or nil when there is none yet.
-    private static func storedHeader(in connection: Connection) throws(StoreError) -> [UInt8]? {
-        try sql { () throws(SQLiteError) -> [UInt8]? in
-            try connection.statement(VaultSchema.readHeader).with([]) { (s: Statement) throws(SQLiteError) -> [UInt8]? in
-                try s.step() ? s.blob(0) : nil
-            }
-        }
-    }
-
-    private static func initialize(_ connection: Connection, location: VaultLocation) throws(StoreError) -> VaultHeader {
-        // The common case, an existing vault, needs no write lock.
-        if let bytes = try? storedHeader(in: connection) { return try VaultHeader.decode(bytes) }
-        return try writeTransaction(on: connection) { () throws(StoreError) -> VaultHeader in
-            let tables = try sql { () throws(SQLiteError) -> [String] in
-                var names: [String] = []
-                try connection.statement("SELECT name FROM sqlite_master WHERE type = 'table'").with([]) { (s: Statement) throws(SQLiteError) in
-                    while try s.step() { names.append(s.text(0)) }
-                }
-                return names
-            }
-            if tables.contains("meta") {
-                guard let bytes = try storedHeader(in: connection) else { throw .corrupted("the header is missing") }
-                return try VaultHeader.decode(bytes)
-            }
-            guard tables.isEmpty else { throw .corrupted("\(location.path) is an SQLite database but not a keychain vault") }
-            let master = SecretBytes.random(count: 32)
-            let keyFile = SecretBytes.random(count: 32)
-            var header = VaultHeader(vaultID: Random.bytes(VaultHeader.vaultIDSize), protection: .keyFile)
-            header.wrappedMasterKey = try crypto { () throws(OpenSSLError) in
-                try AESGCM.seal(master, key: keyFile, associatedData: RecordCoding.masterKeyAssociatedData(header))
-            }
-            do throws(FileSystem.Failure) { try FileSystem.writeAtomically(keyFile, to: location.keyFilePath) } catch { throw map(error) }
-            try sql { () throws(SQLiteError) in
-                try connection.execute(VaultSchema.create)
-                try connection.statement(VaultSchema.writeHeader).run([.blob(header.encoded())])
-            }
-            return header
-        }
-    }
-
-    private static func checkPermissions(_ location: VaultLocation) throws(StoreError) {
-        for path in [location.path, location.keyFilePath] + location.companionPaths {
-            if let mode = FileSystem.mode(path), mode & 0o077 != 0 {
-                throw .insecurePermissions(path: path)
-            }
-        }
-    }
-
-    /// The one place SQLite failures become ``StoreError``. `SQLITE_BUSY` only gets here after
-    /// the busy timeout has expired.
-    static func map(_ error: SQLiteError) -> StoreError {
-        if error.isCorruption { return .corrupted("SQLite reports: \(error.message)") }
-        if error.isConstraint { return .duplicateItem }
-        if error.isBusy { return .io("the vault stayed locked by another process beyond the busy timeout") }
-        if error.isOutOfSpace { return .io("no space left for the vault (disk full, quota or file-size limit); nothing was written") }
-        if error.isWriteFailure { return .io("writing the vault failed (disk full, quota, file-size limit or a device error); nothing was written") }
-        if error.isReadOnly { return .io("the vault is read-only") }
-        return .io(error.message)
-    }
-
-    static func map(_ error: FileSystem.Failure) -> StoreError {
-        .io(error.description)
-    }
-}
-
-extension StoreError {
-    /// Whether the error means "this item's key is not available here", as opposed to damage.
-    var isUnavailableKey: Bool {
-        switch self {
-        case .locked, .boundToAnotherMachine, .passphraseRequired, .unavailable: true
-        default: false
-        }
-    }
-}
-
-/// What an identity digest depends on: the class and the attributes it was computed from.
-private struct IdentityMemoKey: Hashable {
-    let itemClass: ItemClass
-    let attributes: Attributes
 }

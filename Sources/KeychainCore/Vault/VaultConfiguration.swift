@@ -14,7 +14,8 @@ public struct VaultConfiguration: Sendable {
     public var machineIdentity: MachineIdentity
     /// The largest value accepted. Default 1 MiB.
     public var maximumValueSize: Int
-    /// Whether opening a missing vault creates it (with a key file, no passphrase).
+    /// Whether the first write to a missing vault creates it (with a key file, no passphrase).
+    /// Reads never create a vault: a missing one holds no items.
     public var createIfMissing: Bool
 
     public init(
@@ -44,6 +45,9 @@ public struct VaultStatus: Sendable {
         case unavailable(reason: String)
     }
     public var location: VaultLocation
+    /// False when there is no vault file yet (nothing was created to answer); the other fields
+    /// then describe the vault a first write would create.
+    public var exists: Bool
     public var formatVersion: Int
     public var hasPassphrase: Bool
     /// Whether whenUnlocked items are readable now in this process.

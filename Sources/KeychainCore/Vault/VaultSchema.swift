@@ -1,20 +1,58 @@
 /// The vault's tables. Only digests, codes and ciphertext are stored: no service, account,
 /// label or value in clear.
 enum VaultSchema {
-    static let create = """
-        CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
-        CREATE TABLE IF NOT EXISTS class_keys(protection INTEGER PRIMARY KEY, wrapped BLOB NOT NULL);
-        CREATE TABLE IF NOT EXISTS items(
-            id INTEGER PRIMARY KEY,
-            class INTEGER NOT NULL,
-            protection INTEGER NOT NULL,
-            identity BLOB NOT NULL UNIQUE,
-            scope BLOB NOT NULL,
-            attributes BLOB NOT NULL,
-            value BLOB NOT NULL
-        );
-        CREATE INDEX IF NOT EXISTS items_scope ON items(scope);
-        """
+    /// The schema, statement by statement, exactly as SQLite keeps it in `sqlite_master`: what
+    /// a vault's schema must be, to the byte (``check(_:path:)``).
+    static let objects: [(type: String, name: String, table: String, sql: String?)] = [
+        ("table", "meta", "meta", "CREATE TABLE meta(name TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID"),
+        ("table", "class_keys", "class_keys", "CREATE TABLE class_keys(protection INTEGER PRIMARY KEY, wrapped BLOB NOT NULL)"),
+        ("table", "items", "items", """
+            CREATE TABLE items(
+                id INTEGER PRIMARY KEY,
+                class INTEGER NOT NULL,
+                protection INTEGER NOT NULL,
+                identity BLOB NOT NULL UNIQUE,
+                scope BLOB NOT NULL,
+                attributes BLOB NOT NULL,
+                value BLOB NOT NULL
+            )
+            """),
+        ("index", "sqlite_autoindex_items_1", "items", nil),
+        ("index", "items_scope", "items", "CREATE INDEX items_scope ON items(scope)"),
+    ]
+
+    static let create = objects.compactMap(\.sql).joined(separator: ";\n")
+
+    /// Refuses a database whose schema is not exactly a vault's: no tables at all (an empty or
+    /// truncated file), another database, or a vault with anything added or changed (a
+    /// trigger that silently ignores updates or copies every new ciphertext away, a view in a
+    /// table's place, an extra table or index, a changed column).
+    static func check(_ connection: Connection, path: String) throws(StoreError) {
+        var found: [(type: String, name: String, table: String, sql: String?)] = []
+        do throws(SQLiteError) {
+            try connection.statement("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY rowid").with([]) { (s: Statement) throws(SQLiteError) in
+                while try s.step() {
+                    found.append((s.text(0), s.text(1), s.text(2), s.isNull(3) ? nil : s.text(3)))
+                    if found.count > 64 { return }
+                }
+            }
+        } catch {
+            throw OpenVault.map(error, path: path)
+        }
+        guard !found.isEmpty else {
+            throw .corrupted("\(path) is not a keychain vault: it has no tables (an empty or truncated file)")
+        }
+        guard found.contains(where: { $0.type == "table" && $0.name == "meta" }) else {
+            throw .corrupted("\(path) is an SQLite database but not a keychain vault")
+        }
+        let expected = Set(objects.map { "\($0.type) \($0.name) \($0.table) \($0.sql ?? "")" })
+        for object in found where !expected.contains("\(object.type) \(object.name) \(object.table) \(object.sql ?? "")") {
+            throw .tampered("\(path) has a \(object.type) '\(object.name)' that is not part of a vault's schema (or a changed one); refusing to use it")
+        }
+        guard found.count == objects.count else {
+            throw .tampered("\(path) lacks part of a vault's schema; refusing to use it")
+        }
+    }
 
     static let readHeader = "SELECT value FROM meta WHERE name = 'header'"
     static let writeHeader = "INSERT OR REPLACE INTO meta(name, value) VALUES('header', ?)"

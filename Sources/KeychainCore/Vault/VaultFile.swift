@@ -1,0 +1,165 @@
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The vault's files as the file system holds them, treated as places another user, or a
+/// careless one, may have edited: who owns them, what they are, and how a new vault comes to
+/// exist without ever replacing anything.
+///
+/// - The directory must be owned by the effective user and not writable by others (else they
+///   could move the vault away and plant another).
+/// - The vault, its key file and SQLite's companions must be regular files, not symbolic links,
+///   owned by the effective user and closed to others (mode 0600).
+/// - A vault is created whole in a temporary file and linked into place, so a vault file is
+///   never seen half made, and a key file is linked into place too: `link` fails rather than
+///   replace an existing file. A missing vault beside an existing key file is refused, since it
+///   most probably means the vault was moved: creating a new one would orphan the old one's key.
+enum VaultFile {
+    /// What `lstat` says of a path: nothing there, or what is there.
+    enum Entry {
+        case missing
+        case present(stat)
+    }
+
+    static func entry(_ path: String) throws(StoreError) -> Entry {
+        var info = stat()
+        if lstat(path, &info) == 0 { return .present(info) }
+        if errno == ENOENT || errno == ENOTDIR { return .missing }
+        throw failure("inspect", path, errno)
+    }
+
+    /// Refuses a directory owned by someone else, or writable by group or others.
+    static func checkDirectory(_ path: String) throws(StoreError) {
+        let directory = path.isEmpty ? "." : path
+        var info = stat()
+        guard stat(directory, &info) == 0 else { throw failure("inspect", directory, errno) }
+        guard info.st_mode & S_IFMT == S_IFDIR else { throw .untrusted(path: directory, reason: "it is not a directory") }
+        try checkOwner(info, directory)
+        if info.st_mode & 0o022 != 0 {
+            throw .untrusted(path: directory, reason: "other users may write in it (mode \(octal(info.st_mode))), so they could replace the vault; use a directory only you can write (mode 0700)")
+        }
+    }
+
+    /// Refuses what is not a regular file of the effective user's, closed to others; true when
+    /// there is a file, false when there is none.
+    @discardableResult
+    static func checkFile(_ path: String) throws(StoreError) -> Bool {
+        guard case .present(let info) = try entry(path) else { return false }
+        try checkRegularFile(info, path)
+        return true
+    }
+
+    static func checkRegularFile(_ info: stat, _ path: String) throws(StoreError) {
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: break
+        case S_IFLNK: throw .untrusted(path: path, reason: "it is a symbolic link; the vault's files are never followed through links")
+        default: throw .untrusted(path: path, reason: "it is not a regular file")
+        }
+        try checkOwner(info, path)
+        if info.st_mode & 0o077 != 0 { throw .insecurePermissions(path: path) }
+    }
+
+    private static func checkOwner(_ info: stat, _ path: String) throws(StoreError) {
+        let me = geteuid()
+        guard info.st_uid == me else {
+            throw .untrusted(path: path, reason: "it belongs to uid \(info.st_uid), not to you (uid \(me)); a vault is used only by its owner")
+        }
+    }
+
+    /// Checks the directory, the vault, its key file and SQLite's companions.
+    static func checkAll(_ location: VaultLocation) throws(StoreError) {
+        try checkDirectory(location.directory)
+        for path in [location.path, location.keyFilePath] + location.companionPaths { try checkFile(path) }
+    }
+
+    /// Reads the key file through one descriptor opened without following links, checked
+    /// with `fstat` (so the file checked is the file read).
+    static func readKeyFile(_ path: String) throws(StoreError) -> SecretBytes {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY)
+        guard fd >= 0 else {
+            switch errno {
+            case ENOENT: throw .corrupted("the key file \(path) is missing")
+            case ELOOP: throw .untrusted(path: path, reason: "it is a symbolic link; the vault's files are never followed through links")
+            default: throw failure("open", path, errno)
+            }
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw failure("inspect", path, errno) }
+        try checkRegularFile(info, path)
+        var buffer = [UInt8](repeating: 0, count: 65)
+        defer { buffer.withUnsafeMutableBytes { _ = memset($0.baseAddress!, 0, $0.count) } }
+        var total = 0
+        while total < buffer.count {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + total, $0.count - total) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw failure("read", path, errno)
+            }
+            if n == 0 { break }
+            total += n
+        }
+        return SecretBytes(buffer[0..<total])
+    }
+
+    /// Writes a new file at `path` whole and durably, never replacing one: a 0600 temporary
+    /// file in the same directory, fsync, `link` into place (which fails if `path` exists),
+    /// fsync of the directory.
+    /// - Returns: false when `path` already existed (nothing was written there).
+    static func createExclusively(_ contents: SecretBytes, at path: String) throws(StoreError) -> Bool {
+        let temporary = temporaryName(for: path)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw failure("create", temporary, errno) }
+        defer { unlink(temporary) }
+        var code: Int32 = 0
+        contents.withUnsafeBytes { bytes in
+            if !TerminalInput.writeAll(fd, bytes) { code = errno }
+        }
+        if code == 0 && fsync(fd) != 0 { code = errno }
+        close(fd)
+        if code != 0 { throw failure("write", temporary, code) }
+        return try linkIntoPlace(temporary, path)
+    }
+
+    /// Links a finished temporary file into place; false when `path` exists already.
+    static func linkIntoPlace(_ temporary: String, _ path: String) throws(StoreError) -> Bool {
+        guard link(temporary, path) == 0 else {
+            if errno == EEXIST { return false }
+            throw failure("link", path, errno)
+        }
+        FileSystem.syncDirectory(of: path)
+        return true
+    }
+
+    /// A name beside `path` that no other process uses.
+    static func temporaryName(for path: String) -> String {
+        path + ".new-\(getpid())-" + Digest.hex(Random.bytes(6))
+    }
+
+    /// Overwrites a file's bytes with zeros, syncs them, then removes it: an old key file must
+    /// not stay readable on disk after it stopped being used.
+    static func destroy(_ path: String) {
+        let fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
+        if fd >= 0 {
+            var info = stat()
+            if fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size > 0 {
+                let zeros = [UInt8](repeating: 0, count: Int(info.st_size))
+                zeros.withUnsafeBytes { _ = TerminalInput.writeAll(fd, $0) }
+                fsync(fd)
+            }
+            close(fd)
+        }
+        FileSystem.remove(path)
+    }
+
+    private static func failure(_ operation: String, _ path: String, _ code: Int32) -> StoreError {
+        let reason = String(cString: strerror(code))
+        if code == EACCES || code == EPERM { return .io("cannot \(operation) \(path): permission denied") }
+        return .io("cannot \(operation) \(path): \(reason)")
+    }
+
+    private static func octal(_ mode: mode_t) -> String {
+        "0" + String(mode & 0o7777, radix: 8)
+    }
+}

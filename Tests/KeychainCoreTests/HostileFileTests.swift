@@ -1,0 +1,162 @@
+import Foundation
+import Testing
+@testable import KeychainCore
+import KeychainTestSupport
+
+/// The vault holds when its file or a neighbour is hostile: moved, emptied, linked, owned by
+/// someone else, or edited with `sqlite3` (vault-format issue, findings 1 to 3).
+@Suite("Hostile files: reads create nothing, keys are never replaced, only our schema runs")
+struct HostileFileTests {
+    let directory = TemporaryDirectory()
+
+    func item(_ account: String, _ value: String = "token") -> Item {
+        Item(.genericPassword, attributes: Attributes(service: "s", account: account), value: SecretBytes(utf8: value))
+    }
+
+    func keychain(_ arguments: [String], input: String = "") throws -> CommandResult {
+        try KeychainExecutable.run(arguments, input: Data(input.utf8), home: directory.path)
+    }
+
+    /// Runs SQL on a vault file as an attacker with `sqlite3` would.
+    func edit(_ path: String, _ sql: String) throws {
+        try RawVault(path).connection.execute(sql)
+    }
+
+    @Test("reads of a missing vault find nothing and create nothing, in the library and the command")
+    func readsCreateNothing() throws {
+        let configuration = directory.vaultConfiguration()
+        let vault = try Vault(configuration)
+        #expect(throws: StoreError.itemNotFound) { try vault.copyMatching(Query(.genericPassword)) }
+        #expect(try !vault.contains(Query(.genericPassword)))
+        #expect(try vault.delete(Query()) == 0)
+        #expect(!vault.status().exists && vault.status().itemCount == 0)
+        #expect(throws: StoreError.noVault(path: configuration.location.path)) { try vault.unlock(passphrase: SecretBytes(utf8: "x")) }
+        #expect(!FileManager.default.fileExists(atPath: configuration.location.path))
+        #expect(!FileManager.default.fileExists(atPath: configuration.location.keyFilePath))
+
+        let path = directory.path + "/cli/default.keychain"
+        #expect(try keychain(["get", "--vault", path, "--service", "s", "a"]).status == 1)
+        #expect(try keychain(["contains", "--vault", path, "--service", "s", "a"]).status == 1)
+        #expect(try keychain(["list", "--vault", path]).status == 0)
+        let status = try keychain(["status", "--vault", path])
+        #expect(status.status == 0 && status.output.contains("no vault yet"), "\(status.output)")
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/cli"), "nothing was created, not even the directory")
+        // The first write creates it.
+        try vault.add(item("a"))
+        #expect(try vault.copyMatching(Query(.genericPassword, returnData: true)).first?.value?.string == "token")
+    }
+
+    @Test("a vault moved aside or emptied is never replaced: every call says what happened, the key file survives, and putting the vault back restores everything",
+          arguments: ["moved", "emptied"])
+    func movedVaultKeepsItsKey(_ how: String) throws {
+        let configuration = directory.vaultConfiguration()
+        try Vault(configuration).add(item("a", "the-token"))
+        let path = configuration.location.path, aside = path + ".aside"
+        let key = try Data(contentsOf: URL(fileURLWithPath: configuration.location.keyFilePath))
+        try FileManager.default.copyItem(atPath: path, toPath: aside)
+        if how == "moved" { try FileManager.default.removeItem(atPath: path) } else { truncate(path, 0) }
+
+        let orphaned = StoreError.orphanedKeyFile(vault: path, keyFile: configuration.location.keyFilePath)
+        #expect(throws: orphaned) { try Vault(configuration).copyMatching(Query(.genericPassword)) }
+        #expect(throws: orphaned) { try Vault(configuration).add(self.item("b")) }
+        for arguments in [["get", "--service", "s", "a"], ["list"], ["status"]] {
+            let result = try keychain([arguments[0], "--vault", path] + arguments.dropFirst())
+            #expect(result.status == 4 && result.stderr.contains("key file") && result.stderr.contains(path), "\(arguments): \(result.stderr)")
+        }
+        let set = try keychain(["set", "--vault", path, "--service", "s", "b"], input: "new")
+        #expect(set.status == 4, "\(set.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: configuration.location.keyFilePath)) == key, "the key file is untouched")
+
+        try? FileManager.default.removeItem(atPath: path)
+        try FileManager.default.moveItem(atPath: aside, toPath: path)
+        #expect(try Vault(configuration).copyMatching(Query(.genericPassword, attributes: Attributes(account: "a"), returnData: true)).first?.value?.string == "the-token")
+    }
+
+    @Test("a key file is never written over: removing a passphrase where an old key file lies refuses")
+    func keyFileNeverReplaced() throws {
+        let configuration = directory.vaultConfiguration()
+        let vault = try Vault(configuration)
+        try vault.add(item("a"))
+        try vault.changePassphrase(from: nil, to: SecretBytes(utf8: "pw"))
+        #expect(!FileManager.default.fileExists(atPath: configuration.location.keyFilePath), "the old key file is gone")
+        let planted = Data(repeating: 7, count: 32)
+        #expect(FileManager.default.createFile(atPath: configuration.location.keyFilePath, contents: planted, attributes: [.posixPermissions: 0o600]))
+        #expect(throws: StoreError.self) { try vault.changePassphrase(from: SecretBytes(utf8: "pw"), to: nil) }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: configuration.location.keyFilePath)) == planted)
+        #expect(vault.hasPassphrase, "the passphrase stays")
+    }
+
+    @Test("symbolic links are never followed: not the vault, not the key file")
+    func symlinksRefused() throws {
+        let configuration = directory.vaultConfiguration()
+        try Vault(configuration).add(item("a"))
+        let real = directory.path + "/real.keychain"
+        try FileManager.default.moveItem(atPath: configuration.location.path, toPath: real)
+        try FileManager.default.createSymbolicLink(atPath: configuration.location.path, withDestinationPath: real)
+        #expect(throws: StoreError.untrusted(path: configuration.location.path, reason: "it is a symbolic link; the vault's files are never followed through links")) {
+            try Vault(configuration).copyMatching(Query())
+        }
+        try FileManager.default.removeItem(atPath: configuration.location.path)
+        try FileManager.default.moveItem(atPath: real, toPath: configuration.location.path)
+
+        let realKey = directory.path + "/real.key"
+        try FileManager.default.moveItem(atPath: configuration.location.keyFilePath, toPath: realKey)
+        try FileManager.default.createSymbolicLink(atPath: configuration.location.keyFilePath, withDestinationPath: realKey)
+        #expect(throws: StoreError.self) { try Vault(configuration).copyMatching(Query(.genericPassword, returnData: true)) }
+    }
+
+    @Test("a directory others may write is refused, with the reason")
+    func openDirectoryRefused() throws {
+        let open = directory.path + "/shared"
+        try FileManager.default.createDirectory(atPath: open, withIntermediateDirectories: false)
+        chmod(open, 0o777)
+        var configuration = directory.vaultConfiguration()
+        configuration.location = VaultLocation(path: open + "/v.keychain")
+        #expect(throws: StoreError.self) { try Vault(configuration).add(self.item("a")) }
+        let result = try keychain(["set", "--vault", open + "/v.keychain", "--service", "s", "a"], input: "v")
+        #expect(result.status == 4 && result.stderr.contains("other users may write in it"), "\(result.stderr)")
+    }
+
+    @Test("files of another user are refused, even by root",
+          .enabled(if: geteuid() == 0, "needs root, to give the vault to another user"))
+    func foreignOwnerRefused() throws {
+        let configuration = directory.vaultConfiguration()
+        try Vault(configuration).add(item("a"))
+        chown(configuration.location.path, 65534, 65534)
+        #expect(throws: StoreError.self) { try Vault(configuration).add(self.item("b")) }
+        let result = try keychain(["set", "--vault", configuration.location.path, "--service", "s", "b"], input: "secret")
+        #expect(result.status == 4 && result.stderr.contains("belongs to uid 65534"), "\(result.stderr)")
+    }
+
+    @Test("a planted trigger, view or extra table is refused before anything runs", arguments: [
+        "CREATE TRIGGER keep BEFORE UPDATE ON items BEGIN SELECT RAISE(IGNORE); END",
+        "CREATE TRIGGER stay BEFORE DELETE ON items BEGIN SELECT RAISE(IGNORE); END",
+        "CREATE TABLE loot(x BLOB); CREATE TRIGGER copy AFTER INSERT ON items BEGIN INSERT INTO loot VALUES(new.value); END",
+        "CREATE VIEW everything AS SELECT * FROM items",
+        "CREATE INDEX extra ON items(value)",
+        "ALTER TABLE items ADD COLUMN spare BLOB",
+    ])
+    func plantedSchemaRefused(_ sql: String) throws {
+        let configuration = directory.vaultConfiguration()
+        try Vault(configuration).add(item("a", "old-token"))
+        try edit(configuration.location.path, sql)
+        #expect(throws: StoreError.self) { try Vault(configuration).upsert(self.item("a", "new-token")) }
+        let result = try keychain(["set", "--vault", configuration.location.path, "--service", "s", "a"], input: "new-token")
+        #expect(result.status == 4 && result.stderr.contains("not part of a vault's schema"), "\(result.stderr)")
+    }
+
+    @Test("a recursive view in the items table's place ends at once, never runs")
+    func recursiveViewRefused() throws {
+        let configuration = directory.vaultConfiguration()
+        try Vault(configuration).add(item("a"))
+        try edit(configuration.location.path, """
+            ALTER TABLE items RENAME TO old_items;
+            CREATE VIEW items AS WITH RECURSIVE r(id, class, protection, identity, scope, attributes, value) AS
+                (SELECT * FROM old_items UNION ALL SELECT id + 1, class, protection, identity, scope, attributes, value FROM r)
+                SELECT * FROM r
+            """)
+        let start = Date()
+        #expect(throws: StoreError.self) { try Vault(configuration).copyMatching(Query(.genericPassword, returnData: true)) }
+        #expect(Date().timeIntervalSince(start) < 5)
+    }
+}
