@@ -16,8 +16,9 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .target(name: "CKeyring"),
+        .target(name: "CSystem"),
 
-        .target(name: "KeychainCore", dependencies: ["CSQLite", "COpenSSL", "CKeyring"]),
+        .target(name: "KeychainCore", dependencies: ["CSQLite", "COpenSSL", "CKeyring", "CSystem"]),
         // Valet's naming (identifiers, accessibility, service strings), Foundation-free so that
         // the command can address Valets' items without loading Foundation.
         .target(name: "ValetNaming", dependencies: ["KeychainCore"]),

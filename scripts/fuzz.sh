@@ -27,7 +27,7 @@ objects=""
 for module in $modules; do
     objects="$objects $(grep -o '"object" *: *"[^"]*"' "$build/debug/$module.build/output-file-map.json" | sed 's/.*"\([^"]*\)"$/\1/' | sort -u)"
 done
-objects="$objects $(find "$build/debug/" -path '*/CKeyring.build/*.o')"
+objects="$objects $(find "$build/debug/" -path '*/CKeyring.build/*.o' -o -path '*/CSystem.build/*.o')"
 # shellcheck disable=SC2086
 swiftc -sanitize=fuzzer,address $objects -lsqlite3 -lcrypto -o "$build/keychain-fuzz" >"$build/link.log" 2>&1 || { cat "$build/link.log"; exit 1; }
 

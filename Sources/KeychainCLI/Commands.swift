@@ -100,7 +100,7 @@ enum Commands {
         let terminal = context.terminal
         var value: SecretBytes
         if terminal.stdinIsTerminal {
-            guard let typed = terminal.prompt("Secret: ") else { throw CommandFailure("no terminal to read the secret from", code: .usage) }
+            guard let typed = try terminal.prompt("Secret: ") else { throw CommandFailure("no terminal to read the secret from", code: .usage) }
             value = typed
         } else {
             value = try terminal.readStandardInput()

@@ -7,11 +7,14 @@ import KeychainCore
 /// The `keychain` command: parses `arguments` (without the program name), runs the command,
 /// and returns the exit status. Errors go to standard error in one line, never with a secret.
 public enum KeychainCommand {
-    /// The program's entry point: guards the standard descriptors, takes the arguments from
+    /// The program's entry point: guards the standard descriptors, makes the process
+    /// non-dumpable, takes the arguments from
     /// the raw `argv` (refusing bytes that are not UTF-8, which would otherwise all become
     /// U+FFFD and name one item), and runs them.
     public static func main() -> Int32 {
         Terminal.guardStandardDescriptors()
+        // Keys and secrets pass through this process: no core dump of it, no tracing.
+        ProcessHygiene.keepKeysInMemory()
         var arguments: [String] = []
         for index in 1..<Int(CommandLine.argc) {
             guard let pointer = CommandLine.unsafeArgv[index], let text = String(validatingCString: pointer) else {

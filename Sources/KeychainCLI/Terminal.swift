@@ -63,8 +63,9 @@ struct Terminal {
     }
 
     /// Asks on the controlling terminal with echo off; nil when there is no terminal.
-    func prompt(_ message: String) -> SecretBytes? {
-        TerminalInput.readSecret(prompt: message)
+    /// - Throws: a usage failure for a line too long to be a passphrase (never cut).
+    func prompt(_ message: String) throws(CommandFailure) -> SecretBytes? {
+        do { return try TerminalInput.readSecret(prompt: message) } catch { throw CommandFailure(error.description, code: .usage) }
     }
 
     func readAll(_ fd: Int32, limit: Int, what: String) throws(CommandFailure) -> SecretBytes {

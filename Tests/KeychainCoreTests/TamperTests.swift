@@ -103,8 +103,10 @@ struct TamperTests {
         }
     }
 
-    @Test("a header asking for scrypt N=2^10 or for 64 GiB of memory is refused",
-          arguments: [ScryptParameters(logN: 10), ScryptParameters(logN: 26, r: 8, p: 1), ScryptParameters(logN: 20, r: 512, p: 1)])
+    @Test("a header asking for a weak scrypt, or for more than 256 MiB and about a second, is refused at once",
+          arguments: [ScryptParameters(logN: 10), ScryptParameters(logN: 26, r: 8, p: 1), ScryptParameters(logN: 20, r: 512, p: 1),
+                      ScryptParameters(logN: 19, r: 15, p: 16), ScryptParameters(logN: 19), ScryptParameters(logN: 17, r: 8, p: 2),
+                      ScryptParameters(logN: 16, r: 16, p: 1)])
     func scryptLimitsEnforced(parameters: ScryptParameters) throws {
         let vault = try populatedVault()
         try vault.changePassphrase(from: nil, to: secret("pw"))

@@ -124,8 +124,10 @@ public enum Subprocess {
     /// Runs `executable` as a session leader whose controlling terminal (and standard input) is
     /// a fresh pseudo-terminal: when the terminal shows `prompt`, types `answer` and Return.
     /// Returns the status, standard output and error, and everything the terminal showed.
+    /// `inspect` is given the terminal (its master side) once the child has exited.
     public static func runOnTerminal(_ executable: String, _ arguments: [String], environment: [String: String],
-                                     prompt: String, answer: String) throws -> (result: CommandResult, terminal: String) {
+                                     prompt: String, answer: String,
+                                     inspect: ((Int32) -> Void)? = nil) throws -> (result: CommandResult, terminal: String) {
         // posix_openpt/unlockpt/ptsname in their Linux form (Glibc's Swift module hides the
         // XSI names): open the multiplexer, unlock the slave, ask its number.
         let master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC)
@@ -177,6 +179,7 @@ public enum Subprocess {
         if fds[0].fd >= 0 || fds[1].fd >= 0 { kill(pid, SIGKILL) }
         for fd in fds.prefix(2) where fd.fd >= 0 { close(fd.fd) }
         let status = wait(for: pid)
+        inspect?(master)
         return (CommandResult(status: status, stdout: out, stderr: String(decoding: err, as: UTF8.self)), String(decoding: shown, as: UTF8.self))
     }
 

@@ -17,8 +17,11 @@ public struct ScryptParameters: Sendable, Hashable {
     public static let `default` = ScryptParameters(logN: 17)
     /// The weakest parameters the vault accepts, whether creating or reading a header.
     public static let minimum = ScryptParameters(logN: 14)
-    /// The most memory a derivation may take; a header asking for more is refused.
-    public static let maximumMemory: UInt64 = 1 << 30
+    /// The strongest a header may ask for: N=2^18 with r=8 is 256 MiB and about a second here,
+    /// so a forged header cannot make an unlock take minutes and gigabytes.
+    public static let maximum = ScryptParameters(logN: 18)
+    /// The most memory a derivation may take.
+    public static let maximumMemory: UInt64 = maximum.memoryRequired
 
     /// The memory scrypt needs: 128·r·N for V plus 128·r·p for B.
     public var memoryRequired: UInt64 {
@@ -31,9 +34,10 @@ public struct ScryptParameters: Sendable, Hashable {
         return (o1 || o2 || o3 || o4) ? .max : total
     }
 
-    /// Whether these parameters lie between the floor and the ceiling the vault enforces.
+    /// Whether these are parameters the vault uses: r=8 and p=1 (fixed, as RFC 7914
+    /// recommends), N from 2^14 to 2^18.
     public var isWithinLimits: Bool {
-        logN >= Self.minimum.logN && r >= 1 && p >= 1 && p <= 16 && memoryRequired <= Self.maximumMemory
+        r == 8 && p == 1 && (Self.minimum.logN...Self.maximum.logN).contains(logN)
     }
 }
 

@@ -7,7 +7,9 @@ public struct TerminalAuthenticator: PresenceAuthenticator {
     public func authenticate(_ request: PresenceRequest) throws(PresenceRefusal) -> SecretBytes {
         let reason = request.reason.isEmpty ? "A program is reading an item protected by user presence." : request.reason
         let message = "\(reason)\nPassphrase of \(request.vaultPath) (empty to cancel): "
-        guard let answer = TerminalInput.readSecret(prompt: message) else {
+        let typed: SecretBytes?
+        do { typed = try TerminalInput.readSecret(prompt: message) } catch { throw .unavailable(error.description) }
+        guard let answer = typed else {
             throw .unavailable("no controlling terminal to ask for the passphrase")
         }
         guard answer.count > 0 else { throw .cancelled }

@@ -87,7 +87,7 @@ struct VaultHeader: Equatable {
         case 1:
             let parameters = ScryptParameters(logN: logN, r: r, p: p)
             guard parameters.isWithinLimits else {
-                throw .tampered("scrypt parameters N=2^\(logN) r=\(r) p=\(p) are outside the accepted range (N ≥ 2^14, at most 1 GiB of memory)")
+                throw .tampered("scrypt parameters N=2^\(logN) r=\(r) p=\(p) are outside the accepted range (r=8, p=1, N from 2^14 to 2^18: at most 256 MiB and about a second)")
             }
             protection = .passphrase(parameters, salt: salt)
         default:

@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+import KeychainTestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The command leaves the terminal as it found it, refuses passphrases it cannot trust or would
+/// have to cut (vault-format issue, finding 10).
+@Suite("Process hygiene: terminal state, passphrase files")
+struct ProcessHygieneTests {
+    let directory = TemporaryDirectory()
+    var vaultPath: String { directory.vaultPath() }
+
+    func run(_ arguments: [String], input: String = "", environment: [String: String] = [:]) throws -> CommandResult {
+        try KeychainExecutable.run([arguments[0], "--vault", vaultPath] + arguments.dropFirst(), input: Data(input.utf8), environment: environment, home: directory.path)
+    }
+
+    @Test("Ctrl-C at a passphrase prompt leaves the terminal with echo on")
+    func interruptRestoresEcho() throws {
+        let passphrase = directory.file("pw", "correct horse")
+        #expect(try run(["passwd"], environment: ["KEYCHAIN_NEW_PASSPHRASE_FILE": passphrase]).status == 0)
+        let environment = ["PATH": "/usr/bin:/bin", "HOME": directory.path, "KEYCHAIN_KERNEL_KEYRING": "off", "KEYCHAIN_PATH": vaultPath]
+        var echo = false
+        let interrupted = try Subprocess.runOnTerminal(KeychainExecutable.path, ["unlock"], environment: environment,
+                                                       prompt: "passphrase", answer: "\u{03}") { master in
+            var state = termios()
+            if tcgetattr(master, &state) == 0 { echo = state.c_lflag & tcflag_t(ECHO) != 0 }
+        }
+        #expect(interrupted.result.status == 128 + SIGINT, "ended by the interrupt: \(interrupted.result.status) \(interrupted.result.stderr)")
+        #expect(echo, "echo is back on after Ctrl-C")
+    }
+
+    @Test("a passphrase file others can read is refused, with the reason and the fix")
+    func loosePassphraseFileRefused() throws {
+        let passphrase = directory.file("pw", "correct horse")
+        #expect(try run(["passwd"], environment: ["KEYCHAIN_NEW_PASSPHRASE_FILE": passphrase]).status == 0)
+        chmod(passphrase, 0o644)
+        let result = try run(["unlock"], environment: ["KEYCHAIN_PASSPHRASE_FILE": passphrase])
+        #expect(result.status == 4 && result.stderr.contains("other users can read") && result.stderr.contains("chmod 600"), "\(result.stderr)")
+    }
+
+    @Test("a passphrase over 4096 bytes is refused, never cut to its first 4096")
+    func overlongPassphraseRefused() throws {
+        let long = String(repeating: "p", count: 4096) + "tail"
+        let file = directory.file("long", long)
+        let set = try run(["passwd"], environment: ["KEYCHAIN_NEW_PASSPHRASE_FILE": file])
+        #expect(set.status == 4 && set.stderr.contains("longer than 4096 bytes"), "\(set.stderr)")
+        let cut = directory.file("cut", String(repeating: "p", count: 4096))
+        #expect(try run(["passwd"], environment: ["KEYCHAIN_NEW_PASSPHRASE_FILE": cut]).status == 0, "4096 bytes exactly are fine")
+        let unlock = try run(["unlock"], environment: ["KEYCHAIN_PASSPHRASE_FILE": file])
+        #expect(unlock.status == 4 && unlock.stderr.contains("longer than 4096 bytes"), "the cut passphrase does not open it: \(unlock.stderr)")
+    }
+}
