@@ -72,6 +72,21 @@ struct HostileFileTests {
         #expect(try Vault(configuration).copyMatching(Query(.genericPassword, attributes: Attributes(account: "a"), returnData: true)).first?.value?.string == "the-token")
     }
 
+    @Test("eight processes creating one vault at once: one vault, one key, every write kept")
+    func racingCreators() throws {
+        let path = directory.path + "/race/v.keychain"
+        let results = Collector<Int32>()
+        DispatchQueue.concurrentPerform(iterations: 8) { index in
+            let result = try? KeychainExecutable.run(["set", "--vault", path, "--service", "s", "k\(index)"], input: Data("v\(index)".utf8), home: directory.path)
+            results.add(result?.status ?? -1)
+        }
+        #expect(results.all == Array(repeating: 0, count: 8))
+        let vault = try Vault(VaultConfiguration(location: VaultLocation(path: path), usesKernelKeyring: false))
+        #expect(try vault.copyMatching(Query(.genericPassword)).count == 8)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path + "/race").filter { $0.contains(".new-") }
+        #expect(leftovers.isEmpty, "no temporary file left: \(leftovers)")
+    }
+
     @Test("a key file is never written over: removing a passphrase where an old key file lies refuses")
     func keyFileNeverReplaced() throws {
         let configuration = directory.vaultConfiguration()

@@ -1004,11 +1004,8 @@ final class OpenVault: @unchecked Sendable {
         }
         guard try VaultFile.createExclusively(keyFile, at: location.keyFilePath) else {
             // Another process may be creating this vault right now: give it a moment.
-            for _ in 0..<100 {
-                if case .present = try VaultFile.entry(location.path) { return }
-                usleep(20_000)
-            }
-            throw .orphanedKeyFile(vault: location.path, keyFile: location.keyFilePath)
+            guard VaultFile.waitForFile(location.path) else { throw .orphanedKeyFile(vault: location.path, keyFile: location.keyFilePath) }
+            return
         }
         let temporary = VaultFile.temporaryName(for: location.path)
         defer { for path in [temporary, temporary + "-wal", temporary + "-shm"] { unlink(path) } }

@@ -1,4 +1,7 @@
 import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The embedded encrypted vault: one SQLite file per keychain, every item sealed with
 /// AES-256-GCM under the key of its accessibility class, found through HMAC digests.
@@ -46,8 +49,14 @@ public final class Vault: Store, @unchecked Sendable {
             throw .orphanedKeyFile(vault: location.path, keyFile: location.keyFilePath)
         }
         if case .missing = entry {
-            if case .present = try VaultFile.entry(location.keyFilePath) {
-                throw .orphanedKeyFile(vault: location.path, keyFile: location.keyFilePath)
+            if case .present(let key) = try VaultFile.entry(location.keyFilePath) {
+                // A key file seconds old with no vault yet is most probably another process
+                // creating this vault right now (it links the key file first): wait for it.
+                guard Self.isFresh(key), VaultFile.waitForFile(location.path) else {
+                    throw .orphanedKeyFile(vault: location.path, keyFile: location.keyFilePath)
+                }
+                opened = try OpenVault(configuration)
+                return opened
             }
             guard creating else { return nil }
             guard configuration.createIfMissing else { throw .noVault(path: location.path) }
@@ -55,6 +64,13 @@ public final class Vault: Store, @unchecked Sendable {
         }
         opened = try OpenVault(configuration)
         return opened
+    }
+
+    /// Whether a file was changed within the last few seconds.
+    private static func isFresh(_ info: stat) -> Bool {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return now.tv_sec - info.st_mtim.tv_sec < 10
     }
 
     // MARK: - Lock state

@@ -132,6 +132,15 @@ enum VaultFile {
         return true
     }
 
+    /// Waits up to two seconds for a file to appear at `path` (another process creating it).
+    static func waitForFile(_ path: String) -> Bool {
+        for _ in 0..<100 {
+            if case .present? = try? entry(path) { return true }
+            usleep(20_000)
+        }
+        return false
+    }
+
     /// A name beside `path` that no other process uses.
     static func temporaryName(for path: String) -> String {
         path + ".new-\(getpid())-" + Digest.hex(Random.bytes(6))
