@@ -53,6 +53,12 @@ enum CrashCheck {
             // Check the vault as the next process would find it.
             do {
                 let vault = try Workers.openVault(path)
+                // Killed before its first write completed: no vault, which is right while
+                // nothing was acknowledged (reads never create one).
+                if !vault.status().exists {
+                    if acknowledged > 0 { result.fail("round \(round): the vault vanished after \(acknowledged) acknowledged writes") }
+                    continue
+                }
                 try vault.verifyIntegrity()
                 let valet = ValetStore.withStore(vault) { Valet.valet(with: Identifier(nonEmpty: "Crash")!, accessibility: .afterFirstUnlock) }
                 for key in Workers.crashKeys {

@@ -160,6 +160,29 @@ struct HostileFileTests {
         #expect(result.status == 4 && result.stderr.contains("not part of a vault's schema"), "\(result.stderr)")
     }
 
+    @Test("one damaged row never stops reads of the others; alone, it is reported as damaged", arguments: ["attributes", "value", "protection"])
+    func damagedRowIsolated(_ column: String) throws {
+        let configuration = directory.vaultConfiguration()
+        let vault = try Vault(configuration)
+        for account in ["a", "b", "c"] { try vault.add(item(account, "value-" + account)) }
+        let raw = try RawVault(configuration.location.path)
+        let target = try raw.blobs("SELECT id, attributes FROM items ORDER BY id")[1]
+        switch column {
+        case "protection": try raw.connection.execute("UPDATE items SET protection = 99 WHERE id = \(target.0)")
+        case "value":
+            let value = try raw.blobs("SELECT id, value FROM items WHERE id = \(target.0)")[0].1
+            try raw.set("UPDATE items SET value = ? WHERE id = ?", raw.flip(value, at: value.count - 1), target.0)
+        default: try raw.set("UPDATE items SET attributes = ? WHERE id = ?", raw.flip(target.1, at: target.1.count - 1), target.0)
+        }
+        let reopened = try Vault(configuration)
+        let listed = try reopened.copyMatching(Query(.genericPassword, attributes: Attributes(service: "s"), returnData: true))
+        #expect(Set(listed.compactMap(\.attributes.account)) == ["a", "c"], "the undamaged items are listed")
+        #expect(Set(listed.compactMap { $0.value?.string }) == ["value-a", "value-c"], "with their values")
+        #expect(throws: StoreError.self) { try reopened.copyMatching(Query(.genericPassword, attributes: Attributes(service: "s", account: "b"), returnData: true)) }
+        let list = try keychain(["list", "--vault", configuration.location.path])
+        #expect(list.status == 0 && list.output.contains("\ta\t") && list.output.contains("\tc\t"), "\(list.output) \(list.stderr)")
+    }
+
     @Test("a recursive view in the items table's place ends at once, never runs")
     func recursiveViewRefused() throws {
         let configuration = directory.vaultConfiguration()

@@ -42,6 +42,11 @@ struct TamperTests {
         try vault.copyMatching(Query(.genericPassword, returnData: true)).map { $0.value!.string }
     }
 
+    /// The first item ("a", "alpha"), read by its identity.
+    func readFirst(_ vault: Vault) throws -> String? {
+        try vault.copyMatching(Query(.genericPassword, attributes: Attributes(service: "s", account: "a"), returnData: true)).first?.value?.string
+    }
+
     func expectTampered(_ body: () throws -> Void) {
         do {
             try body()
@@ -73,7 +78,8 @@ struct TamperTests {
         let raw = try RawVault(directory.vaultPath())
         let rows = try raw.blobs("SELECT id, \(column) FROM items ORDER BY id")
         try raw.set("UPDATE items SET \(column) = ? WHERE id = ?", raw.flip(rows[0].1, at: rows[0].1.count / 2), rows[0].0)
-        expectTampered { _ = try readAll(try Vault(directory.vaultConfiguration())) }
+        expectTampered { _ = try readFirst(try Vault(directory.vaultConfiguration())) }
+        #expect(try readAll(try Vault(directory.vaultConfiguration())) == ["bravo"], "the damaged item is passed over, the other still read")
     }
 
     @Test("a flipped byte in a wrapped class key is detected")
@@ -130,7 +136,8 @@ struct TamperTests {
         let raw = try RawVault(directory.vaultPath())
         let target = try raw.blobs("SELECT id, value FROM items ORDER BY id")[0].0
         try raw.set("UPDATE items SET value = ? WHERE id = ?", row, target)
-        expectTampered { _ = try readAll(try Vault(directory.vaultConfiguration())) }
+        expectTampered { _ = try readFirst(try Vault(directory.vaultConfiguration())) }
+        #expect(try readAll(try Vault(directory.vaultConfiguration())) == ["bravo"])
     }
 
     @Test("a file that is not a vault, or an SQLite database of something else, is refused as corrupted")

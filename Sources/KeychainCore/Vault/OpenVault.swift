@@ -275,6 +275,7 @@ final class OpenVault: @unchecked Sendable {
         guard !rows.isEmpty else { throw .itemNotFound }
         var items: [Item] = []
         items.reserveCapacity(rows.count)
+        var damaged: StoreError?
         for row in rows {
             var item: Item
             if let attributes = row.attributes {
@@ -285,10 +286,18 @@ final class OpenVault: @unchecked Sendable {
                 item = Item(row.itemClass, attributes: named)
             }
             if query.returnData, let sealed = row.value {
-                item.value = try open(sealed, row: row, part: .value)
+                do {
+                    item.value = try open(sealed, row: row, part: .value)
+                } catch {
+                    // One damaged item never hides the others; alone, it is reported.
+                    guard error.isDamage, rows.count > 1 else { throw error }
+                    damaged = damaged ?? error
+                    continue
+                }
             }
             items.append(item)
         }
+        if items.isEmpty, let damaged { throw damaged }
         return items
     }
 
@@ -586,6 +595,8 @@ final class OpenVault: @unchecked Sendable {
         }
     }
 
+    /// The rows a statement finds; a row that does not even decode (an unknown class or
+    /// protection code) is passed over, and reported only when it was all there was.
     private func fetch(_ statement: Statement, _ values: [Statement.Value], includeValue: Bool, limit: Int?) throws(StoreError) -> [Row] {
         var rows: [Row] = []
         var failure: StoreError?
@@ -595,14 +606,14 @@ final class OpenVault: @unchecked Sendable {
                     do throws(StoreError) {
                         rows.append(try readRow(s, includeValue: includeValue))
                     } catch {
-                        failure = error
-                        return
+                        failure = failure ?? error
+                        continue
                     }
                     if let limit, rows.count >= limit { return }
                 }
             }
         }
-        if let failure { throw failure }
+        if rows.isEmpty, let failure { throw failure }
         return rows
     }
 
@@ -656,7 +667,9 @@ final class OpenVault: @unchecked Sendable {
                     do {
                         attributes = try decryptAttributes(row)
                     } catch {
-                        guard error.isUnavailableKey else { throw error }
+                        // Passed over: what this process cannot open, and what is damaged
+                        // (one damaged row never stops reads of the others).
+                        guard error.isUnavailableKey || error.isDamage else { throw error }
                         unavailable = unavailable ?? error
                         continue
                     }
@@ -1066,6 +1079,14 @@ final class OpenVault: @unchecked Sendable {
 }
 
 extension StoreError {
+    /// Whether the error means the stored bytes are damaged or altered.
+    var isDamage: Bool {
+        switch self {
+        case .tampered, .corrupted: true
+        default: false
+        }
+    }
+
     /// Whether the error means "this item's key is not available here", as opposed to damage.
     var isUnavailableKey: Bool {
         switch self {
