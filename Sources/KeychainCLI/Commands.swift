@@ -72,6 +72,16 @@ enum Commands {
                 examples: ["keychain generate", "keychain generate --identifier Druidia Skroob   # stores it, then prints it"],
                 notes: "Twelve characters from a 55-letter alphabet without look-alikes, with a lowercase letter, an uppercase letter and a digit; about 69 bits.",
                 run: generate),
+        Command(name: "backup", summary: "write a consistent copy of the vault (and its key file, without a passphrase) to a new file",
+                positionals: ["FILE"], optionalPositionals: [], options: [],
+                examples: ["keychain backup ~/backups/keychain-$(date +%F).keychain"],
+                notes: "Safe while programs use the vault: one snapshot, what is still in the -wal file included. Never writes over a file. Without a passphrase the backup's FILE.key opens it: keep both, and keep them private; with one, the passphrase does.",
+                run: backup),
+        Command(name: "restore", summary: "put a backup in place of a missing vault",
+                positionals: ["FILE"], optionalPositionals: [], options: [],
+                examples: ["keychain restore ~/backups/keychain-2026-12-01.keychain"],
+                notes: "Refuses when a vault (or a key file) is already in place: move it away first. The backup is checked before anything is written.",
+                run: restore),
         Command(name: "status", summary: "where the vault is, whether it is locked, what is available",
                 positionals: [], optionalPositionals: [], options: [json],
                 examples: ["keychain status", "keychain status --json"], notes: nil, run: status),
@@ -231,6 +241,22 @@ enum Commands {
         }
         let new = try context.passphrases.new()
         try context.store { () throws(StoreError) in try vault.changePassphrase(from: current, to: new) }
+        return .success
+    }
+
+    private static func backup(_ context: Context) throws(CommandFailure) -> ExitCode {
+        let vault = try context.vaultOnly("backup")
+        let file = try context.absolutePath(context.arguments.positionals[0])
+        try context.store { () throws(StoreError) in try vault.backup(to: file) }
+        context.terminal.writeError("keychain: backed up \(vault.location.path) to \(file)\(vault.hasPassphrase ? "" : " and \(file).key")\n")
+        return .success
+    }
+
+    private static func restore(_ context: Context) throws(CommandFailure) -> ExitCode {
+        let vault = try context.vaultOnly("restore")
+        let file = try context.absolutePath(context.arguments.positionals[0])
+        try context.store { () throws(StoreError) in try vault.restore(from: file) }
+        context.terminal.writeError("keychain: restored \(file) to \(vault.location.path)\n")
         return .success
     }
 

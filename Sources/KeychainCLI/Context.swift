@@ -29,6 +29,12 @@ final class Context {
         }
     }
 
+    /// `path` as an absolute path (relative to the working directory); empty is a usage error.
+    func absolutePath(_ path: String) throws(CommandFailure) -> String {
+        guard !path.isEmpty else { throw CommandFailure("the file name is empty", code: .usage) }
+        return VaultLocation(path: path).path
+    }
+
     /// `--backend`, else `KEYCHAIN_BACKEND`, else the vault.
     func storeKind() throws(CommandFailure) -> StoreKind {
         if let name = arguments.value("backend") {

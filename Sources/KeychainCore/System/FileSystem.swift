@@ -123,6 +123,14 @@ extension FileSystem {
         return slash == trimmed.startIndex ? "/" : String(trimmed[..<slash])
     }
 
+    /// `path` made absolute against the working directory (`~` paths are left for ``standardized(_:home:)``).
+    static func absolute(_ path: String) -> String {
+        guard !path.isEmpty, !path.hasPrefix("/"), !path.hasPrefix("~") else { return path }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard getcwd(&buffer, buffer.count) != nil else { return path }
+        return String(cString: buffer) + "/" + path
+    }
+
     /// `path` with `~` expanded and `.`, `..` and repeated slashes removed, as NSString's
     /// `standardizingPath` does for the paths a vault is given.
     static func standardized(_ path: String, home: String? = ProcessInfo.processInfo.environment["HOME"]) -> String {

@@ -5,8 +5,9 @@ public struct VaultLocation: Sendable, Hashable, CustomStringConvertible {
     /// The SQLite database.
     public let path: String
 
+    /// A relative `path` is taken from the working directory, as a shell user means it.
     public init(path: String) {
-        self.path = FileSystem.standardized(path)
+        self.path = FileSystem.standardized(FileSystem.absolute(path))
     }
 
     /// The key file used when the vault has no passphrase (mode 0600).

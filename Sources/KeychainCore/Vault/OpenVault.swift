@@ -217,6 +217,14 @@ final class OpenVault: @unchecked Sendable {
         }
     }
 
+    /// Writes one consistent snapshot of the whole vault, what its WAL holds included, into the
+    /// empty file at `path` (SQLite's `VACUUM INTO`), while other connections go on.
+    func snapshot(into path: String) throws(StoreError) {
+        try withState { () throws(StoreError) in
+            try sql { () throws(SQLiteError) in try connection.statement("VACUUM INTO ?").run([.text(path)]) }
+        }
+    }
+
     /// Runs SQLite's full integrity check of the vault file (every page, index and row).
     /// - Throws: ``StoreError/corrupted(_:)`` with SQLite's first complaint when it fails.
     func verifyIntegrity() throws(StoreError) {

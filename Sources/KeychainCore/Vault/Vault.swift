@@ -73,6 +73,9 @@ public final class Vault: Store, @unchecked Sendable {
         return now.tv_sec - info.st_mtim.tv_sec < 10
     }
 
+    /// The open vault for a backup (nil when there is none).
+    func openedForBackup() throws(StoreError) -> OpenVault? { try vault(creating: false) }
+
     // MARK: - Lock state
 
     /// Unlocks a vault protected by a passphrase: whenUnlocked classes become readable in this
