@@ -90,8 +90,8 @@ extension UICKeyChainStore {
     /// Every item of the class in the store, as `["service": ..., "key": ...]` for generic
     /// passwords or `["server": ..., "key": ...]` for internet passwords (UICKeyChainStore
     /// reported an empty server; this reports the item's).
-    public class func allKeys(with itemClass: UICKeyChainStoreItemClass) -> [[String: String]] {
-        items(of: itemClass, returnData: false).map { item in
+    public class func allKeys(with itemClass: UICKeyChainStoreItemClass) -> [[String: String]]? {
+        items(of: itemClass, returnData: false)?.map { item in
             let a = item.attributes
             return itemClass == .genericPassword
                 ? ["service": a.service ?? "", "key": a.account ?? ""]
@@ -100,15 +100,16 @@ extension UICKeyChainStore {
     }
 
     /// Every item of the class in the store, with its value, as ``allItems`` dictionaries.
-    public class func allItems(with itemClass: UICKeyChainStoreItemClass) -> [[String: Any]] {
-        items(of: itemClass, returnData: true).map(ItemDictionary.make)
+    public class func allItems(with itemClass: UICKeyChainStoreItemClass) -> [Any]? {
+        items(of: itemClass, returnData: true)?.map(ItemDictionary.make)
     }
 
-    private class func items(of itemClass: UICKeyChainStoreItemClass, returnData: Bool) -> [Item] {
+    /// The items, empty when there are none, nil when the store cannot be read.
+    private class func items(of itemClass: UICKeyChainStoreItemClass, returnData: Bool) -> [Item]? {
         let store = Self(service: nil)
         let query = Query(itemClass == .genericPassword ? .genericPassword : .internetPassword, returnData: returnData,
                           authentication: AuthenticationContext(interactionNotAllowed: true))
-        return (try? store.store().copyMatching(query)) ?? []
+        do { return try store.store().copyMatching(query) } catch .itemNotFound { return [] } catch { return nil }
     }
 
     /// A strong random password in Safari's format (`xxx-xxx-xxx-xxx`, with a lowercase letter,

@@ -26,29 +26,35 @@ enum ItemDictionary {
         return dictionary
     }
 
-    /// `()` when empty; otherwise `(`, each item as a property-list style dictionary with
-    /// sorted keys, indented by four spaces, then `)`. Unlike UICKeyChainStore, values are
-    /// shown as `<redacted>`: a description ends up in logs, and secrets must not.
+    /// As UICKeyChainStore's `-description`: `()` when empty; otherwise `(` and a newline, then
+    /// for each item four spaces and the item as `NSDictionary` describes itself (`{`, each
+    /// entry `key = value;` on its own line indented by four spaces, in key order, `}`), with
+    /// nothing between items, then `)`. Unlike UICKeyChainStore, every value is shown as
+    /// `<redacted>` (and never read to describe it): a description ends up in logs.
     static func describe(_ items: [[String: Any]]) -> String {
         guard !items.isEmpty else { return "()" }
         var out = "(\n"
         for item in items {
+            var entries = item
+            entries["value"] = "<redacted>"
             out += "    {\n"
-            for key in item.keys.sorted() {
-                out += "        \(key) = \(key == "value" ? "\"<redacted>\"" : text(item[key]!));\n"
+            for key in entries.keys.sorted() {
+                out += "    \(text(key)) = \(text(entries[key]!));\n"
             }
-            out += "    }\n"
+            out += "}"
         }
         return out + ")"
     }
 
+    /// A value as an old-style property list shows it in a description: numbers and booleans
+    /// bare (`0`, `1`), strings bare when only letters, digits, `_` and `$`, else quoted.
     private static func text(_ value: Any) -> String {
         switch value {
         case let bool as Bool: return bool ? "1" : "0"
         case let string as String:
-            let plain = !string.isEmpty && string.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) || "_.$/".unicodeScalars.contains($0) }
+            let plain = !string.isEmpty && string.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_" || $0 == "$") }
             return plain ? string : "\"" + string.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
-        case let data as Data: return "<\(data.map { String(format: "%02x", $0) }.joined())>"
+        case let data as Data: return "{length = \(data.count), bytes = 0x\(data.prefix(24).map { String(format: "%02x", $0) }.joined())}"
         default: return "\(value)"
         }
     }

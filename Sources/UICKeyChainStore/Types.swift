@@ -18,13 +18,15 @@ public enum UICKeyChainStoreItemClass: Int, Sendable {
 
 /// An internet password's protocol (`kSecAttrProtocol`).
 public enum UICKeyChainStoreProtocolType: Int, Sendable, CaseIterable {
-    case FTP = 1, FTPAccount, HTTP, IRC, NNTP, POP3, SMTP, SOCKS, IMAP, LDAP, appleTalk, AFP, telnet, SSH, FTPS, HTTPS
-    case HTTPProxy, HTTPSProxy, FTPProxy, SMB, RTSP, RTSPProxy, DAAP, EPPC, NNTPS, LDAPS, telnetS, IRCS, POP3S
+    // Spelled as Swift imports the header: a lone acronym stays (`HTTPS`), a leading acronym
+    // followed by a word is lowercased (`httpProxy`).
+    case FTP = 1, ftpAccount, HTTP, IRC, NNTP, POP3, SMTP, SOCKS, IMAP, LDAP, appleTalk, AFP, telnet, SSH, FTPS, HTTPS
+    case httpProxy, httpsProxy, ftpProxy, SMB, RTSP, rtspProxy, DAAP, EPPC, NNTPS, LDAPS, telnetS, IRCS, POP3S
 
     var coreValue: InternetProtocol {
         switch self {
         case .FTP: .ftp
-        case .FTPAccount: .ftpAccount
+        case .ftpAccount: .ftpAccount
         case .HTTP: .http
         case .IRC: .irc
         case .NNTP: .nntp
@@ -39,12 +41,12 @@ public enum UICKeyChainStoreProtocolType: Int, Sendable, CaseIterable {
         case .SSH: .ssh
         case .FTPS: .ftps
         case .HTTPS: .https
-        case .HTTPProxy: .httpProxy
-        case .HTTPSProxy: .httpsProxy
-        case .FTPProxy: .ftpProxy
+        case .httpProxy: .httpProxy
+        case .httpsProxy: .httpsProxy
+        case .ftpProxy: .ftpProxy
         case .SMB: .smb
         case .RTSP: .rtsp
-        case .RTSPProxy: .rtspProxy
+        case .rtspProxy: .rtspProxy
         case .DAAP: .daap
         case .EPPC: .eppc
         case .NNTPS: .nntps
@@ -93,33 +95,29 @@ public enum UICKeyChainStoreAccessibility: Int, Sendable, CaseIterable {
     }
 }
 
-/// What a read must prove (`SecAccessControlCreateFlags`). On Linux, `userPresence` and
-/// `devicePasscode` ask for the vault passphrase through the presence authenticator; the
-/// Touch ID flags need a biometric authenticator. The combinators and key-usage flags have no
-/// meaning for passwords and are refused.
-public struct UICKeyChainStoreAuthenticationPolicy: OptionSet, Sendable, Hashable {
-    public let rawValue: UInt
-    public init(rawValue: UInt) { self.rawValue = rawValue }
+/// What a read must prove (`SecAccessControlCreateFlags`), as Swift imports the header's
+/// `NS_ENUM`: one policy at a time, `init?(rawValue:)` nil for any other value. On Linux,
+/// `userPresence` and `devicePasscode` ask for the vault passphrase through the presence
+/// authenticator; the Touch ID cases need a biometric authenticator. The combinators and
+/// key-usage flags have no meaning for passwords and are refused when writing.
+public enum UICKeyChainStoreAuthenticationPolicy: UInt, Sendable {
+    case userPresence = 1
+    case touchIDAny = 2
+    case touchIDCurrentSet = 8
+    case devicePasscode = 16
+    case controlOr = 16_384
+    case controlAnd = 32_768
+    case privateKeyUsage = 1_073_741_824
+    case applicationPassword = 2_147_483_648
 
-    public static let userPresence = Self(rawValue: 1 << 0)
-    public static let touchIDAny = Self(rawValue: 1 << 1)
-    public static let touchIDCurrentSet = Self(rawValue: 1 << 3)
-    public static let devicePasscode = Self(rawValue: 1 << 4)
-    public static let controlOr = Self(rawValue: 1 << 14)
-    public static let controlAnd = Self(rawValue: 1 << 15)
-    public static let privateKeyUsage = Self(rawValue: 1 << 30)
-    public static let applicationPassword = Self(rawValue: 1 << 31)
-
-    /// The core's access control for this policy; nil for none (or for a combination the vault
-    /// cannot honour, which writes then refuse).
+    /// The core's access control for this policy; nil for one the vault cannot honour.
     var coreValue: AccessControl? {
         switch self {
-        case []: nil
         case .userPresence: .userPresence
         case .touchIDAny: .biometryAny
         case .touchIDCurrentSet: .biometryCurrentSet
         case .devicePasscode: .devicePasscode
-        default: nil
+        case .controlOr, .controlAnd, .privateKeyUsage, .applicationPassword: nil
         }
     }
 }

@@ -89,7 +89,7 @@ public final class UICKeyChainStore: NSObject, @unchecked Sendable {
     private let lock = NSLock()
     private let chosenStore: (any Store)?
     private var _accessibility = UICKeyChainStoreAccessibility.afterFirstUnlock
-    private var _authenticationPolicy = UICKeyChainStoreAuthenticationPolicy()
+    private var _authenticationPolicy: UICKeyChainStoreAuthenticationPolicy?
     private var _useAuthenticationUI = true
     private var _synchronizable = false
     private var _authenticationPrompt: String?
@@ -100,8 +100,9 @@ public final class UICKeyChainStore: NSObject, @unchecked Sendable {
         set { lock.withLock { _accessibility = newValue } }
     }
 
-    /// What reads of items written from now on must prove; none by default.
-    public var authenticationPolicy: UICKeyChainStoreAuthenticationPolicy { lock.withLock { _authenticationPolicy } }
+    /// What reads of items written from now on must prove; nil (none) by default, where the
+    /// Objective-C property reads 0, a value the enum has no case for.
+    public var authenticationPolicy: UICKeyChainStoreAuthenticationPolicy? { lock.withLock { _authenticationPolicy } }
 
     /// When false, reads of items behind a policy fail instead of asking (as `kSecUseAuthenticationUIFail`).
     public var useAuthenticationUI: Bool {
@@ -187,9 +188,11 @@ public final class UICKeyChainStore: NSObject, @unchecked Sendable {
     // MARK: Writing
 
     /// Stores `value` (UTF-8) for `key`, replacing any value; nil removes the item.
+    /// `key` may be nil, as the header's `nullable` key: storing under no key fails (false).
     @discardableResult
-    public func setString(_ value: String?, forKey key: String) -> Bool {
-        (try? setString(value, forKey: key, label: nil, comment: nil, error: ())) != nil
+    public func setString(_ value: String?, forKey key: String?) -> Bool {
+        guard let key else { return false }
+        return (try? setString(value, forKey: key, label: nil, comment: nil, error: ())) != nil
     }
 
     public func setString(_ value: String?, forKey key: String, error: Void) throws {
@@ -198,8 +201,9 @@ public final class UICKeyChainStore: NSObject, @unchecked Sendable {
 
     /// Stores `value` with a label and a comment (kept as they are when nil).
     @discardableResult
-    public func setString(_ value: String?, forKey key: String, label: String?, comment: String?) -> Bool {
-        (try? setString(value, forKey: key, label: label, comment: comment, error: ())) != nil
+    public func setString(_ value: String?, forKey key: String?, label: String?, comment: String?) -> Bool {
+        guard let key else { return false }
+        return (try? setString(value, forKey: key, label: label, comment: comment, error: ())) != nil
     }
 
     public func setString(_ value: String?, forKey key: String, label: String?, comment: String?, error: Void) throws {
@@ -228,8 +232,7 @@ public final class UICKeyChainStore: NSObject, @unchecked Sendable {
         guard let data else { return try removeItem(forKey: key, error: ()) }
         let query = try query(forKey: key, returnData: false)
         var changes = Attributes(synchronizable: synchronizable, accessibility: accessibility.coreValue, label: label, comment: comment)
-        let policy = authenticationPolicy
-        if !policy.isEmpty {
+        if let policy = authenticationPolicy {
             guard let control = policy.coreValue else { throw StoreErrors.argument("the authentication policy \(policy.rawValue) has no meaning for a password item") }
             guard !changes.synchronizable! else { throw StoreErrors.argument("cannot specify both an authentication policy and synchronizable") }
             changes.accessControl = control
@@ -273,21 +276,29 @@ public final class UICKeyChainStore: NSObject, @unchecked Sendable {
 
     // MARK: Listing
 
-    /// The keys (accounts) of this store's items.
-    public var allKeys: [String] {
-        ((try? store().copyMatching(baseQuery(returnData: false))) ?? []).compactMap { $0.attributes.account }
+    /// The keys (accounts) of this store's items (`nullable NSArray` in the header: an empty
+    /// store gives an empty array, a store that cannot be read nil).
+    public var allKeys: [String]? {
+        items(returnData: false)?.compactMap { $0.attributes.account }
     }
 
-    /// This store's items with their values, as dictionaries: `class`, `service` and
-    /// `accessGroup` (generic) or `server`, `protocol` and `authenticationType` (internet),
-    /// `key`, `value` (a string if UTF-8, else `Data`), `accessibility` and `synchronizable`.
-    public var allItems: [[String: Any]] {
-        ((try? store().copyMatching(baseQuery(returnData: true))) ?? []).map(ItemDictionary.make)
+    /// This store's items with their values, each a `[String: Any]` dictionary (the header's
+    /// untyped `nullable NSArray`): `class`, `service` and `accessGroup` (generic) or `server`,
+    /// `protocol` and `authenticationType` (internet), `key`, `value` (a string if UTF-8, else
+    /// `Data`), `accessibility` and `synchronizable`.
+    public var allItems: [Any]? {
+        items(returnData: true)?.map(ItemDictionary.make)
     }
 
-    /// `()` with no items, else each item's dictionary on its own lines, in parentheses.
+    private func items(returnData: Bool) -> [Item]? {
+        do { return try store().copyMatching(baseQuery(returnData: returnData)) } catch .itemNotFound { return [] } catch { return nil }
+    }
+
+    /// As UICKeyChainStore prints itself: `()` with no items, else `(`, then each item's
+    /// dictionary as `NSDictionary` describes it, then `)`. Values are shown as
+    /// `<redacted>`: a description ends up in logs, and secrets must not.
     public override var description: String {
-        ItemDictionary.describe(allItems)
+        ItemDictionary.describe((items(returnData: false) ?? []).map(ItemDictionary.make))
     }
 
     public override var debugDescription: String { description }

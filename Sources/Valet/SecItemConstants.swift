@@ -42,3 +42,8 @@ public let kSecReturnPersistentRef = "r_PersistentRef"
 
 public let kSecValueData = "v_Data"
 public let kSecUseDataProtectionKeychain = "nleg"
+
+// CoreFoundation's booleans, as query values (`[kSecAttrSynchronizable as String: kCFBooleanTrue]`).
+// On Apple they are `CFBoolean!`; here the Bool they stand for.
+public let kCFBooleanTrue: Bool! = true
+public let kCFBooleanFalse: Bool! = false

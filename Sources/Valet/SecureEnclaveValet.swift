@@ -51,6 +51,12 @@ public final class SecureEnclaveValet: NSObject, Sendable {
 
     public override var hash: Int { service.description.hashValue }
 
+    /// Agrees with ``==`` (and ``hash``), for `Set`, `XCTAssertEqual` and `NSObject` equality.
+    public override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? SecureEnclaveValet else { return false }
+        return self == other
+    }
+
     public let identifier: Identifier
     public let accessControl: SecureEnclaveAccessControl
 
@@ -91,6 +97,20 @@ public final class SecureEnclaveValet: NSObject, Sendable {
     /// - Throws: as ``object(forKey:withPrompt:)``.
     public func string(forKey key: String, withPrompt userPrompt: String) throws(KeychainError) -> String {
         try sandbox.string(forKey: key, authentication: AuthenticationContext(reason: userPrompt))
+    }
+
+    /// The value for `key`, after the user proves presence with a default prompt: the form
+    /// Valet offers where LocalAuthentication is missing, so code written for either branch of
+    /// `#if canImport(LocalAuthentication)` compiles.
+    /// - Throws: as ``object(forKey:withPrompt:)``.
+    public func object(forKey key: String) throws(KeychainError) -> Data {
+        try object(forKey: key, withPrompt: "")
+    }
+
+    /// The value for `key` as UTF-8 text, after the user proves presence with a default prompt.
+    /// - Throws: as ``object(forKey:withPrompt:)``.
+    public func string(forKey key: String) throws(KeychainError) -> String {
+        try string(forKey: key, withPrompt: "")
     }
 
     /// Whether a value is stored for `key`. Never asks for a proof.

@@ -44,6 +44,12 @@ public final class SinglePromptSecureEnclaveValet: NSObject, @unchecked Sendable
 
     public override var hash: Int { service.description.hashValue }
 
+    /// Agrees with ``==`` (and ``hash``), for `Set`, `XCTAssertEqual` and `NSObject` equality.
+    public override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? SinglePromptSecureEnclaveValet else { return false }
+        return self == other
+    }
+
     public let identifier: Identifier
     public let accessControl: SecureEnclaveAccessControl
 
@@ -85,6 +91,18 @@ public final class SinglePromptSecureEnclaveValet: NSObject, @unchecked Sendable
         try sandbox.string(forKey: key, authentication: sharedContext(prompt: userPrompt))
     }
 
+    /// The value for `key` with a default prompt (Valet's form where LocalAuthentication is missing).
+    /// - Throws: as ``object(forKey:withPrompt:)``.
+    public func object(forKey key: String) throws -> Data {
+        try object(forKey: key, withPrompt: "")
+    }
+
+    /// The value for `key` as UTF-8 text, with a default prompt.
+    /// - Throws: as ``object(forKey:withPrompt:)``.
+    public func string(forKey key: String) throws -> String {
+        try string(forKey: key, withPrompt: "")
+    }
+
     /// Whether a value is stored for `key`. Never asks for a proof.
     public func containsObject(forKey key: String) throws -> Bool {
         try sandbox.containsObject(forKey: key)
@@ -100,6 +118,11 @@ public final class SinglePromptSecureEnclaveValet: NSObject, @unchecked Sendable
 
     /// Every key of this Valet (never the canary). Keys are not behind the proof, so this never asks.
     public func allKeys(userPrompt: String) throws -> Set<String> {
+        try sandbox.allKeys()
+    }
+
+    /// Every key of this Valet (Valet's form where LocalAuthentication is missing); never asks.
+    public func allKeys() throws -> Set<String> {
         try sandbox.allKeys()
     }
 

@@ -85,6 +85,12 @@ public final class Valet: NSObject, Sendable {
 
     public override var hash: Int { service.description.hashValue }
 
+    /// Agrees with ``==`` (and ``hash``), for `Set`, `XCTAssertEqual` and `NSObject` equality.
+    public override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? Valet else { return false }
+        return self == other
+    }
+
     /// When the Valet's items can be read.
     public let accessibility: Accessibility
     /// The Valet's identifier (for a shared group without one: `prefix.group`).

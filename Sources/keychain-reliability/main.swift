@@ -24,6 +24,7 @@ func workerMain(_ arguments: [String]) -> Int32 {
         case ("memory", 3): return try Workers.memory(vaultPath: arguments[1], secretPath: arguments[2])
         case ("fsize", 3): return try Workers.fileSizeLimit(vaultPath: arguments[1], limit: Int(arguments[2]) ?? 1 << 20)
         case ("readonly", 2): return Workers.readOnly(vaultPath: arguments[1])
+        case ("valet-identity", 1): return ValetIdentityWorker.run()
         case ("ss-callers", 3): return try SecretServiceWorker.concurrentCallers(callers: Int(arguments[1]) ?? 16, timeout: Double(arguments[2]) ?? 1)
         case ("ss-batch", 5):
             return try SecretServiceWorker.frozenBatch(daemon: pid_t(arguments[1]) ?? 0, count: Int(arguments[2]) ?? 100,
@@ -94,7 +95,7 @@ for (name, check) in checks where only?.contains(name) ?? true {
     results.append(result)
 }
 if let jsonPath {
-    FileManager.default.createFile(atPath: jsonPath, contents: Report.json(results, mode: quick ? "quick" : "long"))
+    _ = FileManager.default.createFile(atPath: jsonPath, contents: Report.json(results, mode: quick ? "quick" : "long"))
 }
 let failed = results.filter { !$0.passed }
 print(failed.isEmpty ? "keychain-reliability: all checks held" : "keychain-reliability: FAILED: \(failed.map(\.name).joined(separator: "; "))")

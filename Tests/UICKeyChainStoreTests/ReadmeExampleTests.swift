@@ -62,7 +62,7 @@ struct UICKeyChainStoreReadmeExamples {
             let synced = UICKeyChainStore(service: "com.example.github-token")
             synced.synchronizable = true
             synced["kishikawakatsumi"] = "01234567-89ab-cdef-0123-456789abcdef"
-            #expect(synced.allItems.first?["synchronizable"] as? Bool == true)
+            #expect(synced.itemDictionaries.first?["synchronizable"] as? Bool == true)
 
             // Generate strong random password
             let password = UICKeyChainStore.generatePassword()

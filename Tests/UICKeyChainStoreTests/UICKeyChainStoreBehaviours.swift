@@ -30,7 +30,7 @@ enum UICKeyChainStoreBehaviour: String, CaseIterable, Sendable {
             #expect(store.removeItem(forKey: "kishikawakatsumi"))
             #expect(store.string(forKey: "kishikawakatsumi") == nil)
             #expect(store.string(forKey: "hirohamada") == "p@ssw0rd")
-            #expect(store.removeAllItems() && store.allKeys.isEmpty)
+            #expect(store.removeAllItems() && store.keyList.isEmpty)
 
         case .genericPasswordSubscripting:
             let store = UICKeyChainStore(service: "Twitter", accessGroup: "27AEDK3C9F.shared")
@@ -71,7 +71,7 @@ enum UICKeyChainStoreBehaviour: String, CaseIterable, Sendable {
             #expect(web.server == Self.server && web.protocolType == .HTTPS && web.authenticationType == .default && web.itemClass == .internetPassword)
             let form = UICKeyChainStore(server: Self.server, protocolType: .HTTPS, authenticationType: .htmlForm)
             #expect(form.authenticationType == .htmlForm)
-            #expect(plain.accessibility == .afterFirstUnlock && plain.authenticationPolicy.isEmpty && plain.useAuthenticationUI && !plain.synchronizable)
+            #expect(plain.accessibility == .afterFirstUnlock && plain.authenticationPolicy == nil && plain.useAuthenticationUI && !plain.synchronizable)
 
         case .contains:
             let store = UICKeyChainStore(service: "Twitter")
@@ -88,14 +88,14 @@ enum UICKeyChainStoreBehaviour: String, CaseIterable, Sendable {
             try store.removeItem(forKey: "username", error: ())
             try store.removeItem(forKey: "username", error: ())  // removing an absent item succeeds
             try store.removeAllItemsWithError()
-            #expect(store.allKeys.isEmpty)
+            #expect(store.keyList.isEmpty)
 
         case .nilMeansRemove:
             let store = UICKeyChainStore(service: "Twitter")
             store["a"] = "1"; store["b"] = "2"; store["c"] = "3"
             #expect(store.setString(nil, forKey: "a"))
             #expect(store.setData(nil, forKey: "b"))
-            #expect(Set(store.allKeys) == ["c"])
+            #expect(Set(store.keyList) == ["c"])
             #expect(UICKeyChainStore.setString("x", forKey: "k", service: "Twitter"))
             #expect(UICKeyChainStore.setString(nil, forKey: "k", service: "Twitter"))
             #expect(UICKeyChainStore.string(forKey: "k", service: "Twitter") == nil)
@@ -105,8 +105,8 @@ enum UICKeyChainStoreBehaviour: String, CaseIterable, Sendable {
             store["kishikawakatsumi"] = "01234567-89ab-cdef-0123-456789abcdef"
             store["hirohamada"] = "11111111-89ab-cdef-0123-456789abcdef"
             store["honeylemon"] = "22222222-89ab-cdef-0123-456789abcdef"
-            #expect(Set(store.allKeys) == ["kishikawakatsumi", "hirohamada", "honeylemon"])
-            let items = store.allItems
+            #expect(Set(store.keyList) == ["kishikawakatsumi", "hirohamada", "honeylemon"])
+            let items = store.itemDictionaries
             #expect(items.count == 3)
             let item = try #require(items.first { $0["key"] as? String == "hirohamada" })
             #expect(item["value"] as? String == "11111111-89ab-cdef-0123-456789abcdef")
@@ -114,18 +114,18 @@ enum UICKeyChainStoreBehaviour: String, CaseIterable, Sendable {
             #expect(item["accessibility"] as? String == "ck" && item["synchronizable"] as? Bool == false && item["accessGroup"] as? String == "")
             let web = UICKeyChainStore(server: URL(string: "https://github.com")!, protocolType: .HTTPS)
             web["a"] = "1"; web["b"] = "2"; web["c"] = "3"
-            #expect(Set(web.allKeys) == ["a", "b", "c"])
-            let webItem = try #require(web.allItems.first { $0["key"] as? String == "a" })
+            #expect(Set(web.keyList) == ["a", "b", "c"])
+            let webItem = try #require(web.itemDictionaries.first { $0["key"] as? String == "a" })
             #expect(webItem["server"] as? String == "github.com" && webItem["protocol"] as? String == "htps" && webItem["authenticationType"] as? String == "dflt")
 
         case .classLevelListing:
             UICKeyChainStore(service: "github.com")["kishikawakatsumi"] = "token"
             UICKeyChainStore(server: URL(string: "https://github.com")!, protocolType: .HTTPS)["hirohamada"] = "web"
-            let generic = UICKeyChainStore.allKeys(with: .genericPassword)
+            let generic = (UICKeyChainStore.allKeys(with: .genericPassword) ?? [])
             #expect(generic.contains(["service": "github.com", "key": "kishikawakatsumi"]))
-            let internet = UICKeyChainStore.allKeys(with: .internetPassword)
+            let internet = (UICKeyChainStore.allKeys(with: .internetPassword) ?? [])
             #expect(internet.contains(["server": "github.com", "key": "hirohamada"]), "the server is reported (UICKeyChainStore gave an empty one)")
-            #expect(UICKeyChainStore.allItems(with: .internetPassword).contains { $0["value"] as? String == "web" })
+            #expect(((UICKeyChainStore.allItems(with: .internetPassword) ?? []).compactMap { $0 as? [String: Any] }).contains { $0["value"] as? String == "web" })
 
         case .labelAndComment:
             let store = UICKeyChainStore(server: URL(string: "https://github.com")!, protocolType: .HTTPS)
@@ -140,19 +140,26 @@ enum UICKeyChainStoreBehaviour: String, CaseIterable, Sendable {
             let store = UICKeyChainStore(service: "Twitter")
             #expect(store.description == "()")
             store["username"] = "password"
+            // UICKeyChainStore's layout: "(\n", then "    " and each item as NSDictionary prints
+            // itself, nothing between items, then ")"; strings with a '.' quoted.
             #expect(store.description == """
                 (
                     {
-                        accessGroup = "";
-                        accessibility = ck;
-                        class = GenericPassword;
-                        key = username;
-                        service = Twitter;
-                        synchronizable = 0;
-                        value = "<redacted>";
-                    }
-                )
+                    accessGroup = "";
+                    accessibility = ck;
+                    class = GenericPassword;
+                    key = username;
+                    service = Twitter;
+                    synchronizable = 0;
+                    value = "<redacted>";
+                })
                 """)
+            let web = UICKeyChainStore(server: URL(string: "https://github.com")!, protocolType: .HTTPS)
+            web["kishikawakatsumi"] = "token"
+            web["hirohamada"] = "token"
+            #expect(web.description.hasPrefix("(\n    {\n    accessibility = ck;\n    authenticationType = dflt;\n    class = InternetPassword;\n"), "\(web.description)")
+            #expect(web.description.contains("    server = \"github.com\";\n") && web.description.contains("})") && web.description.contains("}    {"),
+                    "\(web.description)")
             #expect(!store.debugDescription.contains("password\n") && !store.description.contains("= password;"))
 
         case .conversionError:
@@ -186,13 +193,13 @@ enum UICKeyChainStoreBehaviour: String, CaseIterable, Sendable {
         case .accessibilityAndSynchronizable:
             let store = UICKeyChainStore(service: "com.example.github-token")
             store["kishikawakatsumi"] = "token"
-            #expect(store.allItems.first?["accessibility"] as? String == "ck")
+            #expect(store.itemDictionaries.first?["accessibility"] as? String == "ck")
             store.accessibility = .whenUnlocked
             store["kishikawakatsumi"] = "token2"
-            #expect(store.allItems.first?["accessibility"] as? String == "ak", "an update applies the new accessibility")
+            #expect(store.itemDictionaries.first?["accessibility"] as? String == "ak", "an update applies the new accessibility")
             store.synchronizable = true
             store["kishikawakatsumi"] = "token3"
-            let items = store.allItems
+            let items = store.itemDictionaries
             #expect(items.count == 1 && items[0]["synchronizable"] as? Bool == true && items[0]["value"] as? String == "token3",
                     "the existing item becomes synchronizable; no second item")
 
@@ -249,4 +256,11 @@ struct UICKeyChainStoreOnSecretService {
     func behaviour(_ behaviour: UICKeyChainStoreBehaviour) throws {
         try behaviour.run(TestStore(.secretService))
     }
+}
+
+extension UICKeyChainStore {
+    /// `allItems` as the dictionaries its elements are (the header's untyped `NSArray`).
+    var itemDictionaries: [[String: Any]] { (allItems ?? []).compactMap { $0 as? [String: Any] } }
+    /// `allKeys`, empty when nil.
+    var keyList: [String] { allKeys ?? [] }
 }

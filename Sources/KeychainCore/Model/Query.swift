@@ -40,6 +40,21 @@ extension Query {
     }
 }
 
+extension Query {
+    /// A query naming what `item` names, as a `SecItemCopyMatching` query built from it would:
+    /// its class and the identity attributes it sets; those it leaves unset match anything (an
+    /// item stored with a path or an access group is found by a query that names neither), and
+    /// an unset synchronizable matches only items that are not, as Apple's keychain does.
+    public init(naming item: Item) {
+        var attributes = Attributes()
+        for field in AttributeField.identity(of: item.itemClass) where field.isSet(in: item.attributes) {
+            field.copy(from: item.attributes, to: &attributes)
+        }
+        attributes.synchronizable = attributes.synchronizable ?? false
+        self.init(item.itemClass, attributes: attributes)
+    }
+}
+
 /// One write, for ``Store/write(_:)``: several are applied in one transaction, all or nothing.
 public enum WriteOperation: Sendable {
     /// Adds an item; fails with ``StoreError/duplicateItem`` if one with the same identity exists.

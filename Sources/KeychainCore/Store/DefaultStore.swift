@@ -11,10 +11,16 @@ public enum DefaultStore {
 
     private static let lock = Lock()
     nonisolated(unsafe) private static var processDefault: (any Store)?
+    /// Whether ``processDefault`` was opened on first use (rather than set by the program):
+    /// it is then the same "default" the faces named before it was opened.
+    nonisolated(unsafe) private static var openedOnFirstUse = false
 
     /// Sets the store used from now on, in every task without an override.
     public static func setDefault(_ store: any Store) {
-        lock.withLock { processDefault = store }
+        lock.withLock {
+            processDefault = store
+            openedOnFirstUse = false
+        }
     }
 
     /// Runs `body` with `store` as the default of this task.
@@ -32,6 +38,7 @@ public enum DefaultStore {
         if let processDefault { return processDefault }
         let store = try StoreKind.fromEnvironment().open()
         processDefault = store
+        openedOnFirstUse = true
         return store
     }
 
@@ -41,8 +48,12 @@ public enum DefaultStore {
         return lock.withLock { processDefault }
     }
 
-    /// A key naming a chosen store (or the default), for the faces' instance caches.
+    /// A key naming a chosen store (or the default), for the faces' instance caches: the same
+    /// before and after the default store is opened on first use, so that equal configurations
+    /// give the identical instance whenever they are made.
     public static func identity(of store: (any Store)?) -> String {
-        store.map { "\(ObjectIdentifier($0).hashValue)" } ?? "default"
+        guard let store else { return "default" }
+        let isDefault = lock.withLock { openedOnFirstUse && processDefault === store }
+        return isDefault ? "default" : "\(ObjectIdentifier(store).hashValue)"
     }
 }

@@ -28,13 +28,14 @@ public struct LocksmithRequest: @unchecked Sendable {
             case .update:
                 try store.upsert(request.item)
             case .read:
-                var query = Query(identifying: request.item)
+                // What the type does not declare is not matched, as in Apple's keychain.
+                var query = Query(naming: request.item)
                 query.limit = .one
                 query.returnData = true
                 guard let found = try store.copyMatching(query).first else { return StoreError.itemNotFound.keychainStatus }
                 result = NSDictionary(dictionary: KeychainDictionary.make(found.itemClass, found.attributes, valueData: found.value?.data))
             case .delete:
-                guard try store.delete(Query(identifying: request.item)) > 0 else { return StoreError.itemNotFound.keychainStatus }
+                guard try store.delete(Query(naming: request.item)) > 0 else { return StoreError.itemNotFound.keychainStatus }
             }
             return errSecSuccess
         } catch {
