@@ -26,3 +26,7 @@ long ckeyring_unlink(int32_t key, int32_t keyring) {
 long ckeyring_invalidate(int32_t key) {
     return syscall(SYS_keyctl, KEYCTL_INVALIDATE, key, 0, 0, 0);
 }
+
+long ckeyring_set_timeout(int32_t key, uint32_t seconds) {
+    return syscall(SYS_keyctl, KEYCTL_SET_TIMEOUT, key, seconds, 0, 0);
+}

@@ -53,12 +53,13 @@ enum Commands {
         Command(name: "clear", summary: "delete every key of one Valet",
                 positionals: [], optionalPositionals: [], options: ItemAddress.options,
                 examples: ["keychain clear --identifier Druidia"], notes: nil, run: clear),
-        Command(name: "unlock", summary: "unlock with the passphrase, caching afterFirstUnlock keys until reboot",
-                positionals: [], optionalPositionals: [], options: [],
-                examples: ["keychain unlock", "KEYCHAIN_PASSPHRASE_FILE=~/.config/pw keychain unlock"],
-                notes: "afterFirstUnlock items then open in every process of yours without the passphrase, until reboot or `keychain lock`. whenUnlocked items need the passphrase in each process.",
+        Command(name: "unlock", summary: "unlock with the passphrase for all your processes: whenUnlocked items until idle, afterFirstUnlock until reboot",
+                positionals: [], optionalPositionals: [],
+                options: [.value("timeout", "SECONDS", "how long whenUnlocked items stay open to your processes without use (default 300, or $KEYCHAIN_UNLOCK_TIMEOUT; 0: this command only)")],
+                examples: ["keychain unlock", "KEYCHAIN_PASSPHRASE_FILE=~/.config/pw keychain unlock --timeout 900"],
+                notes: "As an unlocked phone opens its items to every app: after this, any process of yours reads whenUnlocked items without the passphrase until `keychain lock`, the idle timeout (each use pushes it back) or reboot, and afterFirstUnlock items until reboot. whenPasscodeSetThisDeviceOnly and access-controlled items still need the passphrase in the process that reads them.",
                 run: unlock),
-        Command(name: "lock", summary: "forget the cached afterFirstUnlock keys (as a reboot would)",
+        Command(name: "lock", summary: "lock for all your processes: close whenUnlocked and afterFirstUnlock items (as a reboot would)",
                 positionals: [], optionalPositionals: [], options: [],
                 examples: ["keychain lock"], notes: nil, run: lock),
         Command(name: "passwd", summary: "set, change or remove the vault passphrase",
@@ -299,6 +300,7 @@ enum Commands {
                 "backend": .string(kind.rawValue), "exists": .bool(true),
                 "vault": .string(status.location.path), "formatVersion": .number(status.formatVersion),
                 "passphrase": .bool(status.hasPassphrase), "unlocked": .bool(status.isUnlocked),
+                "userUnlockRemaining": .string(status.userUnlockRemaining ?? ""),
                 "availableClasses": .array(classes.map { .string($0) }), "kernelKeyring": .string(kernel),
                 "items": .number(status.itemCount), "secretService": .string(secretService),
             ]
@@ -309,7 +311,7 @@ enum Commands {
                 vault:             \(status.location.path)
                 format version:    \(status.formatVersion)
                 passphrase:        \(status.hasPassphrase ? "set" : "none (key file \(status.location.keyFilePath))")
-                locked:            \(status.hasPassphrase ? (status.isUnlocked ? "no" : "yes") : "no (no passphrase)")
+                locked:            \(status.hasPassphrase ? (status.isUnlocked ? "no" + (status.userUnlockRemaining.map { " (unlocked for your processes, \($0) left without use)" } ?? "") : "yes") : "no (no passphrase)")
                 available classes: \(classes.isEmpty ? "none" : classes.joined(separator: ", "))
                 kernel keyring:    \(kernel)
                 items:             \(status.itemCount)

@@ -11,13 +11,11 @@ struct Passphrases {
     let terminal: Terminal
 
     func current(prompt: String = "Vault passphrase: ") throws(CommandFailure) -> SecretBytes {
-        if let path = environment["KEYCHAIN_PASSPHRASE_FILE"], !path.isEmpty {
-            return try read(path, what: "KEYCHAIN_PASSPHRASE_FILE")
-        }
-        if let directory = environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty {
-            let path = directory + "/keychain-passphrase"
-            // systemd makes that directory private to the service: its owner and mode are systemd's.
-            if FileManager.default.fileExists(atPath: path) { return try read(path, what: "the systemd credential keychain-passphrase", checkOwnership: false) }
+        // The library's reader, so that the command and a service read a passphrase file alike.
+        do {
+            if let passphrase = try PassphraseFile.fromEnvironment(environment) { return passphrase }
+        } catch {
+            throw CommandFailure(error.description, code: .failure)
         }
         if let typed = try terminal.prompt(prompt) { return typed }
         throw CommandFailure("the vault is locked and no passphrase is available: set KEYCHAIN_PASSPHRASE_FILE or run from a terminal", code: .locked)
@@ -42,27 +40,8 @@ struct Passphrases {
         return passphrase
     }
 
-    /// A passphrase file: the user's own, closed to others (a passphrase others can read is
-    /// no secret), at most ``TerminalInput/maximumLineLength`` bytes (refused, never cut).
-    private func read(_ path: String, what: String, checkOwnership: Bool = true) throws(CommandFailure) -> SecretBytes {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
-        guard fd >= 0 else { throw CommandFailure("cannot open \(what) (\(path)): \(String(cString: strerror(errno)))", code: .failure) }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw CommandFailure("cannot inspect \(what) (\(path)): \(String(cString: strerror(errno)))", code: .failure) }
-        if checkOwnership && info.st_mode & S_IFMT == S_IFREG {
-            if info.st_uid != geteuid() {
-                throw CommandFailure("refusing \(what) (\(path)): it belongs to uid \(info.st_uid), not to you", code: .failure)
-            }
-            if info.st_mode & 0o077 != 0 {
-                throw CommandFailure("refusing \(what) (\(path)): other users can read or change it (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 600 it", code: .failure)
-            }
-        }
-        let limit = TerminalInput.maximumLineLength
-        let bytes = try terminal.readAll(fd, limit: limit + 2, what: what).droppingTrailingNewline()
-        guard bytes.count <= limit else {
-            throw CommandFailure("refusing \(what) (\(path)): the passphrase is longer than \(limit) bytes", code: .failure)
-        }
-        return bytes
+    /// A new passphrase's file, read as the current one's is.
+    private func read(_ path: String, what: String) throws(CommandFailure) -> SecretBytes {
+        do { return try PassphraseFile.read(path, what: what) } catch { throw CommandFailure(error.description, code: .failure) }
     }
 }

@@ -14,3 +14,18 @@ enum ValetIdentityWorker {
         return 0
     }
 }
+
+/// A service as systemd would start one: nothing but Valet's own API, with the passphrase (if
+/// any) in `$CREDENTIALS_DIRECTORY/keychain-passphrase`. Prints the value, or the error.
+enum ValetServiceWorker {
+    static func run(identifier: String, key: String) -> Int32 {
+        let valet = Valet.valet(with: Identifier(nonEmpty: identifier)!, accessibility: .whenUnlocked)
+        do {
+            print(try valet.string(forKey: key))
+            return 0
+        } catch {
+            print("error: \(error)")
+            return 1
+        }
+    }
+}

@@ -25,6 +25,7 @@ func workerMain(_ arguments: [String]) -> Int32 {
         case ("fsize", 3): return try Workers.fileSizeLimit(vaultPath: arguments[1], limit: Int(arguments[2]) ?? 1 << 20)
         case ("readonly", 2): return Workers.readOnly(vaultPath: arguments[1])
         case ("valet-identity", 1): return ValetIdentityWorker.run()
+        case ("valet-service", 3): return ValetServiceWorker.run(identifier: arguments[1], key: arguments[2])
         case ("ss-callers", 3): return try SecretServiceWorker.concurrentCallers(callers: Int(arguments[1]) ?? 16, timeout: Double(arguments[2]) ?? 1)
         case ("ss-batch", 5):
             return try SecretServiceWorker.frozenBatch(daemon: pid_t(arguments[1]) ?? 0, count: Int(arguments[2]) ?? 100,

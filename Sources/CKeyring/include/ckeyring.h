@@ -16,5 +16,7 @@ long ckeyring_read(int32_t key, void *buffer, size_t length);
 long ckeyring_set_permissions(int32_t key, uint32_t permissions);
 long ckeyring_unlink(int32_t key, int32_t keyring);
 long ckeyring_invalidate(int32_t key);
+// Expires the key `seconds` from now (0: never).
+long ckeyring_set_timeout(int32_t key, uint32_t seconds);
 
 #endif

@@ -14,8 +14,10 @@ struct KernelKeyring: Sendable {
     /// possessor: all; user: view, read, write, search, link, setattr; group and other: none.
     private static let permissions: UInt32 = 0x3f3f_0000
 
-    /// Stores `payload` under `description`, replacing an existing key. Throws the errno text.
-    func store(_ payload: SecretBytes, as description: String) throws(KernelKeyringError) {
+    /// Stores `payload` under `description`, replacing an existing key; with `timeout`, the
+    /// kernel drops it that many seconds from now unless ``refresh(_:timeout:)`` pushes it back.
+    /// Throws the errno text.
+    func store(_ payload: SecretBytes, as description: String, timeout seconds: UInt32? = nil) throws(KernelKeyringError) {
         let id = payload.withUnsafeBytes { bytes in
             ckeyring_add_user_key(description, bytes.baseAddress, bytes.count, CKEYRING_SPEC_USER_KEYRING)
         }
@@ -25,6 +27,32 @@ struct KernelKeyring: Sendable {
             _ = ckeyring_invalidate(id)
             throw KernelKeyringError(operation: "keyctl setperm", code: code)
         }
+        if let seconds, ckeyring_set_timeout(id, max(seconds, 1)) != 0 {
+            let code = errno
+            _ = ckeyring_invalidate(id)
+            throw KernelKeyringError(operation: "keyctl timeout", code: code)
+        }
+    }
+
+    /// Pushes the expiry of the key under `description` back to `seconds` from now: an idle
+    /// timeout, reset by each use.
+    func refresh(_ description: String, timeout seconds: UInt32) {
+        let id = ckeyring_search_user_key(CKEYRING_SPEC_USER_KEYRING, description)
+        if id >= 0 { _ = ckeyring_set_timeout(id, max(seconds, 1)) }
+    }
+
+    /// How long the key under `description` has left, as the kernel reports it in
+    /// `/proc/keys` (`4m`, `59s`, `perm`); nil when there is no such key.
+    func remaining(_ description: String) -> String? {
+        let id = ckeyring_search_user_key(CKEYRING_SPEC_USER_KEYRING, description)
+        guard id >= 0, let listing = try? FileSystem.readAll("/proc/keys", limit: 1 << 20) else { return nil }
+        let wanted = String(UInt32(bitPattern: id), radix: 16)
+        let text = listing.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            if fields.count > 3, fields[0].drop(while: { $0 == "0" }) == wanted.drop(while: { $0 == "0" }) { return String(fields[3]) }
+        }
+        return nil
     }
 
     /// The payload stored under `description`, or nil if there is none (or it expired).

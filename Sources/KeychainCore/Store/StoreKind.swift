@@ -29,7 +29,9 @@ public enum StoreKind: String, Sendable, CaseIterable, CustomStringConvertible {
                      foreignItems: SecretServiceStore.ForeignItems = .hidden) throws(StoreError) -> any Store {
         switch self {
         case .vault:
-            return try Vault(VaultConfiguration(location: .default(environment: environment)))
+            // A service started with a passphrase (systemd's LoadCredential=, or a file) unlocks on first need.
+            return try Vault(VaultConfiguration(location: .default(environment: environment),
+                                                passphraseEnvironment: PassphraseFile.isOffered(by: environment) ? environment : nil))
         case .secretService:
             var configuration = SecretServiceStore.Configuration(foreignItems: foreignItems)
             if let text = environment["KEYCHAIN_TIMEOUT"], !text.isEmpty {

@@ -21,11 +21,11 @@ struct KeyRing {
         classes = [:]
     }
 
-    /// The kernel-keyring payload: the lookup key, then (code, key) for each class that
-    /// survives a lock. Nil if there is nothing worth caching.
-    func cachePayload() -> SecretBytes? {
+    /// The kernel-keyring payload for the classes `included` picks: the lookup key, then
+    /// (code, key) for each such class this ring holds. Nil if there is nothing worth caching.
+    func cachePayload(of included: (Accessibility) -> Bool = { $0.survivesLock }) -> SecretBytes? {
         guard let lookup else { return nil }
-        let survivors = classes.filter { $0.key.survivesLock }.sorted { $0.key.code < $1.key.code }
+        let survivors = classes.filter { included($0.key) }.sorted { $0.key.code < $1.key.code }
         let count = 32 + survivors.count * 33
         return SecretBytes(count: count) { out in
             lookup.key.withUnsafeBytes { out.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: 32) }
@@ -38,22 +38,30 @@ struct KeyRing {
         }
     }
 
-    /// Adopts the keys of a cache payload; false if it is malformed.
-    mutating func adopt(cachePayload payload: SecretBytes) -> Bool {
+    /// Adopts the keys of a cache payload whose classes `allowed` accepts; false if it is
+    /// malformed or holds any other class.
+    mutating func adopt(cachePayload payload: SecretBytes, allowed: (Accessibility) -> Bool = { $0.survivesLock }) -> Bool {
         payload.withUnsafeBytes { bytes in
             guard bytes.count >= 32, (bytes.count - 32) % 33 == 0 else { return false }
             var found: [Accessibility: SealingKey] = [:]
             var offset = 32
             while offset < bytes.count {
-                guard let accessibility = Accessibility(code: bytes[offset]), accessibility.survivesLock else { return false }
+                guard let accessibility = Accessibility(code: bytes[offset]), allowed(accessibility) else { return false }
                 found[accessibility] = SealingKey(SecretBytes(UnsafeRawBufferPointer(rebasing: bytes[(offset + 1)..<(offset + 33)])))
                 offset += 33
             }
-            lookup = HMACKey(SecretBytes(UnsafeRawBufferPointer(rebasing: bytes[0..<32])))
+            lookup = lookup ?? HMACKey(SecretBytes(UnsafeRawBufferPointer(rebasing: bytes[0..<32])))
             for (accessibility, key) in found where classes[accessibility] == nil {
                 classes[accessibility] = key
             }
             return true
         }
     }
+}
+
+extension Accessibility {
+    /// The classes the user's unlocked state opens in every process of the user: whenUnlocked
+    /// and whenUnlockedThisDeviceOnly (never the passcode class, which needs the passphrase in
+    /// the reading process).
+    var opensWithUserUnlock: Bool { self == .whenUnlocked || self == .whenUnlockedThisDeviceOnly }
 }

@@ -93,7 +93,11 @@ final class OpenVault: @unchecked Sendable {
     /// from memory. afterFirstUnlock items stay readable until reboot, as on iOS; see
     /// ``forgetCachedKeys()``. A vault without a passphrase unlocks itself again on next use.
     func lock() {
-        mutex.withLock { lockKeys() }
+        mutex.withLock {
+            lockKeys()
+            // As a locked device: whenUnlocked items close for every process of the user.
+            if configuration.usesKernelKeyring { kernelKeyring.remove(unlockedDescription) }
+        }
     }
 
     /// Locks the vault and also drops the afterFirstUnlock keys, from this process and from the
@@ -102,7 +106,10 @@ final class OpenVault: @unchecked Sendable {
         mutex.withLock {
             lockKeys()
             keys.wipeAll()
-            if configuration.usesKernelKeyring { kernelKeyring.remove(cacheDescription) }
+            if configuration.usesKernelKeyring {
+                kernelKeyring.remove(cacheDescription)
+                kernelKeyring.remove(unlockedDescription)
+            }
         }
     }
 
@@ -209,7 +216,8 @@ final class OpenVault: @unchecked Sendable {
                 location: location, exists: true,
                 formatVersion: Int(header.version),
                 hasPassphrase: header.hasPassphrase,
-                isUnlocked: keys.master != nil,
+                isUnlocked: keys.master != nil || keys.classes[.whenUnlocked] != nil,
+                userUnlockRemaining: usesUserUnlock ? kernelKeyring.remaining(unlockedDescription) : nil,
                 availableClasses: available,
                 kernelKeyring: currentKernelKeyringState(),
                 machineBinding: machineID == nil ? "no machine id (/etc/machine-id): ThisDeviceOnly classes are unavailable" : nil,
@@ -729,6 +737,56 @@ final class OpenVault: @unchecked Sendable {
 
     // MARK: - Keys (mutex held)
 
+    /// The user's unlocked state: the whenUnlocked class keys, in the kernel keyring with an
+    /// idle timeout, for every process of the user (``VaultConfiguration/userUnlockTimeout``).
+    private var unlockedDescription: String { cacheDescription + ":unlocked" }
+
+    private var usesUserUnlock: Bool { configuration.usesKernelKeyring && configuration.userUnlockTimeout != nil && header.hasPassphrase }
+
+    private var userUnlockSeconds: UInt32 {
+        guard let timeout = configuration.userUnlockTimeout else { return 0 }
+        return UInt32(clamping: max(timeout.components.seconds, 1))
+    }
+
+    /// Whether this process holds whenUnlocked keys only through the user's unlocked state (not
+    /// its own passphrase), and when that state was last confirmed.
+    private var heldThroughUserUnlock = false
+    /// The idle timeout the unlocking process chose, which every use keeps (not the reader's own).
+    private var heldUnlockTimeout: UInt32 = 1
+    private var userUnlockConfirmed = ContinuousClock.now
+
+    /// The user's unlocked state as stored: the idle timeout (4 bytes, big-endian), then the keys.
+    private static func unlockedPayload(timeout: UInt32, _ keys: SecretBytes) -> SecretBytes {
+        SecretBytes(count: 4 + keys.count) { out in
+            for index in 0..<4 { out[index] = UInt8(truncatingIfNeeded: timeout >> (24 - 8 * UInt32(index))) }
+            keys.withUnsafeBytes { (out.baseAddress! + 4).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        }
+    }
+
+    private static func splitUnlockedPayload(_ stored: SecretBytes) -> (UInt32, SecretBytes)? {
+        stored.withUnsafeBytes { bytes in
+            guard bytes.count > 4 else { return nil }
+            let timeout = bytes[0..<4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            return (max(timeout, 1), SecretBytes(UnsafeRawBufferPointer(rebasing: bytes[4...])))
+        }
+    }
+
+    /// Follows the user's lock state for keys held through it: once `keychain lock` or the idle
+    /// timeout ended it, they are dropped here too; while it lasts, each use (at most once a
+    /// second) pushes its idle timeout back.
+    private func followUserUnlock() {
+        guard heldThroughUserUnlock, keys.master == nil else { return }
+        let now = ContinuousClock.now
+        guard now - userUnlockConfirmed >= .seconds(1) else { return }
+        userUnlockConfirmed = now
+        if kernelKeyring.load(unlockedDescription) == nil {
+            keys.classes = keys.classes.filter { !$0.key.opensWithUserUnlock }
+            heldThroughUserUnlock = false
+        } else {
+            kernelKeyring.refresh(unlockedDescription, timeout: heldUnlockTimeout)
+        }
+    }
+
     private var cacheDescription: String {
         "swift-keychain:v1:" + Digest.hex(header.vaultID)
     }
@@ -757,9 +815,18 @@ final class OpenVault: @unchecked Sendable {
             }
             try adopt(master: master)
         case .passphrase:
-            guard keys.lookup == nil, configuration.usesKernelKeyring,
-                  let payload = kernelKeyring.load(cacheDescription) else { return }
-            _ = keys.adopt(cachePayload: payload)
+            guard configuration.usesKernelKeyring else { return }
+            if keys.lookup == nil, let payload = kernelKeyring.load(cacheDescription) {
+                _ = keys.adopt(cachePayload: payload)
+            }
+            if usesUserUnlock, !keys.classes.keys.contains(where: \.opensWithUserUnlock),
+               let stored = kernelKeyring.load(unlockedDescription), let (timeout, payload) = Self.splitUnlockedPayload(stored),
+               keys.adopt(cachePayload: payload, allowed: { $0.opensWithUserUnlock }) {
+                heldThroughUserUnlock = true
+                heldUnlockTimeout = timeout
+                userUnlockConfirmed = ContinuousClock.now
+                kernelKeyring.refresh(unlockedDescription, timeout: timeout)
+            }
         }
     }
 
@@ -898,6 +965,9 @@ final class OpenVault: @unchecked Sendable {
         guard header.hasPassphrase, configuration.usesKernelKeyring, let payload = keys.cachePayload() else { return }
         do {
             try kernelKeyring.store(payload, as: cacheDescription)
+            if usesUserUnlock, let unlocked = keys.cachePayload(of: { $0.opensWithUserUnlock }) {
+                try kernelKeyring.store(Self.unlockedPayload(timeout: userUnlockSeconds, unlocked), as: unlockedDescription, timeout: userUnlockSeconds)
+            }
             kernelKeyringState = .available
         } catch {
             // Fall back to this process only (the keys stay in `keys`), and say so in status().
@@ -956,6 +1026,7 @@ final class OpenVault: @unchecked Sendable {
         mutex.lock()
         defer { mutex.unlock() }
         touch()
+        followUserUnlock()
         return try body()
     }
 

@@ -134,7 +134,7 @@ public final class Vault: Store, @unchecked Sendable {
     public func status() -> VaultStatus {
         if let vault = (try? vault(creating: false)) ?? nil { return vault.status() }
         return VaultStatus(location: location, exists: false, formatVersion: Int(VaultHeader.currentVersion), hasPassphrase: false,
-                           isUnlocked: true, availableClasses: Self.classesOfANewVault, kernelKeyring: .disabled,
+                           isUnlocked: true, userUnlockRemaining: nil, availableClasses: Self.classesOfANewVault, kernelKeyring: .disabled,
                            machineBinding: nil, itemCount: 0)
     }
 
@@ -153,29 +153,51 @@ public final class Vault: Store, @unchecked Sendable {
 
     public func isAvailable(_ accessibility: Accessibility) -> Bool {
         switch Result(catching: { () throws(StoreError) in try vault(creating: false) }) {
-        case .success(let vault?): vault.isAvailable(accessibility)
-        case .success(nil): Self.classesOfANewVault.contains(accessibility)
-        case .failure: false
+        case .success(let vault?):
+            if vault.isAvailable(accessibility) { return true }
+            return (try? unlockOnNeed(vault)) == true && vault.isAvailable(accessibility)
+        case .success(nil): return Self.classesOfANewVault.contains(accessibility)
+        case .failure: return false
         }
     }
 
     public func copyMatching(_ query: Query) throws(StoreError) -> [Item] {
         try query.validate()
         guard let vault = try vault(creating: false) else { throw .itemNotFound }
-        return try vault.copyMatching(query)
+        return try unlockingOnNeed(vault) { () throws(StoreError) in try vault.copyMatching(query) }
     }
 
     public func contains(_ query: Query) throws(StoreError) -> Bool {
         try query.validate()
         guard let vault = try vault(creating: false) else { return false }
-        return try vault.contains(query)
+        return try unlockingOnNeed(vault) { () throws(StoreError) in try vault.contains(query) }
+    }
+
+    /// Runs `body`; if it finds the vault locked and the configuration names where a passphrase
+    /// is (``VaultConfiguration/passphraseEnvironment``), unlocks once with it and runs `body` again.
+    private func unlockingOnNeed<R>(_ vault: OpenVault, _ body: () throws(StoreError) -> R) throws(StoreError) -> R {
+        do {
+            return try body()
+        } catch .locked {
+            guard try unlockOnNeed(vault) else { throw .locked }
+            return try body()
+        }
+    }
+
+    /// Unlocks with the passphrase the environment offers; false when it offers none (or this
+    /// vault needs none).
+    private func unlockOnNeed(_ vault: OpenVault) throws(StoreError) -> Bool {
+        guard let environment = configuration.passphraseEnvironment, vault.hasPassphrase,
+              let passphrase = try PassphraseFile.fromEnvironment(environment) else { return false }
+        try vault.unlock(passphrase: passphrase)
+        return true
     }
 
     @discardableResult
     public func write(_ operations: [WriteOperation]) throws(StoreError) -> WriteResult {
         for operation in operations { try operation.validate() }
         let adds = operations.contains { if case .add = $0 { true } else if case .upsert = $0 { true } else { false } }
-        if let vault = try vault(creating: adds) { return try vault.write(operations) }
+        if let vault = try vault(creating: adds) { return try unlockingOnNeed(vault) { () throws(StoreError) in try vault.write(operations) } }
         // Only updates and deletes, and no vault: nothing to change, as in an empty vault.
         var counts: [Int] = []
         for operation in operations {

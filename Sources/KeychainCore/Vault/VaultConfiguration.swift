@@ -7,13 +7,23 @@ public struct VaultConfiguration: Sendable {
     public var idleTimeout: Duration?
     /// The scrypt cost for a new or changed passphrase. Default N=2^17, r=8, p=1.
     public var scryptParameters: ScryptParameters
-    /// Whether afterFirstUnlock keys are cached in the user's kernel keyring until reboot.
-    /// When false (or when the kernel refuses), they are kept in this process only.
+    /// Whether afterFirstUnlock keys are cached in the user's kernel keyring until reboot (and
+    /// whenUnlocked keys for ``userUnlockTimeout``). When false (or when the kernel refuses),
+    /// they are kept in this process only.
     public var usesKernelKeyring: Bool
+    /// How long an unlock opens whenUnlocked items to every process of the user without use:
+    /// the user's unlocked state, an idle timeout each use pushes back, ended early by
+    /// ``Vault/lock()`` or a reboot. Nil keeps whenUnlocked keys in the unlocking process
+    /// only. Default 5 minutes.
+    public var userUnlockTimeout: Duration?
     /// What binds ThisDeviceOnly classes to this machine.
     public var machineIdentity: MachineIdentity
     /// The largest value accepted. Default 1 MiB.
     public var maximumValueSize: Int
+    /// Where a locked vault finds its passphrase on first need, without the program asking:
+    /// the environment read by ``PassphraseFile`` (`KEYCHAIN_PASSPHRASE_FILE`, or a systemd
+    /// credential). Set for the default store the faces use; nil (never unlock by itself) otherwise.
+    public var passphraseEnvironment: [String: String]?
     /// Whether the first write to a missing vault creates it (with a key file, no passphrase).
     /// Reads never create a vault: a missing one holds no items.
     public var createIfMissing: Bool
@@ -23,17 +33,21 @@ public struct VaultConfiguration: Sendable {
         idleTimeout: Duration? = .seconds(300),
         scryptParameters: ScryptParameters = .default,
         usesKernelKeyring: Bool = true,
+        userUnlockTimeout: Duration? = .seconds(300),
         machineIdentity: MachineIdentity = MachineIdentity(),
         maximumValueSize: Int = 1 << 20,
-        createIfMissing: Bool = true
+        createIfMissing: Bool = true,
+        passphraseEnvironment: [String: String]? = nil
     ) {
         self.location = location
         self.idleTimeout = idleTimeout
         self.scryptParameters = scryptParameters
         self.usesKernelKeyring = usesKernelKeyring
+        self.userUnlockTimeout = userUnlockTimeout
         self.machineIdentity = machineIdentity
         self.maximumValueSize = maximumValueSize
         self.createIfMissing = createIfMissing
+        self.passphraseEnvironment = passphraseEnvironment
     }
 }
 
@@ -50,8 +64,11 @@ public struct VaultStatus: Sendable {
     public var exists: Bool
     public var formatVersion: Int
     public var hasPassphrase: Bool
-    /// Whether whenUnlocked items are readable now in this process.
+    /// Whether whenUnlocked items are readable now in this process (by its own unlock, or the user's).
     public var isUnlocked: Bool
+    /// What is left of the user's unlocked state, as the kernel reports it (`4m`, `59s`); nil
+    /// when there is none (locked, or not shared with the user's other processes).
+    public var userUnlockRemaining: String?
     /// The accessibility classes whose items can be read and written now.
     public var availableClasses: [Accessibility]
     public var kernelKeyring: KernelKeyringState

@@ -1,0 +1,76 @@
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A vault passphrase handed to a program without a terminal: the file `KEYCHAIN_PASSPHRASE_FILE`
+/// names, or a systemd credential (`LoadCredential=keychain-passphrase:...`, read from
+/// `$CREDENTIALS_DIRECTORY/keychain-passphrase`). The one reader of both, for the command and
+/// for services using the library.
+public enum PassphraseFile {
+    /// The longest passphrase accepted; a longer one is refused, never cut.
+    public static let maximumLength = TerminalInput.maximumLineLength
+
+    /// The passphrase the environment offers, or nil when it offers none.
+    /// - Throws: ``StoreError/untrusted(path:reason:)`` for a passphrase file of another user's
+    ///   or one others can read (a systemd credential's ownership is systemd's), and
+    ///   ``StoreError/invalidArgument(_:)`` for one that cannot be read or is too long.
+    public static func fromEnvironment(_ environment: [String: String]) throws(StoreError) -> SecretBytes? {
+        if let path = environment["KEYCHAIN_PASSPHRASE_FILE"], !path.isEmpty {
+            return try read(path, what: "KEYCHAIN_PASSPHRASE_FILE", checkOwnership: true)
+        }
+        if let directory = environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty {
+            let path = directory + "/keychain-passphrase"
+            if case .present = try VaultFile.entry(path) {
+                // systemd makes that directory private to the service: its owner and mode are systemd's.
+                return try read(path, what: "the systemd credential keychain-passphrase", checkOwnership: false)
+            }
+        }
+        return nil
+    }
+
+    /// Whether the environment names a passphrase (without reading it).
+    public static func isOffered(by environment: [String: String]) -> Bool {
+        if let path = environment["KEYCHAIN_PASSPHRASE_FILE"], !path.isEmpty { return true }
+        guard let directory = environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty else { return false }
+        if case .present? = try? VaultFile.entry(directory + "/keychain-passphrase") { return true }
+        return false
+    }
+
+    /// A passphrase file's contents without one trailing newline (`\n` or `\r\n`); `what`
+    /// names it in errors. Refused as ``fromEnvironment(_:)`` says.
+    public static func read(_ path: String, what: String, checkOwnership: Bool = true) throws(StoreError) -> SecretBytes {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
+        guard fd >= 0 else { throw .invalidArgument("cannot open \(what) (\(path)): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw .invalidArgument("cannot inspect \(what) (\(path)): \(String(cString: strerror(errno)))") }
+        if checkOwnership && info.st_mode & S_IFMT == S_IFREG {
+            if info.st_uid != geteuid() {
+                throw .untrusted(path: path, reason: "\(what) belongs to uid \(info.st_uid), not to you")
+            }
+            if info.st_mode & 0o077 != 0 {
+                throw .untrusted(path: path, reason: "other users can read or change \(what) (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 600 it")
+            }
+        }
+        var buffer = [UInt8](repeating: 0, count: maximumLength + 3)
+        defer { buffer.withUnsafeMutableBytes { _ = memset($0.baseAddress!, 0, $0.count) } }
+        var total = 0
+        while total < buffer.count {
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + total, $0.count - total) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .invalidArgument("cannot read \(what) (\(path)): \(String(cString: strerror(errno)))")
+            }
+            if n == 0 { break }
+            total += n
+        }
+        var end = total
+        if end > 0 && buffer[end - 1] == UInt8(ascii: "\n") { end -= 1 }
+        if end > 0 && end < total && buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+        guard end <= maximumLength else {
+            throw .invalidArgument("refusing \(what) (\(path)): the passphrase is longer than \(maximumLength) bytes")
+        }
+        return SecretBytes(buffer[0..<end])
+    }
+}
