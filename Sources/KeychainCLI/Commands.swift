@@ -83,6 +83,25 @@ enum Commands {
                 examples: ["keychain restore ~/backups/keychain-2026-12-01.keychain"],
                 notes: "Refuses when a vault (or a key file) is already in place: move it away first. The backup is checked before anything is written.",
                 run: restore),
+        Command(name: "export", summary: "write the items that may leave this machine to a new passphrase-protected archive",
+                positionals: ["FILE"], optionalPositionals: [], options: [],
+                examples: ["KEYCHAIN_ARCHIVE_PASSPHRASE_FILE=~/.config/archive-pw keychain export ~/keychain.skcx"],
+                notes: "ThisDeviceOnly items and items under an access control never leave: the command says how many stayed behind. The archive is sealed with scrypt and AES-256-GCM under its own passphrase (KEYCHAIN_ARCHIVE_PASSPHRASE_FILE, or typed twice). Never writes over a file.",
+                run: export),
+        Command(name: "import", summary: "merge an archive's items into the store, all or nothing",
+                positionals: ["FILE"], optionalPositionals: [],
+                options: [.value("conflict", "RULE", "for an item already there: refuse (default: change nothing), keep (the existing one) or replace")],
+                examples: ["keychain import ~/keychain.skcx --conflict keep"],
+                notes: "A damaged, cut or wrongly opened archive changes nothing.",
+                run: importArchive),
+        Command(name: "migrate", summary: "move the items from one store to the other (vault, secret-service), all or nothing",
+                positionals: [], optionalPositionals: [],
+                options: [.value("from", "STORE", "vault or secret-service"), .value("to", "STORE", "vault or secret-service"),
+                          .value("conflict", "RULE", "refuse (default), keep or replace"),
+                          .flag("keep-source", "copy instead of move: leave the items in the source too")],
+                examples: ["keychain migrate --from secret-service --to vault", "keychain migrate --from vault --to secret-service --keep-source"],
+                notes: "Only this tool's items move (other programs' Secret Service items stay theirs); ThisDeviceOnly and access-controlled items stay behind, and the command says how many.",
+                run: migrate),
         Command(name: "status", summary: "where the vault is, whether it is locked, what is available",
                 positionals: [], optionalPositionals: [], options: [json],
                 examples: ["keychain status", "keychain status --json"], notes: nil, run: status),
@@ -258,6 +277,62 @@ enum Commands {
         let file = try context.absolutePath(context.arguments.positionals[0])
         try context.store { () throws(StoreError) in try vault.restore(from: file) }
         context.terminal.writeError("keychain: restored \(file) to \(vault.location.path)\n")
+        return .success
+    }
+
+    private static func conflictRule(_ context: Context) throws(CommandFailure) -> ItemTransfer.ConflictRule {
+        guard let name = context.arguments.value("conflict") else { return .refuse }
+        guard let rule = ItemTransfer.ConflictRule(rawValue: name) else {
+            throw CommandFailure("--conflict must be refuse, keep or replace, not '\(name)'", code: .usage)
+        }
+        return rule
+    }
+
+    private static func reportLeftovers(_ leftovers: ItemArchive.Leftovers, _ context: Context) {
+        guard leftovers.total > 0 else { return }
+        context.terminal.writeError("keychain: \(leftovers.total) item(s) stayed behind: \(leftovers.thisDeviceOnly) ThisDeviceOnly (bound to this machine), \(leftovers.accessControlled) under an access control (bound to this vault's passphrase)\n")
+    }
+
+    private static func export(_ context: Context) throws(CommandFailure) -> ExitCode {
+        let file = try context.absolutePath(context.arguments.positionals[0])
+        let store = try context.store(unlocking: nil)
+        let (items, leftovers) = try context.store { () throws(StoreError) in try ItemTransfer.transferableItems(of: store) }
+        let passphrase = try context.passphrases.archive(confirm: true)
+        let archive = try context.store { () throws(StoreError) in try ItemArchive.seal(items, passphrase: passphrase) }
+        try context.store { () throws(StoreError) in try ItemArchive.write(archive, toNewFile: file) }
+        context.terminal.writeError("keychain: exported \(items.count) item(s) to \(file)\n")
+        reportLeftovers(leftovers, context)
+        return .success
+    }
+
+    private static func importArchive(_ context: Context) throws(CommandFailure) -> ExitCode {
+        let file = try context.absolutePath(context.arguments.positionals[0])
+        let rule = try conflictRule(context)
+        let bytes = try context.store { () throws(StoreError) in try ItemArchive.read(file: file) }
+        let passphrase = try context.passphrases.archive(confirm: false)
+        let items = try context.store { () throws(StoreError) in try ItemArchive.open(bytes, passphrase: passphrase) }
+        let store = try context.store(unlocking: nil)
+        let outcome = try context.store { () throws(StoreError) in try ItemTransfer.merge(items, into: store, rule: rule) }
+        context.terminal.writeError("keychain: imported \(file): \(outcome.added) added, \(outcome.replaced) replaced, \(outcome.kept) kept as they were\n")
+        return .success
+    }
+
+    private static func migrate(_ context: Context) throws(CommandFailure) -> ExitCode {
+        guard let fromName = context.arguments.value("from"), let toName = context.arguments.value("to") else {
+            throw CommandFailure("give both --from and --to (vault or secret-service)", code: .usage)
+        }
+        guard let from = StoreKind(rawValue: fromName), let to = StoreKind(rawValue: toName) else {
+            throw CommandFailure("--from and --to take vault or secret-service", code: .usage)
+        }
+        guard from != to else { throw CommandFailure("--from and --to name the same store (\(fromName))", code: .usage) }
+        let rule = try conflictRule(context)
+        let source = try context.store(of: from)
+        let destination = try context.store(of: to)
+        let (outcome, leftovers) = try context.store { () throws(StoreError) in
+            try ItemTransfer.move(from: source, to: destination, rule: rule, keepSource: context.arguments.has("keep-source"))
+        }
+        context.terminal.writeError("keychain: \(context.arguments.has("keep-source") ? "copied" : "moved") from \(fromName) to \(toName): \(outcome.added) added, \(outcome.replaced) replaced, \(outcome.kept) kept as they were in \(toName)\n")
+        reportLeftovers(leftovers, context)
         return .success
     }
 

@@ -59,6 +59,17 @@ final class Context {
         }
     }
 
+    /// The store of `kind` (the vault unlocked on demand, as for a listing), for `migrate`.
+    func store(of kind: StoreKind) throws(CommandFailure) -> any Store {
+        switch kind {
+        case .vault:
+            try ensureAvailable(nil)
+            return try vault()
+        case .secretService:
+            do { return try StoreKind.secretService.open(environment: environment) } catch { throw CommandFailure(error) }
+        }
+    }
+
     /// The vault, for the commands only a vault has (lock, unlock, passwd).
     func vaultOnly(_ command: String) throws(CommandFailure) -> Vault {
         guard try storeKind() == .vault else {

@@ -40,6 +40,26 @@ struct Passphrases {
         return passphrase
     }
 
+    /// An archive's passphrase: `KEYCHAIN_ARCHIVE_PASSPHRASE_FILE`, or typed at a no-echo
+    /// prompt (twice when `confirm`, for a new archive).
+    func archive(confirm: Bool) throws(CommandFailure) -> SecretBytes {
+        if let path = environment["KEYCHAIN_ARCHIVE_PASSPHRASE_FILE"], !path.isEmpty {
+            let passphrase = try read(path, what: "KEYCHAIN_ARCHIVE_PASSPHRASE_FILE")
+            guard passphrase.count > 0 else { throw CommandFailure("the archive passphrase is empty", code: .usage) }
+            return passphrase
+        }
+        guard let first = try terminal.prompt("Archive passphrase: ") else {
+            throw CommandFailure("no archive passphrase: set KEYCHAIN_ARCHIVE_PASSPHRASE_FILE or run from a terminal", code: .usage)
+        }
+        if confirm {
+            guard let second = try terminal.prompt("Repeat archive passphrase: "), second == first else {
+                throw CommandFailure("the two passphrases differ; nothing was written", code: .usage)
+            }
+        }
+        guard first.count > 0 else { throw CommandFailure("the archive passphrase is empty", code: .usage) }
+        return first
+    }
+
     /// A new passphrase's file, read as the current one's is.
     private func read(_ path: String, what: String) throws(CommandFailure) -> SecretBytes {
         do { return try PassphraseFile.read(path, what: what) } catch { throw CommandFailure(error.description, code: .failure) }
