@@ -108,6 +108,31 @@ if FileManager.default.isExecutableFile(atPath: keychainBinary) {
     })
     cliGet = measurement
     report.measurements.append(measurement)
+
+    // The common scripting case: `keychain unlock` once, then fresh processes read whenUnlocked
+    // items through the user's unlocked state, against paying scrypt in each process.
+    log("· keychain get of a whenUnlocked item in a passphrase vault: after unlock, and with the passphrase each time")
+    let unlockedVault = "\(scratch)/cli-unlocked.keychain", passphraseFile = "\(scratch)/cli-passphrase"
+    _ = FileManager.default.createFile(atPath: passphraseFile, contents: Data("bench passphrase".utf8), attributes: [.posixPermissions: 0o600])
+    try Peers.spawn(keychainBinary, ["set", "--vault", unlockedVault, "--identifier", "Bench", "token"], input: Data("s3cret".utf8))
+    setenv("KEYCHAIN_NEW_PASSPHRASE_FILE", passphraseFile, 1)
+    try Peers.spawn(keychainBinary, ["passwd", "--vault", unlockedVault])
+    unsetenv("KEYCHAIN_NEW_PASSPHRASE_FILE")
+    setenv("KEYCHAIN_PASSPHRASE_FILE", passphraseFile, 1)
+    try Peers.spawn(keychainBinary, ["lock", "--vault", unlockedVault])
+    report.measurements.append(Measurement(name: "keychain get, locked, passphrase in each process", group: "ours: whole processes",
+                                           rates: try Clock.rates(runs: 3, operations: 1) { _ in
+        // Locked first: the get's own unlock would otherwise open the vault for the next one.
+        try Peers.spawn(keychainBinary, ["lock", "--vault", unlockedVault])
+        try Peers.spawn(keychainBinary, ["get", "--vault", unlockedVault, "--identifier", "Bench", "token"])
+    }, note: "a lock then a get that pays scrypt N=2^17: each process on its own, as before the user's unlocked state"))
+    try Peers.spawn(keychainBinary, ["unlock", "--vault", unlockedVault])
+    unsetenv("KEYCHAIN_PASSPHRASE_FILE")
+    report.measurements.append(Measurement(name: "keychain get after keychain unlock (fresh process)", group: "ours: whole processes",
+                                           rates: try Clock.rates(runs: runs, operations: 20) { _ in
+        for _ in 0..<20 { try Peers.spawn(keychainBinary, ["get", "--vault", unlockedVault, "--identifier", "Bench", "token"]) }
+    }, note: "whenUnlocked keys from the user's unlocked state in the kernel keyring: no passphrase, no scrypt"))
+    try Peers.spawn(keychainBinary, ["lock", "--vault", unlockedVault])
 } else {
     report.skipped["keychain get (process)"] = "the keychain executable is not built beside keychain-bench (\(keychainBinary))"
 }
