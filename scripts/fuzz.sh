@@ -37,10 +37,11 @@ for target in "${targets[@]}"; do
     mkdir -p "$corpus"
     log="$build/fuzz-$target.log"
     # The time and memory property: an input that takes over 2 s, or makes the process pass
-    # 1 GiB (or one allocation pass 256 MiB), is a failure like a crash. The payload target
+    # 2 GiB (AddressSanitizer's quarantine included), or one allocation pass 256 MiB, is a
+    # failure like a crash. The payload target
     # also checks, for each input, that the reader's work stays proportional to its size.
     if FUZZ_TARGET=$target "$build/keychain-fuzz" -max_total_time="$seconds" -print_final_stats=1 \
-        -timeout=2 -rss_limit_mb=1024 -malloc_limit_mb=256 \
+        -timeout=2 -rss_limit_mb=2048 -malloc_limit_mb=256 \
         -artifact_prefix="$build/crash-$target-" "$corpus" "Fuzz/Corpus/$target" >"$log" 2>&1; then
         runs=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -Eo '[0-9]+$' || echo "?")
         echo "fuzz $target: ${seconds}s, $runs executions, no crash"
