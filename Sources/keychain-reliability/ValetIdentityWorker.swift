@@ -8,7 +8,14 @@ enum ValetIdentityWorker {
         let before = Valet.valet(with: Identifier(nonEmpty: "Identity")!, accessibility: .whenUnlocked)
         _ = try? before.containsObject(forKey: "k")  // opens the default store
         let after = Valet.valet(with: Identifier(nonEmpty: "Identity")!, accessibility: .whenUnlocked)
-        let words = [before === after ? "identical" : "distinct", before.isEqual(after) ? "equal" : "unequal",
+        let enclaveBefore = SecureEnclaveValet.valet(with: Identifier(nonEmpty: "Identity")!, accessControl: .userPresence)
+        let singleBefore = SinglePromptSecureEnclaveValet.valet(with: Identifier(nonEmpty: "Identity")!, accessControl: .userPresence)
+        _ = try? enclaveBefore.containsObject(forKey: "k")
+        let enclaveAfter = SecureEnclaveValet.valet(with: Identifier(nonEmpty: "Identity")!, accessControl: .userPresence)
+        let singleAfter = SinglePromptSecureEnclaveValet.valet(with: Identifier(nonEmpty: "Identity")!, accessControl: .userPresence)
+        let same = before === after && enclaveBefore === enclaveAfter && singleBefore === singleAfter
+        let equal = before.isEqual(after) && enclaveBefore.isEqual(enclaveAfter) && singleBefore.isEqual(singleAfter)
+        let words = [same ? "identical" : "distinct", equal ? "equal" : "unequal",
                      before.hash == after.hash ? "hashed" : "unhashed", "set=\(Set([before, after]).count)"]
         print(words.joined(separator: " "))
         return 0

@@ -22,6 +22,7 @@ public final class Vault: Store, @unchecked Sendable {
 
     private let mutex = Lock()
     private var opened: OpenVault?
+    private var unlockAttempted = false
 
     /// Opens the vault if it exists; a missing one is created by the first write (when the
     /// configuration's ``VaultConfiguration/createIfMissing`` allows it), never by a read.
@@ -186,9 +187,14 @@ public final class Vault: Store, @unchecked Sendable {
 
     /// Unlocks with the passphrase the environment offers; false when it offers none (or this
     /// vault needs none).
+    /// Tried once per instance: a wrong or unreadable passphrase must not cost scrypt on every call.
     private func unlockOnNeed(_ vault: OpenVault) throws(StoreError) -> Bool {
-        guard let environment = configuration.passphraseEnvironment, vault.hasPassphrase,
-              let passphrase = try PassphraseFile.fromEnvironment(environment) else { return false }
+        guard let environment = configuration.passphraseEnvironment, vault.hasPassphrase else { return false }
+        let first = mutex.withLock {
+            defer { unlockAttempted = true }
+            return !unlockAttempted
+        }
+        guard first, let passphrase = try PassphraseFile.fromEnvironment(environment) else { return false }
         try vault.unlock(passphrase: passphrase)
         return true
     }
