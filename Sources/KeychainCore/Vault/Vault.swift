@@ -22,7 +22,7 @@ public final class Vault: Store, @unchecked Sendable {
 
     private let mutex = Lock()
     private var opened: OpenVault?
-    private var unlockAttempted = false
+    private var unlockFailed = false
 
     /// Opens the vault if it exists; a missing one is created by the first write (when the
     /// configuration's ``VaultConfiguration/createIfMissing`` allows it), never by a read.
@@ -187,16 +187,19 @@ public final class Vault: Store, @unchecked Sendable {
 
     /// Unlocks with the passphrase the environment offers; false when it offers none (or this
     /// vault needs none).
-    /// Tried once per instance: a wrong or unreadable passphrase must not cost scrypt on every call.
+    /// Again after each idle lock, but never again after a failure: a wrong or unreadable
+    /// passphrase must not cost scrypt on every call.
     private func unlockOnNeed(_ vault: OpenVault) throws(StoreError) -> Bool {
-        guard let environment = configuration.passphraseEnvironment, vault.hasPassphrase else { return false }
-        let first = mutex.withLock {
-            defer { unlockAttempted = true }
-            return !unlockAttempted
+        guard let environment = configuration.passphraseEnvironment, vault.hasPassphrase,
+              !mutex.withLock({ unlockFailed }) else { return false }
+        do {
+            guard let passphrase = try PassphraseFile.fromEnvironment(environment) else { return false }
+            try vault.unlock(passphrase: passphrase)
+            return true
+        } catch {
+            mutex.withLock { unlockFailed = true }
+            throw error
         }
-        guard first, let passphrase = try PassphraseFile.fromEnvironment(environment) else { return false }
-        try vault.unlock(passphrase: passphrase)
-        return true
     }
 
     @discardableResult
