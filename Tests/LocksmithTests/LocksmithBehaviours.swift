@@ -88,7 +88,7 @@ enum LocksmithBehaviour: String, CaseIterable, Sendable {
             try Locksmith.updateData(data: ["created": "by update"], forUserAccount: testAccount, inService: serviceName)
             #expect(Locksmith.loadDataForUserAccount(userAccount: testAccount, inService: serviceName)?["created"] as? String == "by update")
             if self == .staticMethodsForDefaultService {
-                #expect(try Locksmith.loadDataForUserAccount(userAccount: testAccount) != nil, "the default argument is LocksmithDefaultService")
+                #expect(Locksmith.loadDataForUserAccount(userAccount: testAccount) != nil, "the default argument is LocksmithDefaultService")
             }
 
         case .createForGenericPassword:

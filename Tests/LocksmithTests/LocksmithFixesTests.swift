@@ -18,7 +18,7 @@ struct LocksmithFixesTests {
 
     @Test("every failure is thrown: a locked vault, and a status Locksmith had no case for (its #159 silent success)")
     func failuresAreThrown() throws {
-        try scene {
+        scene {
             struct Denied: CreateableSecureStorable, DeleteableSecureStorable, GenericPasswordSecureStorable {
                 let account = "a", service = "s"
                 var data: [String: Any] { ["k": "v"] }

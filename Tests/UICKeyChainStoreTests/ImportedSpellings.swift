@@ -35,11 +35,8 @@ struct UICKeyChainStoreImportedSurface {
         #expect(UICKeyChainStoreProtocolType.ftpAccount.rawValue == 2 && UICKeyChainStoreProtocolType.rtspProxy.rawValue == 22)
     }
 
-    @Test("an optional key compiles; a nil one stores nothing and says so", arguments: StoreUnderTest.allCases)
-    func optionalKey(_ kind: StoreUnderTest) throws {
-        guard kind == .vault || SecretServiceEnvironment.isAvailable else { return }
-        let testStore = try TestStore(kind)
-        try DefaultStore.withStore(testStore.store) {
+    func optionalKey(on testStore: TestStore) {
+        DefaultStore.withStore(testStore.store) {
             let store = UICKeyChainStore(service: "Twitter")
             let missing: String? = nil
             #expect(!store.setString("value", forKey: missing))
@@ -48,4 +45,11 @@ struct UICKeyChainStoreImportedSurface {
             uicKeyChainStoreSpellings(store, optionalKey: "spelled")
         }
     }
+
+    @Test("an optional key compiles; a nil one stores nothing and says so, on the vault")
+    func optionalKeyOnVault() throws { optionalKey(on: try TestStore(.vault)) }
+
+    @Test("an optional key compiles; a nil one stores nothing and says so, on the Secret Service",
+          .enabled(if: SecretServiceEnvironment.isAvailable, "\(SecretServiceEnvironment.unavailableReason ?? "")"))
+    func optionalKeyOnSecretService() throws { optionalKey(on: try TestStore(.secretService)) }
 }

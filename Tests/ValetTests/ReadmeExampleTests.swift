@@ -7,7 +7,7 @@ struct ReadmeExampleTests {
     @Test("the Druidia / Skroob example stores and reads back the luggage combination")
     func druidiaSkroob() throws {
         let fixture = try Fixture()
-        try ValetStore.withStore(fixture.store) {
+        ValetStore.withStore(fixture.store) {
             // The lines of Valet's README, as written there (the read needs `try?`, as it does
             // with Valet 5 on Apple platforms: `string(forKey:)` throws).
             let myValet = Valet.valet(with: Identifier(nonEmpty: "Druidia")!, accessibility: .whenUnlocked)

@@ -79,7 +79,7 @@ public enum ItemArchive {
 
     private static func encode(_ items: [Item]) -> SecretBytes {
         var out: [UInt8] = []
-        defer { out.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) } }
+        defer { out.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0) } }
         append(UInt32(items.count), to: &out)
         for item in items {
             out.append(item.itemClass.code)

@@ -128,7 +128,8 @@ extension FileSystem {
         guard !path.isEmpty, !path.hasPrefix("/"), !path.hasPrefix("~") else { return path }
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         guard getcwd(&buffer, buffer.count) != nil else { return path }
-        return String(cString: buffer) + "/" + path
+        let directory = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        return directory + "/" + path
     }
 
     /// `path` with `~` expanded and `.`, `..` and repeated slashes removed, as NSString's

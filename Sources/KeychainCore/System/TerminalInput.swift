@@ -56,7 +56,7 @@ public enum TerminalInput {
                 promptTerminal = nil
             }
         }
-        Array(prompt.utf8).withUnsafeBytes { writeAll(fd, $0) }
+        _ = Array(prompt.utf8).withUnsafeBytes { writeAll(fd, $0) }
         var line = [UInt8](repeating: 0, count: maximumLineLength)
         defer { line.withUnsafeMutableBytes { _ = memset($0.baseAddress!, 0, $0.count) } }
         var count = 0
@@ -69,7 +69,7 @@ public enum TerminalInput {
             if count < line.count { line[count] = byte; count += 1 } else { tooLong = true }
         }
         byte = 0
-        Array("\n".utf8).withUnsafeBytes { writeAll(fd, $0) }
+        _ = Array("\n".utf8).withUnsafeBytes { writeAll(fd, $0) }
         if tooLong { throw .invalidArgument("what was typed is longer than \(maximumLineLength) bytes; nothing was used") }
         return SecretBytes(line[0..<count])
     }
