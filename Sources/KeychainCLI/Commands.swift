@@ -137,7 +137,9 @@ enum Commands {
             if !context.arguments.has("binary") { value = value.droppingTrailingNewline() }
         }
         guard value.count > 0 else { throw CommandFailure("the secret is empty; nothing was stored", code: .usage) }
-        let store = try context.store(unlocking: attributes.accessibility)
+        // An access-controlled item needs the passphrase in this process (the master key vouches
+        // for the presence key), as the passcode class always does.
+        let store = try context.store(unlocking: accessControl != nil ? .whenPasscodeSetThisDeviceOnly : attributes.accessibility)
         var item = address.item(key: key(context), attributes: attributes, value: value)
         item.attributes.accessControl = accessControl
         try context.store { () throws(StoreError) in try store.upsert(item) }

@@ -48,6 +48,16 @@ enum X25519 {
         }
     }
 
+    /// The public key of `privateKey`.
+    static func publicKey(privateKey: SecretBytes) throws(OpenSSLError) -> [UInt8] {
+        let own = privateKey.withUnsafeBytes { p in
+            EVP_PKEY_new_raw_private_key(EVP_PKEY_X25519, nil, p.baseAddress!.assumingMemoryBound(to: UInt8.self), p.count)
+        }
+        guard let own else { throw OpenSSLError("EVP_PKEY_new_raw_private_key") }
+        defer { EVP_PKEY_free(own) }
+        return try publicKey(of: own)
+    }
+
     private static func publicKey(of key: OpaquePointer) throws(OpenSSLError) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: keySize)
         var length = keySize

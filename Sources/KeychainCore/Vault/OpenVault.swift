@@ -82,7 +82,11 @@ final class OpenVault: @unchecked Sendable {
             let (master, passphraseKey) = try openMasterKey(passphrase: passphrase)
             try adopt(master: master)
             // Best effort: a read-only vault still unlocks; it just cannot take presence items yet.
-            if let passphraseKey { try? createPresenceKeyIfMissing(passphraseKey: passphraseKey) }
+            // A presence record that fails its upgrade is left as it is: writes then refuse it.
+            if let passphraseKey {
+                try? createPresenceKeyIfMissing(passphraseKey: passphraseKey)
+                try? upgradePresenceRecord(passphraseKey: passphraseKey)
+            }
             try loadExistingClassKeys()
             publishToKernelKeyring()
             startIdleTimer()
@@ -362,15 +366,41 @@ final class OpenVault: @unchecked Sendable {
         return record
     }
 
-    /// The presence public key writers seal to, checked against its tag under the lookup key.
+    /// The presence public key writers seal to, checked against its tag under a key derived
+    /// from the master key: only a process that unlocked with the passphrase can vouch for it,
+    /// never one holding only cached keys (which a same-user process may have planted or read).
     private func trustedPresencePublicKey() throws(StoreError) -> [UInt8] {
         guard header.hasPassphrase else { throw .passphraseRequired }
+        guard let master = keys.master else { throw .locked }
         guard let record = try storedPresenceKey() else {
             throw .unavailable("the vault has no presence key yet: unlock it with its passphrase once")
         }
-        let expected = try lookupKey().authenticationCode(PresenceKeyRecord.tagMessage(record.publicKey))
+        guard record.recordVersion == PresenceKeyRecord.version else {
+            throw .unavailable("the vault's presence key predates its current protection: unlock it with its passphrase to upgrade it")
+        }
+        let expected = try Self.crypto { () throws(OpenSSLError) in try PresenceKeyRecord.tagKey(master: master) }
+            .authenticationCode(PresenceKeyRecord.tagMessage(record.publicKey))
         guard Digest.equal(expected, record.publicKeyTag) else { throw .tampered("the presence public key failed verification") }
         return record.publicKey
+    }
+
+    /// Re-tags a version 1 presence record under the master-derived key, once its wrapped
+    /// private key is proven to open with the passphrase and to match the public key (a
+    /// swapped-in public key, tagged by someone who had only the cached lookup key, fails here).
+    private func upgradePresenceRecord(passphraseKey: SecretBytes) throws(StoreError) {
+        guard let record = try storedPresenceKey(), record.recordVersion < PresenceKeyRecord.version, let master = keys.master else { return }
+        let vaultID = header.vaultID
+        let wrapping = try Self.crypto { () throws(OpenSSLError) in try PresenceKeyRecord.wrappingKey(passphraseKey: passphraseKey) }
+        guard let privateKey = try? AESGCM.open(record.wrappedPrivateKey, key: wrapping,
+                                                associatedData: PresenceKeyRecord.wrappingAssociatedData(vaultID: vaultID, publicKey: record.publicKey)),
+              let derived = try? X25519.publicKey(privateKey: privateKey), Digest.equal(derived, record.publicKey)
+        else { throw .tampered("the presence key record does not hold a key pair the passphrase opens") }
+        let tag = try Self.crypto { () throws(OpenSSLError) in try PresenceKeyRecord.tagKey(master: master) }
+            .authenticationCode(PresenceKeyRecord.tagMessage(record.publicKey))
+        let upgraded = PresenceKeyRecord(publicKey: record.publicKey, publicKeyTag: tag, wrappedPrivateKey: record.wrappedPrivateKey)
+        try writeTransaction { () throws(StoreError) in
+            try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.writePresenceKey).run([.blob(upgraded.encoded())]) }
+        }
     }
 
     private func createPresenceKeyIfMissing(passphraseKey: SecretBytes) throws(StoreError) {
@@ -392,15 +422,18 @@ final class OpenVault: @unchecked Sendable {
             guard let privateKey = try? AESGCM.open(existing.wrappedPrivateKey, key: wrapping,
                                                     associatedData: PresenceKeyRecord.wrappingAssociatedData(vaultID: vaultID, publicKey: existing.publicKey))
             else { throw .tampered("the presence private key does not open with the passphrase that opens the vault") }
+            guard let derived = try? X25519.publicKey(privateKey: privateKey), Digest.equal(derived, existing.publicKey) else {
+                throw .tampered("the presence key record does not hold a matching key pair")
+            }
             pair = (privateKey, existing.publicKey)
         }
-        let tag = try lookupKey()
+        guard let master = keys.master else { throw .locked }
         return try Self.crypto { () throws(OpenSSLError) -> PresenceKeyRecord in
             let (privateKey, publicKey) = if let pair { pair } else { try X25519.generate() }
             let wrapped = try AESGCM.seal(privateKey, key: PresenceKeyRecord.wrappingKey(passphraseKey: newKey),
                                           associatedData: PresenceKeyRecord.wrappingAssociatedData(vaultID: vaultID, publicKey: publicKey))
-            return PresenceKeyRecord(publicKey: publicKey, publicKeyTag: tag.authenticationCode(PresenceKeyRecord.tagMessage(publicKey)),
-                                     wrappedPrivateKey: wrapped)
+            let tag = try PresenceKeyRecord.tagKey(master: master).authenticationCode(PresenceKeyRecord.tagMessage(publicKey))
+            return PresenceKeyRecord(publicKey: publicKey, publicKeyTag: tag, wrappedPrivateKey: wrapped)
         }
     }
 

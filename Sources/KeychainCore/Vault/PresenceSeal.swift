@@ -38,19 +38,37 @@ enum PresenceSeal {
 /// output, so only the passphrase opens it; the HMAC lets writers trust the public key they
 /// seal to without that passphrase.
 struct PresenceKeyRecord {
-    static let version: UInt8 = 1
+    /// Version 2 tags the public key under a key derived from the master key, which is never
+    /// cached; version 1 tagged it under the lookup key, which the kernel-keyring cache holds
+    /// (a same-user process could swap in its own key). Version 1 records are upgraded at the
+    /// next unlock, after proving that the wrapped private key matches the public key.
+    static let version: UInt8 = 2
+    var recordVersion: UInt8 = version
     var publicKey: [UInt8]
     var publicKeyTag: [UInt8]
     var wrappedPrivateKey: [UInt8]
 
-    func encoded() -> [UInt8] { [Self.version] + publicKey + publicKeyTag + wrappedPrivateKey }
+    init(publicKey: [UInt8], publicKeyTag: [UInt8], wrappedPrivateKey: [UInt8], recordVersion: UInt8 = version) {
+        self.publicKey = publicKey
+        self.publicKeyTag = publicKeyTag
+        self.wrappedPrivateKey = wrappedPrivateKey
+        self.recordVersion = recordVersion
+    }
+
+    func encoded() -> [UInt8] { [recordVersion] + publicKey + publicKeyTag + wrappedPrivateKey }
 
     static func decode(_ bytes: [UInt8]) -> PresenceKeyRecord? {
-        guard bytes.count == 1 + 32 + 32 + X25519.keySize + AESGCM.overhead, bytes[0] == version else { return nil }
-        return PresenceKeyRecord(publicKey: Array(bytes[1..<33]), publicKeyTag: Array(bytes[33..<65]), wrappedPrivateKey: Array(bytes[65...]))
+        guard bytes.count == 1 + 32 + 32 + X25519.keySize + AESGCM.overhead, bytes[0] == 1 || bytes[0] == version else { return nil }
+        return PresenceKeyRecord(publicKey: Array(bytes[1..<33]), publicKeyTag: Array(bytes[33..<65]), wrappedPrivateKey: Array(bytes[65...]),
+                                 recordVersion: bytes[0])
     }
 
     static func tagMessage(_ publicKey: [UInt8]) -> [UInt8] { Array("presence public key".utf8) + publicKey }
+
+    /// The key that tags the public key (version 2): from the master key alone.
+    static func tagKey(master: SecretBytes) throws(OpenSSLError) -> HMACKey {
+        HMACKey(try HKDF.deriveKey(from: master, info: "swift-keychain presence-tag v2"))
+    }
 
     static func wrappingAssociatedData(vaultID: [UInt8], publicKey: [UInt8]) -> [UInt8] {
         Array("SKCV-presence-key".utf8) + VaultHeader.be(VaultHeader.currentVersion) + vaultID + publicKey
