@@ -85,3 +85,38 @@ struct PresenceKeyTests {
         #expect(throws: StoreError.locked) { try other.add(self.presenceItem("cached-only")) }
     }
 }
+
+/// Keys taken from the kernel-keyring cache are checked against the vault's key-check values
+/// first (vault-format issue, finding 6).
+@Suite("Planted kernel-keyring entries are never used", .serialized)
+struct PlantedCacheTests {
+    let directory = TemporaryDirectory()
+
+    @Test("after keychain lock, random keys planted under the cache's description seal nothing and open nothing")
+    func plantedKeysIgnored() throws {
+        let configuration = directory.vaultConfiguration(kernelKeyring: true)
+        let vault = try Vault(configuration)
+        try vault.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "a", accessibility: .afterFirstUnlock), value: secret("v")))
+        try vault.changePassphrase(from: nil, to: secret("pw"))
+        let raw = try RawVault(configuration.location.path)
+        let header = try VaultHeader.decode(try raw.blobs("SELECT 0, value FROM meta WHERE name = 'header'")[0].1)
+        let description = "swift-keychain:v1:" + Digest.hex(header.vaultID)
+        let genuine = try #require(KernelKeyring().load(description))
+        #expect(try Vault(configuration).copyMatching(Query(.genericPassword, returnData: true)).first?.value?.string == "v", "the genuine cache opens the item")
+        vault.forgetCachedKeys()
+        defer { KernelKeyring().remove(description) }
+
+        // A planted lookup key and class key, and the genuine lookup key with a planted class key.
+        let plantedClass = [Accessibility.afterFirstUnlock.code] + Random.bytes(32)
+        let lookup = genuine.withUnsafeBytes { Array($0[0..<32]) }
+        for payload in [Random.bytes(32) + plantedClass, lookup + plantedClass] {
+            try KernelKeyring().store(SecretBytes(payload), as: description)
+            let other = try Vault(configuration)
+            #expect(!other.isAvailable(.afterFirstUnlock), "the planted keys are not taken")
+            #expect(throws: StoreError.locked) {
+                try other.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "planted", accessibility: .afterFirstUnlock), value: secret("x")))
+            }
+        }
+        #expect(try RawVault(configuration.location.path).blobs("SELECT count(*), x'' FROM items")[0].0 == 1, "nothing was sealed under a planted key")
+    }
+}

@@ -850,17 +850,56 @@ final class OpenVault: @unchecked Sendable {
         case .passphrase:
             guard configuration.usesKernelKeyring else { return }
             if keys.lookup == nil, let payload = kernelKeyring.load(cacheDescription) {
-                _ = keys.adopt(cachePayload: payload)
+                _ = try adoptChecked(payload, allowed: { $0.survivesLock })
             }
             if usesUserUnlock, !keys.classes.keys.contains(where: \.opensWithUserUnlock),
                let stored = kernelKeyring.load(unlockedDescription), let (timeout, payload) = Self.splitUnlockedPayload(stored),
-               keys.adopt(cachePayload: payload, allowed: { $0.opensWithUserUnlock }) {
+               try adoptChecked(payload, allowed: { $0.opensWithUserUnlock }) {
                 heldThroughUserUnlock = true
                 heldUnlockTimeout = timeout
                 userUnlockConfirmed = ContinuousClock.now
                 kernelKeyring.refresh(unlockedDescription, timeout: timeout)
             }
         }
+    }
+
+    /// Adopts the keys of a kernel-keyring payload only if every one of them has the check value
+    /// the vault records (``KeyCheck``); a planted or stale payload is ignored.
+    private func adoptChecked(_ payload: SecretBytes, allowed: (Accessibility) -> Bool) throws(StoreError) -> Bool {
+        var candidate = KeyRing()
+        guard candidate.adopt(cachePayload: payload, allowed: allowed) else { return false }
+        let bytes = try sql { () throws(SQLiteError) -> [UInt8]? in
+            try connection.statement(VaultSchema.readKeyCheck).with([]) { (s: Statement) throws(SQLiteError) -> [UInt8]? in try s.step() ? s.blob(0) : nil }
+        }
+        guard let bytes, let stored = KeyCheck.decode(bytes), KeyCheck.verify(candidate, against: stored, vaultID: header.vaultID) else { return false }
+        if let lookup = keys.lookup {
+            // Another lookup key than the one this process holds: not this vault's cache.
+            guard Digest.equal(KeyCheck.value(of: lookup.key, code: KeyCheck.lookupCode, vaultID: header.vaultID),
+                               KeyCheck.value(of: candidate.lookup!.key, code: KeyCheck.lookupCode, vaultID: header.vaultID)) else { return false }
+        } else {
+            keys.lookup = candidate.lookup
+        }
+        for (accessibility, key) in candidate.classes where keys.classes[accessibility] == nil { keys.classes[accessibility] = key }
+        return true
+    }
+
+    /// Records the check values of the keys this process unwrapped with the master key, so that
+    /// other processes can trust them from the cache. Best effort: a read-only vault keeps its
+    /// old checks (and other processes then need the passphrase).
+    private func recordKeyChecks() {
+        guard keys.master != nil else { return }
+        let checks = KeyCheck.values(of: keys, vaultID: header.vaultID)
+        let stored = (try? sql { () throws(SQLiteError) -> [UInt8]? in
+            try connection.statement(VaultSchema.readKeyCheck).with([]) { (s: Statement) throws(SQLiteError) -> [UInt8]? in try s.step() ? s.blob(0) : nil }
+        }) ?? nil
+        var merged = stored.flatMap(KeyCheck.decode) ?? [:]
+        merged.merge(checks) { $1 }
+        let encoded = KeyCheck.encode(merged)
+        guard encoded != stored else { return }
+        let write = { () throws(StoreError) in
+            try self.sql { () throws(SQLiteError) in try self.connection.statement(VaultSchema.writeKeyCheck).run([.blob(encoded)]) }
+        }
+        if connection.isInTransaction { try? write() } else { try? writeTransaction(write) }
     }
 
     private func adopt(master: SecretBytes) throws(StoreError) {
@@ -935,7 +974,7 @@ final class OpenVault: @unchecked Sendable {
             try connection.statement(VaultSchema.insertClassKey).run([.integer(Int64(accessibility.code)), .blob(wrapped)])
         }
         keys.classes[accessibility] = key
-        if accessibility.survivesLock { publishToKernelKeyring() }
+        if accessibility.survivesLock || accessibility.opensWithUserUnlock { publishToKernelKeyring() }
         return key
     }
 
@@ -996,6 +1035,7 @@ final class OpenVault: @unchecked Sendable {
 
     private func publishToKernelKeyring() {
         guard header.hasPassphrase, configuration.usesKernelKeyring, let payload = keys.cachePayload() else { return }
+        recordKeyChecks()
         do {
             try kernelKeyring.store(payload, as: cacheDescription)
             if usesUserUnlock, let unlocked = keys.cachePayload(of: { $0.opensWithUserUnlock }) {

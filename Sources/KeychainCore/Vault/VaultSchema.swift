@@ -58,6 +58,8 @@ enum VaultSchema {
     static let writeHeader = "INSERT OR REPLACE INTO meta(name, value) VALUES('header', ?)"
     static let readMachineCheck = "SELECT value FROM meta WHERE name = 'machine'"
     static let writeMachineCheck = "INSERT OR REPLACE INTO meta(name, value) VALUES('machine', ?)"
+    static let readKeyCheck = "SELECT value FROM meta WHERE name = 'keycheck'"
+    static let writeKeyCheck = "INSERT OR REPLACE INTO meta(name, value) VALUES('keycheck', ?)"
     static let readPresenceKey = "SELECT value FROM meta WHERE name = 'presence'"
     static let writePresenceKey = "INSERT OR REPLACE INTO meta(name, value) VALUES('presence', ?)"
     static let deletePresenceKey = "DELETE FROM meta WHERE name = 'presence'"
