@@ -66,8 +66,13 @@ enum Commands {
                 positionals: [], optionalPositionals: [], options: [.flag("remove", "remove the passphrase (destroys whenPasscodeSetThisDeviceOnly items)")],
                 examples: ["keychain passwd", "keychain passwd --remove",
                            "KEYCHAIN_PASSPHRASE_FILE=old KEYCHAIN_NEW_PASSPHRASE_FILE=new keychain passwd"],
-                notes: "The current passphrase comes from KEYCHAIN_PASSPHRASE_FILE, $CREDENTIALS_DIRECTORY/keychain-passphrase or a prompt; the new one from KEYCHAIN_NEW_PASSPHRASE_FILE, standard input, or a prompt typed twice. Items are not re-encrypted: only the master key is re-wrapped.",
+                notes: "The current passphrase comes from KEYCHAIN_PASSPHRASE_FILE, $CREDENTIALS_DIRECTORY/keychain-passphrase or a prompt; the new one from KEYCHAIN_NEW_PASSPHRASE_FILE, standard input, or a prompt typed twice. Changing a passphrase re-wraps the master key; a vault's first passphrase also gives it new keys (every item re-sealed). `keychain rekey` rotates them on demand.",
                 run: passwd),
+        Command(name: "rekey", summary: "give the vault new keys: every item re-sealed, the passphrase unchanged",
+                positionals: [], optionalPositionals: [], options: [],
+                examples: ["keychain rekey", "KEYCHAIN_PASSPHRASE_FILE=~/.config/pw keychain rekey"],
+                notes: "After it, an old copy of the vault's header opened with an old passphrase opens nothing written later. Your other processes must unlock again. A vault without a passphrase gets new keys when it gets one (keychain passwd).",
+                run: rekey),
         Command(name: "generate", summary: "print a new Safari-style password (xxx-xxx-xxx-xxx), or store it with an item address",
                 positionals: [], optionalPositionals: ["KEY"], options: ItemAddress.options,
                 examples: ["keychain generate", "keychain generate --identifier Druidia Skroob   # stores it, then prints it"],
@@ -335,6 +340,17 @@ enum Commands {
         }
         context.terminal.writeError("keychain: \(context.arguments.has("keep-source") ? "copied" : "moved") from \(fromName) to \(toName): \(outcome.added) added, \(outcome.replaced) replaced, \(outcome.kept) kept as they were in \(toName)\n")
         reportLeftovers(leftovers, context)
+        return .success
+    }
+
+    private static func rekey(_ context: Context) throws(CommandFailure) -> ExitCode {
+        let vault = try context.vaultOnly("rekey")
+        guard vault.hasPassphrase else {
+            throw CommandFailure("this vault has no passphrase: it gets new keys when it gets one (keychain passwd)", code: .usage)
+        }
+        let passphrase = try context.passphrases.current()
+        try context.store { () throws(StoreError) in try vault.rekey(passphrase: passphrase) }
+        context.terminal.writeError("keychain: every item of \(vault.location.path) is sealed under new keys\n")
         return .success
     }
 

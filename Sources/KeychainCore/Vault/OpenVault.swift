@@ -23,19 +23,19 @@ final class OpenVault: @unchecked Sendable {
     var location: VaultLocation { configuration.location }
 
     // All mutable state below is guarded by `mutex`; SQLite runs in multi-thread mode and relies on it.
-    private let mutex = Lock()
-    private let connection: Connection
-    private var header: VaultHeader
-    private var keys = KeyRing()
+    let mutex = Lock()
+    let connection: Connection
+    var header: VaultHeader
+    var keys = KeyRing()
     private var lastUse = ContinuousClock.now
     private var idleTimer: DispatchSourceTimer?
     private var kernelKeyringState: VaultStatus.KernelKeyringState?
-    private let kernelKeyring = KernelKeyring()
+    let kernelKeyring = KernelKeyring()
     /// Read on first need: only ThisDeviceOnly classes use it, and most opens touch none.
     private lazy var machineID: [UInt8]? = configuration.machineIdentity.read()
-    private var identityMemo: [IdentityMemoKey: [UInt8]] = [:]
+    var identityMemo: [IdentityMemoKey: [UInt8]] = [:]
     /// The unwrapped presence private key for the read in progress (set and cleared under `mutex`).
-    private var presenceKey: SecretBytes?
+    var presenceKey: SecretBytes?
     /// The access control of the item a read found it could not open without a proof.
     private var presenceNeeded: AccessControl?
 
@@ -185,8 +185,11 @@ final class OpenVault: @unchecked Sendable {
             // Overwritten before it is unlinked: the old key must not stay readable on disk.
             if new != nil && !hadPassphrase { VaultFile.destroy(location.keyFilePath) }
             if new == nil { keys.classes[.whenPasscodeSetThisDeviceOnly] = nil }
-            if new != nil {
+            if let new {
                 try loadExistingClassKeys()
+                // A key-file vault's first passphrase brings new keys: a copy of the old key
+                // file (with an old copy of the header) must open nothing written from now on.
+                if !hadPassphrase { try rotateKeys(passphrase: new, currentPassphraseKey: wrappingKey) }
                 publishToKernelKeyring()
                 startIdleTimer()
             }
@@ -355,7 +358,7 @@ final class OpenVault: @unchecked Sendable {
         return privateKey
     }
 
-    private func storedPresenceKey() throws(StoreError) -> PresenceKeyRecord? {
+    func storedPresenceKey() throws(StoreError) -> PresenceKeyRecord? {
         let bytes = try sql { () throws(SQLiteError) -> [UInt8]? in
             try connection.statement(VaultSchema.readPresenceKey).with([]) { (s: Statement) throws(SQLiteError) -> [UInt8]? in
                 try s.step() ? s.blob(0) : nil
@@ -451,7 +454,9 @@ final class OpenVault: @unchecked Sendable {
     func write(_ operations: [WriteOperation]) throws(StoreError) -> WriteResult {
         for operation in operations { try operation.validate() }
         return try withState { () throws(StoreError) -> WriteResult in
-            try writeTransaction { () throws(StoreError) -> WriteResult in
+            // Keys another process rotated since this one took them must not seal anything.
+            if try dropKeysIfRotated() { throw .locked }
+            return try writeTransaction { () throws(StoreError) -> WriteResult in
                 var counts: [Int] = []
                 for operation in operations {
                     counts.append(try apply(operation))
@@ -567,14 +572,14 @@ final class OpenVault: @unchecked Sendable {
         guard changed == 1 else { throw .tampered("an update did not change the row it matched") }
     }
 
-    private struct SealedRecord {
+    struct SealedRecord {
         var identity: [UInt8]
         var scope: [UInt8]
         var attributes: [UInt8]
         var value: [UInt8]
     }
 
-    private func seal(_ itemClass: ItemClass, attributes: Attributes, value: SecretBytes?) throws(StoreError) -> SealedRecord {
+    func seal(_ itemClass: ItemClass, attributes: Attributes, value: SecretBytes?) throws(StoreError) -> SealedRecord {
         let accessibility = attributes.accessibility!
         let protection = RecordCoding.protectionCode(accessibility, attributes.accessControl)
         var presencePublicKey: [UInt8]?
@@ -611,7 +616,7 @@ final class OpenVault: @unchecked Sendable {
 
     // MARK: - Reading rows
 
-    private struct Row {
+    struct Row {
         var id: Int64
         var itemClass: ItemClass
         var accessibility: Accessibility
@@ -622,7 +627,7 @@ final class OpenVault: @unchecked Sendable {
         var attributes: Attributes?
     }
 
-    private func readRow(_ s: Statement, includeValue: Bool) throws(StoreError) -> Row {
+    func readRow(_ s: Statement, includeValue: Bool) throws(StoreError) -> Row {
         guard let itemClass = ItemClass(code: UInt8(truncatingIfNeeded: s.integer(1))),
               let (accessibility, accessControl) = RecordCoding.protection(code: UInt8(truncatingIfNeeded: s.integer(2)))
         else { throw .corrupted("an item has an unknown class or protection code") }
@@ -646,7 +651,7 @@ final class OpenVault: @unchecked Sendable {
 
     /// The rows a statement finds; a row that does not even decode (an unknown class or
     /// protection code) is passed over, and reported only when it was all there was.
-    private func fetch(_ statement: Statement, _ values: [Statement.Value], includeValue: Bool, limit: Int?) throws(StoreError) -> [Row] {
+    func fetch(_ statement: Statement, _ values: [Statement.Value], includeValue: Bool, limit: Int?) throws(StoreError) -> [Row] {
         var rows: [Row] = []
         var failure: StoreError?
         try sql { () throws(SQLiteError) in
@@ -735,7 +740,7 @@ final class OpenVault: @unchecked Sendable {
         return results
     }
 
-    private func decryptAttributes(_ row: Row) throws(StoreError) -> Attributes {
+    func decryptAttributes(_ row: Row) throws(StoreError) -> Attributes {
         if let attributes = row.attributes { return attributes }
         let plaintext = try open(row.sealedAttributes, row: row, part: .attributes)
         guard var attributes = plaintext.withUnsafeBytes({ RecordCoding.decodeAttributes($0) }) else {
@@ -747,7 +752,7 @@ final class OpenVault: @unchecked Sendable {
         return attributes
     }
 
-    private func open(_ sealed: [UInt8], row: Row, part: RecordCoding.Part) throws(StoreError) -> SecretBytes {
+    func open(_ sealed: [UInt8], row: Row, part: RecordCoding.Part) throws(StoreError) -> SecretBytes {
         let key = try classKey(row.accessibility, create: false)
         let aad = RecordCoding.itemAssociatedData(vaultID: header.vaultID, identity: row.identity, itemClass: row.itemClass,
                                                   protection: RecordCoding.protectionCode(row.accessibility, row.accessControl), part: part)
@@ -755,6 +760,8 @@ final class OpenVault: @unchecked Sendable {
         do {
             opened = try key.open(sealed, associatedData: aad)
         } catch {
+            // Keys rotated by another process (a rekey) are not damage: this process is locked.
+            if (try? dropKeysIfRotated()) == true { throw .locked }
             throw .tampered("an item's \(part == .value ? "value" : "attributes") failed authentication")
         }
         guard part == .value, let accessControl = row.accessControl else { return opened }
@@ -772,7 +779,7 @@ final class OpenVault: @unchecked Sendable {
 
     /// The user's unlocked state: the whenUnlocked class keys, in the kernel keyring with an
     /// idle timeout, for every process of the user (``VaultConfiguration/userUnlockTimeout``).
-    private var unlockedDescription: String { cacheDescription + ":unlocked" }
+    var unlockedDescription: String { cacheDescription + ":unlocked" }
 
     private var usesUserUnlock: Bool { configuration.usesKernelKeyring && configuration.userUnlockTimeout != nil && header.hasPassphrase }
 
@@ -783,7 +790,7 @@ final class OpenVault: @unchecked Sendable {
 
     /// Whether this process holds whenUnlocked keys only through the user's unlocked state (not
     /// its own passphrase), and when that state was last confirmed.
-    private var heldThroughUserUnlock = false
+    var heldThroughUserUnlock = false
     /// The idle timeout the unlocking process chose, which every use keeps (not the reader's own).
     private var heldUnlockTimeout: UInt32 = 1
     private var userUnlockConfirmed = ContinuousClock.now
@@ -820,7 +827,7 @@ final class OpenVault: @unchecked Sendable {
         }
     }
 
-    private var cacheDescription: String {
+    var cacheDescription: String {
         "swift-keychain:v1:" + Digest.hex(header.vaultID)
     }
 
@@ -902,7 +909,7 @@ final class OpenVault: @unchecked Sendable {
         if connection.isInTransaction { try? write() } else { try? writeTransaction(write) }
     }
 
-    private func adopt(master: SecretBytes) throws(StoreError) {
+    func adopt(master: SecretBytes) throws(StoreError) {
         keys.master = master
         keys.lookup = HMACKey(try Self.crypto { () throws(OpenSSLError) in try HKDF.deriveKey(from: master, info: "swift-keychain lookup v1") })
     }
@@ -918,7 +925,7 @@ final class OpenVault: @unchecked Sendable {
     }
 
     /// The master key, and the passphrase's scrypt output (nil for a key-file vault).
-    private func openMasterKey(passphrase: SecretBytes) throws(StoreError) -> (SecretBytes, SecretBytes?) {
+    func openMasterKey(passphrase: SecretBytes) throws(StoreError) -> (SecretBytes, SecretBytes?) {
         guard case .passphrase(let parameters, let salt) = header.protection else { return (try masterKeyFromKeyFile(), nil) }
         let derived = try Self.crypto { () throws(OpenSSLError) in
             try Scrypt.deriveKey(passphrase: passphrase, salt: salt, parameters: parameters)
@@ -1011,7 +1018,7 @@ final class OpenVault: @unchecked Sendable {
 
     /// Unwraps every existing class key this machine can open, so that afterFirstUnlock keys
     /// can be published to the kernel keyring right after an unlock.
-    private func loadExistingClassKeys() throws(StoreError) {
+    func loadExistingClassKeys() throws(StoreError) {
         for accessibility in try wrappedClassKeys().keys.sorted(by: { $0.code < $1.code }) {
             do {
                 _ = try classKey(accessibility, create: false)
@@ -1033,9 +1040,10 @@ final class OpenVault: @unchecked Sendable {
         return true
     }
 
-    private func publishToKernelKeyring() {
-        guard header.hasPassphrase, configuration.usesKernelKeyring, let payload = keys.cachePayload() else { return }
+    func publishToKernelKeyring() {
+        // The check values also mark a rotation for other processes: recorded with or without a cache.
         recordKeyChecks()
+        guard header.hasPassphrase, configuration.usesKernelKeyring, let payload = keys.cachePayload() else { return }
         do {
             try kernelKeyring.store(payload, as: cacheDescription)
             if usesUserUnlock, let unlocked = keys.cachePayload(of: { $0.opensWithUserUnlock }) {
@@ -1060,7 +1068,7 @@ final class OpenVault: @unchecked Sendable {
         return state
     }
 
-    private func lockKeys() {
+    func lockKeys() {
         idleTimer?.cancel()
         idleTimer = nil
         // Without a passphrase there is nothing to lock: the key file reopens it on next use.
@@ -1076,7 +1084,7 @@ final class OpenVault: @unchecked Sendable {
         lastUse = now
     }
 
-    private func startIdleTimer() {
+    func startIdleTimer() {
         guard let timeout = configuration.idleTimeout, header.hasPassphrase else { return }
         idleTimer?.cancel()
         let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
@@ -1095,7 +1103,7 @@ final class OpenVault: @unchecked Sendable {
 
     // MARK: - Plumbing
 
-    private func withState<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {
+    func withState<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {
         mutex.lock()
         defer { mutex.unlock() }
         touch()
@@ -1103,7 +1111,7 @@ final class OpenVault: @unchecked Sendable {
         return try body()
     }
 
-    private func refreshHeader() throws(StoreError) {
+    func refreshHeader() throws(StoreError) {
         guard let bytes = try Self.storedHeader(in: connection) else { throw .corrupted("the header is missing") }
         let fresh = try VaultHeader.decode(bytes)
         guard fresh.vaultID == header.vaultID else { throw .tampered("the vault id changed under an open vault") }
@@ -1112,7 +1120,7 @@ final class OpenVault: @unchecked Sendable {
         }
     }
 
-    private func writeTransaction<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {
+    func writeTransaction<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {
         try Self.writeTransaction(on: connection, body)
     }
 
@@ -1128,13 +1136,13 @@ final class OpenVault: @unchecked Sendable {
         }
     }
 
-    private func sql<R>(_ body: () throws(SQLiteError) -> R) throws(StoreError) -> R { try Self.sql(body) }
+    func sql<R>(_ body: () throws(SQLiteError) -> R) throws(StoreError) -> R { try Self.sql(body) }
 
     private static func sql<R>(_ body: () throws(SQLiteError) -> R) throws(StoreError) -> R {
         do { return try body() } catch { throw map(error) }
     }
 
-    private static func crypto<R>(_ body: () throws(OpenSSLError) -> R) throws(StoreError) -> R {
+    static func crypto<R>(_ body: () throws(OpenSSLError) -> R) throws(StoreError) -> R {
         do { return try body() } catch { throw .io("OpenSSL: \(error.description)") }
     }
 
@@ -1249,7 +1257,7 @@ extension StoreError {
 }
 
 /// What an identity digest depends on: the class and the attributes it was computed from.
-private struct IdentityMemoKey: Hashable {
+struct IdentityMemoKey: Hashable {
     let itemClass: ItemClass
     let attributes: Attributes
 }

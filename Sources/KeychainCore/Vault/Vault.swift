@@ -120,6 +120,20 @@ public final class Vault: Store, @unchecked Sendable {
         try vault.changePassphrase(from: current, to: new)
     }
 
+    /// Gives the vault new keys: a new master key, new class keys and lookup key, every item
+    /// re-sealed, in one transaction; the passphrase stays. Afterwards an old header opened
+    /// with an old passphrase (or an old key file) opens nothing current, and other processes
+    /// holding the retired keys are locked (they must unlock again). A vault without a
+    /// passphrase gets new keys when it gets a passphrase.
+    ///
+    /// - Throws: ``StoreError/wrongPassphrase`` (nothing changes), ``StoreError/invalidArgument(_:)``
+    ///   without a passphrase, ``StoreError/noVault(path:)``, and the errors of an item that
+    ///   cannot be opened here (nothing changes).
+    public func rekey(passphrase: SecretBytes) throws(StoreError) {
+        guard let vault = try vault(creating: false) else { throw .noVault(path: location.path) }
+        try vault.rekey(passphrase: passphrase)
+    }
+
     /// True once the vault has a passphrase and a presence key pair (made at the first unlock).
     public var supportsAccessControl: Bool {
         ((try? vault(creating: false)) ?? nil)?.supportsAccessControl ?? false

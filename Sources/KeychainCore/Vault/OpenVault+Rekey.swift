@@ -1,0 +1,124 @@
+import FoundationEssentials
+
+/// Key rotation: a new master key, new class keys and a new lookup key, every item re-sealed
+/// (its digests recomputed, its value re-sealed, a presence item's inner seal too), all in one
+/// transaction. Afterwards an old key file, or an old header opened with an old passphrase,
+/// opens nothing current: they unwrap only the retired master key.
+extension OpenVault {
+    /// Rotates every key of a passphrase vault; the passphrase stays the same.
+    /// - Throws: ``StoreError/wrongPassphrase`` (nothing changes), ``StoreError/invalidArgument(_:)``
+    ///   for a vault without a passphrase, ``StoreError/boundToAnotherMachine`` (or
+    ///   ``StoreError/unavailable(_:)``) when an item this machine cannot open would be lost.
+    func rekey(passphrase: SecretBytes) throws(StoreError) {
+        try withState { () throws(StoreError) in
+            try refreshHeader()
+            guard header.hasPassphrase else {
+                throw .invalidArgument("a vault without a passphrase gets new keys when it gets a passphrase (keychain passwd)")
+            }
+            let (master, passphraseKey) = try openMasterKey(passphrase: passphrase)
+            try adopt(master: master)
+            try loadExistingClassKeys()
+            try rotateKeys(passphrase: passphrase, currentPassphraseKey: passphraseKey)
+        }
+    }
+
+    /// The rotation itself (mutex held, master key and class keys loaded). `passphrase` is the
+    /// vault's (it stays), `currentPassphraseKey` its current scrypt output (for the presence key).
+    func rotateKeys(passphrase: SecretBytes, currentPassphraseKey: SecretBytes?) throws(StoreError) {
+        // Everything in clear first, with the old keys: the presence private key, then each item.
+        var presencePair: (record: PresenceKeyRecord, privateKey: SecretBytes)?
+        if let record = try storedPresenceKey(), let currentPassphraseKey {
+            let wrapping = try Self.crypto { () throws(OpenSSLError) in try PresenceKeyRecord.wrappingKey(passphraseKey: currentPassphraseKey) }
+            guard let privateKey = try? AESGCM.open(record.wrappedPrivateKey, key: wrapping,
+                                                    associatedData: PresenceKeyRecord.wrappingAssociatedData(vaultID: header.vaultID, publicKey: record.publicKey))
+            else { throw .tampered("the presence private key does not open with the vault's passphrase") }
+            presencePair = (record, privateKey)
+        }
+        presenceKey = presencePair?.privateKey
+        defer { presenceKey = nil }
+        var plaintext: [(row: Row, attributes: Attributes, value: SecretBytes)] = []
+        let statement = try sql { () throws(SQLiteError) in try connection.statement("SELECT id, class, protection, identity, attributes, value FROM items ORDER BY id") }
+        for row in try fetch(statement, [], includeValue: true, limit: nil) {
+            let attributes = try decryptAttributes(row)
+            let value = try open(row.value ?? [], row: row, part: .value)
+            plaintext.append((row, attributes, value))
+        }
+
+        // New keys: a new master key wrapped under the same passphrase with a new salt.
+        let oldKeys = keys, oldHeader = header
+        let newMaster = SecretBytes.random(count: 32)
+        let salt = Random.bytes(VaultHeader.saltSize)
+        var replacement = VaultHeader(version: header.version, vaultID: header.vaultID, protection: .passphrase(configuration.scryptParameters, salt: salt))
+        let newPassphraseKey = try Self.crypto { () throws(OpenSSLError) in
+            try Scrypt.deriveKey(passphrase: passphrase, salt: salt, parameters: configuration.scryptParameters)
+        }
+        replacement.wrappedMasterKey = try Self.crypto { () throws(OpenSSLError) in
+            try AESGCM.seal(newMaster, key: newPassphraseKey, associatedData: RecordCoding.masterKeyAssociatedData(replacement))
+        }
+        do throws(StoreError) {
+            try writeTransaction { () throws(StoreError) in
+                try sql { () throws(SQLiteError) in
+                    try connection.statement(VaultSchema.writeHeader).run([.blob(replacement.encoded())])
+                    try connection.execute("DELETE FROM class_keys; DELETE FROM meta WHERE name IN ('machine', 'keycheck')")
+                }
+                header = replacement
+                keys = KeyRing()
+                identityMemo.removeAll()
+                try adopt(master: newMaster)
+                if let (record, privateKey) = presencePair {
+                    // The same key pair, wrapped for the new salt, vouched for by the new master key.
+                    let rewrapped = try Self.crypto { () throws(OpenSSLError) -> PresenceKeyRecord in
+                        let wrapped = try AESGCM.seal(privateKey, key: PresenceKeyRecord.wrappingKey(passphraseKey: newPassphraseKey),
+                                                      associatedData: PresenceKeyRecord.wrappingAssociatedData(vaultID: replacement.vaultID, publicKey: record.publicKey))
+                        let tag = try PresenceKeyRecord.tagKey(master: newMaster).authenticationCode(PresenceKeyRecord.tagMessage(record.publicKey))
+                        return PresenceKeyRecord(publicKey: record.publicKey, publicKeyTag: tag, wrappedPrivateKey: wrapped)
+                    }
+                    try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.writePresenceKey).run([.blob(rewrapped.encoded())]) }
+                }
+                for (row, attributes, value) in plaintext {
+                    var sealedAttributes = attributes
+                    sealedAttributes.accessibility = row.accessibility
+                    sealedAttributes.accessControl = row.accessControl
+                    let sealed = try seal(row.itemClass, attributes: sealedAttributes, value: value)
+                    let changed = try sql { () throws(SQLiteError) -> Int in
+                        try connection.statement(VaultSchema.replaceItem).runCountingChanges([
+                            .integer(Int64(RecordCoding.protectionCode(row.accessibility, row.accessControl))), .blob(sealed.identity), .blob(sealed.scope),
+                            .blob(sealed.attributes), .blob(sealed.value), .integer(row.id),
+                        ])
+                    }
+                    guard changed == 1 else { throw .tampered("a rekey did not rewrite the row it read") }
+                }
+            }
+        } catch {
+            keys = oldKeys
+            header = oldHeader
+            identityMemo.removeAll()
+            throw error
+        }
+        // Caches of the retired keys go; the new ones are published (with their key checks).
+        if configuration.usesKernelKeyring {
+            kernelKeyring.remove(cacheDescription)
+            kernelKeyring.remove(unlockedDescription)
+        }
+        try loadExistingClassKeys()
+        publishToKernelKeyring()
+    }
+
+    /// True (and this process's keys dropped) when the keys it holds are not the vault's any
+    /// more: another process rotated them. Checked before each write and when a seal does not
+    /// open, by the lookup key's check value, so nothing is ever sealed under retired keys.
+    func dropKeysIfRotated() throws(StoreError) -> Bool {
+        guard let lookup = keys.lookup else { return false }
+        let bytes = try sql { () throws(SQLiteError) -> [UInt8]? in
+            try connection.statement(VaultSchema.readKeyCheck).with([]) { (s: Statement) throws(SQLiteError) -> [UInt8]? in try s.step() ? s.blob(0) : nil }
+        }
+        guard let bytes, let stored = KeyCheck.decode(bytes)?[KeyCheck.lookupCode] else { return false }
+        guard !Digest.equal(stored, KeyCheck.value(of: lookup.key, code: KeyCheck.lookupCode, vaultID: header.vaultID)) else { return false }
+        lockKeys()
+        keys.wipeAll()
+        identityMemo.removeAll()
+        heldThroughUserUnlock = false
+        try refreshHeader()
+        return true
+    }
+}

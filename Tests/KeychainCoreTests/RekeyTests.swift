@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+@testable import KeychainCore
+import KeychainTestSupport
+
+/// Keys rotate (vault-format issue, finding 5): after a rekey, or a key-file vault's first
+/// passphrase, old keys open nothing written later, and every item still opens with the new.
+@Suite("Key rotation")
+struct RekeyTests {
+    let directory = TemporaryDirectory()
+    var path: String { directory.vaultPath() }
+
+    func header(_ path: String) throws -> [UInt8] {
+        try RawVault(path).blobs("SELECT 0, value FROM meta WHERE name = 'header'")[0].1
+    }
+
+    func putBack(_ header: [UInt8], into path: String) throws {
+        let raw = try RawVault(path)
+        try withExtendedLifetime(raw) { try raw.connection.statement("UPDATE meta SET value = ? WHERE name = 'header'").run([.blob(header)]) }
+    }
+
+    func value(_ vault: Vault, _ account: String) throws -> String? {
+        try vault.copyMatching(Query(.genericPassword, attributes: Attributes(service: "s", account: account), limit: .one, returnData: true)).first?.value?.string
+    }
+
+    @Test("a key file copied before the first passphrase, with the old header, opens nothing written after; the old key file is zeroed before it is removed")
+    func firstPassphraseRotates() throws {
+        let configuration = directory.vaultConfiguration()
+        let vault = try Vault(configuration)
+        try vault.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "old", accessibility: .afterFirstUnlock), value: secret("before")))
+        let oldKey = try Data(contentsOf: URL(fileURLWithPath: configuration.location.keyFilePath))
+        let oldHeader = try header(path)
+        let hardLink = directory.path + "/key-hard-link"
+        #expect(link(configuration.location.keyFilePath, hardLink) == 0)
+        try vault.changePassphrase(from: nil, to: secret("pw"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: hardLink)) == Data(repeating: 0, count: 32), "overwritten before it was unlinked")
+        try vault.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "new", accessibility: .afterFirstUnlock), value: secret("after")))
+        #expect(try value(vault, "old") == "before" && value(vault, "new") == "after", "every item opens with the new keys")
+
+        // The attacker's copy: the old header and the old key file, with today's rows.
+        try putBack(oldHeader, into: path)
+        #expect(FileManager.default.createFile(atPath: configuration.location.keyFilePath, contents: oldKey, attributes: [.posixPermissions: 0o600]))
+        let stale = try Vault(configuration)
+        #expect(throws: StoreError.self) { _ = try value(stale, "new") }
+        #expect(throws: StoreError.self) { _ = try value(stale, "old") }
+    }
+
+    @Test("after a rekey, the old header opened with the passphrase opens nothing; items, presence items included, still open; a process holding the retired keys is locked, never sealing with them")
+    func rekeyRotates() throws {
+        let configuration = directory.vaultConfiguration()
+        let vault = try Vault(configuration)
+        try vault.changePassphrase(from: nil, to: secret("pw"))
+        try vault.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "a", accessibility: .whenUnlocked), value: secret("alpha")))
+        try vault.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "p", accessibility: .whenPasscodeSetThisDeviceOnly, accessControl: .userPresence),
+                           value: secret("pin")))
+        let other = try Vault(configuration)
+        try other.unlock(passphrase: secret("pw"))
+        #expect(try value(other, "a") == "alpha")
+        let oldHeader = try header(path)
+        #expect(throws: StoreError.wrongPassphrase) { try vault.rekey(passphrase: secret("nope")) }
+        try vault.rekey(passphrase: secret("pw"))
+        #expect(try header(path) != oldHeader)
+        #expect(try value(vault, "a") == "alpha")
+        let authenticator = ScriptedAuthenticator([.passphrase("pw")])
+        let presence = try vault.copyMatching(Query(.genericPassword, attributes: Attributes(account: "p"), limit: .one, returnData: true,
+                                                    authentication: AuthenticationContext(authenticator: authenticator)))
+        #expect(presence.first?.value?.string == "pin", "the presence item was re-sealed too")
+
+        #expect(throws: StoreError.locked) { try other.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "stale"), value: secret("x"))) }
+        #expect(throws: StoreError.locked) { _ = try value(other, "a") }
+        try other.unlock(passphrase: secret("pw"))
+        #expect(try value(other, "a") == "alpha", "unlocked again, it reads")
+
+        try vault.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "later"), value: secret("later")))
+        try putBack(oldHeader, into: path)
+        let stale = try Vault(configuration)
+        #expect(throws: StoreError.self, "the retired master key unwraps none of the new class keys") {
+            try stale.unlock(passphrase: secret("pw"))
+            _ = try value(stale, "later")
+        }
+    }
+}
