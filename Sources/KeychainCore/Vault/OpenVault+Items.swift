@@ -1,0 +1,317 @@
+import FoundationEssentials
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The item table: applying writes, sealing records, reading and matching rows.
+extension OpenVault {
+    // MARK: - Operations (mutex held)
+
+    func apply(_ operation: WriteOperation) throws(StoreError) -> Int {
+        switch operation {
+        case .add(let item):
+            try validate(item)
+            if try row(identity: identity(of: item), includeValue: false) != nil { throw .duplicateItem }
+            try insert(item)
+            return 1
+        case .upsert(let item):
+            try validate(item)
+            guard let existing = try row(identity: identity(of: item), includeValue: item.value == nil) else {
+                try insert(item)
+                return 1
+            }
+            let old = try decryptAttributes(existing)
+            try replace(existing, attributes: old.merging(item.attributes), value: item.value)
+            return 1
+        case .update(let query, let changes, let value):
+            if let value, value.count > configuration.maximumValueSize { throw .valueTooLarge(limit: configuration.maximumValueSize) }
+            let rows = try matchingRows(query, includeValue: value == nil, needAttributes: true)
+            guard !rows.isEmpty else { throw .itemNotFound }
+            for existing in rows {
+                try replace(existing, attributes: (existing.attributes ?? Attributes()).merging(changes), value: value)
+            }
+            return rows.count
+        case .delete(let query):
+            let rows = try matchingRows(query, includeValue: false, needAttributes: false)
+            let changed = try sql { () throws(SQLiteError) -> Int in
+                let statement = try connection.statement(VaultSchema.deleteItem)
+                var changed = 0
+                for row in rows { changed += try statement.runCountingChanges([.integer(row.id)]) }
+                return changed
+            }
+            guard changed == rows.count else { throw .tampered("a delete did not remove the rows it matched") }
+            return rows.count
+        }
+    }
+
+    func validate(_ item: Item) throws(StoreError) {
+        if let value = item.value, value.count > configuration.maximumValueSize {
+            throw .valueTooLarge(limit: configuration.maximumValueSize)
+        }
+    }
+
+    func identity(of item: Item) throws(StoreError) -> [UInt8] {
+        try identityDigest(item.itemClass, item.attributes)
+    }
+
+    /// The identity digest of `attributes`, memoised: a program reads the same few items again
+    /// and again, and encoding plus HMAC is a third of a read. The digests are not secret (the
+    /// table stores them) and the lookup key never changes for a vault, so entries stay valid;
+    /// the memo is bounded and dropped whole when full.
+    func identityDigest(_ itemClass: ItemClass, _ attributes: Attributes) throws(StoreError) -> [UInt8] {
+        let key = IdentityMemoKey(itemClass: itemClass, attributes: attributes)
+        if let digest = identityMemo[key] { return digest }
+        let digest = try lookupKey().authenticationCode(RecordCoding.identityMessage(itemClass, attributes))
+        if identityMemo.count >= 1_024 { identityMemo.removeAll(keepingCapacity: true) }
+        identityMemo[key] = digest
+        return digest
+    }
+
+    func insert(_ item: Item) throws(StoreError) {
+        var attributes = item.attributes.normalizedIdentity(for: item.itemClass)
+        attributes.accessibility = attributes.accessibility ?? .whenUnlocked
+        let now = Date()
+        attributes.creationDate = now
+        attributes.modificationDate = now
+        let sealed = try seal(item.itemClass, attributes: attributes, value: item.value)
+        try sql { () throws(SQLiteError) in
+            try connection.statement(VaultSchema.insertItem).run([
+                .integer(Int64(item.itemClass.code)), .integer(Int64(RecordCoding.protectionCode(attributes.accessibility!, attributes.accessControl))),
+                .blob(sealed.identity), .blob(sealed.scope), .blob(sealed.attributes), .blob(sealed.value),
+            ])
+        }
+    }
+
+    /// Re-seals an existing row with new attributes (and value, or its old one), checking that
+    /// a changed identity does not collide with another item.
+    func replace(_ existing: Row, attributes: Attributes, value: SecretBytes?) throws(StoreError) {
+        var attributes = attributes.normalizedIdentity(for: existing.itemClass)
+        attributes.accessibility = attributes.accessibility ?? existing.accessibility
+        attributes.accessControl = attributes.accessControl ?? existing.accessControl
+        attributes.creationDate = existing.attributes?.creationDate ?? attributes.creationDate ?? Date()
+        attributes.modificationDate = Date()
+        let plaintext: SecretBytes
+        if let value {
+            plaintext = value
+        } else if let sealed = existing.value {
+            plaintext = try open(sealed, row: existing, part: .value)
+        } else {
+            plaintext = try open(try sealedValue(of: existing), row: existing, part: .value)
+        }
+        let sealed = try seal(existing.itemClass, attributes: attributes, value: plaintext)
+        if sealed.identity != existing.identity, try row(identity: sealed.identity, includeValue: false) != nil {
+            throw .duplicateItem
+        }
+        let changed = try sql { () throws(SQLiteError) -> Int in
+            try connection.statement(VaultSchema.replaceItem).runCountingChanges([
+                .integer(Int64(RecordCoding.protectionCode(attributes.accessibility!, attributes.accessControl))), .blob(sealed.identity), .blob(sealed.scope),
+                .blob(sealed.attributes), .blob(sealed.value), .integer(existing.id),
+            ])
+        }
+        guard changed == 1 else { throw .tampered("an update did not change the row it matched") }
+    }
+
+    struct SealedRecord {
+        var identity: [UInt8]
+        var scope: [UInt8]
+        var attributes: [UInt8]
+        var value: [UInt8]
+    }
+
+    func seal(_ itemClass: ItemClass, attributes: Attributes, value: SecretBytes?) throws(StoreError) -> SealedRecord {
+        let accessibility = attributes.accessibility!
+        let protection = RecordCoding.protectionCode(accessibility, attributes.accessControl)
+        var presencePublicKey: [UInt8]?
+        if let accessControl = attributes.accessControl {
+            presencePublicKey = try trustedPresencePublicKey()
+            if accessControl.needsBiometry && !PresenceAuthentication.defaultAuthenticator.offersBiometry {
+                throw .unavailable("\(accessControl) needs a biometric authenticator and none is installed (PresenceAuthentication.setDefault)")
+            }
+        }
+        let key = try classKey(accessibility, create: true)
+        let lookup = try lookupKey()
+        let identity = lookup.authenticationCode(RecordCoding.identityMessage(itemClass, attributes))
+        let scope = lookup.authenticationCode(RecordCoding.scopeMessage(itemClass, attributes))
+        let vaultID = header.vaultID
+        let plainAttributes = RecordCoding.encode(attributes)
+        return try Self.crypto { () throws(OpenSSLError) -> SealedRecord in
+            let sealedAttributes = try plainAttributes.withBytes { (p: UnsafeRawBufferPointer) throws(OpenSSLError) in
+                try key.seal(p, associatedData: RecordCoding.itemAssociatedData(
+                    vaultID: vaultID, identity: identity, itemClass: itemClass, protection: protection, part: .attributes))
+            }
+            let valueAAD = RecordCoding.itemAssociatedData(vaultID: vaultID, identity: identity, itemClass: itemClass, protection: protection, part: .value)
+            let sealedValue: [UInt8]
+            if let presencePublicKey {
+                let inner = try PresenceSeal.seal(value ?? SecretBytes([]), to: presencePublicKey, associatedData: valueAAD)
+                sealedValue = try key.seal(inner, associatedData: valueAAD)
+            } else if let value {
+                sealedValue = try key.seal(value, associatedData: valueAAD)
+            } else {
+                sealedValue = try key.seal(UnsafeRawBufferPointer(start: nil, count: 0), associatedData: valueAAD)
+            }
+            return SealedRecord(identity: identity, scope: scope, attributes: sealedAttributes, value: sealedValue)
+        }
+    }
+
+    // MARK: - Reading rows
+
+    struct Row {
+        var id: Int64
+        var itemClass: ItemClass
+        var accessibility: Accessibility
+        var accessControl: AccessControl?
+        var identity: [UInt8]
+        var sealedAttributes: [UInt8]
+        var value: [UInt8]?
+        var attributes: Attributes?
+    }
+
+    func readRow(_ s: Statement, includeValue: Bool) throws(StoreError) -> Row {
+        guard let itemClass = ItemClass(code: UInt8(truncatingIfNeeded: s.integer(1))),
+              let (accessibility, accessControl) = RecordCoding.protection(code: UInt8(truncatingIfNeeded: s.integer(2)))
+        else { throw .corrupted("an item has an unknown class or protection code") }
+        return Row(id: s.integer(0), itemClass: itemClass, accessibility: accessibility, accessControl: accessControl, identity: s.blob(3),
+                   sealedAttributes: s.blob(4), value: includeValue ? s.blob(5) : nil)
+    }
+
+    func row(identity: [UInt8], includeValue: Bool) throws(StoreError) -> Row? {
+        let statement = try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.selectByIdentity) }
+        return try fetch(statement, [.blob(identity)], includeValue: includeValue, limit: 1).first
+    }
+
+    func sealedValue(of row: Row) throws(StoreError) -> [UInt8] {
+        try sql { () throws(SQLiteError) -> [UInt8] in
+            try connection.statement(VaultSchema.selectValue).with([.integer(row.id)]) { (s: Statement) throws(SQLiteError) -> [UInt8] in
+                guard try s.step() else { throw SQLiteError(code: 267, message: "item vanished during the transaction", sql: nil) }
+                return s.blob(0)
+            }
+        }
+    }
+
+    /// The rows a statement finds; a row that does not even decode (an unknown class or
+    /// protection code) is passed over, and reported only when it was all there was.
+    func fetch(_ statement: Statement, _ values: [Statement.Value], includeValue: Bool, limit: Int?) throws(StoreError) -> [Row] {
+        var rows: [Row] = []
+        var failure: StoreError?
+        try sql { () throws(SQLiteError) in
+            try statement.with(values) { (s: Statement) throws(SQLiteError) in
+                while try s.step() {
+                    do throws(StoreError) {
+                        rows.append(try readRow(s, includeValue: includeValue))
+                    } catch {
+                        failure = failure ?? error
+                        continue
+                    }
+                    if let limit, rows.count >= limit { return }
+                }
+            }
+        }
+        if rows.isEmpty, let failure { throw failure }
+        return rows
+    }
+
+    /// The rows matching `query`. Digests narrow the candidates (identity, then scope, then
+    /// class); attributes are decrypted only when the query names one the digests do not
+    /// cover, or when `needAttributes`; values only when `includeValue`.
+    ///
+    /// A candidate whose class key is not available here (locked, or bound to another machine)
+    /// is passed over, as the Keychain passes over what it cannot decrypt; if nothing matched,
+    /// the reason is thrown, so a locked item is never reported as missing.
+    func matchingRows(_ query: Query, includeValue: Bool, needAttributes: Bool) throws(StoreError) -> [Row] {
+        var unavailable: StoreError?
+        let results = try matchingRows(query, includeValue: includeValue, needAttributes: needAttributes, unavailable: &unavailable)
+        if results.isEmpty, let unavailable { throw unavailable }
+        return results
+    }
+
+    func matchingRows(_ query: Query, includeValue: Bool, needAttributes: Bool, unavailable: inout StoreError?) throws(StoreError) -> [Row] {
+        let wanted = query.attributes
+        var results: [Row] = []
+        let present = AttributeField.Mask(present: wanted)
+        for itemClass in query.itemClass.map({ [$0] }) ?? ItemClass.allCases {
+            let path: VaultSchema.Lookup
+            var values: [Statement.Value]
+            var covered = AttributeField.Mask([.accessibility, .accessControl]).bits | AttributeField.dates.bits
+            if present.contains(all: RecordCoding.identityMask(itemClass)) {
+                path = .identity
+                values = [.blob(try identityDigest(itemClass, wanted))]
+                covered |= RecordCoding.identityMask(itemClass).bits
+            } else if present.contains(all: RecordCoding.scopeMask(itemClass)) {
+                path = .scope
+                values = [.blob(try lookupKey().authenticationCode(RecordCoding.scopeMessage(itemClass, wanted)))]
+                covered |= RecordCoding.scopeMask(itemClass).bits
+            } else {
+                path = .itemClass
+                values = []
+            }
+            values.append(.integer(Int64(itemClass.code)))
+            if let accessibility = wanted.accessibility { values.append(.integer(Int64(accessibility.code))) }
+            // The digests already matched the covered fields; only the others need the decrypted attributes.
+            let uncoveredMask = present.subtracting(AttributeField.Mask(bits: covered))
+            let uncovered = uncoveredMask.isEmpty ? [] : uncoveredMask.fields
+            let decrypt = needAttributes || !uncovered.isEmpty
+            let sqlText = VaultSchema.select(path, includeValue: includeValue, byProtection: wanted.accessibility != nil)
+            let statement = try sql { () throws(SQLiteError) in try connection.statement(sqlText) }
+            let limit = (query.limit == .one && !decrypt) ? 1 : nil
+            for var row in try fetch(statement, values, includeValue: includeValue, limit: limit) {
+                if let wantedControl = wanted.accessControl, row.accessControl != wantedControl { continue }
+                if decrypt {
+                    let attributes: Attributes
+                    do {
+                        attributes = try decryptAttributes(row)
+                    } catch {
+                        // Passed over: what this process cannot open, and what is damaged
+                        // (one damaged row never stops reads of the others).
+                        guard error.isUnavailableKey || error.isDamage else { throw error }
+                        unavailable = unavailable ?? error
+                        continue
+                    }
+                    if !uncovered.isEmpty {
+                        let normalized = attributes.normalizedIdentity(for: itemClass)
+                        guard uncovered.allSatisfy({ $0.equal(normalized, wanted) }) else { continue }
+                    }
+                    row.attributes = attributes
+                }
+                results.append(row)
+                if query.limit == .one { return results }
+            }
+        }
+        return results
+    }
+
+    func decryptAttributes(_ row: Row) throws(StoreError) -> Attributes {
+        if let attributes = row.attributes { return attributes }
+        let plaintext = try open(row.sealedAttributes, row: row, part: .attributes)
+        guard var attributes = plaintext.withUnsafeBytes({ RecordCoding.decodeAttributes($0) }) else {
+            throw .corrupted("an item's attributes do not decode")
+        }
+        // The protection code is authenticated as associated data, so it is the truth.
+        attributes.accessibility = row.accessibility
+        attributes.accessControl = row.accessControl
+        return attributes
+    }
+
+    func open(_ sealed: [UInt8], row: Row, part: RecordCoding.Part) throws(StoreError) -> SecretBytes {
+        let key = try classKey(row.accessibility, create: false)
+        let aad = RecordCoding.itemAssociatedData(vaultID: header.vaultID, identity: row.identity, itemClass: row.itemClass,
+                                                  protection: RecordCoding.protectionCode(row.accessibility, row.accessControl), part: part)
+        let opened: SecretBytes
+        do {
+            opened = try key.open(sealed, associatedData: aad)
+        } catch {
+            // Keys rotated by another process (a rekey) are not damage: this process is locked.
+            if (try? dropKeysIfRotated()) == true { throw .locked }
+            throw .tampered("an item's \(part == .value ? "value" : "attributes") failed authentication")
+        }
+        guard part == .value, let accessControl = row.accessControl else { return opened }
+        guard let presenceKey, let record = try storedPresenceKey() else {
+            presenceNeeded = accessControl
+            throw .interactionNotAllowed
+        }
+        guard let value = PresenceSeal.open(opened, privateKey: presenceKey, publicKey: record.publicKey, associatedData: aad) else {
+            throw .tampered("an item's value failed authentication under the presence key")
+        }
+        return value
+    }
+}

@@ -1,0 +1,329 @@
+import FoundationEssentials
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The key bag: the master, lookup and class keys, the lock state (the process's and the
+/// user's), the kernel-keyring cache and its key checks.
+extension OpenVault {
+    // MARK: - Keys (mutex held)
+
+    /// The user's unlocked state: the whenUnlocked class keys, in the kernel keyring with an
+    /// idle timeout, for every process of the user (``VaultConfiguration/userUnlockTimeout``).
+    var unlockedDescription: String { cacheDescription + ":unlocked" }
+
+    var usesUserUnlock: Bool { configuration.usesKernelKeyring && configuration.userUnlockTimeout != nil && header.hasPassphrase }
+
+    var userUnlockSeconds: UInt32 {
+        guard let timeout = configuration.userUnlockTimeout else { return 0 }
+        return UInt32(clamping: max(timeout.components.seconds, 1))
+    }
+
+
+    /// The user's unlocked state as stored: the idle timeout (4 bytes, big-endian), then the keys.
+    static func unlockedPayload(timeout: UInt32, _ keys: SecretBytes) -> SecretBytes {
+        SecretBytes(count: 4 + keys.count) { out in
+            for index in 0..<4 { out[index] = UInt8(truncatingIfNeeded: timeout >> (24 - 8 * UInt32(index))) }
+            keys.withUnsafeBytes { (out.baseAddress! + 4).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        }
+    }
+
+    static func splitUnlockedPayload(_ stored: SecretBytes) -> (UInt32, SecretBytes)? {
+        stored.withUnsafeBytes { bytes in
+            guard bytes.count > 4 else { return nil }
+            let timeout = bytes[0..<4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            return (max(timeout, 1), SecretBytes(UnsafeRawBufferPointer(rebasing: bytes[4...])))
+        }
+    }
+
+    /// Follows the user's lock state for keys held through it: once `keychain lock` or the idle
+    /// timeout ended it, they are dropped here too; while it lasts, each use (at most once a
+    /// second) pushes its idle timeout back.
+    func followUserUnlock() {
+        guard heldThroughUserUnlock, keys.master == nil else { return }
+        let now = ContinuousClock.now
+        guard now - userUnlockConfirmed >= .seconds(1) else { return }
+        userUnlockConfirmed = now
+        if kernelKeyring.load(unlockedDescription) == nil {
+            keys.classes = keys.classes.filter { !$0.key.opensWithUserUnlock }
+            heldThroughUserUnlock = false
+        } else {
+            kernelKeyring.refresh(unlockedDescription, timeout: heldUnlockTimeout)
+        }
+    }
+
+    var cacheDescription: String {
+        "swift-keychain:v1:" + Digest.hex(header.vaultID)
+    }
+
+    func lookupKey() throws(StoreError) -> HMACKey {
+        if let lookup = keys.lookup { return lookup }
+        try loadImplicitKeys()
+        guard let lookup = keys.lookup else { throw .locked }
+        return lookup
+    }
+
+    /// Loads what needs no passphrase: a key-file vault's master key, or the afterFirstUnlock
+    /// keys another process left in the kernel keyring.
+    func loadImplicitKeys() throws(StoreError) {
+        if keys.master != nil { return }
+        switch header.protection {
+        case .keyFile:
+            let master: SecretBytes
+            do {
+                master = try masterKeyFromKeyFile()
+            } catch {
+                // Another process may have set a passphrase and removed the key file.
+                try refreshHeader()
+                if header.hasPassphrase { return try loadImplicitKeys() }
+                throw error
+            }
+            try adopt(master: master)
+        case .passphrase:
+            guard configuration.usesKernelKeyring else { return }
+            if keys.lookup == nil, let payload = kernelKeyring.load(cacheDescription) {
+                _ = try adoptChecked(payload, allowed: { $0.survivesLock })
+            }
+            if usesUserUnlock, !keys.classes.keys.contains(where: \.opensWithUserUnlock),
+               let stored = kernelKeyring.load(unlockedDescription), let (timeout, payload) = Self.splitUnlockedPayload(stored),
+               try adoptChecked(payload, allowed: { $0.opensWithUserUnlock }) {
+                heldThroughUserUnlock = true
+                heldUnlockTimeout = timeout
+                userUnlockConfirmed = ContinuousClock.now
+                kernelKeyring.refresh(unlockedDescription, timeout: timeout)
+            }
+        }
+    }
+
+    /// Adopts the keys of a kernel-keyring payload only if every one of them has the check value
+    /// the vault records (``KeyCheck``); a planted or stale payload is ignored.
+    func adoptChecked(_ payload: SecretBytes, allowed: (Accessibility) -> Bool) throws(StoreError) -> Bool {
+        var candidate = KeyRing()
+        guard candidate.adopt(cachePayload: payload, allowed: allowed) else { return false }
+        let bytes = try sql { () throws(SQLiteError) -> [UInt8]? in
+            try connection.statement(VaultSchema.readKeyCheck).with([]) { (s: Statement) throws(SQLiteError) -> [UInt8]? in try s.step() ? s.blob(0) : nil }
+        }
+        guard let bytes, let stored = KeyCheck.decode(bytes), KeyCheck.verify(candidate, against: stored, vaultID: header.vaultID) else { return false }
+        if let lookup = keys.lookup {
+            // Another lookup key than the one this process holds: not this vault's cache.
+            guard Digest.equal(KeyCheck.value(of: lookup.key, code: KeyCheck.lookupCode, vaultID: header.vaultID),
+                               KeyCheck.value(of: candidate.lookup!.key, code: KeyCheck.lookupCode, vaultID: header.vaultID)) else { return false }
+        } else {
+            keys.lookup = candidate.lookup
+        }
+        for (accessibility, key) in candidate.classes where keys.classes[accessibility] == nil { keys.classes[accessibility] = key }
+        return true
+    }
+
+    /// Records the check values of the keys this process unwrapped with the master key, so that
+    /// other processes can trust them from the cache. Best effort: a read-only vault keeps its
+    /// old checks (and other processes then need the passphrase).
+    func recordKeyChecks() {
+        guard keys.master != nil else { return }
+        let checks = KeyCheck.values(of: keys, vaultID: header.vaultID)
+        let stored = (try? sql { () throws(SQLiteError) -> [UInt8]? in
+            try connection.statement(VaultSchema.readKeyCheck).with([]) { (s: Statement) throws(SQLiteError) -> [UInt8]? in try s.step() ? s.blob(0) : nil }
+        }) ?? nil
+        var merged = stored.flatMap(KeyCheck.decode) ?? [:]
+        merged.merge(checks) { $1 }
+        let encoded = KeyCheck.encode(merged)
+        guard encoded != stored else { return }
+        let write = { () throws(StoreError) in
+            try self.sql { () throws(SQLiteError) in try self.connection.statement(VaultSchema.writeKeyCheck).run([.blob(encoded)]) }
+        }
+        if connection.isInTransaction { try? write() } else { try? writeTransaction(write) }
+    }
+
+    func adopt(master: SecretBytes) throws(StoreError) {
+        keys.master = master
+        keys.lookup = HMACKey(try Self.crypto { () throws(OpenSSLError) in try HKDF.deriveKey(from: master, info: "swift-keychain lookup v1") })
+    }
+
+    func masterKeyFromKeyFile() throws(StoreError) -> SecretBytes {
+        let keyFile = try VaultFile.readKeyFile(location.keyFilePath)
+        guard keyFile.count == 32 else { throw .corrupted("the key file \(location.keyFilePath) has the wrong size") }
+        do {
+            return try AESGCM.open(header.wrappedMasterKey, key: keyFile, associatedData: RecordCoding.masterKeyAssociatedData(header))
+        } catch {
+            throw .tampered("the master key does not open with the key file (header or key file altered)")
+        }
+    }
+
+    /// The master key, and the passphrase's scrypt output (nil for a key-file vault).
+    func openMasterKey(passphrase: SecretBytes) throws(StoreError) -> (SecretBytes, SecretBytes?) {
+        guard case .passphrase(let parameters, let salt) = header.protection else { return (try masterKeyFromKeyFile(), nil) }
+        let derived = try Self.crypto { () throws(OpenSSLError) in
+            try Scrypt.deriveKey(passphrase: passphrase, salt: salt, parameters: parameters)
+        }
+        do {
+            return (try AESGCM.open(header.wrappedMasterKey, key: derived, associatedData: RecordCoding.masterKeyAssociatedData(header)), derived)
+        } catch {
+            // Indistinguishable by design from an altered salt or parameter; the header's
+            // checksum already caught accidental damage.
+            throw .wrongPassphrase
+        }
+    }
+
+    func wrappingKey(for accessibility: Accessibility, master: SecretBytes) throws(StoreError) -> SecretBytes {
+        if accessibility.isThisDeviceOnly {
+            guard let machineID else { throw .unavailable("no machine id (/etc/machine-id) to bind ThisDeviceOnly items to") }
+            return try Self.crypto { () throws(OpenSSLError) in
+                try HKDF.deriveKey(from: master, salt: machineID, info: "swift-keychain class-wrap this-device-only v1")
+            }
+        }
+        return try Self.crypto { () throws(OpenSSLError) in try HKDF.deriveKey(from: master, info: "swift-keychain class-wrap v1") }
+    }
+
+    func machineCheck() throws(StoreError) -> [UInt8]? {
+        guard let machineID else { return nil }
+        return try lookupKey().authenticationCode(Array("machine".utf8) + machineID)
+    }
+
+    /// The class key for `accessibility`: from memory, the kernel keyring, or unwrapped with the
+    /// master key; created (inside the caller's write transaction) when `create` and missing.
+    func classKey(_ accessibility: Accessibility, create: Bool) throws(StoreError) -> SealingKey {
+        if let key = keys.classes[accessibility] { return key }
+        if accessibility == .whenPasscodeSetThisDeviceOnly && !header.hasPassphrase { throw .passphraseRequired }
+        try loadImplicitKeys()
+        if let key = keys.classes[accessibility] { return key }
+        guard let master = keys.master else { throw .locked }
+        if accessibility.isThisDeviceOnly { try checkMachineBinding(create: create) }
+        let wrapping = try wrappingKey(for: accessibility, master: master)
+        let aad = RecordCoding.classKeyAssociatedData(vaultID: header.vaultID, accessibility: accessibility)
+        if let wrapped = try wrappedClassKeys()[accessibility] {
+            do {
+                let key = SealingKey(try AESGCM.open(wrapped, key: wrapping, associatedData: aad))
+                keys.classes[accessibility] = key
+                return key
+            } catch {
+                throw .tampered("the wrapped key of class \(accessibility) failed authentication")
+            }
+        }
+        guard create else { throw .tampered("items exist for class \(accessibility), which has no key") }
+        let key = SealingKey(SecretBytes.random(count: 32))
+        let wrapped = try Self.crypto { () throws(OpenSSLError) in try AESGCM.seal(key.key, key: wrapping, associatedData: aad) }
+        try sql { () throws(SQLiteError) in
+            try connection.statement(VaultSchema.insertClassKey).run([.integer(Int64(accessibility.code)), .blob(wrapped)])
+        }
+        keys.classes[accessibility] = key
+        if accessibility.survivesLock || accessibility.opensWithUserUnlock { publishToKernelKeyring() }
+        return key
+    }
+
+    func checkMachineBinding(create: Bool) throws(StoreError) {
+        guard let expected = try machineCheck() else {
+            throw .unavailable("no machine id (/etc/machine-id) to bind ThisDeviceOnly items to")
+        }
+        let stored = try sql { () throws(SQLiteError) -> [UInt8]? in
+            try connection.statement(VaultSchema.readMachineCheck).with([]) { (s: Statement) throws(SQLiteError) -> [UInt8]? in
+                try s.step() ? s.blob(0) : nil
+            }
+        }
+        if let stored {
+            guard Digest.equal(stored, expected) else { throw .boundToAnotherMachine }
+        } else if create {
+            try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.writeMachineCheck).run([.blob(expected)]) }
+        }
+    }
+
+    func wrappedClassKeys() throws(StoreError) -> [Accessibility: [UInt8]] {
+        var result: [Accessibility: [UInt8]] = [:]
+        var unknown = false
+        try sql { () throws(SQLiteError) in
+            try connection.statement(VaultSchema.readClassKeys).with([]) { (s: Statement) throws(SQLiteError) in
+                while try s.step() {
+                    guard let accessibility = Accessibility(code: UInt8(truncatingIfNeeded: s.integer(0))) else { unknown = true; continue }
+                    result[accessibility] = s.blob(1)
+                }
+            }
+        }
+        if unknown { throw .corrupted("a class key has an unknown protection code") }
+        return result
+    }
+
+    /// Unwraps every existing class key this machine can open, so that afterFirstUnlock keys
+    /// can be published to the kernel keyring right after an unlock.
+    func loadExistingClassKeys() throws(StoreError) {
+        for accessibility in try wrappedClassKeys().keys.sorted(by: { $0.code < $1.code }) {
+            do {
+                _ = try classKey(accessibility, create: false)
+            } catch .boundToAnotherMachine {
+                continue
+            } catch .unavailable {
+                continue
+            }
+        }
+    }
+
+    func classAvailable(_ accessibility: Accessibility) -> Bool {
+        if keys.classes[accessibility] != nil { return true }
+        if accessibility == .whenPasscodeSetThisDeviceOnly && !header.hasPassphrase { return false }
+        guard keys.master != nil else { return false }
+        if accessibility.isThisDeviceOnly {
+            guard (try? checkMachineBinding(create: false)) != nil else { return false }
+        }
+        return true
+    }
+
+    func publishToKernelKeyring() {
+        // The check values also mark a rotation for other processes: recorded with or without a cache.
+        recordKeyChecks()
+        guard header.hasPassphrase, configuration.usesKernelKeyring, let payload = keys.cachePayload() else { return }
+        do {
+            try kernelKeyring.store(payload, as: cacheDescription)
+            if usesUserUnlock, let unlocked = keys.cachePayload(of: { $0.opensWithUserUnlock }) {
+                try kernelKeyring.store(Self.unlockedPayload(timeout: userUnlockSeconds, unlocked), as: unlockedDescription, timeout: userUnlockSeconds)
+            }
+            kernelKeyringState = .available
+        } catch {
+            // Fall back to this process only (the keys stay in `keys`), and say so in status().
+            kernelKeyringState = .unavailable(reason: error.description)
+        }
+    }
+
+    func currentKernelKeyringState() -> VaultStatus.KernelKeyringState {
+        guard configuration.usesKernelKeyring else { return .disabled }
+        if let kernelKeyringState { return kernelKeyringState }
+        let state: VaultStatus.KernelKeyringState
+        switch kernelKeyring.probe() {
+        case .success: state = .available
+        case .failure(let error): state = .unavailable(reason: error.description)
+        }
+        kernelKeyringState = state
+        return state
+    }
+
+    func lockKeys() {
+        idleTimer?.cancel()
+        idleTimer = nil
+        // Without a passphrase there is nothing to lock: the key file reopens it on next use.
+        keys.lock()
+    }
+
+    /// Locks first if the vault sat unused past its idle timeout, then records this use.
+    func touch() {
+        let now = ContinuousClock.now
+        if header.hasPassphrase, keys.master != nil, let timeout = configuration.idleTimeout, now - lastUse >= timeout {
+            lockKeys()
+        }
+        lastUse = now
+    }
+
+    func startIdleTimer() {
+        guard let timeout = configuration.idleTimeout, header.hasPassphrase else { return }
+        idleTimer?.cancel()
+        let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+        let interval = max(timeout / 4, .milliseconds(10))
+        let nanoseconds = Int(interval.components.seconds) * 1_000_000_000 + Int(interval.components.attoseconds / 1_000_000_000)
+        timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds))
+        timer.setEventHandler { [weak self] in
+            guard let self else { return }
+            self.mutex.withLock {
+                if ContinuousClock.now - self.lastUse >= timeout { self.lockKeys() }
+            }
+        }
+        idleTimer = timer
+        timer.resume()
+    }
+}

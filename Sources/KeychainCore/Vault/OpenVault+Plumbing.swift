@@ -1,0 +1,144 @@
+import FoundationEssentials
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Transactions, error mapping, and the making of a new vault file.
+extension OpenVault {
+    // MARK: - Plumbing
+
+    func withState<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {
+        mutex.lock()
+        defer { mutex.unlock() }
+        touch()
+        followUserUnlock()
+        return try body()
+    }
+
+    func refreshHeader() throws(StoreError) {
+        guard let bytes = try Self.storedHeader(in: connection) else { throw .corrupted("the header is missing") }
+        let fresh = try VaultHeader.decode(bytes)
+        guard fresh.vaultID == header.vaultID else { throw .tampered("the vault id changed under an open vault") }
+        if fresh != header {
+            header = fresh
+        }
+    }
+
+    func writeTransaction<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {
+        try Self.writeTransaction(on: connection, body)
+    }
+
+    /// A write transaction whose database failures are mapped to ``StoreError``.
+    static func writeTransaction<R>(on connection: Connection, _ body: () throws(StoreError) -> R) throws(StoreError) -> R {
+        do {
+            return try connection.writeTransaction(body)
+        } catch {
+            switch error {
+            case .database(let failure): throw map(failure)
+            case .body(let failure): throw failure
+            }
+        }
+    }
+
+    func sql<R>(_ body: () throws(SQLiteError) -> R) throws(StoreError) -> R { try Self.sql(body) }
+
+    static func sql<R>(_ body: () throws(SQLiteError) -> R) throws(StoreError) -> R {
+        do { return try body() } catch { throw map(error) }
+    }
+
+    static func crypto<R>(_ body: () throws(OpenSSLError) -> R) throws(StoreError) -> R {
+        do { return try body() } catch { throw .io("OpenSSL: \(error.description)") }
+    }
+
+    /// Creates the schema, the header and the key file of a new vault, or reads the header of
+    /// an existing one, in one IMMEDIATE transaction, so racing creators serialize here.
+    /// The stored header's bytes, or nil when there is none yet.
+    static func storedHeader(in connection: Connection) throws(StoreError) -> [UInt8]? {
+        try sql { () throws(SQLiteError) -> [UInt8]? in
+            try connection.statement(VaultSchema.readHeader).with([]) { (s: Statement) throws(SQLiteError) -> [UInt8]? in
+                try s.step() ? s.blob(0) : nil
+            }
+        }
+    }
+
+    /// Creates a new vault (no passphrase, a key file) at the configuration's location, whole
+    /// or not at all: the key file is linked into place first (never over an existing one),
+    /// then the vault, made and synced in a temporary file, is linked into place (never over
+    /// an existing one). If another process creates the vault at the same moment, its vault
+    /// is the one that stays.
+    ///
+    /// - Throws: ``StoreError/orphanedKeyFile(vault:keyFile:)`` when a key file exists without
+    ///   its vault (the vault was most probably moved: a new one would orphan that key).
+    static func create(_ configuration: VaultConfiguration) throws(StoreError) {
+        let location = configuration.location
+        do throws(FileSystem.Failure) { try FileSystem.createDirectory(location.directory) } catch { throw map(error) }
+        try VaultFile.checkDirectory(location.directory)
+        let master = SecretBytes.random(count: 32)
+        let keyFile = SecretBytes.random(count: 32)
+        var header = VaultHeader(vaultID: Random.bytes(VaultHeader.vaultIDSize), protection: .keyFile)
+        header.wrappedMasterKey = try crypto { () throws(OpenSSLError) in
+            try AESGCM.seal(master, key: keyFile, associatedData: RecordCoding.masterKeyAssociatedData(header))
+        }
+        guard try VaultFile.createExclusively(keyFile, at: location.keyFilePath) else {
+            // Another process may be creating this vault right now: give it a moment.
+            guard VaultFile.waitForFile(location.path) else { throw .orphanedKeyFile(vault: location.path, keyFile: location.keyFilePath) }
+            return
+        }
+        let temporary = VaultFile.temporaryName(for: location.path)
+        defer { for path in [temporary, temporary + "-wal", temporary + "-shm"] { unlink(path) } }
+        do {
+            try FileSystem.createPrivateFile(temporary)
+        } catch {
+            FileSystem.remove(location.keyFilePath)
+            throw map(error)
+        }
+        do throws(StoreError) {
+            try initializeFile(temporary, header: header)
+            let fd = Glibc.open(temporary, O_RDONLY | O_CLOEXEC)
+            if fd >= 0 { fsync(fd); close(fd) }
+            guard try VaultFile.linkIntoPlace(temporary, location.path) else {
+                throw .orphanedKeyFile(vault: location.path, keyFile: location.keyFilePath)
+            }
+        } catch {
+            FileSystem.remove(location.keyFilePath)
+            throw error
+        }
+    }
+
+    /// Writes the schema and the header into the new, empty file at `path`. The connection is
+    /// closed on return: SQLite checkpoints the WAL into the file and removes it.
+    static func initializeFile(_ path: String, header: VaultHeader) throws(StoreError) {
+        let connection: Connection
+        do { connection = try Connection(path: path, create: false) } catch { throw map(error, path: path) }
+        try writeTransaction(on: connection) { () throws(StoreError) in
+            try sql { () throws(SQLiteError) in
+                try connection.execute(VaultSchema.create)
+                try connection.statement(VaultSchema.writeHeader).run([.blob(header.encoded())])
+            }
+        }
+    }
+
+    /// An open failure, saying which file and, for permissions, that they are the reason.
+    static func map(_ error: SQLiteError, path: String) -> StoreError {
+        if error.systemErrno == EACCES || error.systemErrno == EPERM { return .io("cannot open \(path): permission denied") }
+        if error.isCorruption { return .corrupted("\(path) is not a keychain vault (SQLite: \(error.message))") }
+        return .io("cannot open \(path): \(error.message)")
+    }
+
+    /// The one place SQLite failures become ``StoreError``. `SQLITE_BUSY` only gets here after
+    /// the busy timeout has expired.
+    static func map(_ error: SQLiteError) -> StoreError {
+        if error.isCorruption { return .corrupted("SQLite reports: \(error.message)") }
+        if error.isConstraint { return .duplicateItem }
+        if error.isBusy { return .io("the vault stayed locked by another process beyond the busy timeout") }
+        if error.isOutOfSpace { return .io("no space left for the vault (disk full, quota or file-size limit); nothing was written") }
+        if error.isWriteFailure { return .io("writing the vault failed (disk full, quota, file-size limit or a device error); nothing was written") }
+        if error.isReadOnly { return .io("the vault is read-only") }
+        return .io(error.message)
+    }
+
+    static func map(_ error: FileSystem.Failure) -> StoreError {
+        .io(error.description)
+    }
+}

@@ -1,0 +1,150 @@
+import FoundationEssentials
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Items under an access control: the presence key pair, its record, and the proof that opens it.
+extension OpenVault {
+    // MARK: - Presence (access control)
+
+    /// Asks the context's authenticator for the passphrase and unwraps the presence private
+    /// key with it; scrypt runs outside the vault's lock.
+    func presenceProof(for accessControl: AccessControl, context: AuthenticationContext) throws(StoreError) -> SecretBytes {
+        guard !context.interactionNotAllowed else { throw .interactionNotAllowed }
+        if accessControl.needsBiometry && !context.authenticator.offersBiometry {
+            throw .unavailable("this item needs a biometric proof (\(accessControl)) and the authenticator offers none")
+        }
+        let request = PresenceRequest(reason: context.localizedReason, accessControl: accessControl, vaultPath: location.path)
+        let passphrase: SecretBytes
+        do {
+            passphrase = try context.authenticator.authenticate(request)
+        } catch {
+            switch error {
+            case .cancelled: throw .userCancelled
+            case .unavailable(let why): throw .unavailable(why)
+            }
+        }
+        let (protection, record, vaultID) = try withState { () throws(StoreError) -> (VaultHeader.Protection, PresenceKeyRecord?, [UInt8]) in
+            try refreshHeader()
+            return (header.protection, try storedPresenceKey(), header.vaultID)
+        }
+        guard case .passphrase(let parameters, let salt) = protection, let record else { throw .passphraseRequired }
+        let privateKey = try Self.crypto { () throws(OpenSSLError) -> SecretBytes? in
+            let wrapping = try PresenceKeyRecord.wrappingKey(passphraseKey: Scrypt.deriveKey(passphrase: passphrase, salt: salt, parameters: parameters))
+            return try? AESGCM.open(record.wrappedPrivateKey, key: wrapping,
+                                    associatedData: PresenceKeyRecord.wrappingAssociatedData(vaultID: vaultID, publicKey: record.publicKey))
+        }
+        guard let privateKey else { throw .authenticationFailed }
+        context.keep(privateKey, for: vaultID)
+        return privateKey
+    }
+
+    func storedPresenceKey() throws(StoreError) -> PresenceKeyRecord? {
+        let bytes = try sql { () throws(SQLiteError) -> [UInt8]? in
+            try connection.statement(VaultSchema.readPresenceKey).with([]) { (s: Statement) throws(SQLiteError) -> [UInt8]? in
+                try s.step() ? s.blob(0) : nil
+            }
+        }
+        guard let bytes else { return nil }
+        guard let record = PresenceKeyRecord.decode(bytes) else { throw .corrupted("the presence key record does not decode") }
+        return record
+    }
+
+    /// The presence public key writers seal to, checked against its tag under a key derived
+    /// from the master key: only a process that unlocked with the passphrase can vouch for it,
+    /// never one holding only cached keys (which a same-user process may have planted or read).
+    func trustedPresencePublicKey() throws(StoreError) -> [UInt8] {
+        guard header.hasPassphrase else { throw .passphraseRequired }
+        guard let master = keys.master else { throw .locked }
+        guard let record = try storedPresenceKey() else {
+            throw .unavailable("the vault has no presence key yet: unlock it with its passphrase once")
+        }
+        guard record.recordVersion == PresenceKeyRecord.version else {
+            throw .unavailable("the vault's presence key predates its current protection: unlock it with its passphrase to upgrade it")
+        }
+        let expected = try Self.crypto { () throws(OpenSSLError) in try PresenceKeyRecord.tagKey(master: master) }
+            .authenticationCode(PresenceKeyRecord.tagMessage(record.publicKey))
+        guard Digest.equal(expected, record.publicKeyTag) else { throw .tampered("the presence public key failed verification") }
+        return record.publicKey
+    }
+
+    /// Re-tags a version 1 presence record under the master-derived key, once its wrapped
+    /// private key is proven to open with the passphrase and to match the public key (a
+    /// swapped-in public key, tagged by someone who had only the cached lookup key, fails here).
+    func upgradePresenceRecord(passphraseKey: SecretBytes) throws(StoreError) {
+        guard let record = try storedPresenceKey(), record.recordVersion < PresenceKeyRecord.version, let master = keys.master else { return }
+        let vaultID = header.vaultID
+        let wrapping = try Self.crypto { () throws(OpenSSLError) in try PresenceKeyRecord.wrappingKey(passphraseKey: passphraseKey) }
+        guard let privateKey = try? AESGCM.open(record.wrappedPrivateKey, key: wrapping,
+                                                associatedData: PresenceKeyRecord.wrappingAssociatedData(vaultID: vaultID, publicKey: record.publicKey)),
+              let derived = try? X25519.publicKey(privateKey: privateKey), Digest.equal(derived, record.publicKey)
+        else { throw .tampered("the presence key record does not hold a key pair the passphrase opens") }
+        let tag = try Self.crypto { () throws(OpenSSLError) in try PresenceKeyRecord.tagKey(master: master) }
+            .authenticationCode(PresenceKeyRecord.tagMessage(record.publicKey))
+        let upgraded = PresenceKeyRecord(publicKey: record.publicKey, publicKeyTag: tag, wrappedPrivateKey: record.wrappedPrivateKey)
+        try writeTransaction { () throws(StoreError) in
+            try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.writePresenceKey).run([.blob(upgraded.encoded())]) }
+        }
+    }
+
+    func createPresenceKeyIfMissing(passphraseKey: SecretBytes) throws(StoreError) {
+        guard try storedPresenceKey() == nil else { return }
+        let record = try rewrappedPresenceKey(from: nil, to: passphraseKey)
+        try writeTransaction { () throws(StoreError) in
+            guard try storedPresenceKey() == nil else { return }
+            try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.writePresenceKey).run([.blob(record.encoded())]) }
+        }
+    }
+
+    /// The presence key pair wrapped for the passphrase whose scrypt output is `newKey`: the
+    /// existing pair, unwrapped with `currentKey`, or a new pair when there is none.
+    func rewrappedPresenceKey(from currentKey: SecretBytes?, to newKey: SecretBytes) throws(StoreError) -> PresenceKeyRecord {
+        let vaultID = header.vaultID
+        var pair: (privateKey: SecretBytes, publicKey: [UInt8])?
+        if let currentKey, let existing = try storedPresenceKey() {
+            let wrapping = try Self.crypto { () throws(OpenSSLError) in try PresenceKeyRecord.wrappingKey(passphraseKey: currentKey) }
+            guard let privateKey = try? AESGCM.open(existing.wrappedPrivateKey, key: wrapping,
+                                                    associatedData: PresenceKeyRecord.wrappingAssociatedData(vaultID: vaultID, publicKey: existing.publicKey))
+            else { throw .tampered("the presence private key does not open with the passphrase that opens the vault") }
+            guard let derived = try? X25519.publicKey(privateKey: privateKey), Digest.equal(derived, existing.publicKey) else {
+                throw .tampered("the presence key record does not hold a matching key pair")
+            }
+            pair = (privateKey, existing.publicKey)
+        }
+        guard let master = keys.master else { throw .locked }
+        return try Self.crypto { () throws(OpenSSLError) -> PresenceKeyRecord in
+            let (privateKey, publicKey) = if let pair { pair } else { try X25519.generate() }
+            let wrapped = try AESGCM.seal(privateKey, key: PresenceKeyRecord.wrappingKey(passphraseKey: newKey),
+                                          associatedData: PresenceKeyRecord.wrappingAssociatedData(vaultID: vaultID, publicKey: publicKey))
+            let tag = try PresenceKeyRecord.tagKey(master: master).authenticationCode(PresenceKeyRecord.tagMessage(publicKey))
+            return PresenceKeyRecord(publicKey: publicKey, publicKeyTag: tag, wrappedPrivateKey: wrapped)
+        }
+    }
+
+    /// Whether an item matches, without decrypting any value (and any attribute the digests cover).
+    func contains(_ query: Query) throws(StoreError) -> Bool {
+        try query.validate()
+        return try withState { () throws(StoreError) -> Bool in
+            var one = query
+            one.limit = .one
+            return try !matchingRows(one, includeValue: false, needAttributes: false).isEmpty
+        }
+    }
+
+    @discardableResult
+    func write(_ operations: [WriteOperation]) throws(StoreError) -> WriteResult {
+        for operation in operations { try operation.validate() }
+        return try withState { () throws(StoreError) -> WriteResult in
+            // Keys another process rotated since this one took them must not seal anything.
+            if try dropKeysIfRotated() { throw .locked }
+            return try writeTransaction { () throws(StoreError) -> WriteResult in
+                var counts: [Int] = []
+                for operation in operations {
+                    counts.append(try apply(operation))
+                }
+                return WriteResult(counts: counts)
+            }
+        }
+    }
+}
