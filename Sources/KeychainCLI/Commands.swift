@@ -74,8 +74,9 @@ enum Commands {
                 notes: "After it, an old copy of the vault's header opened with an old passphrase opens nothing written later. Your other processes must unlock again. A vault without a passphrase gets new keys when it gets one (keychain passwd).",
                 run: rekey),
         Command(name: "generate", summary: "print a new Safari-style password (xxx-xxx-xxx-xxx), or store it with an item address",
-                positionals: [], optionalPositionals: ["KEY"], options: ItemAddress.options,
-                examples: ["keychain generate", "keychain generate --identifier Druidia Skroob   # stores it, then prints it"],
+                positionals: [], optionalPositionals: ["KEY"], options: ItemAddress.options + [.flag("force", "replace an item already stored there (without it, generate refuses)")],
+                examples: ["keychain generate", "keychain generate --identifier Druidia Skroob   # stores it, then prints it",
+                           "keychain generate --force --identifier Druidia Skroob   # replaces the stored one"],
                 notes: "Twelve characters from a 55-letter alphabet without look-alikes, with a lowercase letter, an uppercase letter and a digit; about 69 bits.",
                 run: generate),
         Command(name: "backup", summary: "write a consistent copy of the vault (and its key file, without a passphrase) to a new file",
@@ -226,9 +227,13 @@ enum Commands {
         attributes.accessibility = attributes.accessibility ?? .whenUnlocked
         let store = try context.store(unlocking: attributes.accessibility)
         let item = address.item(key: key(context), attributes: attributes, value: SecretBytes(utf8: password))
+        let replace = arguments.has("force")
+        if !replace, try context.store({ () throws(StoreError) in try store.contains(Query(identifying: item)) }) {
+            throw CommandFailure("an item is already stored there; a new password replaces it only with --force", code: .usage)
+        }
         // Shown before it is stored: a password nobody could see must never replace anything.
         try context.terminal.write(password + "\n")
-        try context.store { () throws(StoreError) in try store.upsert(item) }
+        try context.store { () throws(StoreError) in replace ? try store.upsert(item) : try store.add(item) }
         return .success
     }
 

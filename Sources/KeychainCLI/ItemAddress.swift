@@ -30,6 +30,10 @@ struct ItemAddress {
     init(_ arguments: ParsedArguments, requireTarget: Bool) throws(CommandFailure) {
         let accessibilityName = arguments.value("accessibility")
         if arguments.value("identifier") != nil || arguments.value("shared-group") != nil {
+            let valetOption = arguments.value("identifier") != nil ? "identifier" : "shared-group"
+            if let raw = ["service", "server", "account", "access-group", "protocol", "port", "path"].first(where: { arguments.value($0) != nil }) {
+                throw CommandFailure("--\(valetOption) names a Valet's item and --\(raw) a raw attribute: give one or the other, not both", code: .usage)
+            }
             let valet = try Self.valet(arguments, accessibilityName: accessibilityName ?? "whenUnlocked")
             itemClass = .genericPassword
             attributes = valet.baseAttributes

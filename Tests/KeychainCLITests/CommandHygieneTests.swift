@@ -81,3 +81,33 @@ struct CommandHygieneTests {
         #expect(emptyVault.status == 2 && emptyVault.stderr.contains("--vault is empty"), "\(emptyVault.stderr)")
     }
 }
+
+@Suite("The command never replaces or drops what it was not told to")
+struct CommandSafetyTests {
+    let directory = TemporaryDirectory()
+
+    func keychain(_ arguments: [String], input: String = "") throws -> CommandResult {
+        try KeychainExecutable.run([arguments[0], "--vault", directory.vaultPath()] + arguments.dropFirst(), input: Data(input.utf8), home: directory.path)
+    }
+
+    @Test("generate refuses to replace a stored password without --force")
+    func generateKeepsExisting() throws {
+        let first = try keychain(["generate", "--identifier", "Druidia", "Skroob"])
+        #expect(first.status == 0)
+        let again = try keychain(["generate", "--identifier", "Druidia", "Skroob"])
+        #expect(again.status == 2 && again.output.isEmpty && again.stderr.contains("--force"), "\(again.stderr)")
+        #expect(try keychain(["get", "--identifier", "Druidia", "Skroob"]).output == first.output, "the first password is kept")
+        let forced = try keychain(["generate", "--force", "--identifier", "Druidia", "Skroob"])
+        #expect(forced.status == 0 && forced.output != first.output)
+        #expect(try keychain(["get", "--identifier", "Druidia", "Skroob"]).output == forced.output)
+    }
+
+    @Test("a Valet address and raw attributes together are a usage error naming both")
+    func contradictoryAddresses() throws {
+        for raw in ["--service", "--server"] {
+            let result = try keychain(["set", "--identifier", "Demo", raw, "rawsvc", "k"], input: "v")
+            #expect(result.status == 2 && result.stderr.contains("--identifier") && result.stderr.contains(raw), "\(result.stderr)")
+        }
+        #expect(try keychain(["list"]).output.isEmpty, "nothing was stored")
+    }
+}
