@@ -31,6 +31,16 @@ struct Deadline: Sendable {
     }
 }
 
+/// A mutex and a condition whose timed waits use the monotonic clock, as deadlines do.
+private func initializeMonotonic(_ mutex: inout pthread_mutex_t, _ condition: inout pthread_cond_t) {
+    pthread_mutex_init(&mutex, nil)
+    var attributes = pthread_condattr_t()
+    pthread_condattr_init(&attributes)
+    pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+    pthread_cond_init(&condition, &attributes)
+    pthread_condattr_destroy(&attributes)
+}
+
 /// One thread for the whole process that cancels calls whose deadline passed. Its own thread,
 /// not a dispatch queue: callers blocked in libsecret may exhaust Dispatch's pool, and the
 /// watchdog must still fire for them.
@@ -43,12 +53,7 @@ final class CallWatchdog: @unchecked Sendable {
     private var nextToken: UInt64 = 0
 
     private init() {
-        pthread_mutex_init(&mutex, nil)
-        var attributes = pthread_condattr_t()
-        pthread_condattr_init(&attributes)
-        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-        pthread_cond_init(&condition, &attributes)
-        pthread_condattr_destroy(&attributes)
+        initializeMonotonic(&mutex, &condition)
         var thread = pthread_t()
         let context = Unmanaged.passRetained(self).toOpaque()
         pthread_create(&thread, nil, { context in
@@ -107,12 +112,7 @@ final class TimedGate: @unchecked Sendable {
     private var busy = false
 
     init() {
-        pthread_mutex_init(&mutex, nil)
-        var attributes = pthread_condattr_t()
-        pthread_condattr_init(&attributes)
-        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-        pthread_cond_init(&condition, &attributes)
-        pthread_condattr_destroy(&attributes)
+        initializeMonotonic(&mutex, &condition)
     }
 
     /// Enters the gate; false when the deadline passed first.

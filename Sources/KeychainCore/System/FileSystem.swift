@@ -38,17 +38,16 @@ enum FileSystem {
         close(fd)
     }
 
-    /// The permission bits of `path`, or nil if it does not exist.
-    static func mode(_ path: String) -> mode_t? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return info.st_mode & 0o7777
-    }
-
     static func readAll(_ path: String, limit: Int) throws(Failure) -> SecretBytes {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw Failure(operation: "open", path: path, code: errno) }
         defer { close(fd) }
+        return try readAll(fd: fd, limit: limit, path: path)
+    }
+
+    /// Up to `limit + 1` bytes of an open descriptor (one more than allowed, so that the caller
+    /// can tell "too long" from "exactly the limit"), read into a buffer wiped afterwards.
+    static func readAll(fd: Int32, limit: Int, path: String) throws(Failure) -> SecretBytes {
         var buffer = [UInt8](repeating: 0, count: limit + 1)
         defer { buffer.withUnsafeMutableBytes { _ = memset($0.baseAddress!, 0, $0.count) } }
         var total = 0
@@ -62,40 +61,6 @@ enum FileSystem {
             total += n
         }
         return SecretBytes(buffer[0..<total])
-    }
-
-    /// Writes `contents` to `path` atomically and durably: a 0600 temporary file in the same
-    /// directory, fsync, rename over the target, fsync of the directory.
-    static func writeAtomically(_ contents: SecretBytes, to path: String) throws(Failure) {
-        let temporary = path + ".tmp-\(getpid())"
-        unlink(temporary)
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw Failure(operation: "create", path: temporary, code: errno) }
-        var failure: Failure?
-        contents.withUnsafeBytes { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    failure = Failure(operation: "write", path: temporary, code: errno)
-                    return
-                }
-                offset += n
-            }
-        }
-        if failure == nil && fsync(fd) != 0 { failure = Failure(operation: "fsync", path: temporary, code: errno) }
-        close(fd)
-        if let failure {
-            unlink(temporary)
-            throw failure
-        }
-        guard rename(temporary, path) == 0 else {
-            let code = errno
-            unlink(temporary)
-            throw Failure(operation: "rename", path: path, code: code)
-        }
-        syncDirectory(of: path)
     }
 
     static func remove(_ path: String) {

@@ -53,24 +53,19 @@ public enum PassphraseFile {
                 throw .untrusted(path: path, reason: "other users can read or change \(what) (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 600 it")
             }
         }
-        var buffer = [UInt8](repeating: 0, count: maximumLength + 3)
-        defer { buffer.withUnsafeMutableBytes { _ = memset($0.baseAddress!, 0, $0.count) } }
-        var total = 0
-        while total < buffer.count {
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + total, $0.count - total) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .invalidArgument("cannot read \(what) (\(path)): \(String(cString: strerror(errno)))")
+        // Room for the limit, a CR LF, and one byte more to tell "too long".
+        let contents: SecretBytes
+        do { contents = try FileSystem.readAll(fd: fd, limit: maximumLength + 2, path: path) } catch {
+            throw .invalidArgument("cannot read \(what) (\(path)): \(String(cString: strerror(error.code)))")
+        }
+        return try contents.withUnsafeBytes { (bytes) throws(StoreError) -> SecretBytes in
+            var end = bytes.count
+            if end > 0 && bytes[end - 1] == UInt8(ascii: "\n") { end -= 1 }
+            if end > 0 && end < bytes.count && bytes[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+            guard end <= maximumLength else {
+                throw .invalidArgument("refusing \(what) (\(path)): the passphrase is longer than \(maximumLength) bytes")
             }
-            if n == 0 { break }
-            total += n
+            return SecretBytes(UnsafeRawBufferPointer(rebasing: bytes[0..<end]))
         }
-        var end = total
-        if end > 0 && buffer[end - 1] == UInt8(ascii: "\n") { end -= 1 }
-        if end > 0 && end < total && buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
-        guard end <= maximumLength else {
-            throw .invalidArgument("refusing \(what) (\(path)): the passphrase is longer than \(maximumLength) bytes")
-        }
-        return SecretBytes(buffer[0..<end])
     }
 }

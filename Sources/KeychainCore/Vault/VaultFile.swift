@@ -88,19 +88,7 @@ enum VaultFile {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw failure("inspect", path, errno) }
         try checkRegularFile(info, path)
-        var buffer = [UInt8](repeating: 0, count: 65)
-        defer { buffer.withUnsafeMutableBytes { _ = memset($0.baseAddress!, 0, $0.count) } }
-        var total = 0
-        while total < buffer.count {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + total, $0.count - total) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw failure("read", path, errno)
-            }
-            if n == 0 { break }
-            total += n
-        }
-        return SecretBytes(buffer[0..<total])
+        do { return try FileSystem.readAll(fd: fd, limit: 64, path: path) } catch { throw failure("read", path, error.code) }
     }
 
     /// Writes a new file at `path` whole and durably, never replacing one: a 0600 temporary
