@@ -10,7 +10,7 @@ import KeychainTestSupport
 struct BoundsTests {
     let directory = TemporaryDirectory()
 
-    func worker(_ arguments: [String], environment: [String: String]) throws -> (elapsed: Double, outcome: String) {
+    func worker(_ arguments: [String], environment: [String: String]) throws -> (elapsed: Double, outcome: String, fields: [String: String]) {
         let result = try Subprocess.run(KeychainExecutable.reliabilityPath, ["worker"] + arguments,
                                         environment: environment.merging(["PATH": "/usr/bin:/bin", "HOME": directory.path]) { $1 })
         let fields = Dictionary(uniqueKeysWithValues: result.output.split(whereSeparator: \.isWhitespace).compactMap { field -> (String, String)? in
@@ -18,7 +18,7 @@ struct BoundsTests {
             return pair.count == 2 ? (String(pair[0]), String(pair[1])) : nil
         })
         #expect(result.status == 0, "\(result.stderr)")
-        return (Double(fields["elapsed"] ?? "") ?? .infinity, fields["outcome"] ?? result.stderr)
+        return (Double(fields["elapsed"] ?? "") ?? .infinity, fields["outcome"] ?? result.stderr, fields)
     }
 
     @Test("16 callers on Dispatch's global pool, daemon frozen: every one gives up within its 1 s timeout")
@@ -27,7 +27,7 @@ struct BoundsTests {
         defer { service.stop() }
         kill(service.keyringPID, SIGSTOP)
         defer { kill(service.keyringPID, SIGCONT) }
-        let (elapsed, outcome) = try worker(["ss-callers", "16", "1"], environment: service.environment)
+        let (elapsed, outcome, _) = try worker(["ss-callers", "16", "1"], environment: service.environment)
         #expect(elapsed < 2.0, "the slowest caller took \(elapsed) s")
         #expect(outcome == "unavailable", "\(outcome)")
     }
@@ -37,8 +37,9 @@ struct BoundsTests {
         let service = try PrivateSecretService()
         defer { service.stop() }
         defer { kill(service.keyringPID, SIGCONT) }
-        let (elapsed, outcome) = try worker(["ss-batch", "\(service.keyringPID)", "400", "1", "0.15"], environment: service.environment)
+        let (elapsed, outcome, fields) = try worker(["ss-batch", "\(service.keyringPID)", "400", "1", "0.15"], environment: service.environment)
         #expect(elapsed < 1.7, "the batch took \(elapsed) s with a 1 s timeout")
+        if outcome == "outcomeUnknown" { #expect(fields["rechecked"] == "1", "the unconfirmed add is looked up again once the daemon answers") }
         // Frozen during a write: unknown; during a read after some adds: partly applied (nothing
         // can be undone once the deadline passed); before anything: unavailable. Never "ok" or a hang.
         #expect(["outcomeUnknown", "partlyApplied", "unavailable"].contains(outcome), "\(outcome)")
@@ -70,6 +71,22 @@ struct BoundsTests {
                                                 environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=\(directory.path)/no-such-bus"], home: directory.path)
         #expect(result.status == 4 && result.stderr.contains("no D-Bus session bus"), "\(result.stderr)")
         #expect(!result.stderr.contains("I/O error"))
+    }
+
+    @Test("an unconfirmed write is looked up again by the next call that reaches the daemon: applied or not",
+          .enabled(if: SecretServiceEnvironment.isAvailable, "\(SecretServiceEnvironment.unavailableReason ?? "")"))
+    func unconfirmedWritesAreRechecked() throws {
+        let store = try SecretServiceStore(.init(partition: "recheck-" + UUID().uuidString))
+        defer { _ = try? store.delete(Query()) }
+        let present = Item(.genericPassword, attributes: Attributes(service: "s", account: "present"), value: SecretBytes(utf8: "v"))
+        try store.add(present)
+        store.remember(.add(present), at: 0)
+        store.remember(.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "absent"), value: SecretBytes(utf8: "v"))), at: 1)
+        store.remember(.delete(Query(identifying: present)), at: 2)
+        #expect(store.takeRecheckedWrites().isEmpty, "nothing is re-checked before a call reaches the daemon")
+        _ = try store.contains(Query(.genericPassword))
+        #expect(store.takeRecheckedWrites() == [.init(operation: 0, applied: true), .init(operation: 1, applied: false), .init(operation: 2, applied: false)])
+        #expect(store.takeRecheckedWrites().isEmpty, "taken once")
     }
 
     @Test("errors are told apart by GError domain and code, not by words in their messages")

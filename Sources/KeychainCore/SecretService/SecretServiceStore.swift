@@ -81,8 +81,32 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
         }
     }
 
+    /// A write the Secret Service did not confirm (``StoreError/outcomeUnknown(_:)``), as the
+    /// next call that reached it found it.
+    public struct RecheckedWrite: Sendable, Equatable {
+        /// The operation's position in its batch (0 for a single add, update or delete).
+        public let operation: Int
+        /// Whether the change had taken effect after all.
+        public let applied: Bool
+    }
+
     public let configuration: Configuration
     private let library: LibSecret
+    private let uncertainLock = Lock()
+    /// Unconfirmed writes waiting for the daemon to answer again: what to look for, and
+    /// whether it should be there if the write happened.
+    private var uncertain: [(operation: Int, query: Query, shouldExist: Bool)] = []
+    private var rechecked: [RecheckedWrite] = []
+
+    /// The unconfirmed writes re-checked since the last call, oldest first (then forgotten):
+    /// each ``StoreError/outcomeUnknown(_:)`` write is looked up again on the first later call
+    /// that reaches the Secret Service.
+    public func takeRecheckedWrites() -> [RecheckedWrite] {
+        uncertainLock.withLock {
+            defer { rechecked = [] }
+            return rechecked
+        }
+    }
     // libsecret's sync calls are not meant to run concurrently on one proxy; one at a time,
     // and waiting for the gate counts against the operation's deadline.
     private let gate = TimedGate()
@@ -169,6 +193,10 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
                 for operation in operations {
                     counts.append(try apply(operation, in: session, journal: &journal))
                 }
+            } catch .outcomeUnknown(let why) {
+                remember(operations[counts.count], at: counts.count)
+                throw journal.rollBack(after: .outcomeUnknown(why + "; the next call that reaches it looks again (takeRecheckedWrites())"),
+                                       timeLeft: false) { (step) throws(StoreError) in try undo(step, in: session) }
             } catch {
                 throw journal.rollBack(after: error, timeLeft: session.call.deadline.remainingMilliseconds > 0) { (step) throws(StoreError) in
                     try undo(step, in: session)
@@ -244,6 +272,34 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
                 }
             }
             return found.count
+        }
+    }
+
+    /// Notes what an unconfirmed operation would have left, for the re-check.
+    func remember(_ operation: WriteOperation, at index: Int) {
+        let entry: (Query, Bool)?
+        switch operation {
+        case .add(let item), .upsert(let item): entry = (Query(identifying: item), true)
+        case .delete(let query): entry = (query, false)
+        case .update: entry = nil  // what it changed cannot be told apart from what was there
+        }
+        guard let (query, shouldExist) = entry else { return }
+        uncertainLock.withLock { uncertain.append((index, query, shouldExist)) }
+    }
+
+    /// Looks up the unconfirmed writes again, now that the daemon answers.
+    private func recheckUncertainWrites(in session: Session) {
+        let pending = uncertainLock.withLock { uncertain }
+        guard !pending.isEmpty else { return }
+        var found: [RecheckedWrite] = []
+        for entry in pending {
+            guard let matches = try? search(entry.query, in: session) else { return }  // still not answering: later
+            matches.forEach { library.objectUnref($0.item) }
+            found.append(RecheckedWrite(operation: entry.operation, applied: matches.isEmpty != entry.shouldExist))
+        }
+        uncertainLock.withLock {
+            uncertain.removeFirst(min(pending.count, uncertain.count))
+            rechecked.append(contentsOf: found)
         }
     }
 
@@ -432,7 +488,9 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
             }
             defer { library.objectUnref(collection) }
             let label = library.takeString(library.collectionGetLabel(collection)) ?? alias
-            return try body(Session(service: service, collection: collection, label: label, call: call))
+            let session = Session(service: service, collection: collection, label: label, call: call)
+            recheckUncertainWrites(in: session)
+            return try body(session)
         } catch {
             // After the daemon vanished, libsecret's cached connection is dead: drop it so the
             // next call reconnects (or fails just as clearly).
