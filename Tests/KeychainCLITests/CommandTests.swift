@@ -168,7 +168,7 @@ struct CommandTests {
         // Provoke every kind of error around the stored secret and read what is said.
         var said = (try? String(contentsOfFile: errorFile, encoding: .utf8)) ?? ""
         for arguments in [["set", "--identifier", "Druidia", "Skroob", "extra"], ["get", "--identifier", "Druidia", "--accessibility", "bad", "Skroob"],
-                          ["get", "--vault", "/nonexistent/dir/x.keychain", "--identifier", "Druidia", "Skroob"], ["list", "--bogus"]] {
+                          ["get", "--vault", directory.path + "/missing/dir/x.keychain", "--identifier", "Druidia", "Skroob"], ["list", "--bogus"]] {
             said += try run(arguments, input: secretValue).stderr
         }
         _ = try run(["passwd"], environment: ["KEYCHAIN_NEW_PASSPHRASE_FILE": directory.file("np", "pass-\(secretValue)")])

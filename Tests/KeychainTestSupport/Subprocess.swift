@@ -199,8 +199,14 @@ public enum Subprocess {
         return true
     }
 
+    /// A child that exits before reading all its input makes the write that feeds it fail
+    /// with EPIPE; without this, SIGPIPE would end the whole test process (the flake seen once
+    /// in nine runs).
+    private static let ignoresBrokenPipes: Void = { signal(SIGPIPE, SIG_IGN) }()
+
     private static func spawn(_ executable: String, _ arguments: [String], environment: [String: String],
                               actions: inout posix_spawn_file_actions_t, newSession: Bool = false) throws -> pid_t {
+        _ = ignoresBrokenPipes
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (argv + envp).forEach { free($0) } }
