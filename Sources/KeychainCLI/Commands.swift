@@ -79,6 +79,16 @@ enum Commands {
                            "keychain generate --force --identifier Druidia Skroob   # replaces the stored one"],
                 notes: "Twelve characters from a 55-letter alphabet without look-alikes, with a lowercase letter, an uppercase letter and a digit; about 69 bits.",
                 run: generate),
+        Command(name: "verify", summary: "check the vault file and try every item; exit 4 if anything is damaged",
+                positionals: [], optionalPositionals: [], options: [json],
+                examples: ["keychain verify", "KEYCHAIN_PASSPHRASE_FILE=~/.config/pw keychain verify --json"],
+                notes: "Reads only. Items whose class is locked are counted as not tried: unlock first to try them all.",
+                run: verify),
+        Command(name: "recover", summary: "copy every item that still opens into a new vault",
+                positionals: ["FILE"], optionalPositionals: [], options: [],
+                examples: ["keychain recover ~/recovered.keychain"],
+                notes: "For a damaged vault: the new vault takes the same passphrase (or a key file when there is none). Items under an access control and items that do not open stay behind, counted.",
+                run: recover),
         Command(name: "backup", summary: "write a consistent copy of the vault (and its key file, without a passphrase) to a new file",
                 positionals: ["FILE"], optionalPositionals: [], options: [],
                 examples: ["keychain backup ~/backups/keychain-$(date +%F).keychain"],
@@ -273,6 +283,39 @@ enum Commands {
         }
         let new = try context.passphrases.new()
         try context.store { () throws(StoreError) in try vault.changePassphrase(from: current, to: new) }
+        return .success
+    }
+
+    private static func verify(_ context: Context) throws(CommandFailure) -> ExitCode {
+        let vault = try context.vaultOnly("verify")
+        try context.ensureAvailable(nil)
+        let report = try context.store { () throws(StoreError) in try vault.verify() }
+        if context.arguments.has("json") {
+            try context.terminal.write(JSON.object([
+                "integrity": .string(report.integrity), "items": .number(report.items), "intact": .number(report.intact),
+                "notTried": .number(report.notTried),
+                "damaged": .array(report.damaged.map { JSON.object(["row": .number(Int($0.row)), "reason": .string($0.reason)]) }),
+            ]).text + "\n")
+        } else {
+            var text = "file:      \(report.integrity == "ok" ? "ok (SQLite's integrity check)" : report.integrity)\n"
+            text += "items:     \(report.items): \(report.intact) intact, \(report.notTried) not tried here (locked or bound elsewhere), \(report.damaged.count) damaged\n"
+            for damage in report.damaged { text += "damaged:   row \(damage.row): \(damage.reason)\n" }
+            try context.terminal.write(text)
+        }
+        return report.isSound ? .success : .failure
+    }
+
+    private static func recover(_ context: Context) throws(CommandFailure) -> ExitCode {
+        let vault = try context.vaultOnly("recover")
+        let file = try context.absolutePath(context.arguments.positionals[0])
+        var passphrase: SecretBytes?
+        if vault.hasPassphrase {
+            let current = try context.passphrases.current()
+            try context.store { () throws(StoreError) in try vault.unlock(passphrase: current) }
+            passphrase = current
+        }
+        let (copied, left) = try context.store { () throws(StoreError) in try vault.recover(to: file, passphrase: passphrase) }
+        context.terminal.writeError("keychain: copied \(copied) item(s) to \(file); \(left) stayed behind (under an access control, or not opening)\n")
         return .success
     }
 

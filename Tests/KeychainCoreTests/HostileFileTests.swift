@@ -198,3 +198,36 @@ struct HostileFileTests {
         #expect(Date().timeIntervalSince(start) < 5)
     }
 }
+
+/// A damaged vault lets its owner see what is damaged and save what still opens.
+@Suite("verify and recover")
+struct VerifyRecoverTests {
+    let directory = TemporaryDirectory()
+
+    @Test("verify names the damaged rows (never their names) and recover copies every item that still opens into a new vault")
+    func verifyAndRecover() throws {
+        let configuration = directory.vaultConfiguration()
+        let vault = try Vault(configuration)
+        for account in ["a", "b", "c"] {
+            try vault.add(Item(.genericPassword, attributes: Attributes(service: "secret-service-name", account: account), value: secret("value-" + account)))
+        }
+        #expect(try vault.verify().isSound && vault.verify().intact == 3)
+        let raw = try RawVault(configuration.location.path)
+        let target = try raw.blobs("SELECT id, value FROM items ORDER BY id")[1]
+        try raw.set("UPDATE items SET value = ? WHERE id = ?", raw.flip(target.1, at: 3), target.0)
+        let report = try Vault(configuration).verify()
+        #expect(!report.isSound && report.intact == 2 && report.damaged.map(\.row) == [target.0])
+        #expect(!report.damaged[0].reason.contains("secret-service-name") && !report.damaged[0].reason.contains("value-"))
+
+        let command = try KeychainExecutable.run(["verify", "--vault", configuration.location.path], home: directory.path)
+        #expect(command.status == 4 && command.output.contains("2 intact") && command.output.contains("row \(target.0)"), "\(command.output)")
+
+        let rescued = directory.path + "/rescued.keychain"
+        let (copied, left) = try Vault(configuration).recover(to: rescued, passphrase: nil)
+        #expect(copied == 2 && left == 1)
+        let saved = try Vault(VaultConfiguration(location: VaultLocation(path: rescued), usesKernelKeyring: false))
+        #expect(Set(try saved.copyMatching(Query(.genericPassword, returnData: true)).compactMap { $0.value?.string }) == ["value-a", "value-c"])
+        #expect(try saved.verify().isSound)
+        #expect(throws: StoreError.self) { _ = try Vault(configuration).recover(to: rescued, passphrase: nil) }
+    }
+}

@@ -1,0 +1,107 @@
+import FoundationEssentials
+
+/// What ``Vault/verify()`` found: SQLite's own check of the file, and each item tried with the
+/// keys this process holds.
+public struct VaultReport: Sendable, Equatable {
+    /// One item that does not open: its row number and why (never its names or value).
+    public struct Damage: Sendable, Equatable {
+        public let row: Int64
+        public let reason: String
+    }
+
+    /// SQLite's `integrity_check`: `ok`, or its first complaint.
+    public var integrity: String
+    public var items: Int
+    /// Items whose attributes and value open and authenticate.
+    public var intact: Int
+    /// Items that could not be tried here: locked classes, other machines' ThisDeviceOnly
+    /// items, and values behind a proof of presence (their attributes are checked).
+    public var notTried: Int
+    public var damaged: [Damage]
+
+    public var isSound: Bool { integrity == "ok" && damaged.isEmpty }
+}
+
+extension OpenVault {
+    /// Tries every item: attributes, then value (a value behind an access control only to its
+    /// outer seal, which needs no proof).
+    func verify() throws(StoreError) -> VaultReport {
+        try withState { () throws(StoreError) -> VaultReport in
+            let integrity = try sql { () throws(SQLiteError) -> String in
+                try connection.statement("PRAGMA integrity_check").with([]) { (s: Statement) throws(SQLiteError) -> String in try s.step() ? s.text(0) : "no answer" }
+            }
+            var report = VaultReport(integrity: integrity, items: 0, intact: 0, notTried: 0, damaged: [])
+            let statement = try sql { () throws(SQLiteError) in try connection.statement("SELECT id, class, protection, identity, attributes, value FROM items ORDER BY id") }
+            try sql { () throws(SQLiteError) in
+                try statement.with([]) { (s: Statement) throws(SQLiteError) in
+                    while try s.step() {
+                        report.items += 1
+                        do throws(StoreError) {
+                            let row = try readRow(s, includeValue: true)
+                            _ = try decryptAttributes(row)
+                            if row.accessControl == nil { _ = try open(row.value ?? [], row: row, part: .value) }
+                            report.intact += 1
+                        } catch {
+                            if error.isUnavailableKey || error == .interactionNotAllowed { report.notTried += 1 } else {
+                                report.damaged.append(.init(row: s.integer(0), reason: error.description))
+                            }
+                        }
+                    }
+                }
+            }
+            return report
+        }
+    }
+
+    /// Every item that opens here, with its value (presence items only when `context` gives
+    /// the proof); how many did not.
+    func openableItems() throws(StoreError) -> (items: [Item], leftBehind: Int) {
+        try withState { () throws(StoreError) -> ([Item], Int) in
+            var items: [Item] = []
+            var left = 0
+            let statement = try sql { () throws(SQLiteError) in try connection.statement("SELECT id, class, protection, identity, attributes, value FROM items ORDER BY id") }
+            for row in try fetch(statement, [], includeValue: true, limit: nil) {
+                do throws(StoreError) {
+                    guard row.accessControl == nil else { left += 1; continue }
+                    var attributes = try decryptAttributes(row)
+                    attributes.creationDate = nil
+                    attributes.modificationDate = nil
+                    items.append(Item(row.itemClass, attributes: attributes, value: try open(row.value ?? [], row: row, part: .value)))
+                } catch {
+                    left += 1
+                }
+            }
+            return (items, left)
+        }
+    }
+}
+
+extension Vault {
+    /// Checks the vault file with SQLite and tries every item with the keys available here.
+    /// - Throws: ``StoreError/noVault(path:)``, and the errors of opening the file at all.
+    public func verify() throws(StoreError) -> VaultReport {
+        guard let vault = try openedForBackup() else { throw .noVault(path: location.path) }
+        return try vault.verify()
+    }
+
+    /// Copies every item that still opens here into a new vault at `path` (with `passphrase`
+    /// when given, else a key file), in one transaction, so that what a damaged vault still
+    /// holds is saved. Items under an access control, and those that do not open, stay behind.
+    /// - Returns: how many were copied and how many stayed behind.
+    /// - Throws: ``StoreError/invalidArgument(_:)`` when a file is already at `path`.
+    public func recover(to path: String, passphrase: SecretBytes?) throws(StoreError) -> (copied: Int, leftBehind: Int) {
+        guard let vault = try openedForBackup() else { throw .noVault(path: location.path) }
+        let destination = VaultLocation(path: path)
+        for file in [destination.path, destination.keyFilePath] {
+            guard case .missing = try VaultFile.entry(file) else { throw .invalidArgument("\(file) already exists; recover writes a new vault") }
+        }
+        let (items, left) = try vault.openableItems()
+        var configuration = self.configuration
+        configuration.location = destination
+        configuration.passphraseEnvironment = nil
+        let target = try Vault(configuration)
+        if let passphrase { try target.changePassphrase(from: nil, to: passphrase) }
+        if !items.isEmpty { try target.write(items.map { .add($0) }) }
+        return (items.count, left)
+    }
+}
