@@ -231,3 +231,25 @@ struct VerifyRecoverTests {
         #expect(throws: StoreError.self) { _ = try Vault(configuration).recover(to: rescued, passphrase: nil) }
     }
 }
+
+@Suite("A row moved into another scope is never handled as part of it")
+struct ScopeEditTests {
+    let directory = TemporaryDirectory()
+
+    @Test("an item whose scope digest was copied from another service is neither listed nor deleted with that service's items")
+    func movedRowNotPulledIn() throws {
+        let configuration = directory.vaultConfiguration()
+        let vault = try Vault(configuration)
+        try vault.add(Item(.genericPassword, attributes: Attributes(service: "A", account: "keep"), value: secret("a-secret")))
+        try vault.add(Item(.genericPassword, attributes: Attributes(service: "B", account: "b"), value: secret("b-secret")))
+        let raw = try RawVault(configuration.location.path)
+        let scopes = try raw.blobs("SELECT id, scope FROM items ORDER BY id")
+        try raw.set("UPDATE items SET scope = ? WHERE id = ?", scopes[1].1, scopes[0].0)
+        let reopened = try Vault(configuration)
+        let listed = try reopened.copyMatching(Query(.genericPassword, attributes: Attributes(service: "B")))
+        #expect(listed.compactMap(\.attributes.account) == ["b"], "the moved row is not listed with B")
+        #expect(try reopened.delete(Query(.genericPassword, attributes: Attributes(service: "B"))) == 1)
+        let kept = try reopened.copyMatching(Query(.genericPassword, attributes: Attributes(service: "A", account: "keep"), returnData: true))
+        #expect(kept.first?.value?.string == "a-secret", "A's item survived B's clear")
+    }
+}

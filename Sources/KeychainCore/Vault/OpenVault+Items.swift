@@ -250,7 +250,11 @@ extension OpenVault {
             // The digests already matched the covered fields; only the others need the decrypted attributes.
             let uncoveredMask = present.subtracting(AttributeField.Mask(bits: covered))
             let uncovered = uncoveredMask.isEmpty ? [] : uncoveredMask.fields
-            let decrypt = needAttributes || !uncovered.isEmpty
+            // A row found by its scope digest is checked against its attributes: the digest is
+            // a column anyone with the file can edit, and a row moved into another scope must
+            // never be listed, changed or deleted as part of it.
+            let scopeDigest: [UInt8]? = path == .scope ? { if case .blob(let digest) = values[0] { digest } else { nil } }() : nil
+            let decrypt = needAttributes || !uncovered.isEmpty || scopeDigest != nil
             let sqlText = VaultSchema.select(path, includeValue: includeValue, byProtection: wanted.accessibility != nil)
             let statement = try sql { () throws(SQLiteError) in try connection.statement(sqlText) }
             let limit = (query.limit == .one && !decrypt) ? 1 : nil
@@ -266,6 +270,13 @@ extension OpenVault {
                         guard error.isUnavailableKey || error.isDamage else { throw error }
                         unavailable = unavailable ?? error
                         continue
+                    }
+                    if let scopeDigest {
+                        let actual = try lookupKey().authenticationCode(RecordCoding.scopeMessage(itemClass, attributes.normalizedIdentity(for: itemClass)))
+                        guard Digest.equal(actual, scopeDigest) else {
+                            unavailable = unavailable ?? .tampered("an item's scope digest does not match its attributes (moved into another scope)")
+                            continue
+                        }
                     }
                     if !uncovered.isEmpty {
                         let normalized = attributes.normalizedIdentity(for: itemClass)
