@@ -83,6 +83,7 @@ let checks: [(String, () -> CheckResult)] = [
     ("crash", { CrashCheck.run(env, kills: quick ? 300 : 3_000) }),
     ("contention", { ContentionCheck.run(env, processes: 8, threads: 8, operations: quick ? 1_000 : 5_000) }),
     ("corruption", { CorruptionCheck.run(env, trials: quick ? 2_000 : 50_000) }),
+    ("hostile", { HostileFileCheck.run(env, trials: quick ? 300 : 5_000) }),
     ("users", { OtherUsersCheck.run(env) }),
     ("memory", { MemoryCheck.run(env) }),
     ("faults", { ResourceFaultCheck.run(env) }),

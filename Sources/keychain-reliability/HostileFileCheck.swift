@@ -1,0 +1,136 @@
+import Foundation
+import KeychainCore
+import KeychainTestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Hostile files: seeded trials of what someone who can edit the vault's directory or file does
+/// on purpose (a planted trigger or view, a scope digest copied from another service, the vault
+/// moved or emptied beside its key, a symbolic link, another user's file), each followed by the
+/// reads and writes a program would do. No wrong value may be served, nothing may hang or crash,
+/// and the key file is never lost.
+///
+/// Not yet here: rows or the whole file restored from an older copy of the same vault, and
+/// deleted rows (vault format 2 authenticates the set of rows); planted kernel-keyring entries and
+/// swapped presence keys are proven by PlantedCacheTests and PresenceKeyTests.
+enum HostileFileCheck {
+    enum Edit: CaseIterable {
+        case triggerIgnoringUpdates, triggerIgnoringDeletes, triggerCopyingInserts, viewInPlaceOfItems, extraIndex
+        case scopeCopied, vaultMoved, vaultEmptied, vaultSymlinked, keySymlinked, foreignOwner
+    }
+
+    static let services = ["alpha", "bravo", "charlie"]
+
+    static func run(_ env: CheckEnvironment, trials: Int) -> CheckResult {
+        var result = CheckResult("hostile files (planted schema, moved scopes, moved or linked files, other owners)")
+        let base = env.directory("hostile")
+        mkdir(base + "/template", 0o700)
+        let template = VaultLocation(path: base + "/template/v.keychain")
+        var expected: [String: String] = [:]
+        do {
+            let vault = try Vault(VaultConfiguration(location: template, usesKernelKeyring: false))
+            var operations: [WriteOperation] = []
+            for service in services {
+                for index in 0..<4 {
+                    let account = "\(service)-\(index)"
+                    expected[account] = "value-\(account)"
+                    operations.append(.add(Item(.genericPassword, attributes: Attributes(service: service, account: account), value: SecretBytes(utf8: expected[account]!))))
+                }
+            }
+            try vault.write(operations)
+        } catch {
+            result.fail("cannot build the template vault: \(error)")
+            return result
+        }
+        let bytes = [UInt8](FileManager.default.contents(atPath: template.path) ?? Data())
+        let key = [UInt8](FileManager.default.contents(atPath: template.keyFilePath) ?? Data())
+        var random = SeededRandom(seed: env.seed &+ 17)
+        var counts: [String: Int] = [:]
+        var refused = 0, correct = 0, wrong = 0, keysLost = 0
+        let watchdog = Watchdog(limit: 30)
+        let trialDirectory = base + "/trial"
+        for trial in 0..<trials {
+            var edit = Edit.allCases[random.next(below: Edit.allCases.count)]
+            if edit == .foreignOwner && geteuid() != 0 { edit = .vaultSymlinked }
+            counts["\(edit)", default: 0] += 1
+            _ = try? FileManager.default.removeItem(atPath: trialDirectory)
+            mkdir(trialDirectory, 0o700)
+            let location = VaultLocation(path: trialDirectory + "/v.keychain")
+            CorruptionCheck.write(bytes, to: location.path, mode: 0o600)
+            CorruptionCheck.write(key, to: location.keyFilePath, mode: 0o600)
+            // As old as a real vault's key file: a key file seconds old is taken for another
+            // process creating the vault, and waited for.
+            var past = [timeval(tv_sec: time(nil) - 3_600, tv_usec: 0), timeval(tv_sec: time(nil) - 3_600, tv_usec: 0)]
+            utimes(location.keyFilePath, &past)
+            apply(edit, to: location, &random)
+            watchdog.start("trial \(trial) (\(edit))")
+            defer { watchdog.stop() }
+
+            // What a program does next: read every item, update one, clear one service.
+            let configuration = VaultConfiguration(location: location, usesKernelKeyring: false)
+            let target = services[random.next(below: services.count)]
+            do {
+                let vault = try Vault(configuration)
+                for (account, value) in expected {
+                    let found = try? vault.copyMatching(Query(.genericPassword, attributes: Attributes(service: String(account.split(separator: "-")[0]), account: account),
+                                                              limit: .one, returnData: true)).first?.value?.string
+                    if let found { if found == value { correct += 1 } else { wrong += 1; result.fail("trial \(trial) (\(edit)): \(account) read a wrong value") } }
+                }
+                try vault.upsert(Item(.genericPassword, attributes: Attributes(service: target, account: "\(target)-0"), value: SecretBytes(utf8: "updated")))
+                try vault.delete(Query(.genericPassword, attributes: Attributes(service: target)))
+                // Whatever else is left must be what was written, and no other service's item may be gone.
+                let left = (try? vault.copyMatching(Query(.genericPassword, returnData: true))) ?? []
+                for item in left where item.value?.string != expected[item.attributes.account ?? ""] {
+                    wrong += 1
+                    result.fail("trial \(trial) (\(edit)): a listing showed a wrong value")
+                }
+                let others = expected.keys.filter { !$0.hasPrefix(target + "-") }
+                let present = Set(left.compactMap(\.attributes.account))
+                for account in others where !present.contains(account) {
+                    wrong += 1
+                    result.fail("trial \(trial) (\(edit)): clearing \(target) removed \(account)")
+                }
+            } catch {
+                refused += 1
+            }
+            let keyNow = [UInt8](FileManager.default.contents(atPath: location.keyFilePath) ?? Data())
+            if edit != .keySymlinked && keyNow != key {
+                keysLost += 1
+                result.fail("trial \(trial) (\(edit)): the key file changed or vanished")
+            }
+        }
+        result.figure("trials", trials)
+        result.figure("by kind", counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+        result.figure("trials refused with a clear error", refused)
+        result.figure("reads correct / wrong values served", "\(correct) / \(wrong)")
+        result.figure("key files lost", keysLost)
+        result.figure("crashes, hangs", "0, 0 (the program would have stopped)")
+        return result
+    }
+
+    static func apply(_ edit: Edit, to location: VaultLocation, _ random: inout SeededRandom) {
+        let path = location.path
+        switch edit {
+        case .triggerIgnoringUpdates: _ = RawSQL.exec(path, "CREATE TRIGGER keep BEFORE UPDATE ON items BEGIN SELECT RAISE(IGNORE); END")
+        case .triggerIgnoringDeletes: _ = RawSQL.exec(path, "CREATE TRIGGER stay BEFORE DELETE ON items BEGIN SELECT RAISE(IGNORE); END")
+        case .triggerCopyingInserts:
+            _ = RawSQL.exec(path, "CREATE TABLE loot(x BLOB); CREATE TRIGGER copy AFTER INSERT ON items BEGIN INSERT INTO loot VALUES(new.value); END")
+        case .viewInPlaceOfItems:
+            _ = RawSQL.exec(path, "ALTER TABLE items RENAME TO old_items; CREATE VIEW items AS SELECT * FROM old_items")
+        case .extraIndex: _ = RawSQL.exec(path, "CREATE INDEX extra ON items(value)")
+        case .scopeCopied:
+            let from = 1 + random.next(below: 12), to = 1 + random.next(below: 12)
+            _ = RawSQL.exec(path, "UPDATE items SET scope = (SELECT scope FROM items WHERE id = \(from)) WHERE id = \(to)")
+        case .vaultMoved: rename(path, path + ".aside")
+        case .vaultEmptied: truncate(path, 0)
+        case .vaultSymlinked:
+            rename(path, path + ".real")
+            symlink(path + ".real", path)
+        case .keySymlinked:
+            rename(location.keyFilePath, location.keyFilePath + ".real")
+            symlink(location.keyFilePath + ".real", location.keyFilePath)
+        case .foreignOwner: chown(path, 65534, 65534)
+        }
+    }
+}
