@@ -118,6 +118,13 @@ enum Commands {
                 examples: ["keychain migrate --from secret-service --to vault", "keychain migrate --from vault --to secret-service --keep-source"],
                 notes: "Only this tool's items move (other programs' Secret Service items stay theirs); ThisDeviceOnly and access-controlled items stay behind, and the command says how many.",
                 run: migrate),
+        Command(name: "completion", summary: "print shell completions (bash, zsh or fish), generated from this command's own table",
+                positionals: ["SHELL"], optionalPositionals: [], options: [],
+                examples: ["keychain completion bash > /etc/bash_completion.d/keychain", "keychain completion fish > ~/.config/fish/completions/keychain.fish"],
+                notes: nil, run: completion),
+        Command(name: "man", summary: "print the manual page (keychain.1), generated from the same table as --help",
+                positionals: [], optionalPositionals: [], options: [],
+                examples: ["keychain man > /usr/local/share/man/man1/keychain.1"], notes: nil, run: manual),
         Command(name: "status", summary: "where the vault is, whether it is locked, what is available",
                 positionals: [], optionalPositionals: [], options: [json],
                 examples: ["keychain status", "keychain status --json"], notes: nil, run: status),
@@ -399,6 +406,20 @@ enum Commands {
         let passphrase = try context.passphrases.current()
         try context.store { () throws(StoreError) in try vault.rekey(passphrase: passphrase) }
         context.terminal.writeError("keychain: every item of \(vault.location.path) is sealed under new keys\n")
+        return .success
+    }
+
+    private static func completion(_ context: Context) throws(CommandFailure) -> ExitCode {
+        let shell = context.arguments.positionals[0]
+        guard let script = Documentation.completion(for: shell) else {
+            throw CommandFailure("no completions for '\(shell)': bash, zsh or fish", code: .usage)
+        }
+        try context.terminal.write(script)
+        return .success
+    }
+
+    private static func manual(_ context: Context) throws(CommandFailure) -> ExitCode {
+        try context.terminal.write(Documentation.manualPage())
         return .success
     }
 
