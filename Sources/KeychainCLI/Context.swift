@@ -46,27 +46,27 @@ final class Context {
         do { return try StoreKind.fromEnvironment(environment) } catch { throw CommandFailure(error.description, code: .usage) }
     }
 
-    /// The store item commands use: the vault (unlocked on demand for `accessibility`) or the Secret Service.
+    /// The store item commands use (`--backend`): the vault, unlocked on demand for
+    /// `accessibility`, or the Secret Service, with other programs' items when `--foreign` asks.
     func store(unlocking accessibility: KeychainCore.Accessibility?) throws(CommandFailure) -> any Store {
-        switch try storeKind() {
+        let kind = try storeKind()
+        let foreign = arguments.has("foreign")
+        if kind == .vault, foreign {
+            throw CommandFailure("--foreign applies to the Secret Service (--backend secret-service); a vault holds only its own items", code: .usage)
+        }
+        return try store(of: kind, unlocking: accessibility, foreignItems: foreign ? .readWrite : .hidden)
+    }
+
+    /// The store of `kind`: the vault unlocked on demand for `accessibility` (nil: as for a
+    /// listing), or the Secret Service.
+    func store(of kind: StoreKind, unlocking accessibility: KeychainCore.Accessibility? = nil,
+               foreignItems: SecretServiceStore.ForeignItems = .hidden) throws(CommandFailure) -> any Store {
+        switch kind {
         case .vault:
-            if arguments.has("foreign") { throw CommandFailure("--foreign applies to the Secret Service (--backend secret-service); a vault holds only its own items", code: .usage) }
             try ensureAvailable(accessibility)
             return try vault()
         case .secretService:
-            let foreign: SecretServiceStore.ForeignItems = arguments.has("foreign") ? .readWrite : .hidden
-            do { return try StoreKind.secretService.open(environment: environment, foreignItems: foreign) } catch { throw CommandFailure(error) }
-        }
-    }
-
-    /// The store of `kind` (the vault unlocked on demand, as for a listing), for `migrate`.
-    func store(of kind: StoreKind) throws(CommandFailure) -> any Store {
-        switch kind {
-        case .vault:
-            try ensureAvailable(nil)
-            return try vault()
-        case .secretService:
-            do { return try StoreKind.secretService.open(environment: environment) } catch { throw CommandFailure(error) }
+            do { return try kind.open(environment: environment, foreignItems: foreignItems) } catch { throw CommandFailure(error) }
         }
     }
 

@@ -30,11 +30,10 @@ struct Passphrases {
         } else if !terminal.stdinIsTerminal {
             passphrase = try terminal.readStandardInput().droppingTrailingNewline()
         } else {
-            guard let first = try terminal.prompt("New passphrase: "), let second = try terminal.prompt("Repeat new passphrase: ") else {
+            guard let typed = try typed("New passphrase", confirm: true, unchanged: "nothing was changed") else {
                 throw CommandFailure("no terminal to ask for the new passphrase", code: .usage)
             }
-            guard first == second else { throw CommandFailure("the two passphrases differ; nothing was changed", code: .usage) }
-            passphrase = first
+            passphrase = typed
         }
         guard passphrase.count > 0 else { throw CommandFailure("the new passphrase is empty; nothing was changed", code: .usage) }
         return passphrase
@@ -48,15 +47,21 @@ struct Passphrases {
             guard passphrase.count > 0 else { throw CommandFailure("the archive passphrase is empty", code: .usage) }
             return passphrase
         }
-        guard let first = try terminal.prompt("Archive passphrase: ") else {
+        guard let typed = try typed("Archive passphrase", confirm: confirm, unchanged: "nothing was written") else {
             throw CommandFailure("no archive passphrase: set KEYCHAIN_ARCHIVE_PASSPHRASE_FILE or run from a terminal", code: .usage)
         }
-        if confirm {
-            guard let second = try terminal.prompt("Repeat archive passphrase: "), second == first else {
-                throw CommandFailure("the two passphrases differ; nothing was written", code: .usage)
-            }
-        }
-        guard first.count > 0 else { throw CommandFailure("the archive passphrase is empty", code: .usage) }
+        guard typed.count > 0 else { throw CommandFailure("the archive passphrase is empty", code: .usage) }
+        return typed
+    }
+
+    /// A passphrase typed at a no-echo prompt labelled `label`, and again when `confirm`; nil
+    /// when there is no terminal to ask at.
+    /// - Throws: a usage failure, ending in `unchanged`, when the two differ.
+    private func typed(_ label: String, confirm: Bool, unchanged: String) throws(CommandFailure) -> SecretBytes? {
+        guard let first = try terminal.prompt("\(label): ") else { return nil }
+        guard confirm else { return first }
+        guard let second = try terminal.prompt("Repeat \(label.prefix(1).lowercased() + label.dropFirst()): ") else { return nil }
+        guard second == first else { throw CommandFailure("the two passphrases differ; \(unchanged)", code: .usage) }
         return first
     }
 

@@ -70,7 +70,17 @@ enum FileSystem {
 
     static func syncDirectory(of path: String) {
         let directory = FileSystem.parent(of: path)
-        let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        sync(directory.isEmpty ? "." : directory, flags: O_DIRECTORY)
+    }
+
+    /// Flushes the file at `path` to disk, so that a file linked into place afterwards is whole
+    /// after a crash. Best effort, as ``syncDirectory(of:)``.
+    static func syncFile(_ path: String) {
+        sync(path, flags: 0)
+    }
+
+    private static func sync(_ path: String, flags: Int32) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | flags)
         if fd >= 0 {
             fsync(fd)
             close(fd)

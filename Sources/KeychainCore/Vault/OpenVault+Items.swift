@@ -11,12 +11,12 @@ extension OpenVault {
     func apply(_ operation: WriteOperation) throws(StoreError) -> Int {
         switch operation {
         case .add(let item):
-            try validate(item)
+            try checkSize(of: item.value)
             if try row(identity: identity(of: item), includeValue: false) != nil { throw .duplicateItem }
             try insert(item)
             return 1
         case .upsert(let item):
-            try validate(item)
+            try checkSize(of: item.value)
             guard let existing = try row(identity: identity(of: item), includeValue: item.value == nil) else {
                 try insert(item)
                 return 1
@@ -25,7 +25,7 @@ extension OpenVault {
             try replace(existing, attributes: old.merging(item.attributes), value: item.value)
             return 1
         case .update(let query, let changes, let value):
-            if let value, value.count > configuration.maximumValueSize { throw .valueTooLarge(limit: configuration.maximumValueSize) }
+            try checkSize(of: value)
             let rows = try matchingRows(query, includeValue: value == nil, needAttributes: true)
             guard !rows.isEmpty else { throw .itemNotFound }
             for existing in rows {
@@ -45,8 +45,8 @@ extension OpenVault {
         }
     }
 
-    func validate(_ item: Item) throws(StoreError) {
-        if let value = item.value, value.count > configuration.maximumValueSize {
+    func checkSize(of value: SecretBytes?) throws(StoreError) {
+        if let value, value.count > configuration.maximumValueSize {
             throw .valueTooLarge(limit: configuration.maximumValueSize)
         }
     }
@@ -103,13 +103,19 @@ extension OpenVault {
         if sealed.identity != existing.identity, try row(identity: sealed.identity, includeValue: false) != nil {
             throw .duplicateItem
         }
+        try overwrite(row: existing.id, protection: RecordCoding.protectionCode(attributes.accessibility!, attributes.accessControl), with: sealed,
+                      missing: "an update did not change the row it matched")
+    }
+
+    /// Writes `sealed` over row `id`. A row that is not there any more was removed behind
+    /// SQLite's back (the transaction saw it a moment ago): `missing` says which write noticed.
+    func overwrite(row id: Int64, protection: UInt8, with sealed: SealedRecord, missing: String) throws(StoreError) {
         let changed = try sql { () throws(SQLiteError) -> Int in
             try connection.statement(VaultSchema.replaceItem).runCountingChanges([
-                .integer(Int64(RecordCoding.protectionCode(attributes.accessibility!, attributes.accessControl))), .blob(sealed.identity), .blob(sealed.scope),
-                .blob(sealed.attributes), .blob(sealed.value), .integer(existing.id),
+                .integer(Int64(protection)), .blob(sealed.identity), .blob(sealed.scope), .blob(sealed.attributes), .blob(sealed.value), .integer(id),
             ])
         }
-        guard changed == 1 else { throw .tampered("an update did not change the row it matched") }
+        guard changed == 1 else { throw .tampered(missing) }
     }
 
     struct SealedRecord {

@@ -101,19 +101,28 @@ extension OpenVault {
     func adoptChecked(_ payload: SecretBytes, allowed: (Accessibility) -> Bool) throws(StoreError) -> Bool {
         var candidate = KeyRing()
         guard candidate.adopt(cachePayload: payload, allowed: allowed) else { return false }
-        let bytes = try sql { () throws(SQLiteError) -> [UInt8]? in
-            try connection.statement(VaultSchema.readKeyCheck).with([]) { (s: Statement) throws(SQLiteError) -> [UInt8]? in try s.step() ? s.blob(0) : nil }
-        }
+        let bytes = try storedKeyChecks()
         guard let bytes, let stored = KeyCheck.decode(bytes), KeyCheck.verify(candidate, against: stored, vaultID: header.vaultID) else { return false }
         if let lookup = keys.lookup {
             // Another lookup key than the one this process holds: not this vault's cache.
-            guard Digest.equal(KeyCheck.value(of: lookup.key, code: KeyCheck.lookupCode, vaultID: header.vaultID),
-                               KeyCheck.value(of: candidate.lookup!.key, code: KeyCheck.lookupCode, vaultID: header.vaultID)) else { return false }
+            guard Digest.equal(lookupCheck(lookup), lookupCheck(candidate.lookup!)) else { return false }
         } else {
             keys.lookup = candidate.lookup
         }
         for (accessibility, key) in candidate.classes where keys.classes[accessibility] == nil { keys.classes[accessibility] = key }
         return true
+    }
+
+    /// The vault's recorded check values (``KeyCheck``) as stored; nil when none are recorded.
+    func storedKeyChecks() throws(StoreError) -> [UInt8]? {
+        try sql { () throws(SQLiteError) -> [UInt8]? in
+            try connection.statement(VaultSchema.readKeyCheck).with([]) { (s: Statement) throws(SQLiteError) -> [UInt8]? in try s.step() ? s.blob(0) : nil }
+        }
+    }
+
+    /// The check value of `lookup` as a lookup key of this vault.
+    func lookupCheck(_ lookup: HMACKey) -> [UInt8] {
+        KeyCheck.value(of: lookup.key, code: KeyCheck.lookupCode, vaultID: header.vaultID)
     }
 
     /// Records the check values of the keys this process unwrapped with the master key, so that
@@ -122,9 +131,7 @@ extension OpenVault {
     func recordKeyChecks() {
         guard keys.master != nil else { return }
         let checks = KeyCheck.values(of: keys, vaultID: header.vaultID)
-        let stored = (try? sql { () throws(SQLiteError) -> [UInt8]? in
-            try connection.statement(VaultSchema.readKeyCheck).with([]) { (s: Statement) throws(SQLiteError) -> [UInt8]? in try s.step() ? s.blob(0) : nil }
-        }) ?? nil
+        let stored = (try? storedKeyChecks()) ?? nil
         var merged = stored.flatMap(KeyCheck.decode) ?? [:]
         merged.merge(checks) { $1 }
         let encoded = KeyCheck.encode(merged)

@@ -95,8 +95,7 @@ extension OpenVault {
         }
         do throws(StoreError) {
             try initializeFile(temporary, header: header)
-            let fd = Glibc.open(temporary, O_RDONLY | O_CLOEXEC)
-            if fd >= 0 { fsync(fd); close(fd) }
+            FileSystem.syncFile(temporary)
             guard try VaultFile.linkIntoPlace(temporary, location.path) else {
                 throw .orphanedKeyFile(vault: location.path, keyFile: location.keyFilePath)
             }

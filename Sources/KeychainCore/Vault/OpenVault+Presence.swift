@@ -31,9 +31,7 @@ extension OpenVault {
         }
         guard case .passphrase(let parameters, let salt) = protection, let record else { throw .passphraseRequired }
         let privateKey = try Self.crypto { () throws(OpenSSLError) -> SecretBytes? in
-            let wrapping = try PresenceKeyRecord.wrappingKey(passphraseKey: Scrypt.deriveKey(passphrase: passphrase, salt: salt, parameters: parameters))
-            return try? AESGCM.open(record.wrappedPrivateKey, key: wrapping,
-                                    associatedData: PresenceKeyRecord.wrappingAssociatedData(vaultID: vaultID, publicKey: record.publicKey))
+            try record.privateKey(passphraseKey: Scrypt.deriveKey(passphrase: passphrase, salt: salt, parameters: parameters), vaultID: vaultID)
         }
         guard let privateKey else { throw .authenticationFailed }
         context.keep(privateKey, for: vaultID)
@@ -63,8 +61,7 @@ extension OpenVault {
         guard record.recordVersion == PresenceKeyRecord.version else {
             throw .unavailable("the vault's presence key predates its current protection: unlock it with its passphrase to upgrade it")
         }
-        let expected = try Self.crypto { () throws(OpenSSLError) in try PresenceKeyRecord.tagKey(master: master) }
-            .authenticationCode(PresenceKeyRecord.tagMessage(record.publicKey))
+        let expected = try Self.crypto { () throws(OpenSSLError) in try PresenceKeyRecord.tag(record.publicKey, master: master) }
         guard Digest.equal(expected, record.publicKeyTag) else { throw .tampered("the presence public key failed verification") }
         return record.publicKey
     }
@@ -75,13 +72,10 @@ extension OpenVault {
     func upgradePresenceRecord(passphraseKey: SecretBytes) throws(StoreError) {
         guard let record = try storedPresenceKey(), record.recordVersion < PresenceKeyRecord.version, let master = keys.master else { return }
         let vaultID = header.vaultID
-        let wrapping = try Self.crypto { () throws(OpenSSLError) in try PresenceKeyRecord.wrappingKey(passphraseKey: passphraseKey) }
-        guard let privateKey = try? AESGCM.open(record.wrappedPrivateKey, key: wrapping,
-                                                associatedData: PresenceKeyRecord.wrappingAssociatedData(vaultID: vaultID, publicKey: record.publicKey)),
-              let derived = try? X25519.publicKey(privateKey: privateKey), Digest.equal(derived, record.publicKey)
+        let opened = try Self.crypto { () throws(OpenSSLError) in try record.privateKey(passphraseKey: passphraseKey, vaultID: vaultID) }
+        guard let privateKey = opened, let derived = try? X25519.publicKey(privateKey: privateKey), Digest.equal(derived, record.publicKey)
         else { throw .tampered("the presence key record does not hold a key pair the passphrase opens") }
-        let tag = try Self.crypto { () throws(OpenSSLError) in try PresenceKeyRecord.tagKey(master: master) }
-            .authenticationCode(PresenceKeyRecord.tagMessage(record.publicKey))
+        let tag = try Self.crypto { () throws(OpenSSLError) in try PresenceKeyRecord.tag(record.publicKey, master: master) }
         let upgraded = PresenceKeyRecord(publicKey: record.publicKey, publicKeyTag: tag, wrappedPrivateKey: record.wrappedPrivateKey)
         try writeTransaction { () throws(StoreError) in
             try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.writePresenceKey).run([.blob(upgraded.encoded())]) }
@@ -103,10 +97,8 @@ extension OpenVault {
         let vaultID = header.vaultID
         var pair: (privateKey: SecretBytes, publicKey: [UInt8])?
         if let currentKey, let existing = try storedPresenceKey() {
-            let wrapping = try Self.crypto { () throws(OpenSSLError) in try PresenceKeyRecord.wrappingKey(passphraseKey: currentKey) }
-            guard let privateKey = try? AESGCM.open(existing.wrappedPrivateKey, key: wrapping,
-                                                    associatedData: PresenceKeyRecord.wrappingAssociatedData(vaultID: vaultID, publicKey: existing.publicKey))
-            else { throw .tampered("the presence private key does not open with the passphrase that opens the vault") }
+            let opened = try Self.crypto { () throws(OpenSSLError) in try existing.privateKey(passphraseKey: currentKey, vaultID: vaultID) }
+            guard let privateKey = opened else { throw .tampered("the presence private key does not open with the passphrase that opens the vault") }
             guard let derived = try? X25519.publicKey(privateKey: privateKey), Digest.equal(derived, existing.publicKey) else {
                 throw .tampered("the presence key record does not hold a matching key pair")
             }
@@ -115,36 +107,7 @@ extension OpenVault {
         guard let master = keys.master else { throw .locked }
         return try Self.crypto { () throws(OpenSSLError) -> PresenceKeyRecord in
             let (privateKey, publicKey) = if let pair { pair } else { try X25519.generate() }
-            let wrapped = try AESGCM.seal(privateKey, key: PresenceKeyRecord.wrappingKey(passphraseKey: newKey),
-                                          associatedData: PresenceKeyRecord.wrappingAssociatedData(vaultID: vaultID, publicKey: publicKey))
-            let tag = try PresenceKeyRecord.tagKey(master: master).authenticationCode(PresenceKeyRecord.tagMessage(publicKey))
-            return PresenceKeyRecord(publicKey: publicKey, publicKeyTag: tag, wrappedPrivateKey: wrapped)
-        }
-    }
-
-    /// Whether an item matches, without decrypting any value (and any attribute the digests cover).
-    func contains(_ query: Query) throws(StoreError) -> Bool {
-        try query.validate()
-        return try withState { () throws(StoreError) -> Bool in
-            var one = query
-            one.limit = .one
-            return try !matchingRows(one, includeValue: false, needAttributes: false).isEmpty
-        }
-    }
-
-    @discardableResult
-    func write(_ operations: [WriteOperation]) throws(StoreError) -> WriteResult {
-        for operation in operations { try operation.validate() }
-        return try withState { () throws(StoreError) -> WriteResult in
-            // Keys another process rotated since this one took them must not seal anything.
-            if try dropKeysIfRotated() { throw .locked }
-            return try writeTransaction { () throws(StoreError) -> WriteResult in
-                var counts: [Int] = []
-                for operation in operations {
-                    counts.append(try apply(operation))
-                }
-                return WriteResult(counts: counts)
-            }
+            return try PresenceKeyRecord(privateKey: privateKey, publicKey: publicKey, passphraseKey: newKey, master: master, vaultID: vaultID)
         }
     }
 }

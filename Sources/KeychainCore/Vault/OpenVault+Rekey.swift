@@ -28,16 +28,15 @@ extension OpenVault {
         // Everything in clear first, with the old keys: the presence private key, then each item.
         var presencePair: (record: PresenceKeyRecord, privateKey: SecretBytes)?
         if let record = try storedPresenceKey(), let currentPassphraseKey {
-            let wrapping = try Self.crypto { () throws(OpenSSLError) in try PresenceKeyRecord.wrappingKey(passphraseKey: currentPassphraseKey) }
-            guard let privateKey = try? AESGCM.open(record.wrappedPrivateKey, key: wrapping,
-                                                    associatedData: PresenceKeyRecord.wrappingAssociatedData(vaultID: header.vaultID, publicKey: record.publicKey))
-            else { throw .tampered("the presence private key does not open with the vault's passphrase") }
+            let vaultID = header.vaultID
+            let opened = try Self.crypto { () throws(OpenSSLError) in try record.privateKey(passphraseKey: currentPassphraseKey, vaultID: vaultID) }
+            guard let privateKey = opened else { throw .tampered("the presence private key does not open with the vault's passphrase") }
             presencePair = (record, privateKey)
         }
         presenceKey = presencePair?.privateKey
         defer { presenceKey = nil }
         var plaintext: [(row: Row, attributes: Attributes, value: SecretBytes)] = []
-        let statement = try sql { () throws(SQLiteError) in try connection.statement("SELECT id, class, protection, identity, attributes, value FROM items ORDER BY id") }
+        let statement = try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.selectAllItems) }
         for row in try fetch(statement, [], includeValue: true, limit: nil) {
             let attributes = try decryptAttributes(row)
             let value = try open(row.value ?? [], row: row, part: .value)
@@ -67,11 +66,9 @@ extension OpenVault {
                 try adopt(master: newMaster)
                 if let (record, privateKey) = presencePair {
                     // The same key pair, wrapped for the new salt, vouched for by the new master key.
-                    let rewrapped = try Self.crypto { () throws(OpenSSLError) -> PresenceKeyRecord in
-                        let wrapped = try AESGCM.seal(privateKey, key: PresenceKeyRecord.wrappingKey(passphraseKey: newPassphraseKey),
-                                                      associatedData: PresenceKeyRecord.wrappingAssociatedData(vaultID: replacement.vaultID, publicKey: record.publicKey))
-                        let tag = try PresenceKeyRecord.tagKey(master: newMaster).authenticationCode(PresenceKeyRecord.tagMessage(record.publicKey))
-                        return PresenceKeyRecord(publicKey: record.publicKey, publicKeyTag: tag, wrappedPrivateKey: wrapped)
+                    let rewrapped = try Self.crypto { () throws(OpenSSLError) in
+                        try PresenceKeyRecord(privateKey: privateKey, publicKey: record.publicKey, passphraseKey: newPassphraseKey,
+                                              master: newMaster, vaultID: replacement.vaultID)
                     }
                     try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.writePresenceKey).run([.blob(rewrapped.encoded())]) }
                 }
@@ -80,13 +77,8 @@ extension OpenVault {
                     sealedAttributes.accessibility = row.accessibility
                     sealedAttributes.accessControl = row.accessControl
                     let sealed = try seal(row.itemClass, attributes: sealedAttributes, value: value)
-                    let changed = try sql { () throws(SQLiteError) -> Int in
-                        try connection.statement(VaultSchema.replaceItem).runCountingChanges([
-                            .integer(Int64(RecordCoding.protectionCode(row.accessibility, row.accessControl))), .blob(sealed.identity), .blob(sealed.scope),
-                            .blob(sealed.attributes), .blob(sealed.value), .integer(row.id),
-                        ])
-                    }
-                    guard changed == 1 else { throw .tampered("a rekey did not rewrite the row it read") }
+                    try overwrite(row: row.id, protection: RecordCoding.protectionCode(row.accessibility, row.accessControl), with: sealed,
+                                  missing: "a rekey did not rewrite the row it read")
                 }
             }
         } catch {
@@ -109,11 +101,9 @@ extension OpenVault {
     /// open, by the lookup key's check value, so nothing is ever sealed under retired keys.
     func dropKeysIfRotated() throws(StoreError) -> Bool {
         guard let lookup = keys.lookup else { return false }
-        let bytes = try sql { () throws(SQLiteError) -> [UInt8]? in
-            try connection.statement(VaultSchema.readKeyCheck).with([]) { (s: Statement) throws(SQLiteError) -> [UInt8]? in try s.step() ? s.blob(0) : nil }
-        }
+        let bytes = try storedKeyChecks()
         guard let bytes, let stored = KeyCheck.decode(bytes)?[KeyCheck.lookupCode] else { return false }
-        guard !Digest.equal(stored, KeyCheck.value(of: lookup.key, code: KeyCheck.lookupCode, vaultID: header.vaultID)) else { return false }
+        guard !Digest.equal(stored, lookupCheck(lookup)) else { return false }
         lockKeys()
         keys.wipeAll()
         identityMemo.removeAll()

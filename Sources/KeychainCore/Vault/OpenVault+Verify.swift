@@ -27,11 +27,9 @@ extension OpenVault {
     /// outer seal, which needs no proof).
     func verify() throws(StoreError) -> VaultReport {
         try withState { () throws(StoreError) -> VaultReport in
-            let integrity = try sql { () throws(SQLiteError) -> String in
-                try connection.statement("PRAGMA integrity_check").with([]) { (s: Statement) throws(SQLiteError) -> String in try s.step() ? s.text(0) : "no answer" }
-            }
+            let integrity = try integrityReport()
             var report = VaultReport(integrity: integrity, items: 0, intact: 0, notTried: 0, damaged: [])
-            let statement = try sql { () throws(SQLiteError) in try connection.statement("SELECT id, class, protection, identity, attributes, value FROM items ORDER BY id") }
+            let statement = try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.selectAllItems) }
             try sql { () throws(SQLiteError) in
                 try statement.with([]) { (s: Statement) throws(SQLiteError) in
                     while try s.step() {
@@ -59,7 +57,7 @@ extension OpenVault {
         try withState { () throws(StoreError) -> ([Item], Int) in
             var items: [Item] = []
             var left = 0
-            let statement = try sql { () throws(SQLiteError) in try connection.statement("SELECT id, class, protection, identity, attributes, value FROM items ORDER BY id") }
+            let statement = try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.selectAllItems) }
             for row in try fetch(statement, [], includeValue: true, limit: nil) {
                 do throws(StoreError) {
                     guard row.accessControl == nil else { left += 1; continue }

@@ -249,87 +249,18 @@ final class OpenVault: @unchecked Sendable {
     /// Runs SQLite's full integrity check of the vault file (every page, index and row).
     /// - Throws: ``StoreError/corrupted(_:)`` with SQLite's first complaint when it fails.
     func verifyIntegrity() throws(StoreError) {
-        let report = try withState { () throws(StoreError) -> String in
-            try sql { () throws(SQLiteError) -> String in
-                try connection.statement("PRAGMA integrity_check").with([]) { (s: Statement) throws(SQLiteError) -> String in
-                    try s.step() ? s.text(0) : "no answer"
-                }
-            }
-        }
+        let report = try withState { () throws(StoreError) -> String in try integrityReport() }
         guard report == "ok" else { throw .corrupted("integrity check: \(report)") }
     }
 
-    // MARK: - Store
-
-    func isAvailable(_ accessibility: Accessibility) -> Bool {
-        mutex.withLock {
-            touch()
-            try? loadImplicitKeys()
-            return classAvailable(accessibility)
-        }
-    }
-
-    /// Finds items; with `returnData`, values behind an ``AccessControl`` are decrypted only
-    /// after the query's ``AuthenticationContext`` (or the default authenticator) gives the
-    /// proof, asked for once per call, outside the vault's lock.
-    ///
-    /// - Throws: ``StoreError/userCancelled``, ``StoreError/authenticationFailed`` or
-    ///   ``StoreError/interactionNotAllowed`` for such values, besides the usual errors.
-    func copyMatching(_ query: Query) throws(StoreError) -> [Item] {
-        try query.validate()
-        var proof: SecretBytes?
-        while true {
-            var needed: AccessControl?
-            do throws(StoreError) {
-                return try withState { () throws(StoreError) -> [Item] in
-                    presenceKey = proof ?? query.authentication?.key(for: header.vaultID)
-                    presenceNeeded = nil
-                    defer { presenceKey = nil }
-                    do throws(StoreError) {
-                        return try copyMatchingLocked(query)
-                    } catch .interactionNotAllowed {
-                        needed = presenceNeeded
-                        throw .interactionNotAllowed
-                    }
-                }
-            } catch .interactionNotAllowed {
-                guard proof == nil, let needed else { throw .interactionNotAllowed }
-                proof = try presenceProof(for: needed, context: query.authentication ?? AuthenticationContext())
+    /// SQLite's `PRAGMA integrity_check` (mutex held): "ok", or its first complaint.
+    func integrityReport() throws(StoreError) -> String {
+        try sql { () throws(SQLiteError) -> String in
+            try connection.statement("PRAGMA integrity_check").with([]) { (s: Statement) throws(SQLiteError) -> String in
+                try s.step() ? s.text(0) : "no answer"
             }
         }
     }
-
-    func copyMatchingLocked(_ query: Query) throws(StoreError) -> [Item] {
-        let rows = try matchingRows(query, includeValue: query.returnData, needAttributes: query.returnAttributes)
-        guard !rows.isEmpty else { throw .itemNotFound }
-        var items: [Item] = []
-        items.reserveCapacity(rows.count)
-        var damaged: StoreError?
-        for row in rows {
-            var item: Item
-            if let attributes = row.attributes {
-                item = Item(row.itemClass, attributes: attributes)
-            } else {
-                var named = query.attributes
-                named.accessibility = row.accessibility
-                item = Item(row.itemClass, attributes: named)
-            }
-            if query.returnData, let sealed = row.value {
-                do {
-                    item.value = try open(sealed, row: row, part: .value)
-                } catch {
-                    // One damaged item never hides the others; alone, it is reported.
-                    guard error.isDamage, rows.count > 1 else { throw error }
-                    damaged = damaged ?? error
-                    continue
-                }
-            }
-            items.append(item)
-        }
-        if items.isEmpty, let damaged { throw damaged }
-        return items
-    }
-
 }
 
 extension StoreError {

@@ -55,6 +55,26 @@ struct PresenceKeyRecord {
         self.recordVersion = recordVersion
     }
 
+    /// A current record of a key pair: the private key wrapped for the passphrase whose scrypt
+    /// output is `passphraseKey`, the public key tagged under `master`.
+    init(privateKey: SecretBytes, publicKey: [UInt8], passphraseKey: SecretBytes, master: SecretBytes, vaultID: [UInt8]) throws(OpenSSLError) {
+        let wrapped = try AESGCM.seal(privateKey, key: Self.wrappingKey(passphraseKey: passphraseKey),
+                                      associatedData: Self.wrappingAssociatedData(vaultID: vaultID, publicKey: publicKey))
+        self.init(publicKey: publicKey, publicKeyTag: try Self.tag(publicKey, master: master), wrappedPrivateKey: wrapped)
+    }
+
+    /// The wrapped private key, opened with the passphrase's scrypt output; nil when it does
+    /// not open (another passphrase, or an altered record).
+    func privateKey(passphraseKey: SecretBytes, vaultID: [UInt8]) throws(OpenSSLError) -> SecretBytes? {
+        let wrapping = try Self.wrappingKey(passphraseKey: passphraseKey)
+        return try? AESGCM.open(wrappedPrivateKey, key: wrapping, associatedData: Self.wrappingAssociatedData(vaultID: vaultID, publicKey: publicKey))
+    }
+
+    /// The tag that vouches for `publicKey` (version 2), under a key derived from `master`.
+    static func tag(_ publicKey: [UInt8], master: SecretBytes) throws(OpenSSLError) -> [UInt8] {
+        try tagKey(master: master).authenticationCode(tagMessage(publicKey))
+    }
+
     func encoded() -> [UInt8] { [recordVersion] + publicKey + publicKeyTag + wrappedPrivateKey }
 
     static func decode(_ bytes: [UInt8]) -> PresenceKeyRecord? {
@@ -66,17 +86,17 @@ struct PresenceKeyRecord {
     static func tagMessage(_ publicKey: [UInt8]) -> [UInt8] { Array("presence public key".utf8) + publicKey }
 
     /// The key that tags the public key (version 2): from the master key alone.
-    static func tagKey(master: SecretBytes) throws(OpenSSLError) -> HMACKey {
+    private static func tagKey(master: SecretBytes) throws(OpenSSLError) -> HMACKey {
         HMACKey(try HKDF.deriveKey(from: master, info: "swift-keychain presence-tag v2"))
     }
 
-    static func wrappingAssociatedData(vaultID: [UInt8], publicKey: [UInt8]) -> [UInt8] {
+    private static func wrappingAssociatedData(vaultID: [UInt8], publicKey: [UInt8]) -> [UInt8] {
         Array("SKCV-presence-key".utf8) + VaultHeader.be(VaultHeader.currentVersion) + vaultID + publicKey
     }
 
     /// The key that wraps the private key: derived from the passphrase's scrypt output, apart
     /// from the master key's wrapping.
-    static func wrappingKey(passphraseKey: SecretBytes) throws(OpenSSLError) -> SecretBytes {
+    private static func wrappingKey(passphraseKey: SecretBytes) throws(OpenSSLError) -> SecretBytes {
         try HKDF.deriveKey(from: passphraseKey, info: "swift-keychain presence-wrap v1")
     }
 }

@@ -55,8 +55,7 @@ extension Vault {
         do throws(StoreError) {
             do throws(FileSystem.Failure) { try FileSystem.createPrivateFile(temporary) } catch { throw OpenVault.map(error) }
             try vault.snapshot(into: temporary)
-            let fd = open(temporary, O_RDONLY | O_CLOEXEC)
-            if fd >= 0 { fsync(fd); close(fd) }
+            FileSystem.syncFile(temporary)
             guard try VaultFile.linkIntoPlace(temporary, destination.path) else {
                 throw .invalidArgument("\(destination.path) already exists; nothing was written over it")
             }

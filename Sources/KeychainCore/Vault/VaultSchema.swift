@@ -69,6 +69,7 @@ enum VaultSchema {
 
     static let itemColumns = "id, class, protection, identity, attributes, value"
     static let selectByIdentity = "SELECT \(itemColumns) FROM items WHERE identity = ?"
+    static let selectAllItems = "SELECT \(itemColumns) FROM items ORDER BY id"
 
     /// How candidates are found: by the identity digest, the scope digest, or the class alone.
     enum Lookup: CaseIterable { case identity, scope, itemClass }

@@ -1,0 +1,101 @@
+import FoundationEssentials
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The store operations over an open vault: finding, testing and writing items, each under
+/// the vault's lock. ``Vault`` validates queries and operations before they reach here.
+extension OpenVault {
+    func isAvailable(_ accessibility: Accessibility) -> Bool {
+        mutex.withLock {
+            touch()
+            try? loadImplicitKeys()
+            return classAvailable(accessibility)
+        }
+    }
+
+    /// Finds items; with `returnData`, values behind an ``AccessControl`` are decrypted only
+    /// after the query's ``AuthenticationContext`` (or the default authenticator) gives the
+    /// proof, asked for once per call, outside the vault's lock.
+    ///
+    /// - Throws: ``StoreError/userCancelled``, ``StoreError/authenticationFailed`` or
+    ///   ``StoreError/interactionNotAllowed`` for such values, besides the usual errors.
+    func copyMatching(_ query: Query) throws(StoreError) -> [Item] {
+        var proof: SecretBytes?
+        while true {
+            var needed: AccessControl?
+            do throws(StoreError) {
+                return try withState { () throws(StoreError) -> [Item] in
+                    presenceKey = proof ?? query.authentication?.key(for: header.vaultID)
+                    presenceNeeded = nil
+                    defer { presenceKey = nil }
+                    do throws(StoreError) {
+                        return try copyMatchingLocked(query)
+                    } catch .interactionNotAllowed {
+                        needed = presenceNeeded
+                        throw .interactionNotAllowed
+                    }
+                }
+            } catch .interactionNotAllowed {
+                guard proof == nil, let needed else { throw .interactionNotAllowed }
+                proof = try presenceProof(for: needed, context: query.authentication ?? AuthenticationContext())
+            }
+        }
+    }
+
+    func copyMatchingLocked(_ query: Query) throws(StoreError) -> [Item] {
+        let rows = try matchingRows(query, includeValue: query.returnData, needAttributes: query.returnAttributes)
+        guard !rows.isEmpty else { throw .itemNotFound }
+        var items: [Item] = []
+        items.reserveCapacity(rows.count)
+        var damaged: StoreError?
+        for row in rows {
+            var item: Item
+            if let attributes = row.attributes {
+                item = Item(row.itemClass, attributes: attributes)
+            } else {
+                var named = query.attributes
+                named.accessibility = row.accessibility
+                item = Item(row.itemClass, attributes: named)
+            }
+            if query.returnData, let sealed = row.value {
+                do {
+                    item.value = try open(sealed, row: row, part: .value)
+                } catch {
+                    // One damaged item never hides the others; alone, it is reported.
+                    guard error.isDamage, rows.count > 1 else { throw error }
+                    damaged = damaged ?? error
+                    continue
+                }
+            }
+            items.append(item)
+        }
+        if items.isEmpty, let damaged { throw damaged }
+        return items
+    }
+
+    /// Whether an item matches, without decrypting any value (and any attribute the digests cover).
+    func contains(_ query: Query) throws(StoreError) -> Bool {
+        try withState { () throws(StoreError) -> Bool in
+            var one = query
+            one.limit = .one
+            return try !matchingRows(one, includeValue: false, needAttributes: false).isEmpty
+        }
+    }
+
+    @discardableResult
+    func write(_ operations: [WriteOperation]) throws(StoreError) -> WriteResult {
+        try withState { () throws(StoreError) -> WriteResult in
+            // Keys another process rotated since this one took them must not seal anything.
+            if try dropKeysIfRotated() { throw .locked }
+            return try writeTransaction { () throws(StoreError) -> WriteResult in
+                var counts: [Int] = []
+                for operation in operations {
+                    counts.append(try apply(operation))
+                }
+                return WriteResult(counts: counts)
+            }
+        }
+    }
+}
