@@ -299,12 +299,13 @@ enum Commands {
         let report = try context.store { () throws(StoreError) in try vault.verify() }
         if context.arguments.has("json") {
             try context.terminal.write(JSON.object([
-                "integrity": .string(report.integrity), "items": .number(report.items), "intact": .number(report.intact),
+                "integrity": .string(report.integrity), "ledger": .string(report.ledger), "items": .number(report.items), "intact": .number(report.intact),
                 "notTried": .number(report.notTried),
                 "damaged": .array(report.damaged.map { JSON.object(["row": .number(Int($0.row)), "reason": .string($0.reason)]) }),
             ]).text + "\n")
         } else {
             var text = "file:      \(report.integrity == "ok" ? "ok (SQLite's integrity check)" : report.integrity)\n"
+            text += "ledger:    \(report.ledger == "ok" ? "ok (the rows are the set the vault vouches for)" : report.ledger)\n"
             text += "items:     \(report.items): \(report.intact) intact, \(report.notTried) not tried here (locked or bound elsewhere), \(report.damaged.count) damaged\n"
             for damage in report.damaged { text += "damaged:   row \(damage.row): \(damage.reason)\n" }
             try context.terminal.write(text)

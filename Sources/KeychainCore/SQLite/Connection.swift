@@ -113,6 +113,30 @@ final class Connection {
         return result
     }
 
+    /// Runs `body` in a read transaction, so that everything it reads comes from one snapshot
+    /// of the file; inside a transaction already, it just runs `body` there.
+    func readTransaction<R, E: Error>(_ body: () throws(E) -> R) throws(TransactionError<E>) -> R {
+        if isInTransaction {
+            do { return try body() } catch { throw .body(error) }
+        }
+        do { try statement("BEGIN").run() } catch { throw .database(error) }
+        // Nothing was written: ending the snapshot cannot lose anything.
+        defer { if isInTransaction { try? statement("COMMIT").run() } }
+        do { return try body() } catch { throw .body(error) }
+    }
+
+    /// Changes whenever another connection commits to the file (`PRAGMA data_version`); stable
+    /// within a transaction.
+    func dataVersion() throws(SQLiteError) -> Int64 {
+        try statement("PRAGMA data_version").with([]) { (s: Statement) throws(SQLiteError) -> Int64 in
+            _ = try s.step()
+            return s.integer(0)
+        }
+    }
+
+    /// The row id the last INSERT on this connection gave.
+    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
     private func rollback() {
         // Ask SQLite rather than guess: some errors already rolled the transaction back.
         if isInTransaction { try? execute("ROLLBACK") }

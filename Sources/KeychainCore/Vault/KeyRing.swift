@@ -7,6 +7,8 @@
 struct KeyRing {
     var master: SecretBytes?
     var lookup: HMACKey?
+    /// Derived from the lookup key (``ItemLedger``); goes with it.
+    var ledger: HMACKey?
     var classes: [Accessibility: SealingKey] = [:]
 
     /// Drops what `lock()` drops: the master key and every class key that does not survive a lock.
@@ -18,6 +20,7 @@ struct KeyRing {
     mutating func wipeAll() {
         master = nil
         lookup = nil
+        ledger = nil
         classes = [:]
     }
 

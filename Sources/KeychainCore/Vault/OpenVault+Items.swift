@@ -34,15 +34,21 @@ extension OpenVault {
             return rows.count
         case .delete(let query):
             let rows = try matchingRows(query, includeValue: false, needAttributes: false)
-            let changed = try sql { () throws(SQLiteError) -> Int in
-                let statement = try connection.statement(VaultSchema.deleteItem)
-                var changed = 0
-                for row in rows { changed += try statement.runCountingChanges([.integer(row.id)]) }
-                return changed
-            }
-            guard changed == rows.count else { throw .tampered("a delete did not remove the rows it matched") }
+            try delete(rows)
             return rows.count
         }
+    }
+
+    /// Deletes `rows`, checking that each was there to delete.
+    func delete(_ rows: [Row]) throws(StoreError) {
+        let changed = try sql { () throws(SQLiteError) -> Int in
+            let statement = try connection.statement(VaultSchema.deleteItem)
+            var changed = 0
+            for row in rows { changed += try statement.runCountingChanges([.integer(row.id)]) }
+            return changed
+        }
+        guard changed == rows.count else { throw .tampered("a delete did not remove the rows it matched") }
+        for row in rows { try ledgerRemove(row) }
     }
 
     func checkSize(of value: SecretBytes?) throws(StoreError) {
@@ -78,9 +84,10 @@ extension OpenVault {
         try sql { () throws(SQLiteError) in
             try connection.statement(VaultSchema.insertItem).run([
                 .integer(Int64(item.itemClass.code)), .integer(Int64(RecordCoding.protectionCode(attributes.accessibility!, attributes.accessControl))),
-                .blob(sealed.identity), .blob(sealed.scope), .blob(sealed.attributes), .blob(sealed.value),
+                .blob(sealed.identity), .blob(sealed.scope), .blob(sealed.attributes), .blob(sealed.value), .integer(Int64(writeGeneration)),
             ])
         }
+        try ledgerInsert(id: connection.lastInsertRowID, itemClass: item.itemClass, identity: sealed.identity)
     }
 
     /// Re-seals an existing row with new attributes (and value, or its old one), checking that
@@ -103,19 +110,23 @@ extension OpenVault {
         if sealed.identity != existing.identity, try row(identity: sealed.identity, includeValue: false) != nil {
             throw .duplicateItem
         }
-        try overwrite(row: existing.id, protection: RecordCoding.protectionCode(attributes.accessibility!, attributes.accessControl), with: sealed,
+        try overwrite(existing, protection: RecordCoding.protectionCode(attributes.accessibility!, attributes.accessControl), with: sealed,
                       missing: "an update did not change the row it matched")
     }
 
-    /// Writes `sealed` over row `id`. A row that is not there any more was removed behind
-    /// SQLite's back (the transaction saw it a moment ago): `missing` says which write noticed.
-    func overwrite(row id: Int64, protection: UInt8, with sealed: SealedRecord, missing: String) throws(StoreError) {
+    /// Writes `sealed` over `row`, at the write's generation. A row that is not there any more
+    /// was removed behind SQLite's back (the transaction saw it a moment ago): `missing` says
+    /// which write noticed.
+    func overwrite(_ row: Row, protection: UInt8, with sealed: SealedRecord, missing: String) throws(StoreError) {
         let changed = try sql { () throws(SQLiteError) -> Int in
             try connection.statement(VaultSchema.replaceItem).runCountingChanges([
-                .integer(Int64(protection)), .blob(sealed.identity), .blob(sealed.scope), .blob(sealed.attributes), .blob(sealed.value), .integer(id),
+                .integer(Int64(protection)), .blob(sealed.identity), .blob(sealed.scope), .blob(sealed.attributes), .blob(sealed.value),
+                .integer(Int64(writeGeneration)), .integer(row.id),
             ])
         }
         guard changed == 1 else { throw .tampered(missing) }
+        try ledgerRemove(row)
+        try ledgerInsert(id: row.id, itemClass: row.itemClass, identity: sealed.identity)
     }
 
     struct SealedRecord {
@@ -140,21 +151,22 @@ extension OpenVault {
         let identity = lookup.authenticationCode(RecordCoding.identityMessage(itemClass, attributes))
         let scope = lookup.authenticationCode(RecordCoding.scopeMessage(itemClass, attributes))
         let vaultID = header.vaultID
-        let plainAttributes = RecordCoding.encode(attributes)
+        let generation = writeGeneration
+        precondition(generation > 0, "a row sealed outside a ledger write")
+        // Padded inside the seal: a ciphertext's length tells only its size bucket.
+        let plainAttributes = RecordCoding.encode(attributes).withBytes { SizePadding.pad($0) }
+        let plainValue = (value ?? SecretBytes([])).withUnsafeBytes { SizePadding.pad($0) }
         return try Self.crypto { () throws(OpenSSLError) -> SealedRecord in
-            let sealedAttributes = try plainAttributes.withBytes { (p: UnsafeRawBufferPointer) throws(OpenSSLError) in
-                try key.seal(p, associatedData: RecordCoding.itemAssociatedData(
-                    vaultID: vaultID, identity: identity, itemClass: itemClass, protection: protection, part: .attributes))
-            }
-            let valueAAD = RecordCoding.itemAssociatedData(vaultID: vaultID, identity: identity, itemClass: itemClass, protection: protection, part: .value)
+            let sealedAttributes = try key.seal(plainAttributes, associatedData: RecordCoding.itemAssociatedData(
+                vaultID: vaultID, identity: identity, itemClass: itemClass, protection: protection, part: .attributes, generation: generation))
+            let valueAAD = RecordCoding.itemAssociatedData(vaultID: vaultID, identity: identity, itemClass: itemClass, protection: protection,
+                                                           part: .value, generation: generation)
             let sealedValue: [UInt8]
             if let presencePublicKey {
-                let inner = try PresenceSeal.seal(value ?? SecretBytes([]), to: presencePublicKey, associatedData: valueAAD)
+                let inner = try PresenceSeal.seal(plainValue, to: presencePublicKey, associatedData: valueAAD)
                 sealedValue = try key.seal(inner, associatedData: valueAAD)
-            } else if let value {
-                sealedValue = try key.seal(value, associatedData: valueAAD)
             } else {
-                sealedValue = try key.seal(UnsafeRawBufferPointer(start: nil, count: 0), associatedData: valueAAD)
+                sealedValue = try key.seal(plainValue, associatedData: valueAAD)
             }
             return SealedRecord(identity: identity, scope: scope, attributes: sealedAttributes, value: sealedValue)
         }
@@ -170,6 +182,8 @@ extension OpenVault {
         var identity: [UInt8]
         var sealedAttributes: [UInt8]
         var value: [UInt8]?
+        /// The generation that sealed the row; 0 for a row still sealed the format-1 way.
+        var generation: UInt64
         var attributes: Attributes?
     }
 
@@ -178,11 +192,11 @@ extension OpenVault {
               let (accessibility, accessControl) = RecordCoding.protection(code: UInt8(truncatingIfNeeded: s.integer(2)))
         else { throw .corrupted("an item has an unknown class or protection code") }
         return Row(id: s.integer(0), itemClass: itemClass, accessibility: accessibility, accessControl: accessControl, identity: s.blob(3),
-                   sealedAttributes: s.blob(4), value: includeValue ? s.blob(5) : nil)
+                   sealedAttributes: s.blob(4), value: includeValue ? s.blob(5) : nil, generation: UInt64(bitPattern: s.integer(6)))
     }
 
     func row(identity: [UInt8], includeValue: Bool) throws(StoreError) -> Row? {
-        let statement = try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.selectByIdentity) }
+        let statement = try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.selectByIdentity(format: Int(header.version))) }
         return try fetch(statement, [.blob(identity)], includeValue: includeValue, limit: 1).first
     }
 
@@ -261,7 +275,7 @@ extension OpenVault {
             // never be listed, changed or deleted as part of it.
             let scopeDigest: [UInt8]? = path == .scope ? { if case .blob(let digest) = values[0] { digest } else { nil } }() : nil
             let decrypt = needAttributes || !uncovered.isEmpty || scopeDigest != nil
-            let sqlText = VaultSchema.select(path, includeValue: includeValue, byProtection: wanted.accessibility != nil)
+            let sqlText = VaultSchema.select(path, includeValue: includeValue, byProtection: wanted.accessibility != nil, format: Int(header.version))
             let statement = try sql { () throws(SQLiteError) in try connection.statement(sqlText) }
             let limit = (query.limit == .one && !decrypt) ? 1 : nil
             for var row in try fetch(statement, values, includeValue: includeValue, limit: limit) {
@@ -312,7 +326,8 @@ extension OpenVault {
     func open(_ sealed: [UInt8], row: Row, part: RecordCoding.Part) throws(StoreError) -> SecretBytes {
         let key = try classKey(row.accessibility, create: false)
         let aad = RecordCoding.itemAssociatedData(vaultID: header.vaultID, identity: row.identity, itemClass: row.itemClass,
-                                                  protection: RecordCoding.protectionCode(row.accessibility, row.accessControl), part: part)
+                                                  protection: RecordCoding.protectionCode(row.accessibility, row.accessControl), part: part,
+                                                  generation: row.generation)
         let opened: SecretBytes
         do {
             opened = try key.open(sealed, associatedData: aad)
@@ -321,7 +336,7 @@ extension OpenVault {
             if (try? dropKeysIfRotated()) == true { throw .locked }
             throw .tampered("an item's \(part == .value ? "value" : "attributes") failed authentication")
         }
-        guard part == .value, let accessControl = row.accessControl else { return opened }
+        guard part == .value, let accessControl = row.accessControl else { return try unpadded(opened, row: row) }
         guard let presenceKey, let record = try storedPresenceKey() else {
             presenceNeeded = accessControl
             throw .interactionNotAllowed
@@ -329,6 +344,13 @@ extension OpenVault {
         guard let value = PresenceSeal.open(opened, privateKey: presenceKey, publicKey: record.publicKey, associatedData: aad) else {
             throw .tampered("an item's value failed authentication under the presence key")
         }
-        return value
+        return try unpadded(value, row: row)
+    }
+
+    /// What a row sealed, without the size padding format 2 adds.
+    private func unpadded(_ opened: SecretBytes, row: Row) throws(StoreError) -> SecretBytes {
+        guard row.generation > 0 else { return opened }
+        guard let content = SizePadding.unpad(opened) else { throw .corrupted("an item's padding is malformed") }
+        return content
     }
 }

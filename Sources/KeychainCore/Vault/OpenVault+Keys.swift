@@ -144,7 +144,12 @@ extension OpenVault {
 
     func adopt(master: SecretBytes) throws(StoreError) {
         keys.master = master
-        keys.lookup = HMACKey(try Self.crypto { () throws(OpenSSLError) in try HKDF.deriveKey(from: master, info: "swift-keychain lookup v1") })
+        keys.lookup = try Self.lookupKey(master: master)
+        keys.ledger = nil
+    }
+
+    static func lookupKey(master: SecretBytes) throws(StoreError) -> HMACKey {
+        HMACKey(try crypto { () throws(OpenSSLError) in try HKDF.deriveKey(from: master, info: "swift-keychain lookup v1") })
     }
 
     func masterKeyFromKeyFile() throws(StoreError) -> SecretBytes {

@@ -94,7 +94,7 @@ extension OpenVault {
             throw map(error)
         }
         do throws(StoreError) {
-            try initializeFile(temporary, header: header)
+            try initializeFile(temporary, header: header, master: master)
             FileSystem.syncFile(temporary)
             guard try VaultFile.linkIntoPlace(temporary, location.path) else {
                 throw .orphanedKeyFile(vault: location.path, keyFile: location.keyFilePath)
@@ -105,15 +105,18 @@ extension OpenVault {
         }
     }
 
-    /// Writes the schema and the header into the new, empty file at `path`. The connection is
-    /// closed on return: SQLite checkpoints the WAL into the file and removes it.
-    static func initializeFile(_ path: String, header: VaultHeader) throws(StoreError) {
+    /// Writes the schema, the header and an empty item ledger into the new, empty file at
+    /// `path`. The connection is closed on return: SQLite checkpoints the WAL into the file and
+    /// removes it.
+    static func initializeFile(_ path: String, header: VaultHeader, master: SecretBytes) throws(StoreError) {
+        let ledger = ItemLedger.empty.encoded(key: try ledgerKey(lookup: try lookupKey(master: master)), vaultID: header.vaultID)
         let connection: Connection
         do { connection = try Connection(path: path, create: false) } catch { throw map(error, path: path) }
         try writeTransaction(on: connection) { () throws(StoreError) in
             try sql { () throws(SQLiteError) in
                 try connection.execute(VaultSchema.create)
                 try connection.statement(VaultSchema.writeHeader).run([.blob(header.encoded())])
+                try connection.statement(VaultSchema.writeLedger).run([.blob(ledger)])
             }
         }
     }

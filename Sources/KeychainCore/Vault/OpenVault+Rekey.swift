@@ -17,6 +17,7 @@ extension OpenVault {
             }
             let (master, passphraseKey) = try openMasterKey(passphrase: passphrase)
             try adopt(master: master)
+            if let passphraseKey { try upgrade(wrappingKey: passphraseKey) }
             try loadExistingClassKeys()
             try rotateKeys(passphrase: passphrase, currentPassphraseKey: passphraseKey)
         }
@@ -36,7 +37,7 @@ extension OpenVault {
         presenceKey = presencePair?.privateKey
         defer { presenceKey = nil }
         var plaintext: [(row: Row, attributes: Attributes, value: SecretBytes)] = []
-        let statement = try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.selectAllItems) }
+        let statement = try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.selectAllItems(format: Int(header.version))) }
         for row in try fetch(statement, [], includeValue: true, limit: nil) {
             let attributes = try decryptAttributes(row)
             let value = try open(row.value ?? [], row: row, part: .value)
@@ -55,7 +56,7 @@ extension OpenVault {
             try AESGCM.seal(newMaster, key: newPassphraseKey, associatedData: RecordCoding.masterKeyAssociatedData(replacement))
         }
         do throws(StoreError) {
-            try writeTransaction { () throws(StoreError) in
+            try ledgerWrite { () throws(StoreError) in
                 try sql { () throws(SQLiteError) in
                     try connection.statement(VaultSchema.writeHeader).run([.blob(replacement.encoded())])
                     try connection.execute("DELETE FROM class_keys; DELETE FROM meta WHERE name IN ('machine', 'keycheck')")
@@ -77,9 +78,11 @@ extension OpenVault {
                     sealedAttributes.accessibility = row.accessibility
                     sealedAttributes.accessControl = row.accessControl
                     let sealed = try seal(row.itemClass, attributes: sealedAttributes, value: value)
-                    try overwrite(row: row.id, protection: RecordCoding.protectionCode(row.accessibility, row.accessControl), with: sealed,
+                    try overwrite(row, protection: RecordCoding.protectionCode(row.accessibility, row.accessControl), with: sealed,
                                   missing: "a rekey did not rewrite the row it read")
                 }
+                // Every row changed, and so did the ledger's key (it follows the lookup key).
+                try recountLedger()
             }
         } catch {
             keys = oldKeys

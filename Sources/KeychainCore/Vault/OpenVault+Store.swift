@@ -31,7 +31,7 @@ extension OpenVault {
                     presenceNeeded = nil
                     defer { presenceKey = nil }
                     do throws(StoreError) {
-                        return try copyMatchingLocked(query)
+                        return try checkedRead { () throws(StoreError) in try copyMatchingLocked(query) }
                     } catch .interactionNotAllowed {
                         needed = presenceNeeded
                         throw .interactionNotAllowed
@@ -80,7 +80,7 @@ extension OpenVault {
         try withState { () throws(StoreError) -> Bool in
             var one = query
             one.limit = .one
-            return try !matchingRows(one, includeValue: false, needAttributes: false).isEmpty
+            return try checkedRead { () throws(StoreError) in try !matchingRows(one, includeValue: false, needAttributes: false).isEmpty }
         }
     }
 
@@ -89,7 +89,8 @@ extension OpenVault {
         try withState { () throws(StoreError) -> WriteResult in
             // Keys another process rotated since this one took them must not seal anything.
             if try dropKeysIfRotated() { throw .locked }
-            return try writeTransaction { () throws(StoreError) -> WriteResult in
+            try upgradeBeforeWrite()
+            return try ledgerWrite { () throws(StoreError) -> WriteResult in
                 var counts: [Int] = []
                 for operation in operations {
                     counts.append(try apply(operation))

@@ -11,6 +11,10 @@ public struct VaultReport: Sendable, Equatable {
 
     /// SQLite's `integrity_check`: `ok`, or its first complaint.
     public var integrity: String
+    /// Whether the rows are exactly the set the vault's item ledger vouches for, at a generation
+    /// no older than this boot has seen: `ok`, or what failed (a deleted or restored row, a
+    /// rolled-back file). A format-1 vault has no ledger: `none (format 1)`.
+    public var ledger: String = "ok"
     public var items: Int
     /// Items whose attributes and value open and authenticate.
     public var intact: Int
@@ -19,7 +23,10 @@ public struct VaultReport: Sendable, Equatable {
     public var notTried: Int
     public var damaged: [Damage]
 
-    public var isSound: Bool { integrity == "ok" && damaged.isEmpty }
+    public var isSound: Bool { integrity == "ok" && damaged.isEmpty && !ledgerFailed }
+
+    var ledgerFailed: Bool { ledger != "ok" && ledger != Self.noLedger && !ledger.hasPrefix("not checked") }
+    static let noLedger = "none (format 1)"
 }
 
 extension OpenVault {
@@ -29,7 +36,13 @@ extension OpenVault {
         try withState { () throws(StoreError) -> VaultReport in
             let integrity = try integrityReport()
             var report = VaultReport(integrity: integrity, items: 0, intact: 0, notTried: 0, damaged: [])
-            let statement = try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.selectAllItems) }
+            do throws(StoreError) {
+                try checkedRead { () throws(StoreError) in }
+                if header.version < 2 { report.ledger = VaultReport.noLedger }
+            } catch {
+                report.ledger = error.isUnavailableKey ? "not checked: \(error.description)" : error.description
+            }
+            let statement = try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.selectAllItems(format: Int(header.version))) }
             try sql { () throws(SQLiteError) in
                 try statement.with([]) { (s: Statement) throws(SQLiteError) in
                     while try s.step() {
@@ -57,7 +70,7 @@ extension OpenVault {
         try withState { () throws(StoreError) -> ([Item], Int) in
             var items: [Item] = []
             var left = 0
-            let statement = try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.selectAllItems) }
+            let statement = try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.selectAllItems(format: Int(header.version))) }
             for row in try fetch(statement, [], includeValue: true, limit: nil) {
                 do throws(StoreError) {
                     guard row.accessControl == nil else { left += 1; continue }

@@ -44,6 +44,12 @@ final class OpenVault: @unchecked Sendable {
     /// The idle timeout the unlocking process chose, which every use keeps (not the reader's own).
     var heldUnlockTimeout: UInt32 = 1
     var userUnlockConfirmed = ContinuousClock.now
+    /// The item ledger as last verified (format 2), and the file's `data_version` then: while
+    /// no other connection commits, it stays true without a new scan.
+    var ledger: ItemLedger?
+    var ledgerDataVersion: Int64 = -1
+    /// The generation the write in progress gives the rows it seals.
+    var writeGeneration: UInt64 = 0
 
     /// Opens the existing vault at the configuration's location.
     ///
@@ -61,11 +67,19 @@ final class OpenVault: @unchecked Sendable {
         } catch {
             throw Self.map(error, path: location.path)
         }
-        try VaultSchema.check(connection, path: location.path)
+        let format = try VaultSchema.check(connection, path: location.path)
         guard let bytes = try Self.storedHeader(in: connection) else {
             throw .corrupted("\(location.path) has a vault's tables but no header")
         }
         header = try VaultHeader.decode(bytes)
+        try Self.checkFormat(schema: format, header: header, path: location.path)
+    }
+
+    /// A header and a schema of different formats: one of them was replaced.
+    static func checkFormat(schema: Int, header: VaultHeader, path: String) throws(StoreError) {
+        guard schema == Int(header.version) else {
+            throw .tampered("\(path) has a format-\(header.version) header over a format-\(schema) item table; refusing to use it")
+        }
     }
 
     deinit {
@@ -92,6 +106,9 @@ final class OpenVault: @unchecked Sendable {
             if let passphraseKey {
                 try? createPresenceKeyIfMissing(passphraseKey: passphraseKey)
                 try? upgradePresenceRecord(passphraseKey: passphraseKey)
+                // A format-1 vault becomes format 2 here (writes then need no passphrase);
+                // damage it finds is reported by the reads and writes that meet it.
+                if header.version < VaultHeader.currentVersion { try? upgrade(wrappingKey: passphraseKey) }
             }
             try loadExistingClassKeys()
             publishToKernelKeyring()
@@ -142,9 +159,13 @@ final class OpenVault: @unchecked Sendable {
             if hadPassphrase {
                 guard let current else { throw .wrongPassphrase }
                 (master, currentPassphraseKey) = try openMasterKey(passphrase: current)
+                try adopt(master: master)
+                try upgrade(wrappingKey: currentPassphraseKey!)
             } else {
                 if new == nil { return }
                 master = try masterKeyFromKeyFile()
+                try adopt(master: master)
+                try upgrade(wrappingKey: try VaultFile.readKeyFile(location.keyFilePath))
             }
             var replacement = VaultHeader(version: header.version, vaultID: header.vaultID, protection: .keyFile)
             let wrappingKey: SecretBytes
@@ -163,7 +184,7 @@ final class OpenVault: @unchecked Sendable {
             // The lookup key (derived from the master key, which does not change) tags the presence public key.
             try adopt(master: master)
             let presenceRecord = try new == nil ? nil : rewrappedPresenceKey(from: currentPassphraseKey, to: wrappingKey)
-            try writeTransaction { () throws(StoreError) in
+            try ledgerWrite { () throws(StoreError) in
                 if let presenceRecord {
                     try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.writePresenceKey).run([.blob(presenceRecord.encoded())]) }
                 }
@@ -176,10 +197,10 @@ final class OpenVault: @unchecked Sendable {
                     let code = Int64(Accessibility.whenPasscodeSetThisDeviceOnly.code)
                     // As on iOS, removing the passcode destroys what needed it: the passcode class
                     // and every item behind a proof of presence, with the presence key pair.
+                    let doomed = try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.selectPasscodeBound(format: Int(header.version))) }
+                    try delete(try fetch(doomed, [.integer(code)], includeValue: false, limit: nil))
                     try sql { () throws(SQLiteError) in
-                        try connection.statement(VaultSchema.deleteProtection).run([.integer(code)])
                         try connection.statement(VaultSchema.deleteClassKey).run([.integer(code)])
-                        try connection.statement(VaultSchema.deletePresenceItems).run([])
                         try connection.statement(VaultSchema.deletePresenceKey).run([])
                     }
                 }

@@ -37,17 +37,21 @@ enum RecordCoding {
     }
 
     /// Associated data of an item's sealed parts: binds the ciphertext to its vault, its row
-    /// identity, its class, its protection code (class and access control), its part and the format version.
-    static func itemAssociatedData(vaultID: [UInt8], identity: [UInt8], itemClass: ItemClass, protection: UInt8, part: Part) -> [UInt8] {
+    /// identity, its class, its protection code (class and access control) and its part; in
+    /// format 2 also to the generation that wrote the row, so that each part opens only in the
+    /// row version it was sealed for. Generation 0 is a row still sealed the format-1 way.
+    static func itemAssociatedData(vaultID: [UInt8], identity: [UInt8], itemClass: ItemClass, protection: UInt8, part: Part,
+                                   generation: UInt64) -> [UInt8] {
         var out = [UInt8]()
-        out.reserveCapacity(9 + 2 + vaultID.count + identity.count + 3)
+        out.reserveCapacity(9 + 2 + vaultID.count + identity.count + 3 + 8)
         out.append(contentsOf: itemLabel)
-        out.append(contentsOf: VaultHeader.be(VaultHeader.currentVersion))
+        out.append(contentsOf: VaultHeader.be(UInt16(generation == 0 ? 1 : 2)))
         out.append(contentsOf: vaultID)
         out.append(contentsOf: identity)
         out.append(itemClass.code)
         out.append(protection)
         out.append(part.rawValue)
+        if generation > 0 { out.append(contentsOf: VaultHeader.be(generation)) }
         return out
     }
 
@@ -69,7 +73,8 @@ enum RecordCoding {
 
     static func classKeyAssociatedData(vaultID: [UInt8], accessibility: Accessibility) -> [UInt8] {
         var out = Array("SKCV-class-key".utf8)
-        out.append(contentsOf: VaultHeader.be(VaultHeader.currentVersion))
+        // Class keys are wrapped as format 1 wrapped them: an upgrade keeps them.
+        out.append(contentsOf: VaultHeader.be(UInt16(1)))
         out.append(contentsOf: vaultID)
         out.append(accessibility.code)
         return out

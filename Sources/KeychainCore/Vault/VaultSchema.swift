@@ -1,33 +1,60 @@
 /// The vault's tables. Only digests, codes and ciphertext are stored: no service, account,
 /// label or value in clear.
 enum VaultSchema {
-    /// The schema, statement by statement, exactly as SQLite keeps it in `sqlite_master`: what
-    /// a vault's schema must be, to the byte (``check(_:path:)``).
-    static let objects: [(type: String, name: String, table: String, sql: String?)] = [
-        ("table", "meta", "meta", "CREATE TABLE meta(name TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID"),
-        ("table", "class_keys", "class_keys", "CREATE TABLE class_keys(protection INTEGER PRIMARY KEY, wrapped BLOB NOT NULL)"),
-        ("table", "items", "items", """
-            CREATE TABLE items(
-                id INTEGER PRIMARY KEY,
-                class INTEGER NOT NULL,
-                protection INTEGER NOT NULL,
-                identity BLOB NOT NULL UNIQUE,
-                scope BLOB NOT NULL,
-                attributes BLOB NOT NULL,
-                value BLOB NOT NULL
-            )
-            """),
-        ("index", "sqlite_autoindex_items_1", "items", nil),
-        ("index", "items_scope", "items", "CREATE INDEX items_scope ON items(scope)"),
-    ]
+    /// The schema of each format, statement by statement, exactly as SQLite keeps it in
+    /// `sqlite_master`: what a vault's schema must be, to the byte (``check(_:path:)``). Format 2
+    /// adds each row's generation (``ItemLedger``).
+    static func objects(format: Int) -> [(type: String, name: String, table: String, sql: String?)] {
+        format >= 2 ? formatTwo : formatOne
+    }
 
-    static let create = objects.compactMap(\.sql).joined(separator: ";\n")
+    private static let formatOne = common(itemsTable: """
+        CREATE TABLE items(
+            id INTEGER PRIMARY KEY,
+            class INTEGER NOT NULL,
+            protection INTEGER NOT NULL,
+            identity BLOB NOT NULL UNIQUE,
+            scope BLOB NOT NULL,
+            attributes BLOB NOT NULL,
+            value BLOB NOT NULL
+        )
+        """)
+
+    private static let formatTwo = common(itemsTable: """
+        CREATE TABLE items(
+            id INTEGER PRIMARY KEY,
+            class INTEGER NOT NULL,
+            protection INTEGER NOT NULL,
+            identity BLOB NOT NULL UNIQUE,
+            scope BLOB NOT NULL,
+            attributes BLOB NOT NULL,
+            value BLOB NOT NULL,
+            generation INTEGER NOT NULL
+        )
+        """)
+
+    private static func common(itemsTable: String) -> [(type: String, name: String, table: String, sql: String?)] {
+        [
+            ("table", "meta", "meta", "CREATE TABLE meta(name TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID"),
+            ("table", "class_keys", "class_keys", "CREATE TABLE class_keys(protection INTEGER PRIMARY KEY, wrapped BLOB NOT NULL)"),
+            ("table", "items", "items", itemsTable),
+            ("index", "sqlite_autoindex_items_1", "items", nil),
+            ("index", "items_scope", "items", "CREATE INDEX items_scope ON items(scope)"),
+        ]
+    }
+
+    /// The item table and its index, as a new vault (or an upgrade) creates them.
+    static let createItems = formatTwo.dropFirst(2).compactMap(\.sql).joined(separator: ";\n")
+
+    static let create = formatTwo.compactMap(\.sql).joined(separator: ";\n")
 
     /// Refuses a database whose schema is not exactly a vault's: no tables at all (an empty or
     /// truncated file), another database, or a vault with anything added or changed (a
     /// trigger that silently ignores updates or copies every new ciphertext away, a view in a
     /// table's place, an extra table or index, a changed column).
-    static func check(_ connection: Connection, path: String) throws(StoreError) {
+    /// - Returns: the format whose schema it is (1 or 2).
+    @discardableResult
+    static func check(_ connection: Connection, path: String) throws(StoreError) -> Int {
         var found: [(type: String, name: String, table: String, sql: String?)] = []
         do throws(SQLiteError) {
             try connection.statement("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY rowid").with([]) { (s: Statement) throws(SQLiteError) in
@@ -45,13 +72,18 @@ enum VaultSchema {
         guard found.contains(where: { $0.type == "table" && $0.name == "meta" }) else {
             throw .corrupted("\(path) is an SQLite database but not a keychain vault")
         }
+        let described = found.map { "\($0.type) \($0.name) \($0.table) \($0.sql ?? "")" }
+        let items = found.first { $0.type == "table" && $0.name == "items" }?.sql ?? ""
+        let format = items.contains("generation INTEGER") ? 2 : 1
+        let objects = objects(format: format)
         let expected = Set(objects.map { "\($0.type) \($0.name) \($0.table) \($0.sql ?? "")" })
-        for object in found where !expected.contains("\(object.type) \(object.name) \(object.table) \(object.sql ?? "")") {
+        for (object, description) in zip(found, described) where !expected.contains(description) {
             throw .tampered("\(path) has a \(object.type) '\(object.name)' that is not part of a vault's schema (or a changed one); refusing to use it")
         }
         guard found.count == objects.count else {
             throw .tampered("\(path) lacks part of a vault's schema; refusing to use it")
         }
+        return format
     }
 
     static let readHeader = "SELECT value FROM meta WHERE name = 'header'"
@@ -67,9 +99,21 @@ enum VaultSchema {
     static let insertClassKey = "INSERT INTO class_keys(protection, wrapped) VALUES(?, ?)"
     static let deleteClassKey = "DELETE FROM class_keys WHERE protection = ?"
 
-    static let itemColumns = "id, class, protection, identity, attributes, value"
-    static let selectByIdentity = "SELECT \(itemColumns) FROM items WHERE identity = ?"
-    static let selectAllItems = "SELECT \(itemColumns) FROM items ORDER BY id"
+    /// The item columns every read takes; a format-1 table has no generation, and its rows read
+    /// as generation 0 (sealed the format-1 way).
+    static func itemColumns(format: Int) -> String {
+        "id, class, protection, identity, attributes, value, " + (format >= 2 ? "generation" : "0")
+    }
+    static func selectByIdentity(format: Int) -> String { format >= 2 ? selectByIdentityTwo : selectByIdentityOne }
+    static func selectAllItems(format: Int) -> String { format >= 2 ? selectAllTwo : selectAllOne }
+    private static let selectByIdentityOne = "SELECT \(itemColumns(format: 1)) FROM items WHERE identity = ?"
+    private static let selectByIdentityTwo = "SELECT \(itemColumns(format: 2)) FROM items WHERE identity = ?"
+    private static let selectAllOne = "SELECT \(itemColumns(format: 1)) FROM items ORDER BY id"
+    private static let selectAllTwo = "SELECT \(itemColumns(format: 2)) FROM items ORDER BY id"
+    /// What the ledger covers, for every row.
+    static let selectLedgerRows = "SELECT id, class, identity, generation FROM items"
+    static let readLedger = "SELECT value FROM meta WHERE name = 'ledger'"
+    static let writeLedger = "INSERT OR REPLACE INTO meta(name, value) VALUES('ledger', ?)"
 
     /// How candidates are found: by the identity digest, the scope digest, or the class alone.
     enum Lookup: CaseIterable { case identity, scope, itemClass }
@@ -77,30 +121,36 @@ enum VaultSchema {
     /// The candidate query for a lookup path, with or without the value column (a NULL stands
     /// in, so large values are not read when only attributes are wanted) and the protection filter.
     /// Built once: the statement cache is keyed by this text.
-    static func select(_ lookup: Lookup, includeValue: Bool, byProtection: Bool) -> String {
-        selects[lookup]![includeValue ? 1 : 0][byProtection ? 1 : 0]
+    static func select(_ lookup: Lookup, includeValue: Bool, byProtection: Bool, format: Int) -> String {
+        selects[lookup]![format >= 2 ? 1 : 0][includeValue ? 1 : 0][byProtection ? 1 : 0]
     }
 
-    private static let selects: [Lookup: [[String]]] = Dictionary(uniqueKeysWithValues: Lookup.allCases.map { lookup in
+    private static let selects: [Lookup: [[[String]]]] = Dictionary(uniqueKeysWithValues: Lookup.allCases.map { lookup in
         let filter: String
         switch lookup {
         case .identity: filter = "identity = ? AND class = ?"
         case .scope: filter = "scope = ? AND class = ?"
         case .itemClass: filter = "class = ?"
         }
-        return (lookup, [false, true].map { value in
-            [false, true].map { protection in
-                "SELECT id, class, protection, identity, attributes, \(value ? "value" : "NULL") FROM items WHERE \(filter)"
-                    + (protection ? " AND (protection & 15) = ?" : "") + " ORDER BY id"
+        return (lookup, [1, 2].map { format in
+            [false, true].map { value in
+                [false, true].map { protection in
+                    "SELECT id, class, protection, identity, attributes, \(value ? "value" : "NULL"), \(format >= 2 ? "generation" : "0") FROM items WHERE \(filter)"
+                        + (protection ? " AND (protection & 15) = ?" : "") + " ORDER BY id"
+                }
             }
         })
     })
     static let selectValue = "SELECT value FROM items WHERE id = ?"
-    static let insertItem = "INSERT INTO items(class, protection, identity, scope, attributes, value) VALUES(?, ?, ?, ?, ?, ?)"
-    static let replaceItem = "UPDATE items SET protection = ?, identity = ?, scope = ?, attributes = ?, value = ? WHERE id = ?"
+    static let insertItem = "INSERT INTO items(class, protection, identity, scope, attributes, value, generation) VALUES(?, ?, ?, ?, ?, ?, ?)"
+    /// Keeps the row id: an upgrade carries rows over as they were numbered.
+    static let insertItemWithID = "INSERT INTO items(id, class, protection, identity, scope, attributes, value, generation) VALUES(?, ?, ?, ?, ?, ?, ?, ?)"
+    static let replaceItem = "UPDATE items SET protection = ?, identity = ?, scope = ?, attributes = ?, value = ?, generation = ? WHERE id = ?"
     static let deleteItem = "DELETE FROM items WHERE id = ?"
-    static let deleteProtection = "DELETE FROM items WHERE (protection & 15) = ?"
-    /// Items under an access control (a non-zero high nibble of the protection code).
-    static let deletePresenceItems = "DELETE FROM items WHERE protection >= 16"
+    /// The items removing the passphrase destroys: of the passcode class (the parameter), or
+    /// under an access control (a non-zero high nibble of the protection code).
+    static func selectPasscodeBound(format: Int) -> String {
+        "SELECT \(itemColumns(format: format)) FROM items WHERE (protection & 15) = ? OR protection >= 16 ORDER BY id"
+    }
     static let countItems = "SELECT count(*) FROM items"
 }

@@ -1,0 +1,102 @@
+/// The authenticated state of a format-2 vault's item table: which rows exist and in which
+/// version. Each sealed row carries the generation that wrote it (bound into its associated
+/// data); the ledger keeps a generation counter, the row count and the XOR of one keyed digest
+/// per row over (row id, class, identity digest, row generation), tagged with the ledger key.
+///
+/// A write updates it in O(1): the digests of the rows it replaces or removes are XORed out,
+/// those of the rows it writes XORed in. Checking it is O(n), once per connection and again
+/// whenever another connection changed the file (SQLite's `data_version`). What it catches: a
+/// deleted row, a row restored from an older copy (its generation differs, and its sealed parts
+/// open only with the generation they were sealed with), a restored deleted row, a changed row
+/// id or identity. The digests are keyed and never stored, so the XOR cannot be steered from
+/// the file; the ledger's tag covers everything it holds.
+///
+/// The whole file rolled back to an older copy carries a consistent older ledger: that is
+/// caught within a boot by the generation this boot last saw, kept in the kernel keyring
+/// (``GenerationRecord``).
+struct ItemLedger: Equatable {
+    var generation: UInt64
+    var count: UInt64
+    var digest: [UInt8]
+
+    static let empty = ItemLedger(generation: 0, count: 0, digest: [UInt8](repeating: 0, count: Digest.size))
+    static let encodedSize = 8 + 8 + Digest.size + Digest.size
+
+    /// What one row contributes.
+    struct Row {
+        var id: Int64
+        var itemClass: UInt8
+        var identity: [UInt8]
+        var generation: UInt64
+    }
+
+    static func element(_ row: Row, key: HMACKey, vaultID: [UInt8]) -> [UInt8] {
+        var message = rowLabel
+        message.reserveCapacity(rowLabel.count + vaultID.count + 17 + row.identity.count)
+        message.append(contentsOf: vaultID)
+        message.append(contentsOf: VaultHeader.be(UInt64(bitPattern: row.id)))
+        message.append(row.itemClass)
+        message.append(contentsOf: VaultHeader.be(row.generation))
+        message.append(contentsOf: row.identity)
+        return key.authenticationCode(message)
+    }
+
+    mutating func insert(_ element: [UInt8]) {
+        count &+= 1
+        xor(element)
+    }
+
+    mutating func remove(_ element: [UInt8]) {
+        count &-= 1
+        xor(element)
+    }
+
+    private mutating func xor(_ element: [UInt8]) {
+        for index in 0..<Digest.size { digest[index] ^= element[index] }
+    }
+
+    /// The stored form: generation u64 | count u64 | digest | tag, big-endian.
+    func encoded(key: HMACKey, vaultID: [UInt8]) -> [UInt8] {
+        let body = fields
+        return body + key.authenticationCode(Self.ledgerLabel + vaultID + body)
+    }
+
+    /// The ledger a stored blob holds, or nil when its tag does not verify under `key` (altered,
+    /// or written under other keys) or it is malformed.
+    static func decode(_ bytes: [UInt8], key: HMACKey, vaultID: [UInt8]) -> ItemLedger? {
+        guard bytes.count == encodedSize else { return nil }
+        let body = Array(bytes[0..<(encodedSize - Digest.size)])
+        guard Digest.equal(key.authenticationCode(ledgerLabel + vaultID + body), Array(bytes[(encodedSize - Digest.size)...])) else { return nil }
+        return ItemLedger(generation: integer(body, at: 0), count: integer(body, at: 8), digest: Array(body[16..<(16 + Digest.size)]))
+    }
+
+    private var fields: [UInt8] { VaultHeader.be(generation) + VaultHeader.be(count) + digest }
+
+    static func integer(_ bytes: [UInt8], at offset: Int) -> UInt64 {
+        bytes[offset..<(offset + 8)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+    }
+
+    private static let rowLabel = Array("swift-keychain ledger row v2".utf8)
+    private static let ledgerLabel = Array("swift-keychain ledger v2".utf8)
+}
+
+/// The newest ledger generation this boot has seen for a vault, kept in the user's kernel
+/// keyring and tagged with the ledger key, so that the whole file rolled back to an older copy
+/// is refused until reboot. A record that does not verify (planted by another process of the
+/// user) is ignored: it can neither lower nor raise what is trusted.
+enum GenerationRecord {
+    static func payload(_ generation: UInt64, key: HMACKey, vaultID: [UInt8]) -> SecretBytes {
+        let body = VaultHeader.be(generation)
+        return SecretBytes(body + key.authenticationCode(label + vaultID + body))
+    }
+
+    static func generation(in payload: SecretBytes, key: HMACKey, vaultID: [UInt8]) -> UInt64? {
+        let bytes = payload.withUnsafeBytes { Array($0) }
+        guard bytes.count == 8 + Digest.size else { return nil }
+        let body = Array(bytes[0..<8])
+        guard Digest.equal(key.authenticationCode(label + vaultID + body), Array(bytes[8...])) else { return nil }
+        return ItemLedger.integer(body, at: 0)
+    }
+
+    private static let label = Array("swift-keychain generation v2".utf8)
+}

@@ -1,0 +1,105 @@
+import FoundationEssentials
+
+/// The upgrade of a format-1 vault to format 2, in place and in one transaction: every item
+/// that opens here is re-sealed (padded, bound to its generation), the rest are carried over
+/// exactly as they were (still sealed the format-1 way, as generation 0: ThisDeviceOnly items of
+/// another machine, items behind a proof of presence), the item ledger is written and the
+/// header re-wrapped as format 2. Reads never upgrade: a format-1 vault is read as it is until
+/// its first write, or its unlock.
+extension OpenVault {
+    /// Upgrades before a write (mutex held): a key-file vault with its key file; a passphrase
+    /// vault is upgraded by its unlock, so a locked one asks for it.
+    func upgradeBeforeWrite() throws(StoreError) {
+        guard header.version < VaultHeader.currentVersion else { return }
+        try refreshHeader()
+        guard header.version < VaultHeader.currentVersion else { return }
+        guard !header.hasPassphrase else { throw .locked }
+        try loadImplicitKeys()
+        try upgrade(wrappingKey: try VaultFile.readKeyFile(location.keyFilePath))
+    }
+
+    /// The upgrade itself (mutex held, master key in hand); `wrappingKey` wraps the master key
+    /// (the key file's key, or the passphrase's scrypt output). Does nothing to a format-2 vault.
+    func upgrade(wrappingKey: SecretBytes) throws(StoreError) {
+        guard let master = keys.master else { throw .locked }
+        var replacement = header
+        replacement.version = VaultHeader.currentVersion
+        replacement.wrappedMasterKey = try Self.crypto { () throws(OpenSSLError) in
+            try AESGCM.seal(master, key: wrappingKey, associatedData: RecordCoding.masterKeyAssociatedData(replacement))
+        }
+        let format = Int(header.version)
+        do throws(StoreError) {
+            try writeTransaction { () throws(StoreError) in
+                // Another process may have upgraded it a moment ago.
+                try Self.checkFormat(schema: try VaultSchema.check(connection, path: location.path), header: header, path: location.path)
+                try refreshHeader()
+                guard header.version < VaultHeader.currentVersion else { return }
+                try checkLedger()
+                let rows = try carriedRows(format: format)
+                writeGeneration = 1
+                let resealed = try rows.map { (row, scope) throws(StoreError) in try resealedForUpgrade(row, scope: scope) }
+                try sql { () throws(SQLiteError) in
+                    try connection.execute("DROP TABLE items")
+                    try connection.execute(VaultSchema.createItems)
+                    let insert = try connection.statement(VaultSchema.insertItemWithID)
+                    for row in resealed { try insert.run(row) }
+                }
+                header = replacement
+                ledger = ItemLedger.empty
+                try recountLedger()
+                try storeLedger()
+                try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.writeHeader).run([.blob(replacement.encoded())]) }
+            }
+        } catch {
+            if header == replacement { try? refreshHeader() }
+            ledger = nil
+            ledgerDataVersion = -1
+            writeGeneration = 0
+            throw error
+        }
+        writeGeneration = 0
+        ledgerDataVersion = (try? sql { () throws(SQLiteError) in try connection.dataVersion() }) ?? -1
+        rememberGeneration()
+    }
+
+    /// Every row of the format-1 table, with its scope digest.
+    private func carriedRows(format: Int) throws(StoreError) -> [(Row, [UInt8])] {
+        var scopes: [Int64: [UInt8]] = [:]
+        try sql { () throws(SQLiteError) in
+            try connection.statement("SELECT id, scope FROM items").with([]) { (s: Statement) throws(SQLiteError) in
+                while try s.step() { scopes[s.integer(0)] = s.blob(1) }
+            }
+        }
+        let statement = try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.selectAllItems(format: format)) }
+        let rows = try fetch(statement, [], includeValue: true, limit: nil)
+        // A row that does not even decode would be lost by the rebuild: refuse instead.
+        guard rows.count == scopes.count else {
+            throw .corrupted("\(location.path) has items with an unknown class or protection code; keychain recover saves the others")
+        }
+        return rows.map { ($0, scopes[$0.id] ?? []) }
+    }
+
+    /// The new table's values for one row: re-sealed at generation 1 when it opens here,
+    /// carried over as generation 0 otherwise.
+    private func resealedForUpgrade(_ row: Row, scope: [UInt8]) throws(StoreError) -> [Statement.Value] {
+        let protection = RecordCoding.protectionCode(row.accessibility, row.accessControl)
+        func values(_ generation: UInt64, _ identity: [UInt8], _ scope: [UInt8], _ attributes: [UInt8], _ value: [UInt8]) -> [Statement.Value] {
+            [.integer(row.id), .integer(Int64(row.itemClass.code)), .integer(Int64(protection)), .blob(identity), .blob(scope),
+             .blob(attributes), .blob(value), .integer(Int64(generation))]
+        }
+        let carried = values(0, row.identity, scope, row.sealedAttributes, row.value ?? [])
+        guard row.accessControl == nil else { return carried }
+        let attributes: Attributes
+        let value: SecretBytes
+        do {
+            attributes = try decryptAttributes(row)
+            value = try open(row.value ?? [], row: row, part: .value)
+        } catch {
+            guard error.isUnavailableKey || error.isDamage else { throw error }
+            return carried
+        }
+        let sealed = try seal(row.itemClass, attributes: attributes, value: value)
+        // The digests come from the same lookup key: a row keeps its identity and scope.
+        return values(1, sealed.identity, sealed.scope, sealed.attributes, sealed.value)
+    }
+}

@@ -1,0 +1,38 @@
+/// Pads what format 2 seals to a size bucket, so that a ciphertext's length tells only the
+/// bucket, not the exact length of a password or of an item's names: 32 bytes, then each power
+/// of two up to 16 KiB, then multiples of 16 KiB. The padding is ISO/IEC 7816-4 (a 0x80 byte,
+/// then zeros), inside the authenticated plaintext.
+enum SizePadding {
+    static func bucket(for count: Int) -> Int {
+        let needed = count + 1
+        if needed <= 32 { return 32 }
+        if needed <= 16_384 { return 1 << (Int.bitWidth - (needed - 1).leadingZeroBitCount) }
+        return (needed + 16_383) / 16_384 * 16_384
+    }
+
+    static func pad(_ bytes: UnsafeRawBufferPointer) -> SecretBytes {
+        SecretBytes(count: bucket(for: bytes.count)) { out in
+            if let base = bytes.baseAddress { out.baseAddress!.copyMemory(from: base, byteCount: bytes.count) }
+            // The rest is already zero.
+            out[bytes.count] = 0x80
+        }
+    }
+
+    /// The content of padded bytes, or nil when the padding is malformed (which, inside an
+    /// authenticated plaintext, only a format bug or a forgery with the keys can cause).
+    static func unpad(_ padded: SecretBytes) -> SecretBytes? {
+        padded.withUnsafeBytes { bytes -> SecretBytes? in
+            guard let count = contentCount(bytes) else { return nil }
+            return SecretBytes(count: count) { out in
+                if count > 0 { out.baseAddress!.copyMemory(from: bytes.baseAddress!, byteCount: count) }
+            }
+        }
+    }
+
+    static func contentCount(_ padded: UnsafeRawBufferPointer) -> Int? {
+        var index = padded.count - 1
+        while index >= 0 && padded[index] == 0 { index -= 1 }
+        guard index >= 0, padded[index] == 0x80 else { return nil }
+        return index
+    }
+}
