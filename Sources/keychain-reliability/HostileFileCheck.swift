@@ -6,28 +6,34 @@ import Glibc
 #endif
 
 /// Hostile files: seeded trials of what someone who can edit the vault's directory or file does
-/// on purpose (a planted trigger or view, a scope digest copied from another service, the vault
-/// moved or emptied beside its key, a symbolic link, another user's file), each followed by the
-/// reads and writes a program would do. No wrong value may be served, nothing may hang or crash,
-/// and the key file is never lost.
+/// on purpose (a planted trigger or view, a scope digest copied from another service, rows, an
+/// attributes blob or the whole file put back from an older copy of the same vault, a deleted
+/// row, the vault moved or emptied beside its key, a symbolic link, another user's file), each
+/// after a program's own writes and followed by the reads and writes a program would do. No
+/// wrong value (an older one included) may be served, nothing may hang or crash, and the key
+/// file is never lost.
 ///
-/// Not yet here: rows or the whole file restored from an older copy of the same vault, and
-/// deleted rows (vault format 2 authenticates the set of rows); planted kernel-keyring entries and
-/// swapped presence keys are proven by PlantedCacheTests and PresenceKeyTests.
+/// Planted kernel-keyring entries and swapped presence keys are proven by PlantedCacheTests and
+/// PresenceKeyTests.
 enum HostileFileCheck {
     enum Edit: CaseIterable {
         case triggerIgnoringUpdates, triggerIgnoringDeletes, triggerCopyingInserts, viewInPlaceOfItems, extraIndex
         case scopeCopied, vaultMoved, vaultEmptied, vaultSymlinked, keySymlinked, foreignOwner
+        case olderRowRestored, rowDeleted, deletedRowRestored, olderAttributesRestored, wholeFileRolledBack
+
+        /// Whether the edit needs the kernel keyring's memory of the newest generation.
+        var usesKernelKeyring: Bool { self == .wholeFileRolledBack }
     }
 
     static let services = ["alpha", "bravo", "charlie"]
 
     static func run(_ env: CheckEnvironment, trials: Int) -> CheckResult {
-        var result = CheckResult("hostile files (planted schema, moved scopes, moved or linked files, other owners)")
+        var result = CheckResult("hostile files (planted schema, moved scopes, older rows and files, deleted rows, moved or linked files, other owners)")
         let base = env.directory("hostile")
         mkdir(base + "/template", 0o700)
         let template = VaultLocation(path: base + "/template/v.keychain")
         var expected: [String: String] = [:]
+        var accounts: [String] = []
         do {
             let vault = try Vault(VaultConfiguration(location: template, usesKernelKeyring: false))
             var operations: [WriteOperation] = []
@@ -35,6 +41,7 @@ enum HostileFileCheck {
                 for index in 0..<4 {
                     let account = "\(service)-\(index)"
                     expected[account] = "value-\(account)"
+                    accounts.append(account)
                     operations.append(.add(Item(.genericPassword, attributes: Attributes(service: service, account: account), value: SecretBytes(utf8: expected[account]!))))
                 }
             }
@@ -50,9 +57,11 @@ enum HostileFileCheck {
         var refused = 0, correct = 0, wrong = 0, keysLost = 0
         let watchdog = Watchdog(limit: 30)
         let trialDirectory = base + "/trial"
+        let keyringWorks = (try? Vault(VaultConfiguration(location: template, usesKernelKeyring: true)).status().kernelKeyring) == .available
         for trial in 0..<trials {
             var edit = Edit.allCases[random.next(below: Edit.allCases.count)]
             if edit == .foreignOwner && geteuid() != 0 { edit = .vaultSymlinked }
+            if edit == .wholeFileRolledBack && !keyringWorks { edit = .olderRowRestored }
             counts["\(edit)", default: 0] += 1
             _ = try? FileManager.default.removeItem(atPath: trialDirectory)
             mkdir(trialDirectory, 0o700)
@@ -63,19 +72,44 @@ enum HostileFileCheck {
             // process creating the vault, and waited for.
             var past = [timeval(tv_sec: time(nil) - 3_600, tv_usec: 0), timeval(tv_sec: time(nil) - 3_600, tv_usec: 0)]
             utimes(location.keyFilePath, &past)
-            apply(edit, to: location, &random)
+            let configuration = VaultConfiguration(location: location, usesKernelKeyring: edit.usesKernelKeyring)
+            // The program's own writes first: the template is now an older copy of this vault.
+            var expected = expected
+            let changed = (0..<3).map { _ in random.next(below: accounts.count) }
+            let removed = random.next(below: accounts.count)
+            do {
+                let vault = try Vault(configuration)
+                for index in changed {
+                    let account = accounts[index]
+                    expected[account] = "newer-\(account)"
+                    try vault.upsert(Item(.genericPassword, attributes: Attributes(service: String(account.split(separator: "-")[0]), account: account),
+                                          value: SecretBytes(utf8: expected[account]!)))
+                }
+                let account = accounts[removed]
+                expected[account] = nil
+                try vault.delete(Query(.genericPassword, attributes: Attributes(service: String(account.split(separator: "-")[0]), account: account)))
+            } catch {
+                result.fail("trial \(trial): the program's own writes failed: \(error)")
+                continue
+            }
+            apply(edit, to: location, older: template.path, changedRow: Int64(changed[0] + 1), removedRow: Int64(removed + 1), &random)
             watchdog.start("trial \(trial) (\(edit))")
-            defer { watchdog.stop() }
+            defer {
+                watchdog.stop()
+                // As a reboot would: the next trial starts from the same older copy.
+                if edit.usesKernelKeyring { try? Vault(configuration).forgetCachedKeys() }
+            }
 
             // What a program does next: read every item, update one, clear one service.
-            let configuration = VaultConfiguration(location: location, usesKernelKeyring: false)
             let target = services[random.next(below: services.count)]
             do {
                 let vault = try Vault(configuration)
-                for (account, value) in expected {
+                for account in accounts {
                     let found = try? vault.copyMatching(Query(.genericPassword, attributes: Attributes(service: String(account.split(separator: "-")[0]), account: account),
                                                               limit: .one, returnData: true)).first?.value?.string
-                    if let found { if found == value { correct += 1 } else { wrong += 1; result.fail("trial \(trial) (\(edit)): \(account) read a wrong value") } }
+                    if let found {
+                        if found == expected[account] { correct += 1 } else { wrong += 1; result.fail("trial \(trial) (\(edit)): \(account) read a wrong or older value") }
+                    }
                 }
                 try vault.upsert(Item(.genericPassword, attributes: Attributes(service: target, account: "\(target)-0"), value: SecretBytes(utf8: "updated")))
                 try vault.delete(Query(.genericPassword, attributes: Attributes(service: target)))
@@ -87,7 +121,14 @@ enum HostileFileCheck {
                 }
                 let others = expected.keys.filter { !$0.hasPrefix(target + "-") }
                 let present = Set(left.compactMap(\.attributes.account))
-                for account in others where !present.contains(account) {
+                // The row whose attributes came from an older copy no longer opens, so it is
+                // not listed; it must still be there.
+                let unreadable = edit == .olderAttributesRestored && changed[0] != removed ? accounts[changed[0]] : nil
+                if let unreadable, RawSQL.blobs(location.path, "SELECT identity FROM items WHERE id = \(changed[0] + 1)").count != 1 {
+                    wrong += 1
+                    result.fail("trial \(trial) (\(edit)): the row that no longer opens, \(unreadable), was removed")
+                }
+                for account in others where !present.contains(account) && account != unreadable {
                     wrong += 1
                     result.fail("trial \(trial) (\(edit)): clearing \(target) removed \(account)")
                 }
@@ -109,9 +150,20 @@ enum HostileFileCheck {
         return result
     }
 
-    static func apply(_ edit: Edit, to location: VaultLocation, _ random: inout SeededRandom) {
+    /// Applies `edit`; `older` is an older copy of the same vault (rows 1-12, one per account),
+    /// `changedRow` a row the program rewrote since, `removedRow` one it deleted.
+    static func apply(_ edit: Edit, to location: VaultLocation, older: String, changedRow: Int64, removedRow: Int64, _ random: inout SeededRandom) {
         let path = location.path
+        let attach = "ATTACH '\(older)' AS old; "
         switch edit {
+        case .olderRowRestored: _ = RawSQL.exec(path, attach + "INSERT OR REPLACE INTO items SELECT * FROM old.items WHERE id = \(changedRow)")
+        case .rowDeleted: _ = RawSQL.exec(path, "DELETE FROM items WHERE id = \(1 + random.next(below: 12))")
+        case .deletedRowRestored: _ = RawSQL.exec(path, attach + "INSERT OR REPLACE INTO items SELECT * FROM old.items WHERE id = \(removedRow)")
+        case .olderAttributesRestored:
+            _ = RawSQL.exec(path, attach + "UPDATE items SET attributes = (SELECT attributes FROM old.items WHERE id = \(changedRow)) WHERE id = \(changedRow)")
+        case .wholeFileRolledBack:
+            for suffix in ["-wal", "-shm"] { unlink(path + suffix) }
+            CorruptionCheck.write([UInt8](FileManager.default.contents(atPath: older) ?? Data()), to: path, mode: 0o600)
         case .triggerIgnoringUpdates: _ = RawSQL.exec(path, "CREATE TRIGGER keep BEFORE UPDATE ON items BEGIN SELECT RAISE(IGNORE); END")
         case .triggerIgnoringDeletes: _ = RawSQL.exec(path, "CREATE TRIGGER stay BEFORE DELETE ON items BEGIN SELECT RAISE(IGNORE); END")
         case .triggerCopyingInserts:

@@ -128,14 +128,18 @@ final class OpenVault: @unchecked Sendable {
     }
 
     /// Locks the vault and also drops the afterFirstUnlock keys, from this process and from the
-    /// kernel keyring: as after a reboot, only the passphrase opens the vault again.
+    /// kernel keyring: as after a reboot, only the passphrase opens the vault again, and the
+    /// boot's record of the newest generation is gone too.
     func forgetCachedKeys() {
         mutex.withLock {
             lockKeys()
             keys.wipeAll()
+            ledger = nil
+            ledgerDataVersion = -1
             if configuration.usesKernelKeyring {
                 kernelKeyring.remove(cacheDescription)
                 kernelKeyring.remove(unlockedDescription)
+                kernelKeyring.remove(generationDescription)
             }
         }
     }

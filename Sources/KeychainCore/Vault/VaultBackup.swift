@@ -26,7 +26,9 @@ extension Vault {
     }
 
     /// Puts the backup at `path` (and its `path.key`, for a vault without a passphrase) where
-    /// this vault lives, when there is no vault there: a restore never replaces a vault.
+    /// this vault lives, when there is no vault there: a restore never replaces a vault. The
+    /// restored copy becomes current: the kernel keyring's record of the newer generations this
+    /// boot has seen of it (which would refuse it as a rolled-back file) is dropped.
     ///
     /// - Throws: ``StoreError/invalidArgument(_:)`` when a vault (or a key file) is already in
     ///   place; the backup's own open errors when it is not a sound vault (nothing is changed).
@@ -42,6 +44,9 @@ extension Vault {
         do throws(FileSystem.Failure) { try FileSystem.createDirectory(location.directory) } catch { throw OpenVault.map(error) }
         try VaultFile.checkDirectory(location.directory)
         try Self.copy(from: backup, to: location, keyFile: backup.hasPassphrase ? nil : try VaultFile.readKeyFile(source.keyFilePath))
+        // The owner puts an older copy back on purpose: this boot's memory of newer generations
+        // of the vault would refuse it as a rollback.
+        if configuration.usesKernelKeyring { KernelKeyring().remove(backup.generationDescription) }
     }
 
     /// The vault's snapshot into `destination`: key file linked first, then the vault file,

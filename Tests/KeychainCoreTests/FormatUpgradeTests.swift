@@ -1,0 +1,140 @@
+import Foundation
+import Testing
+@testable import KeychainCore
+import KeychainTestSupport
+
+/// Vaults written by the previous release (format 1, `Fixtures/format1`, made by
+/// `Fixtures/format1/MakeFixture.swift.txt` on that release) open, are read as they are, and
+/// are upgraded to format 2 in place at their first write or unlock, nothing lost.
+@Suite("Format 1 vaults of the previous release: read as they are, upgraded in place")
+struct FormatUpgradeTests {
+    let directory = TemporaryDirectory()
+    static let passphrase = "fixture-passphrase"
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/format1").path
+
+    /// A private copy of a fixture vault (mode 0600, owned by whoever runs the tests).
+    func copy(_ name: String, kernelKeyring: Bool = false) throws -> VaultConfiguration {
+        for file in [name + ".keychain", name + ".keychain.key", "machine-id"] {
+            let source = Self.fixtures + "/" + file
+            guard FileManager.default.fileExists(atPath: source) else { continue }
+            let target = directory.path + "/" + file
+            try? FileManager.default.removeItem(atPath: target)
+            try FileManager.default.copyItem(atPath: source, toPath: target)
+            chmod(target, 0o600)
+        }
+        return VaultConfiguration(location: VaultLocation(path: directory.path + "/\(name).keychain"), idleTimeout: nil,
+                                  scryptParameters: .minimum, usesKernelKeyring: kernelKeyring,
+                                  machineIdentity: MachineIdentity(paths: [directory.path + "/machine-id"]))
+    }
+
+    func classes(withPasscode: Bool) -> [Accessibility] {
+        Accessibility.allCases.filter { withPasscode || $0 != .whenPasscodeSetThisDeviceOnly }
+    }
+
+    func expectEveryItem(_ vault: Vault, withPasscode: Bool) throws {
+        for accessibility in classes(withPasscode: withPasscode) {
+            let found = try vault.copyMatching(Query(.genericPassword, attributes: Attributes(service: "fixture", account: "\(accessibility)"),
+                                                     limit: .one, returnData: true, returnAttributes: true))
+            #expect(found.first?.value?.string == "value of \(accessibility)" && found.first?.attributes.accessibility == accessibility)
+        }
+        let web = try vault.copyMatching(Query(.internetPassword, attributes: Attributes(account: "web", server: "example.org"), limit: .one, returnData: true))
+        #expect(web.first?.value?.string == "internet value")
+        let empty = try vault.copyMatching(Query(.genericPassword, attributes: Attributes(service: "fixture", account: "empty"), limit: .one, returnData: true))
+        #expect(empty.first?.value?.count == 0)
+    }
+
+    func fileBytes(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
+
+    @Test("a format-1 vault is read whole and left byte for byte as it was")
+    func readWithoutWriting() throws {
+        let configuration = try copy("keyfile")
+        let before = fileBytes(configuration.location.path)
+        let vault = try Vault(configuration)
+        #expect(vault.status().formatVersion == 1)
+        try expectEveryItem(vault, withPasscode: false)
+        #expect(try vault.verify().ledger == "none (format 1)")
+        #expect(fileBytes(configuration.location.path) == before && vault.status().formatVersion == 1)
+    }
+
+    @Test("the first write upgrades a key-file vault in one step: format 2, every item kept, re-sealed and padded, the ledger sound")
+    func firstWriteUpgrades() throws {
+        let configuration = try copy("keyfile")
+        let vault = try Vault(configuration)
+        try vault.add(Item(.genericPassword, attributes: Attributes(service: "fixture", account: "new"), value: SecretBytes(utf8: "after")))
+        #expect(vault.status().formatVersion == 2)
+        try expectEveryItem(try Vault(configuration), withPasscode: false)
+        let report = try Vault(configuration).verify()
+        #expect(report.isSound && report.ledger == "ok" && report.damaged.isEmpty && report.intact == report.items, "\(report)")
+        let raw = try RawVault(configuration.location.path)
+        let generations = try raw.blobs("SELECT generation, value FROM items")
+        #expect(generations.allSatisfy { $0.0 >= 1 }, "every item opened here, so every item was re-sealed")
+        #expect(generations.allSatisfy { ($0.1.count - 28) % 32 == 0 }, "padded to buckets")
+        #expect(try Vault(configuration).copyMatching(Query(.genericPassword, attributes: Attributes(service: "fixture", account: "new"),
+                                                            limit: .one, returnData: true)).first?.value?.string == "after")
+    }
+
+    @Test("unlocking a format-1 passphrase vault upgrades it; every class and the presence item survive")
+    func unlockUpgrades() throws {
+        let configuration = try copy("passphrase")
+        let vault = try Vault(configuration)
+        #expect(vault.status().formatVersion == 1)
+        try vault.unlock(passphrase: SecretBytes(utf8: Self.passphrase))
+        #expect(vault.status().formatVersion == 2)
+        try expectEveryItem(vault, withPasscode: true)
+        let authenticator = ScriptedAuthenticator([.passphrase(Self.passphrase)])
+        let presence = try vault.copyMatching(Query(.genericPassword, attributes: Attributes(service: "fixture", account: "presence"), limit: .one,
+                                                    returnData: true, authentication: AuthenticationContext(authenticator: authenticator)))
+        #expect(presence.first?.value?.string == "presence value")
+        let report = try vault.verify()
+        #expect(report.ledger == "ok" && report.damaged.isEmpty, "\(report)")
+        let raw = try RawVault(configuration.location.path)
+        #expect(try raw.blobs("SELECT generation, value FROM items").filter { $0.0 == 0 }.count == 1,
+                "the presence item is carried over as format 1 sealed it (its inner seal needs the proof)")
+        // And written again, it is sealed the format-2 way.
+        try vault.write([.update(Query(.genericPassword, attributes: Attributes(service: "fixture", account: "presence")), attributes: Attributes(),
+                                 value: SecretBytes(utf8: "renewed"))])
+        #expect(try raw.blobs("SELECT generation, value FROM items").filter { $0.0 == 0 }.isEmpty)
+    }
+
+    @Test("a locked format-1 passphrase vault is not written before its unlock upgrades it")
+    func lockedWriteWaitsForUnlock() throws {
+        let configuration = try copy("passphrase")
+        let before = fileBytes(configuration.location.path)
+        #expect(throws: StoreError.locked) {
+            try Vault(configuration).add(Item(.genericPassword, attributes: Attributes(service: "fixture", account: "x"), value: SecretBytes(utf8: "x")))
+        }
+        #expect(fileBytes(configuration.location.path) == before)
+    }
+
+    @Test("an upgrade carries a damaged row over as it was; verify still names it",
+          arguments: ["value"])
+    func damagedRowCarried(_ column: String) throws {
+        let configuration = try copy("keyfile")
+        let raw = try RawVault(configuration.location.path)
+        let target = try raw.blobs("SELECT id, \(column) FROM items ORDER BY id")[0]
+        try raw.set("UPDATE items SET \(column) = ? WHERE id = ?", raw.flip(target.1, at: 14), target.0)
+        let vault = try Vault(configuration)
+        try vault.add(Item(.genericPassword, attributes: Attributes(service: "fixture", account: "new"), value: SecretBytes(utf8: "after")))
+        let report = try Vault(configuration).verify()
+        #expect(vault.status().formatVersion == 2 && report.ledger == "ok" && report.damaged.map(\.row) == [target.0], "\(report)")
+    }
+
+    @Test("a format-1 copy of a vault this boot has seen at format 2 is refused as a rollback",
+          .enabled(if: KernelKeyring().probe().isSuccess, "the kernel keyring (keyctl) is refused here"))
+    func downgradeRefused() throws {
+        let configuration = try copy("keyfile", kernelKeyring: true)
+        // The fixture's vault id is shared by every run: start from, and leave, no record of it.
+        let description = try OpenVault(configuration).generationDescription
+        KernelKeyring().remove(description)
+        defer { KernelKeyring().remove(description) }
+        try Vault(configuration).add(Item(.genericPassword, attributes: Attributes(service: "fixture", account: "new"), value: SecretBytes(utf8: "after")))
+        for suffix in ["-wal", "-shm"] { unlink(configuration.location.path + suffix) }
+        _ = try copy("keyfile", kernelKeyring: true)
+        #expect {
+            try Vault(configuration).copyMatching(Query(.genericPassword, attributes: Attributes(service: "fixture"), returnData: true))
+        } throws: { error in
+            guard case .tampered(let reason) = error as? StoreError else { return false }
+            return reason.contains("rolled back")
+        }
+    }
+}
