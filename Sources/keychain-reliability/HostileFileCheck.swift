@@ -96,8 +96,15 @@ enum HostileFileCheck {
             watchdog.start("trial \(trial) (\(edit))")
             defer {
                 watchdog.stop()
-                // As a reboot would: the next trial starts from the same older copy.
-                if edit.usesKernelKeyring { try? Vault(configuration).forgetCachedKeys() }
+                // The next trial starts from the same older copy: put back the way an owner
+                // would, with a restore, which drops the boot's record of newer generations.
+                if edit.usesKernelKeyring {
+                    let aside = VaultLocation(path: trialDirectory + "/aside.keychain")
+                    rename(location.path, aside.path)
+                    rename(location.keyFilePath, aside.keyFilePath)
+                    for suffix in ["-wal", "-shm"] { unlink(location.path + suffix) }
+                    do { try Vault(configuration).restore(from: aside.path) } catch { result.fail("trial \(trial): restoring the older copy failed: \(error)") }
+                }
             }
 
             // What a program does next: read every item, update one, clear one service.

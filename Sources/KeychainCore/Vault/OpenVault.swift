@@ -128,8 +128,8 @@ final class OpenVault: @unchecked Sendable {
     }
 
     /// Locks the vault and also drops the afterFirstUnlock keys, from this process and from the
-    /// kernel keyring: as after a reboot, only the passphrase opens the vault again, and the
-    /// boot's record of the newest generation is gone too.
+    /// kernel keyring: as after a reboot, only the passphrase opens the vault again. The boot's
+    /// record of the newest generation stays: it opens nothing, and still refuses an older copy.
     func forgetCachedKeys() {
         mutex.withLock {
             lockKeys()
@@ -139,7 +139,6 @@ final class OpenVault: @unchecked Sendable {
             if configuration.usesKernelKeyring {
                 kernelKeyring.remove(cacheDescription)
                 kernelKeyring.remove(unlockedDescription)
-                kernelKeyring.remove(generationDescription)
             }
         }
     }

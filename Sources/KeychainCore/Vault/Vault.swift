@@ -100,8 +100,8 @@ public final class Vault: Store, @unchecked Sendable {
 
     /// Locks the vault and also drops the afterFirstUnlock keys, from this process and from the
     /// kernel keyring: as after a reboot, only the passphrase opens the vault again. The boot's
-    /// record of the vault's newest generation goes too, so an older copy put in its place is
-    /// no longer refused as a rollback (``restore(from:)`` is the way to put one back).
+    /// record of the vault's newest generation stays (it opens nothing): an older copy put in
+    /// the vault's place is still refused as a rollback; ``restore(from:)`` puts one back.
     public func forgetCachedKeys() {
         (try? vault(creating: false))??.forgetCachedKeys()
     }
