@@ -72,6 +72,39 @@ struct HostileFileTests {
         #expect(try Vault(configuration).copyMatching(Query(.genericPassword, attributes: Attributes(account: "a"), returnData: true)).first?.value?.string == "the-token")
     }
 
+    /// Every file of `directory` but SQLite's shared-memory index (its read marks move with every
+    /// read, as a lock would), with its size, modification time and bytes; and the directory's time.
+    func snapshot(_ directory: String) throws -> [String] {
+        var stamp = stat()
+        stat(directory, &stamp)
+        var entries = ["directory \(stamp.st_mtim.tv_sec).\(stamp.st_mtim.tv_nsec)"]
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory).sorted() {
+            stat(directory + "/" + name, &stamp)
+            let bytes = name.hasSuffix("-shm") ? Data() : (FileManager.default.contents(atPath: directory + "/" + name) ?? Data())
+            entries.append(name.hasSuffix("-shm") ? name : "\(name) \(stamp.st_size) \(stamp.st_mtim.tv_sec).\(stamp.st_mtim.tv_nsec) \(bytes.hashValue)")
+        }
+        return entries
+    }
+
+    @Test("reads of an existing vault leave every file and the directory as they were, in the library and the command")
+    func readsWriteNothing() throws {
+        let configuration = directory.vaultConfiguration(name: "reads/v.keychain")
+        try FileManager.default.createDirectory(atPath: directory.path + "/reads", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try Vault(configuration).add(item("a", "the-token"))
+        let before = try snapshot(directory.path + "/reads")
+        #expect(before.contains { $0.hasPrefix("v.keychain-wal ") }, "the WAL stays beside the vault: \(before)")
+        usleep(20_000)
+        let vault = try Vault(configuration)
+        #expect(try vault.copyMatching(Query(.genericPassword, attributes: Attributes(service: "s", account: "a"), returnData: true)).first?.value?.string == "the-token")
+        #expect(try vault.contains(Query(.genericPassword)) && vault.verify().isSound && vault.status().itemCount == 1)
+        let path = configuration.location.path
+        for arguments in [["get", "--service", "s", "a"], ["contains", "--service", "s", "a"], ["list"], ["status"], ["verify"]] {
+            let result = try keychain(arguments + ["--vault", path])
+            #expect(result.status == 0, "\(arguments): \(result.stderr)")
+        }
+        #expect(try snapshot(directory.path + "/reads") == before)
+    }
+
     @Test("eight processes creating one vault at once: one vault, one key, every write kept")
     func racingCreators() throws {
         let path = directory.path + "/race/v.keychain"

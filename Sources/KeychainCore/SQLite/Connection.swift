@@ -19,7 +19,12 @@ final class Connection {
     /// The file is never followed through a symbolic link, its schema is never trusted (no
     /// side effects from views or triggers), and the work one statement may do is bounded, so a
     /// crafted file cannot make a call hang.
-    init(path: String, create: Bool, readOnly: Bool = false, busyTimeoutMilliseconds: Int32 = 15_000) throws(SQLiteError) {
+    ///
+    /// With `persistentSidecars`, the `-wal` and `-shm` files stay beside the database after the
+    /// last connection closes (the WAL is still checkpointed into the file, then emptied): a
+    /// reader that finds them creates and unlinks nothing, so reads leave the directory as it was.
+    init(path: String, create: Bool, readOnly: Bool = false, persistentSidecars: Bool = true,
+         busyTimeoutMilliseconds: Int32 = 15_000) throws(SQLiteError) {
         var db: OpaquePointer?
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE | SQLITE_OPEN_NOFOLLOW
         flags |= readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
@@ -47,6 +52,12 @@ final class Connection {
             sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
             if !readOnly {
                 try execute("PRAGMA journal_mode=WAL")
+            }
+            if persistentSidecars {
+                var persist: Int32 = 1
+                _ = sqlite3_file_control(db, "main", SQLITE_FCNTL_PERSIST_WAL, &persist)
+                // A kept WAL is emptied after each checkpoint, never left at its largest.
+                try execute("PRAGMA journal_size_limit=0")
             }
             try execute("PRAGMA synchronous=FULL")
             try execute("PRAGMA secure_delete=ON")

@@ -111,7 +111,8 @@ extension OpenVault {
     static func initializeFile(_ path: String, header: VaultHeader, master: SecretBytes) throws(StoreError) {
         let ledger = ItemLedger.empty.encoded(key: try ledgerKey(lookup: try lookupKey(master: master)), vaultID: header.vaultID)
         let connection: Connection
-        do { connection = try Connection(path: path, create: false) } catch { throw map(error, path: path) }
+        // The file is renamed into place after this: sidecars named after it must not stay.
+        do { connection = try Connection(path: path, create: false, persistentSidecars: false) } catch { throw map(error, path: path) }
         try writeTransaction(on: connection) { () throws(StoreError) in
             try sql { () throws(SQLiteError) in
                 try connection.execute(VaultSchema.create)

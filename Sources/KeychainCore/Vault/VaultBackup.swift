@@ -23,6 +23,8 @@ extension Vault {
         }
         try VaultFile.checkDirectory(destination.directory)
         try Self.copy(from: vault, to: destination, keyFile: vault.hasPassphrase ? nil : try VaultFile.readKeyFile(location.keyFilePath))
+        // The check of the copy left SQLite's (empty) sidecars beside it; a backup is one file.
+        for suffix in ["-wal", "-shm"] { unlink(destination.path + suffix) }
     }
 
     /// Puts the backup at `path` (and its `path.key`, for a vault without a passphrase) where
