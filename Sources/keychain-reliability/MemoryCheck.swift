@@ -7,8 +7,11 @@ import Glibc
 
 /// Secrets in memory: after a worker stores and reads a unique secret through Valet, wipes its
 /// own copies and releases everything, its core dump (gcore) is searched for the secret and for
-/// the vault's key file. Whatever is found is the library's doing. (That the command keeps
-/// secrets out of argv, environ and error text is proven by its tests: CommandTests.secretsStayOut.)
+/// the vault's key file. Whatever is found is the library's doing. Then the worker reads the
+/// secret back and holds it, as KeychainCore hands it out (a SecretBytes): it must be in the
+/// process's memory, and not in its core dump (the secure heap is `MADV_DONTDUMP`). (That the
+/// command keeps secrets out of argv, environ and error text is proven by its tests:
+/// CommandTests.secretsStayOut.)
 enum MemoryCheck {
     static func run(_ env: CheckEnvironment) -> CheckResult {
         var result = CheckResult("secrets in memory and around the process")
@@ -53,6 +56,26 @@ enum MemoryCheck {
         result.figure("copies of the vault's key file", keyCount)
         if secretCount != 0 { result.fail("\(secretCount) copies of the secret outlive the library's use of it") }
         if keyCount != 0 { result.fail("the key file's bytes are still in memory after release (\(keyCount) copies)") }
+
+        CorruptionCheck.write([1], to: path + ".hold", mode: 0o600)
+        guard Subprocess.readOutput(launched.stdout, until: "holding") else {
+            result.fail("the worker did not read the secret back")
+            return result
+        }
+        let live = occurrences(of: Array(secretValue.utf8), in: readWritableMappings(launched.pid))
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/gcore") else {
+            result.figure("a held secret in a core dump", "not measured (gcore not installed)")
+            return result
+        }
+        let core = directory + "/held"
+        _ = try? Subprocess.run("/usr/bin/gcore", ["-o", core, "\(launched.pid)"], environment: env.workerEnvironment)
+        let dump = [UInt8](FileManager.default.contents(atPath: core + ".\(launched.pid)") ?? Data())
+        unlink(core + ".\(launched.pid)")
+        let dumped = occurrences(of: Array(secretValue.utf8), in: dump)
+        result.figure("a held secret: copies in memory / in its core dump", "\(live) / \(dumped) (\(dump.count / 1_048_576) MiB dump)")
+        if live == 0 { result.fail("the held secret is not in the worker's memory: the check proves nothing") }
+        if dump.isEmpty { result.fail("gcore gave no core dump of the holding worker") }
+        if dumped != 0 { result.fail("\(dumped) copies of a held secret reached the core dump") }
         return result
     }
 
@@ -71,7 +94,9 @@ enum MemoryCheck {
 
     /// Every readable, writable mapping of `pid` (heap, stacks, anonymous memory): what a core dump holds of its data.
     static func readWritableMappings(_ pid: pid_t) -> [UInt8] {
-        guard let maps = try? String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8) else { return [] }
+        // Read to the end: /proc files report a size of 0, and a sized read stops early.
+        guard let handle = FileHandle(forReadingAtPath: "/proc/\(pid)/maps") else { return [] }
+        let maps = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
         let fd = open("/proc/\(pid)/mem", O_RDONLY)
         guard fd >= 0 else { return [] }
         defer { close(fd) }

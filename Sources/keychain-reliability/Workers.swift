@@ -131,6 +131,11 @@ enum Workers {
             secret.withUnsafeMutableBytes { _ = memset($0.baseAddress!, 0, $0.count) }
         }
         say("released")
+        // Then, when asked, the secret read back and held as the library hands it out: in a
+        // SecretBytes, which lives in OpenSSL's secure heap.
+        while access(vaultPath + ".hold", F_OK) != 0 { usleep(10_000) }
+        let held = try openVault(vaultPath).copyMatching(Query(.genericPassword, attributes: Attributes(account: "token"), limit: .one, returnData: true))
+        say("holding \(held.first?.value?.count ?? 0)")
         while true { sleep(60) }
     }
 

@@ -3,8 +3,10 @@ import FoundationEssentials
 
 /// Bytes that must not outlive their use: keys, passphrases and decrypted values.
 ///
-/// The buffer is wiped with `OPENSSL_cleanse` when the last reference goes away, compares in
-/// constant time, and never prints its contents. Reach the bytes only through
+/// The buffer lives in OpenSSL's secure heap (``SecureHeap``: locked in memory where the limits
+/// allow, and left out of core dumps), falling back to the ordinary heap once that is full; it
+/// is wiped when the last reference goes away, compares in constant time, and never prints its
+/// contents. Reach the bytes only through
 /// ``withUnsafeBytes(_:)``; convert to `Data` or `String` once, as late as possible.
 public final class SecretBytes: @unchecked Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
     // Immutable after init, so sharing across threads is safe.
@@ -16,13 +18,11 @@ public final class SecretBytes: @unchecked Sendable, Equatable, CustomStringConv
     /// Allocates `count` bytes and lets `initializer` fill them in place, so the secret is never
     /// copied through an intermediate buffer.
     public init<E: Error>(count: Int, initializingWith initializer: (UnsafeMutableRawBufferPointer) throws(E) -> Void) throws(E) {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count, 1), alignment: 16)
-        buffer.initializeMemory(as: UInt8.self, repeating: 0)
+        let buffer = SecureHeap.allocate(max(count, 1))
         do {
             try initializer(UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]))
         } catch {
-            OPENSSL_cleanse(buffer.baseAddress, buffer.count)
-            buffer.deallocate()
+            SecureHeap.free(buffer)
             throw error
         }
         storage = buffer
@@ -52,8 +52,7 @@ public final class SecretBytes: @unchecked Sendable, Equatable, CustomStringConv
     }
 
     deinit {
-        OPENSSL_cleanse(storage.baseAddress, storage.count)
-        storage.deallocate()
+        SecureHeap.free(storage)
     }
 
     /// Calls `body` with a view of the bytes, valid only for the duration of the call.
