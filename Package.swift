@@ -30,7 +30,7 @@ let package = Package(
         // The benchmark against the floors (raw SQLite, raw AES-GCM) and the peers: a program, not a test.
         .executableTarget(name: "keychain-bench", dependencies: ["KeychainCore", "Valet", "ValetNaming", "KeychainTestSupport", "CSQLite", "COpenSSL"]),
         // The reliability suite (crashes, contention, corruption) and the worker processes it kills.
-        .executableTarget(name: "keychain-reliability", dependencies: ["KeychainCore", "Valet", "ValetNaming", "KeychainTestSupport", "CSQLite", "CKeyring"]),
+        .executableTarget(name: "keychain-reliability", dependencies: ["KeychainCore", "Valet", "ValetNaming", "KeychainTestSupport", "CSQLite", "CKeyring", "COpenSSL"]),
 
         // libFuzzer targets for every parser of untrusted bytes (built by scripts/fuzz.sh).
         .target(name: "KeychainFuzzTargets", dependencies: ["KeychainCore", "Locksmith", "KeychainCLI"], path: "Fuzz/Targets"),

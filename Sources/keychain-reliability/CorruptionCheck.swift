@@ -158,7 +158,9 @@ enum CorruptionCheck {
         } catch {
             return nil
         }
-        return FileManager.default.fileExists(atPath: location.path + "-wal") ? nil : location
+        // Everything checkpointed into the file: the kept WAL is empty.
+        let wal = (try? FileManager.default.attributesOfItem(atPath: location.path + "-wal"))?[.size] as? Int ?? 0
+        return wal == 0 ? location : nil
     }
 
     static func write(_ bytes: [UInt8], to path: String, mode: mode_t) {

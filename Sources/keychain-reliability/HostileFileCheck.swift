@@ -13,13 +13,14 @@ import Glibc
 /// wrong value (an older one included) may be served, nothing may hang or crash, and the key
 /// file is never lost.
 ///
-/// Planted kernel-keyring entries and swapped presence keys are proven by PlantedCacheTests and
-/// PresenceKeyTests.
+/// With the kernel keyring, also keys planted in its cache and a swapped presence public key
+/// (``HostileKeyTrials``).
 enum HostileFileCheck {
     enum Edit: CaseIterable {
         case triggerIgnoringUpdates, triggerIgnoringDeletes, triggerCopyingInserts, viewInPlaceOfItems, extraIndex
         case scopeCopied, vaultMoved, vaultEmptied, vaultSymlinked, keySymlinked, foreignOwner
         case olderRowRestored, rowDeleted, deletedRowRestored, olderAttributesRestored, wholeFileRolledBack
+        case plantedCache, swappedPresenceKey
 
         /// Whether the edit needs the kernel keyring's memory of the newest generation.
         var usesKernelKeyring: Bool { self == .wholeFileRolledBack }
@@ -28,7 +29,7 @@ enum HostileFileCheck {
     static let services = ["alpha", "bravo", "charlie"]
 
     static func run(_ env: CheckEnvironment, trials: Int) -> CheckResult {
-        var result = CheckResult("hostile files (planted schema, moved scopes, older rows and files, deleted rows, moved or linked files, other owners)")
+        var result = CheckResult("hostile files (planted schema, moved scopes, older rows and files, deleted rows, moved or linked files, other owners, planted cache keys, swapped presence keys)")
         let base = env.directory("hostile")
         mkdir(base + "/template", 0o700)
         let template = VaultLocation(path: base + "/template/v.keychain")
@@ -61,10 +62,21 @@ enum HostileFileCheck {
         for trial in 0..<trials {
             var edit = Edit.allCases[random.next(below: Edit.allCases.count)]
             if edit == .foreignOwner && geteuid() != 0 { edit = .vaultSymlinked }
-            if edit == .wholeFileRolledBack && !keyringWorks { edit = .olderRowRestored }
+            if [.wholeFileRolledBack, .plantedCache, .swappedPresenceKey].contains(edit) && !keyringWorks { edit = .olderRowRestored }
             counts["\(edit)", default: 0] += 1
             _ = try? FileManager.default.removeItem(atPath: trialDirectory)
             mkdir(trialDirectory, 0o700)
+            if edit == .plantedCache || edit == .swappedPresenceKey {
+                var outcome = HostileKeyTrials.Outcome()
+                watchdog.start("trial \(trial) (\(edit))")
+                HostileKeyTrials.run(edit == .plantedCache ? .plantedCache : .swappedPresenceKey, in: trialDirectory, trial: trial, &outcome)
+                watchdog.stop()
+                correct += outcome.correct
+                wrong += outcome.wrong
+                if outcome.refused > 0 { refused += 1 }
+                for failure in outcome.failures { result.fail(failure) }
+                continue
+            }
             let location = VaultLocation(path: trialDirectory + "/v.keychain")
             CorruptionCheck.write(bytes, to: location.path, mode: 0o600)
             CorruptionCheck.write(key, to: location.keyFilePath, mode: 0o600)
@@ -190,6 +202,7 @@ enum HostileFileCheck {
             rename(location.keyFilePath, location.keyFilePath + ".real")
             symlink(location.keyFilePath + ".real", location.keyFilePath)
         case .foreignOwner: chown(path, 65534, 65534)
+        case .plantedCache, .swappedPresenceKey: break  // HostileKeyTrials
         }
     }
 }

@@ -49,7 +49,7 @@ enum ResourceFaultCheck {
                 result.skip("the read-only part runs as \(OtherUsersCheck.user), which the other-users check creates")
                 return result
             }
-            for path in [directory, location.path, location.keyFilePath] { chown(path, probe.pointee.pw_uid, probe.pointee.pw_gid) }
+            for path in [directory, location.path, location.keyFilePath] + location.companionPaths { chown(path, probe.pointee.pw_uid, probe.pointee.pw_gid) }
         }
         chmod(location.path, 0o400)
         chmod(location.keyFilePath, 0o400)
