@@ -9,15 +9,18 @@ struct OptionSpec: Sendable {
     static func flag(_ name: String, short: Character? = nil, _ help: String) -> OptionSpec {
         OptionSpec(name: name, short: short, kind: .flag, help: help)
     }
-    static func value(_ name: String, _ placeholder: String, _ help: String) -> OptionSpec {
-        OptionSpec(name: name, short: nil, kind: .value(placeholder), help: help)
+    static func value(_ name: String, short: Character? = nil, _ placeholder: String, _ help: String) -> OptionSpec {
+        OptionSpec(name: name, short: short, kind: .value(placeholder), help: help)
     }
 
+    /// `-i, --identifier ID`: the short form first, when there is one.
     var usage: String {
+        let long: String
         switch kind {
-        case .flag: "--\(name)"
-        case .value(let placeholder): "--\(name) \(placeholder)"
+        case .flag: long = "--\(name)"
+        case .value(let placeholder): long = "--\(name) \(placeholder)"
         }
+        return short.map { "-\($0), " + long } ?? long
     }
 }
 
@@ -51,8 +54,8 @@ enum ParseError: Error, Equatable, CustomStringConvertible {
     }
 }
 
-/// Parses `arguments` against `options`: `--name value`, `--name=value`, `-x` short flags,
-/// and `--` to end options. Positionals are checked against `positionals` (names of required
+/// Parses `arguments` against `options`: `--name value`, `--name=value`, `-x` for a short
+/// flag, `-x value` for a short option, and `--` to end options. Positionals are checked against `positionals` (names of required
 /// ones) and `optionalPositionals`.
 func parse(_ arguments: [String], options: [OptionSpec], positionals: [String], optionalPositionals: [String] = []) throws(ParseError) -> ParsedArguments {
     var parsed = ParsedArguments()

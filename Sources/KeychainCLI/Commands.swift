@@ -19,11 +19,11 @@ struct Command: Sendable {
 
 enum Commands {
     static let global: [OptionSpec] = [
-        .value("vault", "PATH", "the vault file (default: $KEYCHAIN_PATH, else $XDG_DATA_HOME/keychain/default.keychain)"),
+        .value("vault", short: "v", "PATH", "the vault file (default: $KEYCHAIN_PATH, else $XDG_DATA_HOME/keychain/default.keychain)"),
         .value("backend", "STORE", "vault (default, or $KEYCHAIN_BACKEND) or secret-service (GNOME Keyring, KWallet, KeePassXC)"),
         .flag("help", short: "h", "show help for the command"),
     ]
-    static let json = OptionSpec.flag("json", "print structured output (never secrets) as JSON")
+    static let json = OptionSpec.flag("json", short: "j", "print structured output (never secrets) as JSON")
     static let binary = OptionSpec.flag("binary", "raw bytes: set stores standard input exactly; get prints the bytes with no newline")
 
     static let all: [Command] = [

@@ -15,7 +15,7 @@ enum Documentation {
     private static func bash() -> String {
         var cases = ""
         for command in Commands.all {
-            let words = options(of: command).map { "--\($0.name)" }.joined(separator: " ")
+            let words = options(of: command).flatMap { option in ["--\(option.name)"] + (option.short.map { ["-\($0)"] } ?? []) }.joined(separator: " ")
             cases += "        \(command.name)) opts=\"\(words)\" ;;\n"
         }
         return """
@@ -43,9 +43,12 @@ enum Documentation {
         out += "  )\n  if (( CURRENT == 2 )); then\n    _describe 'command' commands\n    return\n  fi\n  case $words[2] in\n"
         for command in Commands.all {
             let specs = options(of: command).map { option -> String in
+                // With a short form, zsh's brace group offers both and treats them as one.
+                let names = option.short.map { "'(-\($0) --\(option.name))'{-\($0),--\(option.name)}" } ?? "'--\(option.name)"
+                let open = option.short == nil ? "" : "'"
                 switch option.kind {
-                case .flag: "'--\(option.name)[\(quoted(option.help))]'"
-                case .value(let placeholder): "'--\(option.name)=[\(quoted(option.help))]:\(placeholder):'"
+                case .flag: return "\(names)\(open)[\(quoted(option.help))]'"
+                case .value(let placeholder): return "\(names)\(open)\(option.short == nil ? "=" : "")[\(quoted(option.help))]:\(placeholder):'"
                 }
             }
             out += "    \(command.name)) _arguments \(specs.joined(separator: " ")) ;;\n"
@@ -60,7 +63,8 @@ enum Documentation {
             for option in options(of: command) {
                 let takesValue: String
                 if case .value = option.kind { takesValue = " -r" } else { takesValue = "" }
-                out += "complete -c keychain -n '__fish_seen_subcommand_from \(command.name)' -l \(option.name)\(takesValue) -d '\(quoted(option.help))'\n"
+                let short = option.short.map { " -s \($0)" } ?? ""
+                out += "complete -c keychain -n '__fish_seen_subcommand_from \(command.name)' -l \(option.name)\(short)\(takesValue) -d '\(quoted(option.help))'\n"
             }
         }
         return out

@@ -12,14 +12,14 @@ struct ItemAddress {
     var isValet: Bool { valet != nil }
 
     static let options: [OptionSpec] = [
-        .value("identifier", "ID", "the Valet identifier (Valet.valet(with:...))"),
+        .value("identifier", short: "i", "ID", "the Valet identifier (Valet.valet(with:...))"),
         .value("accessibility", "WHEN", "whenUnlocked (default), afterFirstUnlock, whenPasscodeSetThisDeviceOnly, whenUnlockedThisDeviceOnly, afterFirstUnlockThisDeviceOnly"),
         .value("shared-group", "PREFIX.GROUP", "a shared group Valet, e.g. group.Druidia or AppID12345.Druidia"),
         .flag("icloud", "an iCloud (synchronizable) Valet"),
         .flag("explicit", "a Valet made withExplicitlySet: the identifier (or group) is the service string"),
-        .value("service", "SERVICE", "raw: a generic password's service"),
+        .value("service", short: "s", "SERVICE", "raw: a generic password's service"),
         .value("server", "HOST", "raw: an internet password's server"),
-        .value("account", "ACCOUNT", "raw: the account (or give it as the KEY argument)"),
+        .value("account", short: "a", "ACCOUNT", "raw: the account (or give it as the KEY argument)"),
         .value("access-group", "GROUP", "raw: the access group"),
         .value("protocol", "CODE", "raw: an internet password's protocol code, e.g. htps"),
         .value("port", "N", "raw: an internet password's port"),

@@ -3,7 +3,7 @@ import Testing
 
 @Suite("The argument parser")
 struct ArgumentParserTests {
-    let options: [OptionSpec] = [.value("identifier", "ID", ""), .flag("json", ""), .flag("help", short: "h", "")]
+    let options: [OptionSpec] = [.value("identifier", short: "i", "ID", ""), .flag("json", short: "j", ""), .flag("help", short: "h", "")]
 
     struct Case: Sendable, CustomTestStringConvertible {
         let arguments: [String]
@@ -15,6 +15,9 @@ struct ArgumentParserTests {
         Case(arguments: ["--identifier", "Druidia", "Skroob"], expected: .success(ParsedArguments(values: ["identifier": "Druidia"], positionals: ["Skroob"]))),
         Case(arguments: ["Skroob", "--identifier=Druidia", "--json"], expected: .success(ParsedArguments(values: ["identifier": "Druidia"], flags: ["json"], positionals: ["Skroob"]))),
         Case(arguments: ["-h"], expected: .success(ParsedArguments(flags: ["help"]))),
+        Case(arguments: ["-i", "Druidia", "-j", "Skroob"], expected: .success(ParsedArguments(values: ["identifier": "Druidia"], flags: ["json"], positionals: ["Skroob"]))),
+        Case(arguments: ["-i"], expected: .failure(.missingValue("identifier"))),
+        Case(arguments: ["-i", "a", "--identifier", "b"], expected: .failure(.repeatedOption("identifier"))),
         Case(arguments: ["--", "--identifier"], expected: .success(ParsedArguments(positionals: ["--identifier"]))),
         Case(arguments: ["--identifier="], expected: .success(ParsedArguments(values: ["identifier": ""]))),
         Case(arguments: ["--nope"], expected: .failure(.unknownOption("--nope"))),

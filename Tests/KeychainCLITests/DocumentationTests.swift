@@ -9,7 +9,22 @@ import KeychainTestSupport
 struct DocumentationTests {
     let directory = TemporaryDirectory()
 
-    func keychain(_ arguments: [String]) throws -> CommandResult { try KeychainExecutable.run(arguments, home: directory.path) }
+    func keychain(_ arguments: [String], input: String = "") throws -> CommandResult {
+        try KeychainExecutable.run(arguments, input: Data(input.utf8), home: directory.path)
+    }
+
+    @Test("the common flags have short forms: -i, -s, -a, -v, -j, -h")
+    func shortOptions() throws {
+        let vault = directory.path + "/short.keychain"
+        #expect(try keychain(["set", "-i", "Demo", "-v", vault, "greeting"], input: "hunter2").status == 0)
+        let got = try keychain(["get", "-i", "Demo", "-v", vault, "greeting"])
+        #expect(got.status == 0 && got.output == "hunter2\n", "\(got.stderr)")
+        #expect(try keychain(["set", "-s", "svc", "-a", "acct", "-v", vault], input: "raw").status == 0)
+        let listed = try keychain(["list", "-j", "-v", vault])
+        #expect(listed.status == 0 && listed.output.contains("\"acct\""), "\(listed.output)")
+        #expect(try keychain(["get", "-h"]).output.contains("-i, --identifier ID"))
+        #expect(try keychain(["get", "-x", "k"]).status == 2)
+    }
 
     @Test("every command and every option is in each shell's completions and in the manual page; bash parses its script")
     func everythingIsDocumented() throws {
@@ -20,8 +35,14 @@ struct DocumentationTests {
             #expect(bash.output.contains(command.name) && zsh.output.contains("'\(command.name):") && fish.output.contains("-a \(command.name) "), "\(command.name)")
             #expect(manual.output.contains(".B \(command.name.replacingOccurrences(of: "-", with: "\\-"))"), "\(command.name) in the manual")
             for option in command.options + Commands.global {
-                #expect(bash.output.contains("--\(option.name)") && zsh.output.contains("'--\(option.name)") && fish.output.contains("-l \(option.name)"),
+                let zshSpec = option.short.map { "{-\($0),--\(option.name)}" } ?? "'--\(option.name)"
+                #expect(bash.output.contains("--\(option.name)") && zsh.output.contains(zshSpec) && fish.output.contains("-l \(option.name)"),
                         "\(command.name) --\(option.name)")
+                if let short = option.short {
+                    #expect(bash.output.contains(" -\(short)") && fish.output.contains("-l \(option.name) -s \(short)")
+                            && manual.output.contains("\\-\(short), \\-\\-\(option.name.replacingOccurrences(of: "-", with: "\\-"))"),
+                            "\(command.name) -\(short)")
+                }
             }
         }
         let file = directory.file("completion.bash", bash.output)
