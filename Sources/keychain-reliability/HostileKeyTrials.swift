@@ -36,7 +36,7 @@ enum HostileKeyTrials {
         var description = ""
         defer {
             // Each trial's vault is new: what it left in the user's keyring goes with it.
-            for suffix in ["", ":unlocked", ":generation"] { remove(description + suffix) }
+            for suffix in ["", ":unlocked"] { remove(description + suffix) }
         }
         do {
             let vault = try Vault(configuration)

@@ -94,7 +94,8 @@ enum OtherUsersCheck {
 
     /// The serials (hex) of the vault caches in the kernel keyrings this process can see.
     static func cacheKeySerials() -> [String] {
-        let keys = (try? String(contentsOfFile: "/proc/keys", encoding: .utf8)) ?? ""
+        // Read to the end: /proc files report a size of 0, and a sized read stops early.
+        let keys = String(decoding: FileHandle(forReadingAtPath: "/proc/keys")?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
         return keys.split(separator: "\n").filter { $0.contains("swift-keychain:v1:") }.compactMap { $0.split(separator: " ").first.map(String.init) }
     }
 }

@@ -159,8 +159,9 @@ struct CommandTests {
                                                  environment: ["KEYCHAIN_PATH": vaultPath, "HOME": directory.path], errorFile: errorFile)
         _ = Array(secretValue.utf8).withUnsafeBytes { write(stdin, $0.baseAddress, $0.count) }
         Thread.sleep(forTimeInterval: 0.2)
-        let cmdline = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") ?? Data()
-        let environ = FileManager.default.contents(atPath: "/proc/\(pid)/environ") ?? Data()
+        // Read to the end: /proc files report a size of 0, and a sized read may stop early.
+        let cmdline = FileHandle(forReadingAtPath: "/proc/\(pid)/cmdline")?.readDataToEndOfFile() ?? Data()
+        let environ = FileHandle(forReadingAtPath: "/proc/\(pid)/environ")?.readDataToEndOfFile() ?? Data()
         close(stdin)
         #expect(Subprocess.wait(for: pid) == 0)
         #expect(!cmdline.isEmpty && cmdline.range(of: Data(secretValue.utf8)) == nil)

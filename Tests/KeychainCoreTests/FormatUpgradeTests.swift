@@ -124,9 +124,9 @@ struct FormatUpgradeTests {
     func downgradeRefused() throws {
         let configuration = try copy("keyfile", kernelKeyring: true)
         // The fixture's vault id is shared by every run: start from, and leave, no record of it.
-        let description = try OpenVault(configuration).generationDescription
-        KernelKeyring().remove(description)
-        defer { KernelKeyring().remove(description) }
+        let opened = try OpenVault(configuration)
+        opened.forgetGeneration()
+        defer { opened.forgetGeneration() }
         try Vault(configuration).add(Item(.genericPassword, attributes: Attributes(service: "fixture", account: "new"), value: SecretBytes(utf8: "after")))
         for suffix in ["-wal", "-shm"] { unlink(configuration.location.path + suffix) }
         _ = try copy("keyfile", kernelKeyring: true)

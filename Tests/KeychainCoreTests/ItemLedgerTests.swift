@@ -192,13 +192,33 @@ struct ItemLedgerTests {
         let configuration = directory.vaultConfiguration(kernelKeyring: true)
         let vault = try Vault(configuration)
         try vault.add(item("a", "1"))
+        let opened = try OpenVault(configuration)
+        defer { opened.forgetGeneration() }
         let raw = try RawVault(configuration.location.path)
-        let header = try raw.blobs("SELECT 0, value FROM meta WHERE name = 'header'")[0].1
-        let description = "swift-keychain:v1:" + Digest.hex(Array(header[6..<22])) + ":generation"
-        try KernelKeyring().store(SecretBytes([0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF] + [UInt8](repeating: 7, count: 32)), as: description)
-        defer { KernelKeyring().remove(description) }
+        let vaultID = Array(try raw.blobs("SELECT 0, value FROM meta WHERE name = 'header'")[0].1[6..<22])
+        // An entry claiming a far newer generation, with a tag its planter could not compute.
+        let keyring = KernelKeyring()
+        let forged = vaultID + [UInt8](repeating: 0xFF, count: 8) + Random.bytes(32)
+        let table = GenerationTable.entries(keyring.load(GenerationTable.description)).joined() + forged
+        try keyring.store(SecretBytes(table), as: GenerationTable.description)
         #expect(try read(try Vault(configuration), "a") == "1")
         try Vault(configuration).add(item("b", "2"))
         #expect(try read(try Vault(configuration), "b") == "2")
+    }
+
+    @Test("the generation table keeps the newest entry per vault, the most recent 64 vaults, and drops what does not parse")
+    func generationTable() {
+        let key = HMACKey(SecretBytes.random(count: 32))
+        var table: SecretBytes?
+        for index in 0..<70 { table = GenerationTable.recording(UInt64(index), in: table, key: key, vaultID: [UInt8](repeating: UInt8(index), count: 16)) }
+        table = GenerationTable.recording(99, in: table, key: key, vaultID: [UInt8](repeating: 10, count: 16))
+        #expect(GenerationTable.entries(table).count == 64)
+        #expect(GenerationTable.generation(in: table, key: key, vaultID: [UInt8](repeating: 10, count: 16)) == 99)
+        #expect(GenerationTable.generation(in: table, key: key, vaultID: [UInt8](repeating: 69, count: 16)) == 69)
+        #expect(GenerationTable.generation(in: table, key: key, vaultID: [UInt8](repeating: 3, count: 16)) == nil, "the oldest went")
+        #expect(GenerationTable.generation(in: table, key: HMACKey(SecretBytes.random(count: 32)), vaultID: [UInt8](repeating: 69, count: 16)) == nil)
+        #expect(GenerationTable.entries(SecretBytes([1, 2, 3])).isEmpty)
+        #expect(GenerationTable.generation(in: GenerationTable.forgetting([UInt8](repeating: 69, count: 16), in: table), key: key,
+                                           vaultID: [UInt8](repeating: 69, count: 16)) == nil)
     }
 }

@@ -80,22 +80,47 @@ struct ItemLedger: Equatable {
     private static let ledgerLabel = Array("swift-keychain ledger v2".utf8)
 }
 
-/// The newest ledger generation this boot has seen for a vault, kept in the user's kernel
-/// keyring and tagged with the ledger key, so that the whole file rolled back to an older copy
-/// is refused until reboot. A record that does not verify (planted by another process of the
-/// user) is ignored: it can neither lower nor raise what is trusted.
-enum GenerationRecord {
-    static func payload(_ generation: UInt64, key: HMACKey, vaultID: [UInt8]) -> SecretBytes {
-        let body = VaultHeader.be(generation)
-        return SecretBytes(body + key.authenticationCode(label + vaultID + body))
+/// The newest ledger generation this boot has seen of each recently written vault: one key in
+/// the user's kernel keyring for all of them (so that vaults written by the hundred, in a test
+/// suite, never eat into the user's key quota), holding at most ``capacity`` entries, the most
+/// recently written last. Each entry (vault id, generation, tag) is tagged with its vault's
+/// ledger key, so that an entry planted by another process of the user is ignored: it can
+/// neither lower nor raise what is trusted. Updates are read, change, replace; one lost to a
+/// concurrent update is made again (``OpenVault/rememberGeneration()``).
+enum GenerationTable {
+    static let description = "swift-keychain:v1:generations"
+    static let capacity = 64
+    static let entrySize = 16 + 8 + Digest.size
+
+    /// The stored entries, oldest first; a malformed payload reads as none.
+    static func entries(_ payload: SecretBytes?) -> [[UInt8]] {
+        guard let payload else { return [] }
+        let bytes = payload.withUnsafeBytes { Array($0) }
+        guard bytes.count % entrySize == 0 else { return [] }
+        return stride(from: 0, to: bytes.count, by: entrySize).map { Array(bytes[$0..<($0 + entrySize)]) }
     }
 
-    static func generation(in payload: SecretBytes, key: HMACKey, vaultID: [UInt8]) -> UInt64? {
-        let bytes = payload.withUnsafeBytes { Array($0) }
-        guard bytes.count == 8 + Digest.size else { return nil }
-        let body = Array(bytes[0..<8])
-        guard Digest.equal(key.authenticationCode(label + vaultID + body), Array(bytes[8...])) else { return nil }
-        return ItemLedger.integer(body, at: 0)
+    /// The generation recorded for `vaultID`, when an entry for it verifies under `key`.
+    static func generation(in payload: SecretBytes?, key: HMACKey, vaultID: [UInt8]) -> UInt64? {
+        for entry in entries(payload).reversed() where Array(entry[0..<16]) == vaultID {
+            let body = Array(entry[16..<24])
+            if Digest.equal(key.authenticationCode(label + vaultID + body), Array(entry[24...])) { return ItemLedger.integer(body, at: 0) }
+        }
+        return nil
+    }
+
+    /// The table with `vaultID` at `generation` (any other entry for it, planted or old, dropped),
+    /// the oldest entries dropped beyond ``capacity``.
+    static func recording(_ generation: UInt64, in payload: SecretBytes?, key: HMACKey, vaultID: [UInt8]) -> SecretBytes {
+        let body = VaultHeader.be(generation)
+        let entry = vaultID + body + key.authenticationCode(label + vaultID + body)
+        let kept = (entries(payload).filter { Array($0[0..<16]) != vaultID } + [entry]).suffix(capacity)
+        return SecretBytes(kept.joined())
+    }
+
+    /// The table without `vaultID`'s entries.
+    static func forgetting(_ vaultID: [UInt8], in payload: SecretBytes?) -> SecretBytes {
+        SecretBytes(entries(payload).filter { Array($0[0..<16]) != vaultID }.joined())
     }
 
     private static let label = Array("swift-keychain generation v2".utf8)

@@ -4,9 +4,6 @@ import FoundationEssentials
 /// vault first checks that the item table is the set of rows the ledger vouches for, and every
 /// write updates the ledger in the same transaction.
 extension OpenVault {
-    /// The kernel-keyring description of this boot's newest generation (``GenerationRecord``).
-    var generationDescription: String { cacheDescription + ":generation" }
-
     /// The ledger's key, derived from the lookup key: a process that may read items has it.
     func ledgerKey() throws(StoreError) -> HMACKey {
         if let key = keys.ledger { return key }
@@ -86,8 +83,8 @@ extension OpenVault {
 
     /// This boot's newest generation of this vault, when the kernel keyring holds a genuine record.
     func seenGeneration(key: HMACKey) -> UInt64? {
-        guard configuration.usesKernelKeyring, let payload = kernelKeyring.load(generationDescription) else { return nil }
-        return GenerationRecord.generation(in: payload, key: key, vaultID: header.vaultID)
+        guard configuration.usesKernelKeyring else { return nil }
+        return GenerationTable.generation(in: kernelKeyring.load(GenerationTable.description), key: key, vaultID: header.vaultID)
     }
 
     /// Runs `body` in a read transaction after ``checkLedger()``.
@@ -155,10 +152,23 @@ extension OpenVault {
         ledger?.remove(ItemLedger.element(entry, key: try ledgerKey(), vaultID: header.vaultID))
     }
 
-    /// Records the committed generation in the kernel keyring, unless a newer one is there.
+    /// Records the committed generation in the kernel keyring, unless a newer one is there; an
+    /// update lost to another process's (both read the table, both replaced it) is made again.
     func rememberGeneration() {
         guard configuration.usesKernelKeyring, let state = ledger, let key = try? ledgerKey() else { return }
-        if let seen = seenGeneration(key: key), seen >= state.generation { return }
-        try? kernelKeyring.store(GenerationRecord.payload(state.generation, key: key, vaultID: header.vaultID), as: generationDescription)
+        for _ in 0..<4 {
+            let table = kernelKeyring.load(GenerationTable.description)
+            if let seen = GenerationTable.generation(in: table, key: key, vaultID: header.vaultID), seen >= state.generation { return }
+            let updated = GenerationTable.recording(state.generation, in: table, key: key, vaultID: header.vaultID)
+            guard (try? kernelKeyring.store(updated, as: GenerationTable.description)) != nil else { return }
+        }
+    }
+
+    /// Drops this boot's record of the vault's generations (a restore puts an older copy back on purpose).
+    func forgetGeneration() {
+        guard configuration.usesKernelKeyring, let table = kernelKeyring.load(GenerationTable.description) else { return }
+        let rest = GenerationTable.forgetting(header.vaultID, in: table)
+        // The kernel refuses an empty payload: the last entry goes with the key.
+        if rest.count == 0 { kernelKeyring.remove(GenerationTable.description) } else { try? kernelKeyring.store(rest, as: GenerationTable.description) }
     }
 }

@@ -48,7 +48,9 @@ extension Vault {
         try Self.copy(from: backup, to: location, keyFile: backup.hasPassphrase ? nil : try VaultFile.readKeyFile(source.keyFilePath))
         // The owner puts an older copy back on purpose: this boot's memory of newer generations
         // of the vault would refuse it as a rollback.
-        if configuration.usesKernelKeyring { KernelKeyring().remove(backup.generationDescription) }
+        if configuration.usesKernelKeyring {
+            try OpenVault(VaultConfiguration(location: location, usesKernelKeyring: true, createIfMissing: false)).forgetGeneration()
+        }
     }
 
     /// The vault's snapshot into `destination`: key file linked first, then the vault file,

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds the `keychain` command as a self-contained binary (the Swift runtime and Foundation
+# linked in: it runs on a machine without a Swift toolchain, needing only libsqlite3 and
+# libcrypto from the system) and installs it under a prefix with its manual page and its bash,
+# zsh and fish completions.
+#
+#   scripts/install.sh                 # into ~/.local (root: /usr/local)
+#   scripts/install.sh --prefix DIR    # anywhere; DESTDIR is honoured for packaging
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+prefix=$([ "$(id -u)" -eq 0 ] && echo /usr/local || echo "$HOME/.local")
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --prefix) prefix=${2:?--prefix needs a directory}; shift 2 ;;
+        --prefix=*) prefix=${1#--prefix=}; shift ;;
+        -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "install.sh: unknown argument '$1'" >&2; exit 2 ;;
+    esac
+done
+case "$prefix" in /*) ;; *) prefix="$PWD/$prefix" ;; esac
+root="${DESTDIR:-}$prefix"
+
+swift build -c release --static-swift-stdlib --product keychain
+binary="$(swift build -c release --static-swift-stdlib --show-bin-path)/keychain"
+
+install -d "$root/bin" "$root/share/man/man1" "$root/share/bash-completion/completions" \
+    "$root/share/zsh/site-functions" "$root/share/fish/vendor_completions.d"
+install -m 0755 "$binary" "$root/bin/keychain"
+"$binary" man > "$root/share/man/man1/keychain.1"
+"$binary" completion bash > "$root/share/bash-completion/completions/keychain"
+"$binary" completion zsh > "$root/share/zsh/site-functions/_keychain"
+"$binary" completion fish > "$root/share/fish/vendor_completions.d/keychain.fish"
+chmod 0644 "$root/share/man/man1/keychain.1" "$root/share/bash-completion/completions/keychain" \
+    "$root/share/zsh/site-functions/_keychain" "$root/share/fish/vendor_completions.d/keychain.fish"
+echo "installed $prefix/bin/keychain ($("$root/bin/keychain" --version)), its manual page and completions"
