@@ -10,7 +10,7 @@
 set -euo pipefail
 
 start() {
-    local dir=${1:-${SECRET_SERVICE_DIR:-$(mktemp -d /tmp/secret-service.XXXXXX)}}
+    local dir=${1:-${SECRET_SERVICE_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/secret-service.XXXXXX")}}
     local password=${SECRET_SERVICE_PASSWORD:-test-password}
     mkdir -p "$dir/home" "$dir/run" "$dir/data"
     chmod 700 "$dir" "$dir/run"
