@@ -43,7 +43,8 @@ let package = Package(
         .testTarget(name: "LocksmithTests", dependencies: ["Locksmith", "KeychainCore", "KeychainTestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "FuzzRegressionTests", dependencies: ["KeychainFuzzTargets"]),
         // The Secret Service against other programs' items and its time bounds (private gnome-keyrings).
-        .testTarget(name: "SecretServiceTests", dependencies: ["KeychainCore", "Valet", "UICKeyChainStore", "Locksmith", "KeychainTestSupport", "keychain", "keychain-reliability"]),
+        .testTarget(
+            name: "SecretServiceTests", dependencies: ["KeychainCore", "Valet", "UICKeyChainStore", "Locksmith", "KeychainTestSupport", "keychain", "keychain-reliability"]),
         .testTarget(name: "KeychainCLITests", dependencies: ["KeychainCLI", "Valet", "KeychainCore", "KeychainTestSupport", "keychain"]),
     ],
     swiftLanguageModes: [.v6]

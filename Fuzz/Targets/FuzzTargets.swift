@@ -1,7 +1,7 @@
 import Foundation
+@_spi(Fuzzing) import KeychainCLI
 @_spi(Fuzzing) import KeychainCore
 @_spi(Fuzzing) import Locksmith
-@_spi(Fuzzing) import KeychainCLI
 
 /// Every parser of untrusted bytes we have, as libFuzzer targets (scripts/fuzz.sh builds and
 /// runs them; FuzzRegressionTests replays the corpus and every crash ever found).

@@ -1,9 +1,10 @@
 import FoundationEssentials
-#if canImport(Glibc)
-import Glibc
-#endif
 import KeychainCore
 import ValetNaming
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// One command: a row of the table that drives parsing, help and dispatch.
 struct Command: Sendable {
@@ -27,107 +28,147 @@ enum Commands {
     static let binary = OptionSpec.flag("binary", "raw bytes: set stores standard input exactly; get prints the bytes with no newline")
 
     static let all: [Command] = [
-        Command(name: "set", summary: "store a secret read from standard input (or typed at a no-echo prompt)",
-                positionals: [], optionalPositionals: ["KEY"],
-                options: ItemAddress.options + [binary, .value("label", "TEXT", "a label shown by listings"), .value("comment", "TEXT", "a comment"),
-                                                .value("access-control", "CONTROL", "userPresence or devicePasscode: every read asks for the vault passphrase on the terminal (vault with a passphrase only)")],
-                examples: ["printf 12345 | keychain set --identifier Druidia Skroob",
-                           "keychain set --service api.example.com --account deploy   # prompts for the secret",
-                           "printf 12345 | keychain set --service bank --account me --access-control userPresence --accessibility whenPasscodeSetThisDeviceOnly"],
-                notes: "Text input loses one trailing newline; --binary keeps every byte. The secret never goes on the command line.",
-                run: set),
-        Command(name: "get", summary: "print a secret",
-                positionals: [], optionalPositionals: ["KEY"], options: ItemAddress.options + [binary],
-                examples: ["keychain get --identifier Druidia Skroob", "TOKEN=$(keychain get --service api.example.com --account deploy)"],
-                notes: "Exit status 1 if there is no such item.", run: get),
-        Command(name: "contains", summary: "exit 0 if an item exists, 1 if not (reads no secret)",
-                positionals: [], optionalPositionals: ["KEY"], options: ItemAddress.options,
-                examples: ["keychain contains --identifier Druidia Skroob && echo present"], notes: nil, run: contains),
-        Command(name: "remove", summary: "delete an item (exit 1 if there was none)",
-                positionals: [], optionalPositionals: ["KEY"], options: ItemAddress.options,
-                examples: ["keychain remove --identifier Druidia Skroob"], notes: nil, run: remove),
-        Command(name: "list", summary: "list a Valet's keys, or items with their non-secret attributes",
-                positionals: [], optionalPositionals: [], options: ItemAddress.options + [json],
-                examples: ["keychain list --identifier Druidia", "keychain list --json", "keychain list --service api.example.com"],
-                notes: "Without --identifier or --shared-group, lists every item the filters match.", run: list),
-        Command(name: "clear", summary: "delete every key of one Valet",
-                positionals: [], optionalPositionals: [], options: ItemAddress.options,
-                examples: ["keychain clear --identifier Druidia"], notes: nil, run: clear),
-        Command(name: "unlock", summary: "unlock with the passphrase for all your processes: whenUnlocked items until idle, afterFirstUnlock until reboot",
-                positionals: [], optionalPositionals: [],
-                options: [.value("timeout", "SECONDS", "how long whenUnlocked items stay open to your processes without use (default 300, or $KEYCHAIN_UNLOCK_TIMEOUT; 0: this command only)")],
-                examples: ["keychain unlock", "KEYCHAIN_PASSPHRASE_FILE=~/.config/pw keychain unlock --timeout 900"],
-                notes: "As an unlocked phone opens its items to every app: after this, any process of yours reads whenUnlocked items without the passphrase until `keychain lock`, the idle timeout (each use pushes it back) or reboot, and afterFirstUnlock items until reboot. whenPasscodeSetThisDeviceOnly and access-controlled items still need the passphrase in the process that reads them.",
-                run: unlock),
-        Command(name: "lock", summary: "lock for all your processes: close whenUnlocked and afterFirstUnlock items (as a reboot would)",
-                positionals: [], optionalPositionals: [], options: [],
-                examples: ["keychain lock"], notes: nil, run: lock),
-        Command(name: "passwd", summary: "set, change or remove the vault passphrase",
-                positionals: [], optionalPositionals: [], options: [.flag("remove", "remove the passphrase (destroys whenPasscodeSetThisDeviceOnly items)")],
-                examples: ["keychain passwd", "keychain passwd --remove",
-                           "KEYCHAIN_PASSPHRASE_FILE=old KEYCHAIN_NEW_PASSPHRASE_FILE=new keychain passwd"],
-                notes: "The current passphrase comes from KEYCHAIN_PASSPHRASE_FILE, $CREDENTIALS_DIRECTORY/keychain-passphrase or a prompt; the new one from KEYCHAIN_NEW_PASSPHRASE_FILE, standard input, or a prompt typed twice. Changing a passphrase re-wraps the master key; a vault's first passphrase also gives it new keys (every item re-sealed). `keychain rekey` rotates them on demand.",
-                run: passwd),
-        Command(name: "rekey", summary: "give the vault new keys: every item re-sealed, the passphrase unchanged",
-                positionals: [], optionalPositionals: [], options: [],
-                examples: ["keychain rekey", "KEYCHAIN_PASSPHRASE_FILE=~/.config/pw keychain rekey"],
-                notes: "After it, an old copy of the vault's header opened with an old passphrase opens nothing written later. Your other processes must unlock again. A vault without a passphrase gets new keys when it gets one (keychain passwd).",
-                run: rekey),
-        Command(name: "generate", summary: "print a new Safari-style password (xxx-xxx-xxx-xxx), or store it with an item address",
-                positionals: [], optionalPositionals: ["KEY"], options: ItemAddress.options + [.flag("force", "replace an item already stored there (without it, generate refuses)")],
-                examples: ["keychain generate", "keychain generate --identifier Druidia Skroob   # stores it, then prints it",
-                           "keychain generate --force --identifier Druidia Skroob   # replaces the stored one"],
-                notes: "Twelve characters from a 55-letter alphabet without look-alikes, with a lowercase letter, an uppercase letter and a digit; about 69 bits.",
-                run: generate),
-        Command(name: "verify", summary: "check the vault file and try every item; exit 4 if anything is damaged",
-                positionals: [], optionalPositionals: [], options: [json],
-                examples: ["keychain verify", "KEYCHAIN_PASSPHRASE_FILE=~/.config/pw keychain verify --json"],
-                notes: "Reads only. Items whose class is locked are counted as not tried: unlock first to try them all.",
-                run: verify),
-        Command(name: "recover", summary: "copy every item that still opens into a new vault",
-                positionals: ["FILE"], optionalPositionals: [], options: [],
-                examples: ["keychain recover ~/recovered.keychain"],
-                notes: "For a damaged vault: the new vault takes the same passphrase (or a key file when there is none). Items under an access control and items that do not open stay behind, counted.",
-                run: recover),
-        Command(name: "backup", summary: "write a consistent copy of the vault (and its key file, without a passphrase) to a new file",
-                positionals: ["FILE"], optionalPositionals: [], options: [],
-                examples: ["keychain backup ~/backups/keychain-$(date +%F).keychain"],
-                notes: "Safe while programs use the vault: one snapshot, what is still in the -wal file included. Never writes over a file. Without a passphrase the backup's FILE.key opens it: keep both, and keep them private; with one, the passphrase does.",
-                run: backup),
-        Command(name: "restore", summary: "put a backup in place of a missing vault",
-                positionals: ["FILE"], optionalPositionals: [], options: [],
-                examples: ["keychain restore ~/backups/keychain-2026-12-01.keychain"],
-                notes: "Refuses when a vault (or a key file) is already in place: move it away first. The backup is checked before anything is written.",
-                run: restore),
-        Command(name: "export", summary: "write the items that may leave this machine to a new passphrase-protected archive",
-                positionals: ["FILE"], optionalPositionals: [], options: [],
-                examples: ["KEYCHAIN_ARCHIVE_PASSPHRASE_FILE=~/.config/archive-pw keychain export ~/keychain.skcx"],
-                notes: "ThisDeviceOnly items and items under an access control never leave: the command says how many stayed behind. The archive is sealed with scrypt and AES-256-GCM under its own passphrase (KEYCHAIN_ARCHIVE_PASSPHRASE_FILE, or typed twice). Never writes over a file.",
-                run: export),
-        Command(name: "import", summary: "merge an archive's items into the store, all or nothing",
-                positionals: ["FILE"], optionalPositionals: [],
-                options: [.value("conflict", "RULE", "for an item already there: refuse (default: change nothing), keep (the existing one) or replace")],
-                examples: ["keychain import ~/keychain.skcx --conflict keep"],
-                notes: "A damaged, cut or wrongly opened archive changes nothing.",
-                run: importArchive),
-        Command(name: "migrate", summary: "move the items from one store to the other (vault, secret-service), all or nothing",
-                positionals: [], optionalPositionals: [],
-                options: [.value("from", "STORE", "vault or secret-service"), .value("to", "STORE", "vault or secret-service"),
-                          .value("conflict", "RULE", "refuse (default), keep or replace"),
-                          .flag("keep-source", "copy instead of move: leave the items in the source too")],
-                examples: ["keychain migrate --from secret-service --to vault", "keychain migrate --from vault --to secret-service --keep-source"],
-                notes: "Only this tool's items move (other programs' Secret Service items stay theirs); ThisDeviceOnly and access-controlled items stay behind, and the command says how many.",
-                run: migrate),
-        Command(name: "completion", summary: "print shell completions (bash, zsh or fish), generated from this command's own table",
-                positionals: ["SHELL"], optionalPositionals: [], options: [],
-                examples: ["keychain completion bash > /etc/bash_completion.d/keychain", "keychain completion fish > ~/.config/fish/completions/keychain.fish"],
-                notes: nil, run: completion),
-        Command(name: "man", summary: "print the manual page (keychain.1), generated from the same table as --help",
-                positionals: [], optionalPositionals: [], options: [],
-                examples: ["keychain man > /usr/local/share/man/man1/keychain.1"], notes: nil, run: manual),
-        Command(name: "status", summary: "where the vault is, whether it is locked, what is available",
-                positionals: [], optionalPositionals: [], options: [json],
-                examples: ["keychain status", "keychain status --json"], notes: nil, run: status),
+        Command(
+            name: "set", summary: "store a secret read from standard input (or typed at a no-echo prompt)",
+            positionals: [], optionalPositionals: ["KEY"],
+            options: ItemAddress.options + [
+                binary, .value("label", "TEXT", "a label shown by listings"), .value("comment", "TEXT", "a comment"),
+                .value("access-control", "CONTROL", "userPresence or devicePasscode: every read asks for the vault passphrase on the terminal (vault with a passphrase only)"),
+            ],
+            examples: [
+                "printf 12345 | keychain set --identifier Druidia Skroob",
+                "keychain set --service api.example.com --account deploy   # prompts for the secret",
+                "printf 12345 | keychain set --service bank --account me --access-control userPresence --accessibility whenPasscodeSetThisDeviceOnly",
+            ],
+            notes: "Text input loses one trailing newline; --binary keeps every byte. The secret never goes on the command line.",
+            run: set),
+        Command(
+            name: "get", summary: "print a secret",
+            positionals: [], optionalPositionals: ["KEY"], options: ItemAddress.options + [binary],
+            examples: ["keychain get --identifier Druidia Skroob", "TOKEN=$(keychain get --service api.example.com --account deploy)"],
+            notes: "Exit status 1 if there is no such item.", run: get),
+        Command(
+            name: "contains", summary: "exit 0 if an item exists, 1 if not (reads no secret)",
+            positionals: [], optionalPositionals: ["KEY"], options: ItemAddress.options,
+            examples: ["keychain contains --identifier Druidia Skroob && echo present"], notes: nil, run: contains),
+        Command(
+            name: "remove", summary: "delete an item (exit 1 if there was none)",
+            positionals: [], optionalPositionals: ["KEY"], options: ItemAddress.options,
+            examples: ["keychain remove --identifier Druidia Skroob"], notes: nil, run: remove),
+        Command(
+            name: "list", summary: "list a Valet's keys, or items with their non-secret attributes",
+            positionals: [], optionalPositionals: [], options: ItemAddress.options + [json],
+            examples: ["keychain list --identifier Druidia", "keychain list --json", "keychain list --service api.example.com"],
+            notes: "Without --identifier or --shared-group, lists every item the filters match.", run: list),
+        Command(
+            name: "clear", summary: "delete every key of one Valet",
+            positionals: [], optionalPositionals: [], options: ItemAddress.options,
+            examples: ["keychain clear --identifier Druidia"], notes: nil, run: clear),
+        Command(
+            name: "unlock", summary: "unlock with the passphrase for all your processes: whenUnlocked items until idle, afterFirstUnlock until reboot",
+            positionals: [], optionalPositionals: [],
+            options: [
+                .value("timeout", "SECONDS", "how long whenUnlocked items stay open to your processes without use (default 300, or $KEYCHAIN_UNLOCK_TIMEOUT; 0: this command only)")
+            ],
+            examples: ["keychain unlock", "KEYCHAIN_PASSPHRASE_FILE=~/.config/pw keychain unlock --timeout 900"],
+            notes:
+                "As an unlocked phone opens its items to every app: after this, any process of yours reads whenUnlocked items without the passphrase until `keychain lock`, the idle timeout (each use pushes it back) or reboot, and afterFirstUnlock items until reboot. whenPasscodeSetThisDeviceOnly and access-controlled items still need the passphrase in the process that reads them.",
+            run: unlock),
+        Command(
+            name: "lock", summary: "lock for all your processes: close whenUnlocked and afterFirstUnlock items (as a reboot would)",
+            positionals: [], optionalPositionals: [], options: [],
+            examples: ["keychain lock"], notes: nil, run: lock),
+        Command(
+            name: "passwd", summary: "set, change or remove the vault passphrase",
+            positionals: [], optionalPositionals: [], options: [.flag("remove", "remove the passphrase (destroys whenPasscodeSetThisDeviceOnly items)")],
+            examples: [
+                "keychain passwd", "keychain passwd --remove",
+                "KEYCHAIN_PASSPHRASE_FILE=old KEYCHAIN_NEW_PASSPHRASE_FILE=new keychain passwd",
+            ],
+            notes:
+                "The current passphrase comes from KEYCHAIN_PASSPHRASE_FILE, $CREDENTIALS_DIRECTORY/keychain-passphrase or a prompt; the new one from KEYCHAIN_NEW_PASSPHRASE_FILE, standard input, or a prompt typed twice. Changing a passphrase re-wraps the master key; a vault's first passphrase also gives it new keys (every item re-sealed). `keychain rekey` rotates them on demand.",
+            run: passwd),
+        Command(
+            name: "rekey", summary: "give the vault new keys: every item re-sealed, the passphrase unchanged",
+            positionals: [], optionalPositionals: [], options: [],
+            examples: ["keychain rekey", "KEYCHAIN_PASSPHRASE_FILE=~/.config/pw keychain rekey"],
+            notes:
+                "After it, an old copy of the vault's header opened with an old passphrase opens nothing written later. Your other processes must unlock again. A vault without a passphrase gets new keys when it gets one (keychain passwd).",
+            run: rekey),
+        Command(
+            name: "generate", summary: "print a new Safari-style password (xxx-xxx-xxx-xxx), or store it with an item address",
+            positionals: [], optionalPositionals: ["KEY"], options: ItemAddress.options + [.flag("force", "replace an item already stored there (without it, generate refuses)")],
+            examples: [
+                "keychain generate", "keychain generate --identifier Druidia Skroob   # stores it, then prints it",
+                "keychain generate --force --identifier Druidia Skroob   # replaces the stored one",
+            ],
+            notes: "Twelve characters from a 55-letter alphabet without look-alikes, with a lowercase letter, an uppercase letter and a digit; about 69 bits.",
+            run: generate),
+        Command(
+            name: "verify", summary: "check the vault file and try every item; exit 4 if anything is damaged",
+            positionals: [], optionalPositionals: [], options: [json],
+            examples: ["keychain verify", "KEYCHAIN_PASSPHRASE_FILE=~/.config/pw keychain verify --json"],
+            notes: "Reads only. Items whose class is locked are counted as not tried: unlock first to try them all.",
+            run: verify),
+        Command(
+            name: "recover", summary: "copy every item that still opens into a new vault",
+            positionals: ["FILE"], optionalPositionals: [], options: [],
+            examples: ["keychain recover ~/recovered.keychain"],
+            notes:
+                "For a damaged vault: the new vault takes the same passphrase (or a key file when there is none). Items under an access control and items that do not open stay behind, counted.",
+            run: recover),
+        Command(
+            name: "backup", summary: "write a consistent copy of the vault (and its key file, without a passphrase) to a new file",
+            positionals: ["FILE"], optionalPositionals: [], options: [],
+            examples: ["keychain backup ~/backups/keychain-$(date +%F).keychain"],
+            notes:
+                "Safe while programs use the vault: one snapshot, what is still in the -wal file included. Never writes over a file. Without a passphrase the backup's FILE.key opens it: keep both, and keep them private; with one, the passphrase does.",
+            run: backup),
+        Command(
+            name: "restore", summary: "put a backup in place of a missing vault",
+            positionals: ["FILE"], optionalPositionals: [], options: [],
+            examples: ["keychain restore ~/backups/keychain-2026-12-01.keychain"],
+            notes: "Refuses when a vault (or a key file) is already in place: move it away first. The backup is checked before anything is written.",
+            run: restore),
+        Command(
+            name: "export", summary: "write the items that may leave this machine to a new passphrase-protected archive",
+            positionals: ["FILE"], optionalPositionals: [], options: [],
+            examples: ["KEYCHAIN_ARCHIVE_PASSPHRASE_FILE=~/.config/archive-pw keychain export ~/keychain.skcx"],
+            notes:
+                "ThisDeviceOnly items and items under an access control never leave: the command says how many stayed behind. The archive is sealed with scrypt and AES-256-GCM under its own passphrase (KEYCHAIN_ARCHIVE_PASSPHRASE_FILE, or typed twice). Never writes over a file.",
+            run: export),
+        Command(
+            name: "import", summary: "merge an archive's items into the store, all or nothing",
+            positionals: ["FILE"], optionalPositionals: [],
+            options: [.value("conflict", "RULE", "for an item already there: refuse (default: change nothing), keep (the existing one) or replace")],
+            examples: ["keychain import ~/keychain.skcx --conflict keep"],
+            notes: "A damaged, cut or wrongly opened archive changes nothing.",
+            run: importArchive),
+        Command(
+            name: "migrate", summary: "move the items from one store to the other (vault, secret-service), all or nothing",
+            positionals: [], optionalPositionals: [],
+            options: [
+                .value("from", "STORE", "vault or secret-service"), .value("to", "STORE", "vault or secret-service"),
+                .value("conflict", "RULE", "refuse (default), keep or replace"),
+                .flag("keep-source", "copy instead of move: leave the items in the source too"),
+            ],
+            examples: ["keychain migrate --from secret-service --to vault", "keychain migrate --from vault --to secret-service --keep-source"],
+            notes:
+                "Only this tool's items move (other programs' Secret Service items stay theirs); ThisDeviceOnly and access-controlled items stay behind, and the command says how many.",
+            run: migrate),
+        Command(
+            name: "completion", summary: "print shell completions (bash, zsh or fish), generated from this command's own table",
+            positionals: ["SHELL"], optionalPositionals: [], options: [],
+            examples: ["keychain completion bash > /etc/bash_completion.d/keychain", "keychain completion fish > ~/.config/fish/completions/keychain.fish"],
+            notes: nil, run: completion),
+        Command(
+            name: "man", summary: "print the manual page (keychain.1), generated from the same table as --help",
+            positionals: [], optionalPositionals: [], options: [],
+            examples: ["keychain man > /usr/local/share/man/man1/keychain.1"], notes: nil, run: manual),
+        Command(
+            name: "status", summary: "where the vault is, whether it is locked, what is available",
+            positionals: [], optionalPositionals: [], options: [json],
+            examples: ["keychain status", "keychain status --json"], notes: nil, run: status),
     ]
 
     // MARK: - Item commands
@@ -212,8 +253,9 @@ enum Commands {
     private static func list(_ context: Context) throws(CommandFailure) -> ExitCode {
         let address = try ItemAddress(context.arguments, requireTarget: false)
         let store = try context.store(unlocking: address.attributes.accessibility)
-        let query = Query(address.isValet || address.attributes.service != nil || address.attributes.server != nil ? address.itemClass : nil,
-                          attributes: address.attributes)
+        let query = Query(
+            address.isValet || address.attributes.service != nil || address.attributes.server != nil ? address.itemClass : nil,
+            attributes: address.attributes)
         var items: [Item]
         do { items = try store.copyMatching(query) } catch .itemNotFound { items = [] } catch { throw CommandFailure(error) }
         let json = context.arguments.has("json")
@@ -298,11 +340,12 @@ enum Commands {
         try context.ensureAvailable(nil)
         let report = try context.store { () throws(StoreError) in try vault.verify() }
         if context.arguments.has("json") {
-            try context.terminal.write(JSON.object([
-                "integrity": .string(report.integrity), "ledger": .string(report.ledger), "items": .number(report.items), "intact": .number(report.intact),
-                "notTried": .number(report.notTried),
-                "damaged": .array(report.damaged.map { JSON.object(["row": .number(Int($0.row)), "reason": .string($0.reason)]) }),
-            ]).text + "\n")
+            try context.terminal.write(
+                JSON.object([
+                    "integrity": .string(report.integrity), "ledger": .string(report.ledger), "items": .number(report.items), "intact": .number(report.intact),
+                    "notTried": .number(report.notTried),
+                    "damaged": .array(report.damaged.map { JSON.object(["row": .number(Int($0.row)), "reason": .string($0.reason)]) }),
+                ]).text + "\n")
         } else {
             var text = "file:      \(report.integrity == "ok" ? "ok (SQLite's integrity check)" : report.integrity)\n"
             text += "ledger:    \(report.ledger == "ok" ? "ok (the rows are the set the vault vouches for)" : report.ledger)\n"
@@ -353,7 +396,9 @@ enum Commands {
 
     private static func reportLeftovers(_ leftovers: ItemArchive.Leftovers, _ context: Context) {
         guard leftovers.total > 0 else { return }
-        context.terminal.writeError("keychain: \(leftovers.total) item(s) stayed behind: \(leftovers.thisDeviceOnly) ThisDeviceOnly (bound to this machine), \(leftovers.accessControlled) under an access control (bound to this vault's passphrase)\n")
+        context.terminal.writeError(
+            "keychain: \(leftovers.total) item(s) stayed behind: \(leftovers.thisDeviceOnly) ThisDeviceOnly (bound to this machine), \(leftovers.accessControlled) under an access control (bound to this vault's passphrase)\n"
+        )
     }
 
     private static func export(_ context: Context) throws(CommandFailure) -> ExitCode {
@@ -394,7 +439,9 @@ enum Commands {
         let (outcome, leftovers) = try context.store { () throws(StoreError) in
             try ItemTransfer.move(from: source, to: destination, rule: rule, keepSource: context.arguments.has("keep-source"))
         }
-        context.terminal.writeError("keychain: \(context.arguments.has("keep-source") ? "copied" : "moved") from \(fromName) to \(toName): \(outcome.added) added, \(outcome.replaced) replaced, \(outcome.kept) kept as they were in \(toName)\n")
+        context.terminal.writeError(
+            "keychain: \(context.arguments.has("keep-source") ? "copied" : "moved") from \(fromName) to \(toName): \(outcome.added) added, \(outcome.replaced) replaced, \(outcome.kept) kept as they were in \(toName)\n"
+        )
         reportLeftovers(leftovers, context)
         return .success
     }
@@ -440,10 +487,14 @@ enum Commands {
         let status = vault.status()
         guard status.exists else {
             if json {
-                try context.terminal.write(JSON.object(["backend": .string(kind.rawValue), "vault": .string(status.location.path), "exists": .bool(false),
-                                                        "secretService": .string(secretService)]).text + "\n")
+                try context.terminal.write(
+                    JSON.object([
+                        "backend": .string(kind.rawValue), "vault": .string(status.location.path), "exists": .bool(false),
+                        "secretService": .string(secretService),
+                    ]).text + "\n")
             } else {
-                try context.terminal.write("""
+                try context.terminal.write(
+                    """
                     backend:           vault
                     vault:             \(status.location.path) (no vault yet: the first write creates it)
                     secret service:    \(secretService)\n
@@ -469,7 +520,8 @@ enum Commands {
             ]
             try context.terminal.write(JSON.object(object).text + "\n")
         } else {
-            try context.terminal.write("""
+            try context.terminal.write(
+                """
                 backend:           vault
                 vault:             \(status.location.path)
                 format version:    \(status.formatVersion)

@@ -1,8 +1,9 @@
 import FoundationEssentials
-#if canImport(Glibc)
-import Glibc
-#endif
 import KeychainCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// What a command runs with: the environment, the terminal, and the vault it opens on demand.
 final class Context {
@@ -59,8 +60,10 @@ final class Context {
 
     /// The store of `kind`: the vault unlocked on demand for `accessibility` (nil: as for a
     /// listing), or the Secret Service.
-    func store(of kind: StoreKind, unlocking accessibility: KeychainCore.Accessibility? = nil,
-               foreignItems: SecretServiceStore.ForeignItems = .hidden) throws(CommandFailure) -> any Store {
+    func store(
+        of kind: StoreKind, unlocking accessibility: KeychainCore.Accessibility? = nil,
+        foreignItems: SecretServiceStore.ForeignItems = .hidden
+    ) throws(CommandFailure) -> any Store {
         switch kind {
         case .vault:
             try ensureAvailable(accessibility)
@@ -85,8 +88,10 @@ final class Context {
         do {
             // KEYCHAIN_KERNEL_KEYRING=off keeps afterFirstUnlock keys in this process only.
             let kernelKeyring = environment["KEYCHAIN_KERNEL_KEYRING"] != "off"
-            let vault = try Vault(VaultConfiguration(location: location, idleTimeout: nil, usesKernelKeyring: kernelKeyring,
-                                                     userUnlockTimeout: userUnlockTimeout, createIfMissing: create))
+            let vault = try Vault(
+                VaultConfiguration(
+                    location: location, idleTimeout: nil, usesKernelKeyring: kernelKeyring,
+                    userUnlockTimeout: userUnlockTimeout, createIfMissing: create))
             openedVault = vault
             return vault
         } catch {

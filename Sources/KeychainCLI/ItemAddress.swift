@@ -105,7 +105,9 @@ struct ItemAddress {
         if let text = arguments.value("shared-group") {
             guard let dot = text.firstIndex(of: ".") else { throw CommandFailure("--shared-group needs PREFIX.GROUP, e.g. group.Druidia", code: .usage) }
             let prefix = String(text[..<dot]), name = String(text[text.index(after: dot)...])
-            group = prefix == "group" ? SharedGroupIdentifier(groupPrefix: prefix, nonEmptyGroup: name)
+            group =
+                prefix == "group"
+                ? SharedGroupIdentifier(groupPrefix: prefix, nonEmptyGroup: name)
                 : SharedGroupIdentifier(appIDPrefix: prefix, nonEmptyGroup: name)
             guard group != nil else { throw CommandFailure("--shared-group needs PREFIX.GROUP with both parts non-empty", code: .usage) }
         }

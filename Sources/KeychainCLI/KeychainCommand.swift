@@ -1,8 +1,9 @@
 import FoundationEssentials
-#if canImport(Glibc)
-import Glibc
-#endif
 import KeychainCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The `keychain` command: parses `arguments` (without the program name), runs the command,
 /// and returns the exit status. Errors go to standard error in one line, never with a secret.
@@ -62,8 +63,9 @@ public enum KeychainCommand {
         let rest = Array(arguments.dropFirst())
         let parsed: ParsedArguments
         do {
-            parsed = try parse(rest, options: command.options + Commands.global, positionals: command.positionals,
-                               optionalPositionals: command.optionalPositionals)
+            parsed = try parse(
+                rest, options: command.options + Commands.global, positionals: command.positionals,
+                optionalPositionals: command.optionalPositionals)
         } catch {
             // A help flag counts only among the options, not after `--`.
             if rest.prefix(while: { $0 != "--" }).contains(where: { $0 == "--help" || $0 == "-h" }) {
@@ -90,8 +92,9 @@ extension KeychainCommand {
     @_spi(Fuzzing) public static func parseOnly(_ arguments: [String]) -> Bool {
         guard let name = arguments.first, let command = Commands.all.first(where: { $0.name == name }) else { return false }
         do {
-            let parsed = try parse(Array(arguments.dropFirst()), options: command.options + Commands.global,
-                                   positionals: command.positionals, optionalPositionals: command.optionalPositionals)
+            let parsed = try parse(
+                Array(arguments.dropFirst()), options: command.options + Commands.global,
+                positionals: command.positionals, optionalPositionals: command.optionalPositionals)
             guard command.options.contains(where: { $0.name == "identifier" }) else { return true }
             let address = try ItemAddress(parsed, requireTarget: false)
             _ = try address.attributes(key: parsed.positionals.first)

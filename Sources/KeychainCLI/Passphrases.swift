@@ -1,8 +1,9 @@
 import FoundationEssentials
-#if canImport(Glibc)
-import Glibc
-#endif
 import KeychainCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Where the passphrase comes from, never argv: `KEYCHAIN_PASSPHRASE_FILE`, then a systemd
 /// credential (`$CREDENTIALS_DIRECTORY/keychain-passphrase`), then a no-echo prompt.

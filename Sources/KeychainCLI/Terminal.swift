@@ -1,7 +1,8 @@
 import FoundationEssentials
 import KeychainCore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Standard streams and the controlling terminal: where secrets come in and results go out.

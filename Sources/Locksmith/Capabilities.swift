@@ -49,7 +49,8 @@ public extension ReadableSecureStorable {
         guard let item = try? keychainItem() else { return nil }
         var result: AnyObject?
         guard performReadRequestClosure(LocksmithRequest(operation: .read, item: item), &result) == errSecSuccess,
-              let dictionary = Self.dictionary(from: result) else { return nil }
+            let dictionary = Self.dictionary(from: result)
+        else { return nil }
         return item.itemClass == .genericPassword ? GenericPasswordResult(resultDictionary: dictionary) : InternetPasswordResult(resultDictionary: dictionary)
     }
 

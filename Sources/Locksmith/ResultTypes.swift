@@ -36,7 +36,8 @@ public extension IsNegativeAssignableSecureStorableResultType { var isNegative: 
 public protocol GenericPasswordSecureStorableResultType: GenericPasswordSecureStorable, AccountBasedSecureStorableResultType,
     DescribableSecureStorableResultType, CommentableSecureStorableResultType, CreatorDesignatableSecureStorableResultType,
     LabellableSecureStorableResultType, TypeDesignatableSecureStorableResultType, IsInvisibleAssignableSecureStorableResultType,
-    IsNegativeAssignableSecureStorableResultType {}
+    IsNegativeAssignableSecureStorableResultType
+{}
 
 public extension GenericPasswordSecureStorableResultType {
     var service: String { resultDictionary["svce"] as? String ?? "" }
@@ -46,7 +47,8 @@ public extension GenericPasswordSecureStorableResultType {
 /// An internet password as read back: an `Int` port, a ``LocksmithInternetProtocol``...
 public protocol InternetPasswordSecureStorableResultType: InternetPasswordSecureStorable, AccountBasedSecureStorableResultType,
     DescribableSecureStorableResultType, CommentableSecureStorableResultType, CreatorDesignatableSecureStorableResultType,
-    TypeDesignatableSecureStorableResultType, IsInvisibleAssignableSecureStorableResultType, IsNegativeAssignableSecureStorableResultType {}
+    TypeDesignatableSecureStorableResultType, IsInvisibleAssignableSecureStorableResultType, IsNegativeAssignableSecureStorableResultType
+{}
 
 public extension InternetPasswordSecureStorableResultType {
     var server: String { resultDictionary["srvr"] as? String ?? "" }

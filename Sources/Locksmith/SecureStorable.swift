@@ -51,7 +51,8 @@ public extension IsNegativeAssignableSecureStorable { var isNegative: Bool? { ni
 /// (`var comment: String?`, `var generic: NSData?`) to be used; another type is ignored.
 public protocol GenericPasswordSecureStorable: AccountBasedSecureStorable, DescribableSecureStorable, CommentableSecureStorable,
     CreatorDesignatableSecureStorable, LabellableSecureStorable, TypeDesignatableSecureStorable,
-    IsInvisibleAssignableSecureStorable, IsNegativeAssignableSecureStorable {
+    IsInvisibleAssignableSecureStorable, IsNegativeAssignableSecureStorable
+{
     var service: String { get }
     var generic: NSData? { get }
 }
@@ -63,7 +64,8 @@ public extension GenericPasswordSecureStorable {
 /// An internet password: an account on a server, port, protocol and authentication scheme.
 public protocol InternetPasswordSecureStorable: AccountBasedSecureStorable, DescribableSecureStorable, CommentableSecureStorable,
     CreatorDesignatableSecureStorable, TypeDesignatableSecureStorable, IsInvisibleAssignableSecureStorable,
-    IsNegativeAssignableSecureStorable {
+    IsNegativeAssignableSecureStorable
+{
     var server: String { get }
     var port: Int { get }
     var internetProtocol: LocksmithInternetProtocol { get }
@@ -112,9 +114,11 @@ extension SecureStorable {
         return Item(itemClass, attributes: attributes, value: payload.map { SecretBytes($0) })
     }
 
-    private func describe(_ value: some DescribableSecureStorable & CommentableSecureStorable & CreatorDesignatableSecureStorable
-                                      & TypeDesignatableSecureStorable & IsInvisibleAssignableSecureStorable & IsNegativeAssignableSecureStorable,
-                          into attributes: inout Attributes) {
+    private func describe(
+        _ value: some DescribableSecureStorable & CommentableSecureStorable & CreatorDesignatableSecureStorable
+            & TypeDesignatableSecureStorable & IsInvisibleAssignableSecureStorable & IsNegativeAssignableSecureStorable,
+        into attributes: inout Attributes
+    ) {
         attributes.description = value.description
         attributes.comment = value.comment
         attributes.creator = value.creator.flatMap { UInt32(exactly: $0) }

@@ -107,8 +107,9 @@ extension UICKeyChainStore {
     /// The items, empty when there are none, nil when the store cannot be read.
     private class func items(of itemClass: UICKeyChainStoreItemClass, returnData: Bool) -> [Item]? {
         let store = Self(service: nil)
-        let query = Query(itemClass == .genericPassword ? .genericPassword : .internetPassword, returnData: returnData,
-                          authentication: AuthenticationContext(interactionNotAllowed: true))
+        let query = Query(
+            itemClass == .genericPassword ? .genericPassword : .internetPassword, returnData: returnData,
+            authentication: AuthenticationContext(interactionNotAllowed: true))
         do { return try store.store().copyMatching(query) } catch .itemNotFound { return [] } catch { return nil }
     }
 

@@ -5,8 +5,9 @@ import Foundation
 // errSecUnimplemented), never with made-up credentials.
 extension UICKeyChainStore {
     static func sharedWebCredentialsUnavailable() -> NSError {
-        NSError(domain: UICKeyChainStoreErrorDomain, code: -4,
-                userInfo: [NSLocalizedDescriptionKey: "Shared Web Credentials are not available on this platform (there is no Safari on Linux)."])
+        NSError(
+            domain: UICKeyChainStoreErrorDomain, code: -4,
+            userInfo: [NSLocalizedDescriptionKey: "Shared Web Credentials are not available on this platform (there is no Safari on Linux)."])
     }
 
     /// Completes with `(nil, nil, error)`: not available on this platform.

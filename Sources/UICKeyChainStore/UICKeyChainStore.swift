@@ -326,8 +326,9 @@ public final class UICKeyChainStore: NSObject, @unchecked Sendable {
         case .genericPassword:
             return Attributes(service: service, accessGroup: accessGroup)
         case .internetPassword:
-            return Attributes(server: server?.host ?? "", protocol: protocolType.coreValue, authenticationType: authenticationType.coreValue,
-                              port: server?.port)
+            return Attributes(
+                server: server?.host ?? "", protocol: protocolType.coreValue, authenticationType: authenticationType.coreValue,
+                port: server?.port)
         }
     }
 
@@ -341,8 +342,9 @@ public final class UICKeyChainStore: NSObject, @unchecked Sendable {
         guard !key.isEmpty else { throw StoreErrors.argument("the key must not to be nil") }
         var attributes = baseAttributes
         attributes.account = key
-        return Query(coreItemClass, attributes: attributes, limit: .one, returnData: returnData, returnAttributes: false,
-                     authentication: authenticationContext())
+        return Query(
+            coreItemClass, attributes: attributes, limit: .one, returnData: returnData, returnAttributes: false,
+            authentication: authenticationContext())
     }
 
     private func authenticationContext() -> AuthenticationContext {

@@ -14,8 +14,10 @@ extension Valet {
     ///   `keyToMigrateInvalid`, `dataToMigrateInvalid`, `duplicateKeyToMigrate`,
     ///   `keyToMigrateAlreadyExistsInValet`), ``KeychainError/itemNotFound`` when nothing matches,
     ///   another ``KeychainError`` when a store fails, or the error `compactMap` threw, unchanged.
-    public func migrateObjects(matching query: [String: AnyHashable],
-                               compactMap: (MigratableKeyValuePair<AnyHashable>) throws -> MigratableKeyValuePair<String>?) throws {
+    public func migrateObjects(
+        matching query: [String: AnyHashable],
+        compactMap: (MigratableKeyValuePair<AnyHashable>) throws -> MigratableKeyValuePair<String>?
+    ) throws {
         try sandbox.migrateObjects(matching: query, compactMap: compactMap)
     }
 
@@ -28,8 +30,10 @@ extension Valet {
     }
 
     /// Moves every item of `valet` (which may use another store) into this Valet, transformed by `compactMap`.
-    public func migrateObjects(from valet: Valet,
-                               compactMap: (MigratableKeyValuePair<AnyHashable>) throws -> MigratableKeyValuePair<String>?) throws {
+    public func migrateObjects(
+        from valet: Valet,
+        compactMap: (MigratableKeyValuePair<AnyHashable>) throws -> MigratableKeyValuePair<String>?
+    ) throws {
         try sandbox.migrateObjects(from: valet.sandbox, compactMap: compactMap)
     }
 
@@ -41,14 +45,16 @@ extension Valet {
     /// Moves the items a Valet with this configuration stored under the removed `always`
     /// accessibility into this Valet.
     public func migrateObjectsFromAlwaysAccessibleValet(removeOnCompletion: Bool) throws {
-        try sandbox.migrateObjects(matching: sandbox.legacyQuery(accessible: kSecAttrAccessibleAlways, description: "AccessibleAlways", fullOverrides: false),
-                           removeOnCompletion: removeOnCompletion)
+        try sandbox.migrateObjects(
+            matching: sandbox.legacyQuery(accessible: kSecAttrAccessibleAlways, description: "AccessibleAlways", fullOverrides: false),
+            removeOnCompletion: removeOnCompletion)
     }
 
     /// Moves the items a Valet with this configuration stored under the removed
     /// `alwaysThisDeviceOnly` accessibility into this Valet.
     public func migrateObjectsFromAlwaysAccessibleThisDeviceOnlyValet(removeOnCompletion: Bool) throws {
-        try sandbox.migrateObjects(matching: sandbox.legacyQuery(accessible: kSecAttrAccessibleAlwaysThisDeviceOnly, description: "AccessibleAlwaysThisDeviceOnly", fullOverrides: true),
-                           removeOnCompletion: removeOnCompletion)
+        try sandbox.migrateObjects(
+            matching: sandbox.legacyQuery(accessible: kSecAttrAccessibleAlwaysThisDeviceOnly, description: "AccessibleAlwaysThisDeviceOnly", fullOverrides: true),
+            removeOnCompletion: removeOnCompletion)
     }
 }

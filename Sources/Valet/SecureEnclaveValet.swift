@@ -21,7 +21,8 @@ public final class SecureEnclaveValet: NSObject, Sendable {
     }
 
     /// A Secure Enclave Valet whose items every program of the user naming the group can read (after the proof).
-    public class func sharedGroupValet(with groupIdentifier: SharedGroupIdentifier, identifier: Identifier? = nil, accessControl: SecureEnclaveAccessControl) -> SecureEnclaveValet {
+    public class func sharedGroupValet(with groupIdentifier: SharedGroupIdentifier, identifier: Identifier? = nil, accessControl: SecureEnclaveAccessControl) -> SecureEnclaveValet
+    {
         findOrCreate(.secureEnclave(sharedGroup: groupIdentifier, identifier: identifier, accessControl: accessControl, singlePrompt: false))
     }
 

@@ -15,7 +15,9 @@ public final class SinglePromptSecureEnclaveValet: NSObject, @unchecked Sendable
         findOrCreate(.secureEnclave(with: identifier, accessControl: accessControl, singlePrompt: true))
     }
 
-    public class func sharedGroupValet(with groupIdentifier: SharedGroupIdentifier, identifier: Identifier? = nil, accessControl: SecureEnclaveAccessControl) -> SinglePromptSecureEnclaveValet {
+    public class func sharedGroupValet(with groupIdentifier: SharedGroupIdentifier, identifier: Identifier? = nil, accessControl: SecureEnclaveAccessControl)
+        -> SinglePromptSecureEnclaveValet
+    {
         findOrCreate(.secureEnclave(sharedGroup: groupIdentifier, identifier: identifier, accessControl: accessControl, singlePrompt: true))
     }
 

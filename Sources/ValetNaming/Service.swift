@@ -80,8 +80,9 @@ package enum Service: CustomStringConvertible, Equatable, Sendable {
     /// synchronizable are always named, so a plain Valet never sees a synchronizable item, nor a
     /// group's item, even when an explicitly set service string coincides.
     package var baseAttributes: Attributes {
-        Attributes(service: description, accessGroup: accessGroup, synchronizable: configuration.isSynchronizable,
-                   accessibility: configuration.accessibility.coreValue, accessControl: configuration.accessControl?.coreValue)
+        Attributes(
+            service: description, accessGroup: accessGroup, synchronizable: configuration.isSynchronizable,
+            accessibility: configuration.accessibility.coreValue, accessControl: configuration.accessControl?.coreValue)
     }
 
     /// The same sandbox shape with another configuration: Secure Enclave valets ask a plain

@@ -53,10 +53,13 @@ package struct ValetAddress: Sendable {
         Self(.standard(identifier, singlePrompt ? .singlePromptSecureEnclave(accessControl) : .secureEnclave(accessControl)), identifier: identifier)
     }
 
-    package static func secureEnclave(sharedGroup group: SharedGroupIdentifier, identifier: Identifier?, accessControl: SecureEnclaveAccessControl,
-                                      singlePrompt: Bool) -> Self {
-        Self(.sharedGroup(group, identifier, singlePrompt ? .singlePromptSecureEnclave(accessControl) : .secureEnclave(accessControl)),
-             identifier: identifier ?? group.asIdentifier)
+    package static func secureEnclave(
+        sharedGroup group: SharedGroupIdentifier, identifier: Identifier?, accessControl: SecureEnclaveAccessControl,
+        singlePrompt: Bool
+    ) -> Self {
+        Self(
+            .sharedGroup(group, identifier, singlePrompt ? .singlePromptSecureEnclave(accessControl) : .secureEnclave(accessControl)),
+            identifier: identifier ?? group.asIdentifier)
     }
 
     // MARK: Items

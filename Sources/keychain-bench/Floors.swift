@@ -1,7 +1,7 @@
-import KeychainTestSupport
 import COpenSSL
 import CSQLite
 import Foundation
+import KeychainTestSupport
 
 /// What the vault cannot beat, measured on the same machine: raw SQLite on a table of the
 /// vault's shape, and raw AES-256-GCM on the same value size. These are the denominators of the
@@ -16,9 +16,11 @@ struct SQLiteFloor {
             throw BenchError("cannot open \(path)")
         }
         db = handle
-        for pragma in ["PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL",
-                       "CREATE TABLE items(id INTEGER PRIMARY KEY, class INTEGER, protection INTEGER, identity BLOB UNIQUE, scope BLOB, attributes BLOB, value BLOB)",
-                       "CREATE INDEX items_scope ON items(scope)"] {
+        for pragma in [
+            "PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL",
+            "CREATE TABLE items(id INTEGER PRIMARY KEY, class INTEGER, protection INTEGER, identity BLOB UNIQUE, scope BLOB, attributes BLOB, value BLOB)",
+            "CREATE INDEX items_scope ON items(scope)",
+        ] {
             sqlite3_exec(db, pragma, nil, nil, nil)
         }
         var generator = SeededRandom(seed: 42)
@@ -50,7 +52,7 @@ struct SQLiteFloor {
     }
 
     /// Point selects by the identity digest, as the vault's get does.
-    func pointSelects(_ count: Int, seed: UInt64) throws -> Void {
+    func pointSelects(_ count: Int, seed: UInt64) throws {
         let select = try prepare("SELECT id, class, protection, identity, attributes, value FROM items WHERE identity = ?")
         defer { sqlite3_finalize(select) }
         var generator = SeededRandom(seed: seed)
@@ -64,7 +66,9 @@ struct SQLiteFloor {
 
     /// Durable upserts, each its own transaction, as the vault's set does.
     func durableUpserts(_ count: Int, seed: UInt64) throws {
-        let upsert = try prepare("INSERT INTO items(class, protection, identity, scope, attributes, value) VALUES(1, 1, ?, ?, ?, ?) ON CONFLICT(identity) DO UPDATE SET value = excluded.value, attributes = excluded.attributes")
+        let upsert = try prepare(
+            "INSERT INTO items(class, protection, identity, scope, attributes, value) VALUES(1, 1, ?, ?, ?, ?) ON CONFLICT(identity) DO UPDATE SET value = excluded.value, attributes = excluded.attributes"
+        )
         defer { sqlite3_finalize(upsert) }
         var generator = SeededRandom(seed: seed)
         let scope = [UInt8](repeating: 1, count: 32), attributes = [UInt8](repeating: 2, count: 200)

@@ -78,7 +78,8 @@ enum Peers {
     static func python(script: String, pairs: Int, runs: Int) -> (measurements: [Measurement], skipped: [String: String]) {
         guard let python = which("python3") else { return ([], ["python peers": "python3 is not installed"]) }
         guard let output = try? run(python, [script, String(pairs), String(runs)]),
-              let object = try? JSONSerialization.jsonObject(with: output) as? [String: Any] else {
+            let object = try? JSONSerialization.jsonObject(with: output) as? [String: Any]
+        else {
             return ([], ["python peers": "the helper script failed"])
         }
         var measurements: [Measurement] = []

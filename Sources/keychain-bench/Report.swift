@@ -25,7 +25,8 @@ struct Report: Codable {
                 lines.append("")
                 lines.append("[\(group)]")
             }
-            var line = pad("  " + m.name, 46) + lpad(Self.format(m.median), 12) + lpad(String(format: "%.1f", m.microseconds), 10)
+            var line =
+                pad("  " + m.name, 46) + lpad(Self.format(m.median), 12) + lpad(String(format: "%.1f", m.microseconds), 10)
                 + lpad(Self.format(m.minimum), 12) + lpad(Self.format(m.maximum), 12)
             if let ratio = m.ratio, let base = m.comparedWith { line += String(format: "  %.2fx %@", ratio, base) }
             if let note = m.note { line += "  (\(note))" }

@@ -1,7 +1,7 @@
 import Foundation
 import KeychainCore
-import Valet
 import KeychainTestSupport
+import Valet
 import ValetNaming
 
 /// Our vault through Valet, in-process, on a vault holding `items` keys.
@@ -41,20 +41,32 @@ struct VaultBench {
         let group = "vault via Valet, \(items.formatted()) items"
         var out: [Measurement] = []
         let readKeys = randomKeys(reads, seed: 1)
-        out.append(Measurement(name: "string(forKey:)", group: group, rates: try Clock.rates(runs: runs, operations: reads) { _ in
-            for key in readKeys { _ = try valet.string(forKey: key) }
-        }))
-        out.append(Measurement(name: "containsObject(forKey:)", group: group, rates: try Clock.rates(runs: runs, operations: reads) { _ in
-            for key in readKeys { _ = try valet.containsObject(forKey: key) }
-        }))
+        out.append(
+            Measurement(
+                name: "string(forKey:)", group: group,
+                rates: try Clock.rates(runs: runs, operations: reads) { _ in
+                    for key in readKeys { _ = try valet.string(forKey: key) }
+                }))
+        out.append(
+            Measurement(
+                name: "containsObject(forKey:)", group: group,
+                rates: try Clock.rates(runs: runs, operations: reads) { _ in
+                    for key in readKeys { _ = try valet.containsObject(forKey: key) }
+                }))
         let writeKeys = randomKeys(writes, seed: 2)
-        out.append(Measurement(name: "setString (durable, each committed)", group: group, rates: try Clock.rates(runs: runs, operations: writes) { run in
-            for key in writeKeys { try valet.setString("new-\(run)-\(key)", forKey: key) }
-        }))
-        out.append(Measurement(name: "allKeys()", group: group, rates: try Clock.rates(runs: runs, operations: 1) { _ in
-            let all = try valet.allKeys()
-            precondition(all.count == items)
-        }, note: "calls per second; decrypts attributes only"))
+        out.append(
+            Measurement(
+                name: "setString (durable, each committed)", group: group,
+                rates: try Clock.rates(runs: runs, operations: writes) { run in
+                    for key in writeKeys { try valet.setString("new-\(run)-\(key)", forKey: key) }
+                }))
+        out.append(
+            Measurement(
+                name: "allKeys()", group: group,
+                rates: try Clock.rates(runs: runs, operations: 1) { _ in
+                    let all = try valet.allKeys()
+                    precondition(all.count == items)
+                }, note: "calls per second; decrypts attributes only"))
         let removeKeys = Array(Set(writeKeys))
         var removeRates: [Double] = []
         for _ in 0...runs {
@@ -79,7 +91,8 @@ struct VaultBench {
             }
             try vault.write(operations)
         }
-        return Measurement(name: "\(count.formatted())-item batch write in one transaction", group: "vault", rates: rates,
-                           note: "the write of a migration; Valet's migrateObjects joins with its issue")
+        return Measurement(
+            name: "\(count.formatted())-item batch write in one transaction", group: "vault", rates: rates,
+            note: "the write of a migration; Valet's migrateObjects joins with its issue")
     }
 }

@@ -36,14 +36,17 @@ if let target = option("--profile") {
 }
 
 func machine() -> [String: String] {
-    let cpu = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
+    let cpu =
+        (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
         .split(separator: "\n").first { $0.hasPrefix("model name") }?.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "unknown"
     var name = utsname()
     uname(&name)
     let release = withUnsafeBytes(of: &name.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-    return ["cpu": cpu, "cores": String(ProcessInfo.processInfo.activeProcessorCount),
-            "memory": "\(ProcessInfo.processInfo.physicalMemory >> 30) GiB", "kernel": release,
-            "date": ISO8601DateFormatter().string(from: Date()), "mode": quick ? "quick" : "full", "runs": String(runs)]
+    return [
+        "cpu": cpu, "cores": String(ProcessInfo.processInfo.activeProcessorCount),
+        "memory": "\(ProcessInfo.processInfo.physicalMemory >> 30) GiB", "kernel": release,
+        "date": ISO8601DateFormatter().string(from: Date()), "mode": quick ? "quick" : "full", "runs": String(runs),
+    ]
 }
 
 var report = Report(machine: machine())
@@ -53,10 +56,12 @@ var allKeysSeconds: [Int: Double] = [:]
 for size in sizes {
     log("· \(size) items: floors")
     let floor = try SQLiteFloor(path: "\(scratch)/floor-\(size).sqlite", items: size)
-    let selectFloor = Measurement(name: "raw SQLite point select", group: "floors, \(size.formatted()) rows",
-                                  rates: try Clock.rates(runs: runs, operations: reads) { run in try floor.pointSelects(reads, seed: UInt64(run + 7)) })
-    let upsertFloor = Measurement(name: "raw SQLite durable upsert", group: "floors, \(size.formatted()) rows",
-                                  rates: try Clock.rates(runs: runs, operations: writes) { run in try floor.durableUpserts(writes, seed: UInt64(run + 9)) })
+    let selectFloor = Measurement(
+        name: "raw SQLite point select", group: "floors, \(size.formatted()) rows",
+        rates: try Clock.rates(runs: runs, operations: reads) { run in try floor.pointSelects(reads, seed: UInt64(run + 7)) })
+    let upsertFloor = Measurement(
+        name: "raw SQLite durable upsert", group: "floors, \(size.formatted()) rows",
+        rates: try Clock.rates(runs: runs, operations: writes) { run in try floor.durableUpserts(writes, seed: UInt64(run + 9)) })
     floor.close()
     report.measurements += [selectFloor, upsertFloor]
     log("· \(size) items: vault")
@@ -81,21 +86,28 @@ for size in sizes {
     }
 }
 
-report.measurements.append(Measurement(name: "AES-256-GCM seal+open, 32-byte value", group: "floors, crypto",
-                                       rates: Clock.rates(runs: runs, operations: reads) { _ in aesGCMRoundTrips(reads, valueSize: 32) }))
+report.measurements.append(
+    Measurement(
+        name: "AES-256-GCM seal+open, 32-byte value", group: "floors, crypto",
+        rates: Clock.rates(runs: runs, operations: reads) { _ in aesGCMRoundTrips(reads, valueSize: 32) }))
 
 log("· open + unlock (scrypt N=2^17, r=8, p=1)")
 do {
     let configuration = VaultConfiguration(location: VaultLocation(path: "\(scratch)/unlock.keychain"), usesKernelKeyring: false)
     try Vault(configuration).changePassphrase(from: nil, to: SecretBytes(utf8: "benchmark passphrase"))
-    report.measurements.append(Measurement(name: "open + unlock", group: "vault: key derivation", rates: try Clock.rates(runs: 3, operations: 1) { _ in
-        try Vault(configuration).unlock(passphrase: SecretBytes(utf8: "benchmark passphrase"))
-    }, note: "scrypt default parameters; paid once per process"))
+    report.measurements.append(
+        Measurement(
+            name: "open + unlock", group: "vault: key derivation",
+            rates: try Clock.rates(runs: 3, operations: 1) { _ in
+                try Vault(configuration).unlock(passphrase: SecretBytes(utf8: "benchmark passphrase"))
+            }, note: "scrypt default parameters; paid once per process"))
 }
 
 // Whole processes: our command, and the peers that are commands.
 // `--cli PATH` measures another build of the command (e.g. one linked with --static-swift-stdlib).
-let keychainBinary = option("--cli") ?? ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
+let keychainBinary =
+    option("--cli")
+    ?? ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
     .replacingOccurrences(of: "/keychain-bench", with: "/keychain")
 let cliVault = "\(scratch)/cli.keychain"
 var cliGet: Measurement?
@@ -103,9 +115,11 @@ var secretToolGet: Measurement?
 if FileManager.default.isExecutableFile(atPath: keychainBinary) {
     log("· keychain get as a fresh process")
     try Peers.spawn(keychainBinary, ["set", "--vault", cliVault, "--identifier", "Bench", "token"], input: Data("s3cret".utf8))
-    let measurement = Measurement(name: "keychain get (fresh process)", group: "ours: whole processes", rates: try Clock.rates(runs: runs, operations: 20) { _ in
-        for _ in 0..<20 { try Peers.spawn(keychainBinary, ["get", "--vault", cliVault, "--identifier", "Bench", "token"]) }
-    })
+    let measurement = Measurement(
+        name: "keychain get (fresh process)", group: "ours: whole processes",
+        rates: try Clock.rates(runs: runs, operations: 20) { _ in
+            for _ in 0..<20 { try Peers.spawn(keychainBinary, ["get", "--vault", cliVault, "--identifier", "Bench", "token"]) }
+        })
     cliGet = measurement
     report.measurements.append(measurement)
 
@@ -120,18 +134,22 @@ if FileManager.default.isExecutableFile(atPath: keychainBinary) {
     unsetenv("KEYCHAIN_NEW_PASSPHRASE_FILE")
     setenv("KEYCHAIN_PASSPHRASE_FILE", passphraseFile, 1)
     try Peers.spawn(keychainBinary, ["lock", "--vault", unlockedVault])
-    report.measurements.append(Measurement(name: "keychain get, locked, passphrase in each process", group: "ours: whole processes",
-                                           rates: try Clock.rates(runs: 3, operations: 1) { _ in
-        // Locked first: the get's own unlock would otherwise open the vault for the next one.
-        try Peers.spawn(keychainBinary, ["lock", "--vault", unlockedVault])
-        try Peers.spawn(keychainBinary, ["get", "--vault", unlockedVault, "--identifier", "Bench", "token"])
-    }, note: "a lock then a get that pays scrypt N=2^17: each process on its own, as before the user's unlocked state"))
+    report.measurements.append(
+        Measurement(
+            name: "keychain get, locked, passphrase in each process", group: "ours: whole processes",
+            rates: try Clock.rates(runs: 3, operations: 1) { _ in
+                // Locked first: the get's own unlock would otherwise open the vault for the next one.
+                try Peers.spawn(keychainBinary, ["lock", "--vault", unlockedVault])
+                try Peers.spawn(keychainBinary, ["get", "--vault", unlockedVault, "--identifier", "Bench", "token"])
+            }, note: "a lock then a get that pays scrypt N=2^17: each process on its own, as before the user's unlocked state"))
     try Peers.spawn(keychainBinary, ["unlock", "--vault", unlockedVault])
     unsetenv("KEYCHAIN_PASSPHRASE_FILE")
-    report.measurements.append(Measurement(name: "keychain get after keychain unlock (fresh process)", group: "ours: whole processes",
-                                           rates: try Clock.rates(runs: runs, operations: 20) { _ in
-        for _ in 0..<20 { try Peers.spawn(keychainBinary, ["get", "--vault", unlockedVault, "--identifier", "Bench", "token"]) }
-    }, note: "whenUnlocked keys from the user's unlocked state in the kernel keyring: no passphrase, no scrypt"))
+    report.measurements.append(
+        Measurement(
+            name: "keychain get after keychain unlock (fresh process)", group: "ours: whole processes",
+            rates: try Clock.rates(runs: runs, operations: 20) { _ in
+                for _ in 0..<20 { try Peers.spawn(keychainBinary, ["get", "--vault", unlockedVault, "--identifier", "Bench", "token"]) }
+            }, note: "whenUnlocked keys from the user's unlocked state in the kernel keyring: no passphrase, no scrypt"))
     try Peers.spawn(keychainBinary, ["lock", "--vault", unlockedVault])
 } else {
     report.skipped["keychain get (process)"] = "the keychain executable is not built beside keychain-bench (\(keychainBinary))"
@@ -139,26 +157,37 @@ if FileManager.default.isExecutableFile(atPath: keychainBinary) {
 
 log("· set+get pairs: ours and the peers")
 let pairBench = try VaultBench(directory: scratch, items: 100, runs: runs)
-let ourPairs = Measurement(name: "this vault via Valet (in-process)", group: "ours: set+get pairs", rates: try Clock.rates(runs: runs, operations: pairs) { run in
-    for index in 0..<pairs {
-        try pairBench.valet.setString("pair-\(run)-\(index)", forKey: "pair\(index)")
-        _ = try pairBench.valet.string(forKey: "pair\(index)")
-    }
-})
+let ourPairs = Measurement(
+    name: "this vault via Valet (in-process)", group: "ours: set+get pairs",
+    rates: try Clock.rates(runs: runs, operations: pairs) { run in
+        for index in 0..<pairs {
+            try pairBench.valet.setString("pair-\(run)-\(index)", forKey: "pair\(index)")
+            _ = try pairBench.valet.string(forKey: "pair\(index)")
+        }
+    })
 report.measurements.append(ourPairs)
 if FileManager.default.isExecutableFile(atPath: keychainBinary) {
-    report.measurements.append(try Peers.processPairs(name: "keychain command (process/op)", runs: runs, pairs: min(pairs, 30), set: { run, index in
-        try Peers.spawn(keychainBinary, ["set", "--vault", cliVault, "--service", "bench", "a\(index)"], input: Data("v\(run)".utf8))
-    }, get: { index in
-        try Peers.spawn(keychainBinary, ["get", "--vault", cliVault, "--service", "bench", "a\(index)"])
-    }).relabelled(group: "ours: set+get pairs"))
+    report.measurements.append(
+        try Peers.processPairs(
+            name: "keychain command (process/op)", runs: runs, pairs: min(pairs, 30),
+            set: { run, index in
+                try Peers.spawn(keychainBinary, ["set", "--vault", cliVault, "--service", "bench", "a\(index)"], input: Data("v\(run)".utf8))
+            },
+            get: { index in
+                try Peers.spawn(keychainBinary, ["get", "--vault", cliVault, "--service", "bench", "a\(index)"])
+            }
+        ).relabelled(group: "ours: set+get pairs"))
 }
 if let keyctl = Peers.which("keyctl") {
-    report.measurements.append(try Peers.processPairs(name: "keyctl (process/op)", runs: runs, pairs: min(pairs, 30), set: { run, index in
-        try Peers.spawn(keyctl, ["padd", "user", "keychain-bench:\(getpid()):\(index)", "@u"], input: Data("v\(run)".utf8))
-    }, get: { index in
-        try Peers.spawn(keyctl, ["pipe", "%user:keychain-bench:\(getpid()):\(index)"])
-    }))
+    report.measurements.append(
+        try Peers.processPairs(
+            name: "keyctl (process/op)", runs: runs, pairs: min(pairs, 30),
+            set: { run, index in
+                try Peers.spawn(keyctl, ["padd", "user", "keychain-bench:\(getpid()):\(index)", "@u"], input: Data("v\(run)".utf8))
+            },
+            get: { index in
+                try Peers.spawn(keyctl, ["pipe", "%user:keychain-bench:\(getpid()):\(index)"])
+            }))
     for index in 0..<min(pairs, 30) { _ = try? Peers.run(keyctl, ["purge", "user", "keychain-bench:\(getpid()):\(index)"]) }
 } else {
     report.skipped["keyctl"] = "keyctl is not installed (apt-get install keyutils)"
@@ -167,14 +196,20 @@ if let reason = Peers.secretService() {
     report.skipped["secret-tool"] = reason
 } else if let secretTool = Peers.which("secret-tool") {
     let service = "keychain-bench-\(getpid())"
-    report.measurements.append(try Peers.processPairs(name: "secret-tool (process/op)", runs: runs, pairs: min(pairs, 30), set: { run, index in
-        try Peers.spawn(secretTool, ["store", "--label=keychain-bench", "service", service, "account", "a\(index)"], input: Data("v\(run)".utf8))
-    }, get: { index in
-        try Peers.spawn(secretTool, ["lookup", "service", service, "account", "a\(index)"])
-    }))
-    secretToolGet = Measurement(name: "secret-tool lookup (process)", group: "peers: whole processes", rates: try Clock.rates(runs: runs, operations: 20) { _ in
-        for _ in 0..<20 { try Peers.spawn(secretTool, ["lookup", "service", service, "account", "a0"]) }
-    })
+    report.measurements.append(
+        try Peers.processPairs(
+            name: "secret-tool (process/op)", runs: runs, pairs: min(pairs, 30),
+            set: { run, index in
+                try Peers.spawn(secretTool, ["store", "--label=keychain-bench", "service", service, "account", "a\(index)"], input: Data("v\(run)".utf8))
+            },
+            get: { index in
+                try Peers.spawn(secretTool, ["lookup", "service", service, "account", "a\(index)"])
+            }))
+    secretToolGet = Measurement(
+        name: "secret-tool lookup (process)", group: "peers: whole processes",
+        rates: try Clock.rates(runs: runs, operations: 20) { _ in
+            for _ in 0..<20 { try Peers.spawn(secretTool, ["lookup", "service", service, "account", "a0"]) }
+        })
     report.measurements.append(secretToolGet!)
     for index in 0..<min(pairs, 30) { _ = try? Peers.run(secretTool, ["clear", "service", service, "account", "a\(index)"]) }
 }
@@ -196,17 +231,23 @@ if let small = sizes.first, let large = sizes.last, let getSmall = getRates[smal
     if let ratio = floor?.ratio {
         report.targets.append(.init(goal: "get within 3x of a raw SQLite point select", measured: String(format: "%.2fx", ratio), met: ratio <= 3))
     }
-    report.targets.append(.init(goal: "get at \(large.formatted()) items within 1.5x of get at \(small) items",
-                                measured: String(format: "%.2fx", getSmall / getLarge), met: getSmall / getLarge <= 1.5))
+    report.targets.append(
+        .init(
+            goal: "get at \(large.formatted()) items within 1.5x of get at \(small) items",
+            measured: String(format: "%.2fx", getSmall / getLarge), met: getSmall / getLarge <= 1.5))
     if let set = report.measurements.first(where: { $0.group == "vault via Valet, \(small.formatted()) items" && $0.name.hasPrefix("setString") }), let ratio = set.ratio {
-        report.targets.append(.init(goal: "durable set within 1.5x of a raw SQLite durable upsert", measured: String(format: "%.2fx (%@ µs/op)", ratio, String(format: "%.0f", set.microseconds)), met: ratio <= 1.5))
+        report.targets.append(
+            .init(
+                goal: "durable set within 1.5x of a raw SQLite durable upsert", measured: String(format: "%.2fx (%@ µs/op)", ratio, String(format: "%.0f", set.microseconds)),
+                met: ratio <= 1.5))
     }
     if let seconds = allKeysSeconds[large] {
         report.targets.append(.init(goal: "allKeys of \(large.formatted()) items under 0.5 s", measured: String(format: "%.3f s", seconds), met: seconds < 0.5))
     }
 }
 if let batch = report.measurements.first(where: { $0.name.contains("batch write") }) {
-    report.targets.append(.init(goal: "a 10,000-item migration in one transaction under 1 s", measured: String(format: "%.3f s (batch write)", 1 / batch.median), met: 1 / batch.median < 1))
+    report.targets.append(
+        .init(goal: "a 10,000-item migration in one transaction under 1 s", measured: String(format: "%.3f s (batch write)", 1 / batch.median), met: 1 / batch.median < 1))
 }
 if let cliGet {
     let ms = 1000 / cliGet.median

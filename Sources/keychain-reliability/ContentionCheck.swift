@@ -2,8 +2,9 @@ import Foundation
 import KeychainCore
 import KeychainTestSupport
 import Valet
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Contention: processes × threads doing mixed set/get/remove/allKeys on one vault. No error
@@ -17,9 +18,14 @@ enum ContentionCheck {
         var children: [(pid: pid_t, stdout: Int32)] = []
         for process in 0..<processes {
             do {
-                children.append(try Subprocess.launchReadingOutput(env.program, ["worker", "contend", path, "\(process)", "\(threads)", "\(operations)",
-                                                                                 "\(env.seed &+ UInt64(process) &* 104_729)"],
-                                                                   environment: env.workerEnvironment))
+                children.append(
+                    try Subprocess.launchReadingOutput(
+                        env.program,
+                        [
+                            "worker", "contend", path, "\(process)", "\(threads)", "\(operations)",
+                            "\(env.seed &+ UInt64(process) &* 104_729)",
+                        ],
+                        environment: env.workerEnvironment))
             } catch {
                 result.fail("cannot start worker \(process): \(error)")
             }

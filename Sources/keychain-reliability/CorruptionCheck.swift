@@ -1,8 +1,9 @@
 import Foundation
 import KeychainCore
 import KeychainTestSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Corruption and tampering: seeded random damage to a vault file (bit flips in the SQLite
@@ -20,7 +21,8 @@ enum CorruptionCheck {
         let base = env.directory("corruption")
         let expected = Dictionary(uniqueKeysWithValues: (0..<24).map { ("k\($0)", "value-\($0)-" + String(repeating: "s", count: $0 * 37)) })
         guard let template = makeVault(base + "/template", expected),
-              makeVault(base + "/foreign", expected.mapValues { "FOREIGN-" + $0 }) != nil else {
+            makeVault(base + "/foreign", expected.mapValues { "FOREIGN-" + $0 }) != nil
+        else {
             result.fail("cannot build the template vaults")
             return result
         }
@@ -55,9 +57,13 @@ enum CorruptionCheck {
             }
             for (account, value) in expected {
                 do {
-                    let items = try vault.copyMatching(Query(.genericPassword, attributes: Attributes(service: "corruption", account: account),
-                                                             limit: .one, returnData: true))
-                    if items.first?.value?.string == value { readsCorrect += 1 } else {
+                    let items = try vault.copyMatching(
+                        Query(
+                            .genericPassword, attributes: Attributes(service: "corruption", account: account),
+                            limit: .one, returnData: true))
+                    if items.first?.value?.string == value {
+                        readsCorrect += 1
+                    } else {
                         wrong += 1
                         result.fail("trial \(trial) (\(damage)): \(account) read back a wrong value")
                     }
@@ -138,7 +144,8 @@ enum CorruptionCheck {
     static func pasteForeign(_ damage: Damage, into path: String, from foreign: String, _ random: inout SeededRandom) {
         let row = 1 + random.next(below: 24), other = 1 + random.next(below: 24)
         let column = random.next(below: 2) == 0 ? "value" : "attributes"
-        let sql = damage == .foreignRows
+        let sql =
+            damage == .foreignRows
             ? "ATTACH '\(foreign)' AS f; INSERT INTO items(class, protection, identity, scope, attributes, value) SELECT class, protection, identity, scope, attributes, value FROM f.items;"
             : "ATTACH '\(foreign)' AS f; UPDATE items SET \(column) = (SELECT \(column) FROM f.items WHERE id = \(other)) WHERE id = \(row);"
         RawSQL.exec(path, sql)
@@ -150,11 +157,16 @@ enum CorruptionCheck {
         let location = VaultLocation(path: directory + "/v.keychain")
         do {
             let vault = try Vault(VaultConfiguration(location: location, usesKernelKeyring: false))
-            try vault.write(items.sorted { $0.key < $1.key }.enumerated().map { index, pair in
-                .add(Item(.genericPassword, attributes: Attributes(service: "corruption", account: pair.key,
-                                                                   accessibility: index % 2 == 0 ? .whenUnlocked : .afterFirstUnlock),
-                          value: SecretBytes(utf8: pair.value)))
-            })
+            try vault.write(
+                items.sorted { $0.key < $1.key }.enumerated().map { index, pair in
+                    .add(
+                        Item(
+                            .genericPassword,
+                            attributes: Attributes(
+                                service: "corruption", account: pair.key,
+                                accessibility: index % 2 == 0 ? .whenUnlocked : .afterFirstUnlock),
+                            value: SecretBytes(utf8: pair.value)))
+                })
         } catch {
             return nil
         }

@@ -2,8 +2,9 @@ import Foundation
 import KeychainCore
 import KeychainTestSupport
 import Valet
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Crash safety: a worker sets and removes keys through Valet; the parent SIGKILLs it at a
@@ -20,8 +21,9 @@ enum CrashCheck {
         for round in 0..<kills {
             let launched: (pid: pid_t, stdout: Int32)
             do {
-                launched = try Subprocess.launchReadingOutput(env.program, ["worker", "crash", path, "\(seq)", "\(env.seed &+ UInt64(round))"],
-                                                              environment: env.workerEnvironment)
+                launched = try Subprocess.launchReadingOutput(
+                    env.program, ["worker", "crash", path, "\(seq)", "\(env.seed &+ UInt64(round))"],
+                    environment: env.workerEnvironment)
             } catch {
                 result.fail("cannot start the worker: \(error)")
                 return result

@@ -1,7 +1,8 @@
 import Foundation
 import KeychainTestSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Where the checks run: a scratch directory, this program's path (to start workers), and
@@ -27,8 +28,9 @@ struct CheckEnvironment {
 
     /// Runs `arguments` of this program as another user (root only), through setpriv.
     func runAs(user: String, _ arguments: [String]) throws -> CommandResult {
-        try Subprocess.run("/usr/bin/setpriv", ["--reuid=\(user)", "--regid=\(user)", "--clear-groups", "--", program] + arguments,
-                           environment: workerEnvironment)
+        try Subprocess.run(
+            "/usr/bin/setpriv", ["--reuid=\(user)", "--regid=\(user)", "--clear-groups", "--", program] + arguments,
+            environment: workerEnvironment)
     }
 }
 

@@ -1,8 +1,9 @@
 import Foundation
 import KeychainCore
 import KeychainTestSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Hostile files: seeded trials of what someone who can edit the vault's directory or file does
@@ -29,7 +30,8 @@ enum HostileFileCheck {
     static let services = ["alpha", "bravo", "charlie"]
 
     static func run(_ env: CheckEnvironment, trials: Int) -> CheckResult {
-        var result = CheckResult("hostile files (planted schema, moved scopes, older rows and files, deleted rows, moved or linked files, other owners, planted cache keys, swapped presence keys)")
+        var result = CheckResult(
+            "hostile files (planted schema, moved scopes, older rows and files, deleted rows, moved or linked files, other owners, planted cache keys, swapped presence keys)")
         let base = env.directory("hostile")
         mkdir(base + "/template", 0o700)
         let template = VaultLocation(path: base + "/template/v.keychain")
@@ -94,8 +96,10 @@ enum HostileFileCheck {
                 for index in changed {
                     let account = accounts[index]
                     expected[account] = "newer-\(account)"
-                    try vault.upsert(Item(.genericPassword, attributes: Attributes(service: String(account.split(separator: "-")[0]), account: account),
-                                          value: SecretBytes(utf8: expected[account]!)))
+                    try vault.upsert(
+                        Item(
+                            .genericPassword, attributes: Attributes(service: String(account.split(separator: "-")[0]), account: account),
+                            value: SecretBytes(utf8: expected[account]!)))
                 }
                 let account = accounts[removed]
                 expected[account] = nil
@@ -124,8 +128,11 @@ enum HostileFileCheck {
             do {
                 let vault = try Vault(configuration)
                 for account in accounts {
-                    let found = try? vault.copyMatching(Query(.genericPassword, attributes: Attributes(service: String(account.split(separator: "-")[0]), account: account),
-                                                              limit: .one, returnData: true)).first?.value?.string
+                    let found = try? vault.copyMatching(
+                        Query(
+                            .genericPassword, attributes: Attributes(service: String(account.split(separator: "-")[0]), account: account),
+                            limit: .one, returnData: true)
+                    ).first?.value?.string
                     if let found {
                         if found == expected[account] { correct += 1 } else { wrong += 1; result.fail("trial \(trial) (\(edit)): \(account) read a wrong or older value") }
                     }

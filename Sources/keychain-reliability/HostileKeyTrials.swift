@@ -1,8 +1,8 @@
+import CKeyring
+import COpenSSL
 import Foundation
 import KeychainCore
 import KeychainTestSupport
-import CKeyring
-import COpenSSL
 
 /// The hostile-file check's trials on a fresh passphrase vault with the kernel keyring on, where
 /// what is attacked is the keys a same-user process can reach: random keys planted under the
@@ -21,13 +21,17 @@ enum HostileKeyTrials {
     static let accounts = ["alpha-0", "alpha-1", "bravo-0", "bravo-1"]
 
     static func item(_ account: String, _ value: String, control: AccessControl? = nil) -> Item {
-        Item(.genericPassword, attributes: Attributes(service: String(account.split(separator: "-")[0]), account: account,
-                                                      accessibility: .afterFirstUnlock, accessControl: control), value: SecretBytes(utf8: value))
+        Item(
+            .genericPassword,
+            attributes: Attributes(
+                service: String(account.split(separator: "-")[0]), account: account,
+                accessibility: .afterFirstUnlock, accessControl: control), value: SecretBytes(utf8: value))
     }
 
     static func query(_ account: String, _ authenticator: ScriptedAuthenticator? = nil) -> Query {
-        Query(.genericPassword, attributes: Attributes(service: String(account.split(separator: "-")[0]), account: account), limit: .one, returnData: true,
-              authentication: authenticator.map { AuthenticationContext(authenticator: $0) })
+        Query(
+            .genericPassword, attributes: Attributes(service: String(account.split(separator: "-")[0]), account: account), limit: .one, returnData: true,
+            authentication: authenticator.map { AuthenticationContext(authenticator: $0) })
     }
 
     static func run(_ attack: Attack, in directory: String, trial: Int, _ outcome: inout Outcome) {
@@ -54,7 +58,7 @@ enum HostileKeyTrials {
                 _ = payload.withUnsafeBytes { ckeyring_add_user_key(description, $0.baseAddress, $0.count, CKEYRING_SPEC_USER_KEYRING) }
             case .swappedPresenceKey:
                 guard let lookup = load(description)?.prefix(32), lookup.count == 32,
-                      let record = RawSQL.blobs(location.path, "SELECT value FROM meta WHERE name = 'presence'").first, !record.isEmpty
+                    let record = RawSQL.blobs(location.path, "SELECT value FROM meta WHERE name = 'presence'").first, !record.isEmpty
                 else { throw StoreError.unavailable("no cache to read the lookup key from") }
                 let attackerKey = SystemRandom.bytes(32)
                 let tag = hmac(Array(lookup), Array("presence public key".utf8) + attackerKey)
@@ -93,7 +97,9 @@ enum HostileKeyTrials {
 
     static func tally(_ found: String?, _ expected: String, _ account: String, _ trial: Int, _ attack: Attack, _ outcome: inout Outcome) {
         guard let found else { outcome.refused += 1; return }
-        if found == expected { outcome.correct += 1 } else {
+        if found == expected {
+            outcome.correct += 1
+        } else {
             outcome.wrong += 1
             outcome.failures.append("trial \(trial) (\(attack)): \(account) read a wrong value")
         }

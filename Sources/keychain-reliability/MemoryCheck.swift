@@ -1,8 +1,9 @@
 import Foundation
 import KeychainCore
 import KeychainTestSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Secrets in memory: after a worker stores and reads a unique secret through Valet, wipes its

@@ -17,9 +17,12 @@ enum MigrationWorker {
         let into = Valet.valet(with: destination, accessibility: .afterFirstUnlock)
         if try from.allKeys().isEmpty && into.allKeys().isEmpty {
             // One transaction for the fill: the same item a Valet writes, without a durable commit per key.
-            try vault.write((0..<count).map { index in
-                .upsert(ValetAddress.valet(with: source, accessibility: .afterFirstUnlock).item(forKey: "key-\(index)", value: SecretBytes(utf8: "value-\(index)-" + String(repeating: "x", count: 64))))
-            })
+            try vault.write(
+                (0..<count).map { index in
+                    .upsert(
+                        ValetAddress.valet(with: source, accessibility: .afterFirstUnlock).item(
+                            forKey: "key-\(index)", value: SecretBytes(utf8: "value-\(index)-" + String(repeating: "x", count: 64))))
+                })
         }
         FileHandle.standardOutput.write(Data("migrating\n".utf8))
         try into.migrateObjects(from: from, removeOnCompletion: true)

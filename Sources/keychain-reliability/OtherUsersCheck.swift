@@ -1,8 +1,9 @@
 import Foundation
 import KeychainCore
 import KeychainTestSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Other users: an unprivileged user cannot read another user's vault, key file or
@@ -78,7 +79,9 @@ enum OtherUsersCheck {
         for (path, mode) in [(keyed.path, mode_t(0o640)), (keyed.path, mode_t(0o604)), (keyed.keyFilePath, mode_t(0o644))] {
             chmod(path, mode)
             let probe = try? env.run(["probe-vault", keyed.path])
-            if probe?.output.hasPrefix("refused") == true && probe?.output.contains("readable or writable by other users") == true { refusedModes += 1 } else {
+            if probe?.output.hasPrefix("refused") == true && probe?.output.contains("readable or writable by other users") == true {
+                refusedModes += 1
+            } else {
                 result.fail("the vault opened with \(path) at mode \(String(mode, radix: 8)): \(probe?.output ?? "")")
             }
             chmod(path, 0o600)

@@ -32,8 +32,10 @@ enum Report {
 
     static func json(_ results: [CheckResult], mode: String) -> Data {
         let checks: [[String: Any]] = results.map { r in
-            ["name": r.name, "passed": r.passed, "skipped": r.skipped ?? NSNull(), "seconds": (r.seconds * 10).rounded() / 10,
-             "figures": Dictionary(r.figures, uniquingKeysWith: { $1 }), "failures": r.failures]
+            [
+                "name": r.name, "passed": r.passed, "skipped": r.skipped ?? NSNull(), "seconds": (r.seconds * 10).rounded() / 10,
+                "figures": Dictionary(r.figures, uniquingKeysWith: { $1 }), "failures": r.failures,
+            ]
         }
         let document: [String: Any] = ["mode": mode, "date": ISO8601DateFormatter().string(from: Date()), "checks": checks]
         return (try? JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])) ?? Data()

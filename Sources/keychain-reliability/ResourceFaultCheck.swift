@@ -1,8 +1,9 @@
 import Foundation
 import KeychainCore
 import KeychainTestSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Resource faults: a write that hits a file-size limit, and a write to a read-only vault,
@@ -14,7 +15,8 @@ enum ResourceFaultCheck {
         let path = env.directory("fsize") + "/fsize.keychain"
         let limit = 1 << 20
         guard let filled = try? env.run(["worker", "fsize", path, "\(limit)"]), filled.status == 0,
-              let line = filled.output.split(separator: "\n").last(where: { $0.hasPrefix("F ") }) else {
+            let line = filled.output.split(separator: "\n").last(where: { $0.hasPrefix("F ") })
+        else {
             result.fail("the file-size worker did not report")
             return result
         }

@@ -1,8 +1,9 @@
 import Foundation
 import KeychainCore
 import KeychainTestSupport
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Children for the Secret Service's time bounds, run against a private daemon (the bus comes

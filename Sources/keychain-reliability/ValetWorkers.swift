@@ -15,8 +15,10 @@ enum ValetIdentityWorker {
         let singleAfter = SinglePromptSecureEnclaveValet.valet(with: Identifier(nonEmpty: "Identity")!, accessControl: .userPresence)
         let same = before === after && enclaveBefore === enclaveAfter && singleBefore === singleAfter
         let equal = before.isEqual(after) && enclaveBefore.isEqual(enclaveAfter) && singleBefore.isEqual(singleAfter)
-        let words = [same ? "identical" : "distinct", equal ? "equal" : "unequal",
-                     before.hash == after.hash ? "hashed" : "unhashed", "set=\(Set([before, after]).count)"]
+        let words = [
+            same ? "identical" : "distinct", equal ? "equal" : "unequal",
+            before.hash == after.hash ? "hashed" : "unhashed", "set=\(Set([before, after]).count)",
+        ]
         print(words.joined(separator: " "))
         return 0
     }

@@ -1,10 +1,11 @@
-import Foundation
 import CKeyring
+import Foundation
 import KeychainCore
 import KeychainTestSupport
 import Valet
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The child processes the checks start, kill and inspect. Each writes its protocol to
@@ -97,8 +98,10 @@ enum Workers {
                     errors += 1
                 }
             }
-            results.add(ThreadReport(errors: errors, inconsistencies: inconsistencies, operations: operations,
-                                     final: keys.map { ($0, model[$0]) }))
+            results.add(
+                ThreadReport(
+                    errors: errors, inconsistencies: inconsistencies, operations: operations,
+                    final: keys.map { ($0, model[$0]) }))
         }
         let reports = results.all
         say("E \(reports.map(\.errors).reduce(0, +)) \(reports.map(\.inconsistencies).reduce(0, +)) \(reports.map(\.operations).reduce(0, +))")
@@ -148,8 +151,10 @@ enum Workers {
         var stored = 0
         while stored < 100_000 {
             do {
-                try vault.upsert(Item(.genericPassword, attributes: Attributes(service: "fill", account: "k\(stored)"),
-                                      value: SecretBytes(utf8: String(repeating: "x", count: 4_096))))
+                try vault.upsert(
+                    Item(
+                        .genericPassword, attributes: Attributes(service: "fill", account: "k\(stored)"),
+                        value: SecretBytes(utf8: String(repeating: "x", count: 4_096))))
                 stored += 1
             } catch {
                 say("F \(stored) \(error)")

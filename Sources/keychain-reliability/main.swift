@@ -1,7 +1,8 @@
 import Foundation
 import KeychainCore
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // The reliability suite (RELIABILITY.md): crash safety, contention, corruption and tampering,
@@ -19,8 +20,9 @@ func workerMain(_ arguments: [String]) -> Int32 {
         case ("migrate", 3): return try MigrationWorker.run(vaultPath: arguments[1], count: Int(arguments[2]) ?? 1000)
         case ("crash", 4): return try Workers.crash(vaultPath: arguments[1], firstSeq: Int(arguments[2]) ?? 0, seed: UInt64(arguments[3]) ?? 1)
         case ("contend", 6):
-            return try Workers.contend(vaultPath: arguments[1], process: Int(arguments[2]) ?? 0, threads: Int(arguments[3]) ?? 8,
-                                       operations: Int(arguments[4]) ?? 1000, seed: UInt64(arguments[5]) ?? 1)
+            return try Workers.contend(
+                vaultPath: arguments[1], process: Int(arguments[2]) ?? 0, threads: Int(arguments[3]) ?? 8,
+                operations: Int(arguments[4]) ?? 1000, seed: UInt64(arguments[5]) ?? 1)
         case ("memory", 3): return try Workers.memory(vaultPath: arguments[1], secretPath: arguments[2])
         case ("fsize", 3): return try Workers.fileSizeLimit(vaultPath: arguments[1], limit: Int(arguments[2]) ?? 1 << 20)
         case ("readonly", 2): return Workers.readOnly(vaultPath: arguments[1])
@@ -28,8 +30,9 @@ func workerMain(_ arguments: [String]) -> Int32 {
         case ("valet-service", 3): return ValetServiceWorker.run(identifier: arguments[1], key: arguments[2])
         case ("ss-callers", 3): return try SecretServiceWorker.concurrentCallers(callers: Int(arguments[1]) ?? 16, timeout: Double(arguments[2]) ?? 1)
         case ("ss-batch", 5):
-            return try SecretServiceWorker.frozenBatch(daemon: pid_t(arguments[1]) ?? 0, count: Int(arguments[2]) ?? 100,
-                                                       timeout: Double(arguments[3]) ?? 1, freezeAfter: Double(arguments[4]) ?? 0.1)
+            return try SecretServiceWorker.frozenBatch(
+                daemon: pid_t(arguments[1]) ?? 0, count: Int(arguments[2]) ?? 100,
+                timeout: Double(arguments[3]) ?? 1, freezeAfter: Double(arguments[4]) ?? 0.1)
         default:
             FileHandle.standardError.write(Data("keychain-reliability: unknown worker \(arguments)\n".utf8))
             return 2

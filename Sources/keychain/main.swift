@@ -1,7 +1,8 @@
 import FoundationEssentials
-#if canImport(Glibc)
-import Glibc
-#endif
 import KeychainCLI
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 exit(KeychainCommand.main())

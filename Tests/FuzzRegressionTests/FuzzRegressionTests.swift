@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import KeychainFuzzTargets
+import Testing
 
 /// Every input in Fuzz/Corpus/<target>/ (the seeds, what fuzzing found interesting, and every
 /// crash ever found, kept once fixed) goes through its parser again: none may crash.

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import KeychainCLI
 
 @Suite("The argument parser")
@@ -13,7 +14,9 @@ struct ArgumentParserTests {
 
     static let cases: [Case] = [
         Case(arguments: ["--identifier", "Druidia", "Skroob"], expected: .success(ParsedArguments(values: ["identifier": "Druidia"], positionals: ["Skroob"]))),
-        Case(arguments: ["Skroob", "--identifier=Druidia", "--json"], expected: .success(ParsedArguments(values: ["identifier": "Druidia"], flags: ["json"], positionals: ["Skroob"]))),
+        Case(
+            arguments: ["Skroob", "--identifier=Druidia", "--json"],
+            expected: .success(ParsedArguments(values: ["identifier": "Druidia"], flags: ["json"], positionals: ["Skroob"]))),
         Case(arguments: ["-h"], expected: .success(ParsedArguments(flags: ["help"]))),
         Case(arguments: ["-i", "Druidia", "-j", "Skroob"], expected: .success(ParsedArguments(values: ["identifier": "Druidia"], flags: ["json"], positionals: ["Skroob"]))),
         Case(arguments: ["-i"], expected: .failure(.missingValue("identifier"))),

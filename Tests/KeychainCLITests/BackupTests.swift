@@ -1,7 +1,7 @@
 import Foundation
-import Testing
 import KeychainCore
 import KeychainTestSupport
+import Testing
 
 /// A consistent backup of a live vault, and a restore that never replaces one (vault-format
 /// issue, finding 11); relative vault paths.
@@ -62,9 +62,14 @@ struct BackupTests {
 
     @Test("relative vault paths are taken from the working directory")
     func relativePaths() throws {
-        let script = #"cd "$D" && printf v | "$K" set --vault rel.keychain --service s a && "$K" get --vault ./rel.keychain --service s a && KEYCHAIN_PATH=rel.keychain "$K" get --service s a"#
-        let result = try Subprocess.run("/bin/bash", ["-c", script], environment: ["PATH": "/usr/bin:/bin", "HOME": directory.path, "K": KeychainExecutable.path,
-                                                                               "D": directory.path, "KEYCHAIN_KERNEL_KEYRING": "off"])
+        let script =
+            #"cd "$D" && printf v | "$K" set --vault rel.keychain --service s a && "$K" get --vault ./rel.keychain --service s a && KEYCHAIN_PATH=rel.keychain "$K" get --service s a"#
+        let result = try Subprocess.run(
+            "/bin/bash", ["-c", script],
+            environment: [
+                "PATH": "/usr/bin:/bin", "HOME": directory.path, "K": KeychainExecutable.path,
+                "D": directory.path, "KEYCHAIN_KERNEL_KEYRING": "off",
+            ])
         #expect(result.status == 0 && result.output == "v\nv\n", "\(result.stderr)")
         #expect(FileManager.default.fileExists(atPath: directory.path + "/rel.keychain"))
     }

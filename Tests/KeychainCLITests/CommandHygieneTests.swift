@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import KeychainTestSupport
+import Testing
 
 /// The command's output is checked, its input is exact, and its listings cannot be forged.
 @Suite("The command checks what it writes and what it is given")
@@ -10,10 +10,12 @@ struct CommandHygieneTests {
 
     /// Runs `script` in bash with `$K` the keychain binary and `$V` the vault.
     func shell(_ script: String, input: String = "") throws -> CommandResult {
-        try Subprocess.run("/bin/bash", ["-c", script], environment: [
-            "PATH": "/usr/bin:/bin", "HOME": directory.path, "XDG_DATA_HOME": directory.path + "/data",
-            "KEYCHAIN_KERNEL_KEYRING": "off", "K": KeychainExecutable.path, "V": vault,
-        ], input: Data(input.utf8))
+        try Subprocess.run(
+            "/bin/bash", ["-c", script],
+            environment: [
+                "PATH": "/usr/bin:/bin", "HOME": directory.path, "XDG_DATA_HOME": directory.path + "/data",
+                "KEYCHAIN_KERNEL_KEYRING": "off", "K": KeychainExecutable.path, "V": vault,
+            ], input: Data(input.utf8))
     }
 
     func keychain(_ arguments: [String], input: String = "") throws -> CommandResult {

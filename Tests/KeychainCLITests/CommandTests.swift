@@ -1,7 +1,8 @@
 import Foundation
-import Testing
 import KeychainTestSupport
+import Testing
 import Valet
+
 import class KeychainCore.Vault
 
 @Suite("The keychain command, run as a separate process")
@@ -29,8 +30,9 @@ struct CommandTests {
     @Test("binary secrets keep every byte with --binary")
     func binarySecrets() throws {
         let bytes = Data((0...255).map { UInt8($0) } + [10])
-        let set = try KeychainExecutable.run(["set", "--binary", "--service", "bin", "all-bytes"], input: bytes,
-                                             environment: ["KEYCHAIN_PATH": vaultPath], home: directory.path)
+        let set = try KeychainExecutable.run(
+            ["set", "--binary", "--service", "bin", "all-bytes"], input: bytes,
+            environment: ["KEYCHAIN_PATH": vaultPath], home: directory.path)
         #expect(set.status == 0, "\(set.stderr)")
         let got = try run(["get", "--binary", "--service", "bin", "all-bytes"])
         #expect(got.stdout == bytes)
@@ -85,8 +87,11 @@ struct CommandTests {
         }
         let passphrase = directory.file("pw", "s3same")
         #expect(try run(["passwd"], environment: ["KEYCHAIN_NEW_PASSPHRASE_FILE": passphrase]).status == 0)
-        #expect(try run(["set", "--identifier", "Druidia", "--accessibility", "afterFirstUnlock", "token"], input: "afu",
-                         environment: ["KEYCHAIN_PASSPHRASE_FILE": passphrase]).status == 0)
+        #expect(
+            try run(
+                ["set", "--identifier", "Druidia", "--accessibility", "afterFirstUnlock", "token"], input: "afu",
+                environment: ["KEYCHAIN_PASSPHRASE_FILE": passphrase]
+            ).status == 0)
         #expect(try run(["lock"]).status == 0)
         #expect(try run(["get", "--identifier", "Druidia", "--accessibility", "afterFirstUnlock", "token"]).status == 3)
         #expect(try run(["unlock"], environment: ["KEYCHAIN_PASSPHRASE_FILE": passphrase]).status == 0)
@@ -97,8 +102,11 @@ struct CommandTests {
         let credentials = directory.path + "/creds"
         try FileManager.default.createDirectory(atPath: credentials, withIntermediateDirectories: true)
         _ = directory.file("creds/keychain-passphrase", "s3same")
-        #expect(try run(["get", "--identifier", "Druidia", "--accessibility", "afterFirstUnlock", "token"],
-                        environment: ["CREDENTIALS_DIRECTORY": credentials]).output == "afu\n")
+        #expect(
+            try run(
+                ["get", "--identifier", "Druidia", "--accessibility", "afterFirstUnlock", "token"],
+                environment: ["CREDENTIALS_DIRECTORY": credentials]
+            ).output == "afu\n")
         #expect(try run(["lock"]).status == 0)
     }
 
@@ -106,12 +114,15 @@ struct CommandTests {
     func presenceOnTerminal() throws {
         let passphrase = directory.file("pw", "correct horse")
         #expect(try run(["passwd"], environment: ["KEYCHAIN_NEW_PASSPHRASE_FILE": passphrase]).status == 0)
-        let set = try run(["set", "--service", "bank", "--accessibility", "whenPasscodeSetThisDeviceOnly", "--access-control", "userPresence", "pin"],
-                          input: "4321", environment: ["KEYCHAIN_PASSPHRASE_FILE": passphrase])
+        let set = try run(
+            ["set", "--service", "bank", "--accessibility", "whenPasscodeSetThisDeviceOnly", "--access-control", "userPresence", "pin"],
+            input: "4321", environment: ["KEYCHAIN_PASSPHRASE_FILE": passphrase])
         #expect(set.status == 0, "\(set.stderr)")
         let arguments = ["get", "--service", "bank", "--accessibility", "whenPasscodeSetThisDeviceOnly", "pin"]
-        let environment = ["PATH": "/usr/bin:/bin", "HOME": directory.path, "KEYCHAIN_KERNEL_KEYRING": "off",
-                           "KEYCHAIN_PATH": vaultPath, "KEYCHAIN_PASSPHRASE_FILE": passphrase]
+        let environment = [
+            "PATH": "/usr/bin:/bin", "HOME": directory.path, "KEYCHAIN_KERNEL_KEYRING": "off",
+            "KEYCHAIN_PATH": vaultPath, "KEYCHAIN_PASSPHRASE_FILE": passphrase,
+        ]
         let typed = try Subprocess.runOnTerminal(KeychainExecutable.path, arguments, environment: environment, prompt: "Passphrase of", answer: "correct horse")
         #expect(typed.result.status == 0 && typed.result.output == "4321\n", "\(typed.result.stderr)")
         #expect(typed.terminal.contains(vaultPath) && !typed.terminal.contains("correct horse"), "the prompt names the vault; the answer is not echoed")
@@ -144,7 +155,8 @@ struct CommandTests {
         #expect(try run(["set", "--identifier", "Druidia", "Helmet"], input: "from the command").status == 0)
         #expect(try valet.string(forKey: "Helmet") == "from the command")
         let shared = ValetStore.withStore(vault) {
-            Valet.iCloudSharedGroupValet(with: SharedGroupIdentifier(groupPrefix: "group", nonEmptyGroup: "Druidia")!, identifier: Identifier(nonEmpty: "v1"), accessibility: .afterFirstUnlock)
+            Valet.iCloudSharedGroupValet(
+                with: SharedGroupIdentifier(groupPrefix: "group", nonEmptyGroup: "Druidia")!, identifier: Identifier(nonEmpty: "v1"), accessibility: .afterFirstUnlock)
         }
         #expect(try run(["set", "--shared-group", "group.Druidia", "--identifier", "v1", "--icloud", "--accessibility", "afterFirstUnlock", "K"], input: "shared").status == 0)
         #expect(try shared.string(forKey: "K") == "shared")
@@ -155,8 +167,9 @@ struct CommandTests {
     func secretsStayOut() throws {
         let secretValue = "UNIQUE-SECRET-\(UUID().uuidString)"
         let errorFile = directory.path + "/set.stderr"
-        let (pid, stdin) = try Subprocess.launch(KeychainExecutable.path, ["set", "--identifier", "Druidia", "Skroob"],
-                                                 environment: ["KEYCHAIN_PATH": vaultPath, "HOME": directory.path], errorFile: errorFile)
+        let (pid, stdin) = try Subprocess.launch(
+            KeychainExecutable.path, ["set", "--identifier", "Druidia", "Skroob"],
+            environment: ["KEYCHAIN_PATH": vaultPath, "HOME": directory.path], errorFile: errorFile)
         _ = Array(secretValue.utf8).withUnsafeBytes { write(stdin, $0.baseAddress, $0.count) }
         Thread.sleep(forTimeInterval: 0.2)
         // Read to the end: /proc files report a size of 0, and a sized read may stop early.
@@ -168,8 +181,10 @@ struct CommandTests {
         #expect(environ.range(of: Data(secretValue.utf8)) == nil)
         // Provoke every kind of error around the stored secret and read what is said.
         var said = (try? String(contentsOfFile: errorFile, encoding: .utf8)) ?? ""
-        for arguments in [["set", "--identifier", "Druidia", "Skroob", "extra"], ["get", "--identifier", "Druidia", "--accessibility", "bad", "Skroob"],
-                          ["get", "--vault", directory.path + "/missing/dir/x.keychain", "--identifier", "Druidia", "Skroob"], ["list", "--bogus"]] {
+        for arguments in [
+            ["set", "--identifier", "Druidia", "Skroob", "extra"], ["get", "--identifier", "Druidia", "--accessibility", "bad", "Skroob"],
+            ["get", "--vault", directory.path + "/missing/dir/x.keychain", "--identifier", "Druidia", "Skroob"], ["list", "--bogus"],
+        ] {
             said += try run(arguments, input: secretValue).stderr
         }
         _ = try run(["passwd"], environment: ["KEYCHAIN_NEW_PASSPHRASE_FILE": directory.file("np", "pass-\(secretValue)")])

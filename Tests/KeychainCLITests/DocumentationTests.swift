@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import KeychainCLI
 import KeychainTestSupport
+import Testing
+
+@testable import KeychainCLI
 
 /// Completions and the manual page come from the command table, so every command and option
 /// is in them.
@@ -36,12 +37,14 @@ struct DocumentationTests {
             #expect(manual.output.contains(".B \(command.name.replacingOccurrences(of: "-", with: "\\-"))"), "\(command.name) in the manual")
             for option in command.options + Commands.global {
                 let zshSpec = option.short.map { "{-\($0),--\(option.name)}" } ?? "'--\(option.name)"
-                #expect(bash.output.contains("--\(option.name)") && zsh.output.contains(zshSpec) && fish.output.contains("-l \(option.name)"),
-                        "\(command.name) --\(option.name)")
+                #expect(
+                    bash.output.contains("--\(option.name)") && zsh.output.contains(zshSpec) && fish.output.contains("-l \(option.name)"),
+                    "\(command.name) --\(option.name)")
                 if let short = option.short {
-                    #expect(bash.output.contains(" -\(short)") && fish.output.contains("-l \(option.name) -s \(short)")
+                    #expect(
+                        bash.output.contains(" -\(short)") && fish.output.contains("-l \(option.name) -s \(short)")
                             && manual.output.contains("\\-\(short), \\-\\-\(option.name.replacingOccurrences(of: "-", with: "\\-"))"),
-                            "\(command.name) -\(short)")
+                        "\(command.name) -\(short)")
                 }
             }
         }

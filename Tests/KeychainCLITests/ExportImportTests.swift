@@ -1,19 +1,22 @@
 import Foundation
-import Testing
-@testable import KeychainCore
 import KeychainTestSupport
+import Testing
+
+@testable import KeychainCore
 
 /// Moving secrets in and out: an encrypted archive, a merge with a stated conflict rule, and a
 /// move between stores, each all or nothing.
 @Suite("Export, import and migrate")
 struct ExportImportTests {
-    static let generic = Attributes(service: "svc", account: "acct", accessGroup: "group.x", synchronizable: false,
-                                    accessibility: .afterFirstUnlock, label: "A label", comment: "A comment", description: "A description",
-                                    generic: Data([0, 1, 2, 255]), creator: 0x6162_6364, type: 0x7778_797A, isInvisible: true, isNegative: false)
-    static let internet = Attributes(account: "alice", accessGroup: "", synchronizable: true, server: "example.com", protocol: .https,
-                                     authenticationType: .htmlForm, port: 8443, path: "/login", securityDomain: "realm",
-                                     accessibility: .whenUnlocked, label: "site", comment: "c", description: "d", generic: Data("g".utf8),
-                                     creator: 1, type: 2, isInvisible: false, isNegative: true)
+    static let generic = Attributes(
+        service: "svc", account: "acct", accessGroup: "group.x", synchronizable: false,
+        accessibility: .afterFirstUnlock, label: "A label", comment: "A comment", description: "A description",
+        generic: Data([0, 1, 2, 255]), creator: 0x6162_6364, type: 0x7778_797A, isInvisible: true, isNegative: false)
+    static let internet = Attributes(
+        account: "alice", accessGroup: "", synchronizable: true, server: "example.com", protocol: .https,
+        authenticationType: .htmlForm, port: 8443, path: "/login", securityDomain: "realm",
+        accessibility: .whenUnlocked, label: "site", comment: "c", description: "d", generic: Data("g".utf8),
+        creator: 1, type: 2, isInvisible: false, isNegative: true)
 
     let directory = TemporaryDirectory()
 
@@ -41,8 +44,10 @@ struct ExportImportTests {
     @Test("an archive round-trips every attribute of both classes between two vaults; the command leaves ThisDeviceOnly and presence items behind and says so")
     func archiveRoundTrip() throws {
         // The machine's own identity, as the command uses: the ThisDeviceOnly item opens for both.
-        let source = try Vault(VaultConfiguration(location: VaultLocation(path: directory.vaultPath("source.keychain")), scryptParameters: .minimum,
-                                                  usesKernelKeyring: false))
+        let source = try Vault(
+            VaultConfiguration(
+                location: VaultLocation(path: directory.vaultPath("source.keychain")), scryptParameters: .minimum,
+                usesKernelKeyring: false))
         try populate(source)
         try source.add(Item(.genericPassword, attributes: Attributes(service: "local", account: "a", accessibility: .whenUnlockedThisDeviceOnly), value: secret("stays")))
         let archive = try ItemArchive.seal(try ItemTransfer.transferableItems(of: source).items, passphrase: secret("archive pw"), parameters: .minimum)
@@ -52,14 +57,17 @@ struct ExportImportTests {
 
         let file = directory.path + "/export.skcx"
         let pw = directory.file("archive-pw", "archive pw")
-        let exported = try KeychainExecutable.run(["export", "--vault", directory.vaultPath("source.keychain"), file],
-                                                  environment: ["KEYCHAIN_ARCHIVE_PASSPHRASE_FILE": pw], home: directory.path)
+        let exported = try KeychainExecutable.run(
+            ["export", "--vault", directory.vaultPath("source.keychain"), file],
+            environment: ["KEYCHAIN_ARCHIVE_PASSPHRASE_FILE": pw], home: directory.path)
         #expect(exported.status == 0 && exported.stderr.contains("exported 2 item(s)") && exported.stderr.contains("1 ThisDeviceOnly"), "\(exported.stderr)")
-        let again = try KeychainExecutable.run(["export", "--vault", directory.vaultPath("source.keychain"), file],
-                                               environment: ["KEYCHAIN_ARCHIVE_PASSPHRASE_FILE": pw], home: directory.path)
+        let again = try KeychainExecutable.run(
+            ["export", "--vault", directory.vaultPath("source.keychain"), file],
+            environment: ["KEYCHAIN_ARCHIVE_PASSPHRASE_FILE": pw], home: directory.path)
         #expect(again.status == 2 && again.stderr.contains("never writes over"), "\(again.stderr)")
-        let imported = try KeychainExecutable.run(["import", "--vault", directory.vaultPath("third.keychain"), file],
-                                                  environment: ["KEYCHAIN_ARCHIVE_PASSPHRASE_FILE": pw], home: directory.path)
+        let imported = try KeychainExecutable.run(
+            ["import", "--vault", directory.vaultPath("third.keychain"), file],
+            environment: ["KEYCHAIN_ARCHIVE_PASSPHRASE_FILE": pw], home: directory.path)
         #expect(imported.status == 0 && imported.stderr.contains("2 added"), "\(imported.stderr)")
         expectSame(try snapshot(source), try snapshot(try Vault(directory.vaultConfiguration(name: "third.keychain"))))
     }
@@ -73,8 +81,10 @@ struct ExportImportTests {
         try destination.add(Item(.genericPassword, attributes: Attributes(service: "mine", account: "m"), value: secret("kept")))
         var flipped = archive
         flipped[flipped.count / 2] ^= 0x01
-        for (name, bytes, passphrase) in [("flipped", flipped, "pw"), ("cut", Array(archive.prefix(archive.count - 5)), "pw"),
-                                           ("header only", Array(archive.prefix(40)), "pw"), ("wrong passphrase", archive, "nope")] {
+        for (name, bytes, passphrase) in [
+            ("flipped", flipped, "pw"), ("cut", Array(archive.prefix(archive.count - 5)), "pw"),
+            ("header only", Array(archive.prefix(40)), "pw"), ("wrong passphrase", archive, "nope"),
+        ] {
             #expect(throws: StoreError.self, "\(name)") { try ItemTransfer.merge(try ItemArchive.open(bytes, passphrase: secret(passphrase)), into: destination, rule: .replace) }
         }
         let left = try destination.copyMatching(Query(returnData: true))
@@ -85,8 +95,10 @@ struct ExportImportTests {
     func conflictRules() throws {
         let destination = try Vault(directory.vaultConfiguration())
         try destination.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "a"), value: secret("old")))
-        let incoming = [Item(.genericPassword, attributes: Attributes(service: "s", account: "a"), value: secret("new")),
-                        Item(.genericPassword, attributes: Attributes(service: "s", account: "b"), value: secret("b"))]
+        let incoming = [
+            Item(.genericPassword, attributes: Attributes(service: "s", account: "a"), value: secret("new")),
+            Item(.genericPassword, attributes: Attributes(service: "s", account: "b"), value: secret("b")),
+        ]
         func value(_ account: String) -> String? {
             try? destination.copyMatching(Query(.genericPassword, attributes: Attributes(service: "s", account: account), returnData: true)).first?.value?.string
         }
@@ -98,20 +110,23 @@ struct ExportImportTests {
         #expect(value("a") == "new")
     }
 
-    @Test("migrate moves every attribute from the vault to the Secret Service and back",
-          .enabled(if: SecretServiceEnvironment.isAvailable, "\(SecretServiceEnvironment.unavailableReason ?? "")"))
+    @Test(
+        "migrate moves every attribute from the vault to the Secret Service and back",
+        .enabled(if: SecretServiceEnvironment.isAvailable, "\(SecretServiceEnvironment.unavailableReason ?? "")"))
     func migrateBetweenStores() throws {
         let vault = try TestStore(.vault)
         let desktop = try TestStore(.secretService)
         try populate(vault.store)
         let before = try snapshot(vault.store)
-        let there = try KeychainExecutable.run(["migrate", "--vault", vault.directory.vaultPath(), "--from", "vault", "--to", "secret-service"],
-                                               environment: desktop.commandEnvironment, home: directory.path)
+        let there = try KeychainExecutable.run(
+            ["migrate", "--vault", vault.directory.vaultPath(), "--from", "vault", "--to", "secret-service"],
+            environment: desktop.commandEnvironment, home: directory.path)
         #expect(there.status == 0 && there.stderr.contains("2 added"), "\(there.stderr)")
         expectSame(before, try snapshot(desktop.store))
         #expect(throws: StoreError.itemNotFound, "moved, not copied") { try vault.store.copyMatching(Query()) }
-        let back = try KeychainExecutable.run(["migrate", "--vault", vault.directory.vaultPath(), "--from", "secret-service", "--to", "vault"],
-                                              environment: desktop.commandEnvironment, home: directory.path)
+        let back = try KeychainExecutable.run(
+            ["migrate", "--vault", vault.directory.vaultPath(), "--from", "secret-service", "--to", "vault"],
+            environment: desktop.commandEnvironment, home: directory.path)
         #expect(back.status == 0, "\(back.stderr)")
         expectSame(before, try snapshot(vault.store))
         #expect(throws: StoreError.itemNotFound) { try desktop.store.copyMatching(Query()) }

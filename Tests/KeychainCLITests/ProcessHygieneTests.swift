@@ -1,8 +1,9 @@
 import Foundation
-import Testing
 import KeychainTestSupport
+import Testing
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The command leaves the terminal as it found it, refuses passphrases it cannot trust or would
@@ -22,8 +23,10 @@ struct ProcessHygieneTests {
         #expect(try run(["passwd"], environment: ["KEYCHAIN_NEW_PASSPHRASE_FILE": passphrase]).status == 0)
         let environment = ["PATH": "/usr/bin:/bin", "HOME": directory.path, "KEYCHAIN_KERNEL_KEYRING": "off", "KEYCHAIN_PATH": vaultPath]
         var echo = false
-        let interrupted = try Subprocess.runOnTerminal(KeychainExecutable.path, ["unlock"], environment: environment,
-                                                       prompt: "passphrase", answer: "\u{03}") { master in
+        let interrupted = try Subprocess.runOnTerminal(
+            KeychainExecutable.path, ["unlock"], environment: environment,
+            prompt: "passphrase", answer: "\u{03}"
+        ) { master in
             var state = termios()
             if tcgetattr(master, &state) == 0 { echo = state.c_lflag & tcflag_t(ECHO) != 0 }
         }

@@ -1,10 +1,11 @@
 import Foundation
-import Testing
 import KeychainTestSupport
+import Testing
 
 /// Each failure of the Secret Service is a distinct, clear error within a bounded time.
-@Suite("Secret Service failure modes, each bounded in time", .serialized,
-       .enabled(if: PrivateSecretService.unavailableReason == nil, "\(PrivateSecretService.unavailableReason ?? "")"))
+@Suite(
+    "Secret Service failure modes, each bounded in time", .serialized,
+    .enabled(if: PrivateSecretService.unavailableReason == nil, "\(PrivateSecretService.unavailableReason ?? "")"))
 struct SecretServiceFailureTests {
     let directory = TemporaryDirectory()
 
@@ -26,7 +27,9 @@ struct SecretServiceFailureTests {
     @Test("a session bus with no Secret Service on it: a clear error at once")
     func busWithoutSecretService() throws {
         let socket = directory.path + "/bus"
-        let config = directory.file("bus.conf", """
+        let config = directory.file(
+            "bus.conf",
+            """
             <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN" "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
             <busconfig><type>session</type><listen>unix:path=\(socket)</listen>
             <policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/></policy></busconfig>
@@ -47,8 +50,9 @@ struct SecretServiceFailureTests {
         try service.lockDefaultCollection()
         let (read, readSeconds) = try timed(["get", "--service", "s", "a"], environment: service.environment)
         #expect(read.status == 3 && read.stderr.contains("locked"), "\(read.stderr)")
-        #expect(read.stderr.contains("keyring manager") && !read.stderr.contains("with its passphrase"),
-                "the Secret Service is unlocked by the desktop, not by `keychain unlock`: \(read.stderr)")
+        #expect(
+            read.stderr.contains("keyring manager") && !read.stderr.contains("with its passphrase"),
+            "the Secret Service is unlocked by the desktop, not by `keychain unlock`: \(read.stderr)")
         let (missing, _) = try timed(["get", "--service", "s", "nobody"], environment: service.environment)
         #expect(missing.status == 3, "a missing item in a locked collection is still 'locked': \(missing.stderr)")
         let (write, writeSeconds) = try timed(["set", "--service", "s", "b"], input: "v", environment: service.environment)
@@ -97,8 +101,10 @@ struct SecretServiceFailureTests {
             let result = try Subprocess.run("/usr/bin/secret-tool", arguments, environment: service.environment, input: Data(input.utf8))
             return (result.status, result.output)
         }
-        let lookup = try secretTool(["lookup", "class", "genp", "account", "Skroob",
-                                     "service", "VAL_VALValet_initWithIdentifier:accessibility:_Druidia_AccessibleWhenUnlocked"])
+        let lookup = try secretTool([
+            "lookup", "class", "genp", "account", "Skroob",
+            "service", "VAL_VALValet_initWithIdentifier:accessibility:_Druidia_AccessibleWhenUnlocked",
+        ])
         #expect(lookup == (0, "12345"))
         let search = try secretTool(["search", "--all", "account", "Skroob"])
         #expect(search.1.contains("label = Druidia: Skroob") && search.1.contains("schema = org.swift-keychain.Item"))

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import KeychainTestSupport
+import Testing
 
 /// "Unlocked" is a state of the user, as on a phone: one unlock opens whenUnlocked items to the
 /// user's other processes until `keychain lock` or the idle timeout; services unlock themselves
@@ -12,8 +12,9 @@ struct UserLockStateTests {
 
     /// The command with the kernel keyring on (the other tests keep it off).
     func keychain(_ arguments: [String], input: String = "", environment: [String: String] = [:]) throws -> CommandResult {
-        try KeychainExecutable.run([arguments[0], "--vault", vaultPath] + arguments.dropFirst(), input: Data(input.utf8),
-                                   environment: ["KEYCHAIN_KERNEL_KEYRING": "on"].merging(environment) { $1 }, home: directory.path)
+        try KeychainExecutable.run(
+            [arguments[0], "--vault", vaultPath] + arguments.dropFirst(), input: Data(input.utf8),
+            environment: ["KEYCHAIN_KERNEL_KEYRING": "on"].merging(environment) { $1 }, home: directory.path)
     }
 
     func prepare() throws -> String {

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import KeychainCore
 import KeychainTestSupport
+import Testing
+
+@testable import KeychainCore
 
 @Suite("Concurrency: threads and processes writing one vault lose no update")
 struct ConcurrencyTests {
@@ -46,8 +47,9 @@ struct ConcurrencyTests {
             for process in 0..<processes {
                 group.addTask {
                     try (0..<perProcess).map { index in
-                        try KeychainExecutable.run(["set", "--vault", path, "--service", "p", "\(process)-\(index)"],
-                                                   input: Data("value-\(process)-\(index)".utf8), home: home)
+                        try KeychainExecutable.run(
+                            ["set", "--vault", path, "--service", "p", "\(process)-\(index)"],
+                            input: Data("value-\(process)-\(index)".utf8), home: home)
                     }
                 }
             }

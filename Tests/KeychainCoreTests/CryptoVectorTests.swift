@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import KeychainCore
 
 /// Published test vectors: the wrappers call OpenSSL correctly.
@@ -47,8 +48,9 @@ struct CryptoVectorTests {
 
     @Test("scrypt, RFC 7914 vector 3 (N=16384, r=8, p=1)")
     func scrypt() throws {
-        let key = try Scrypt.deriveKey(passphrase: SecretBytes(utf8: "pleaseletmein"), salt: Array("SodiumChloride".utf8),
-                                       parameters: ScryptParameters(logN: 14, r: 8, p: 1), count: 64)
+        let key = try Scrypt.deriveKey(
+            passphrase: SecretBytes(utf8: "pleaseletmein"), salt: Array("SodiumChloride".utf8),
+            parameters: ScryptParameters(logN: 14, r: 8, p: 1), count: 64)
         #expect(key.data == Data(Self.hex("7023bdcb3afd7348461c06cd81fd38ebfda8fbba904f8e3ea9b543f6545da1f2d5432955613f0fcf62d49705242a9af9e61e85dc0d651e40dfcf017b45575887")))
     }
 

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import KeychainCore
 import KeychainTestSupport
+import Testing
+
+@testable import KeychainCore
 
 @Suite("Files: where the vault lives, its modes, and what is in it")
 struct FileTests {
@@ -13,8 +14,9 @@ struct FileTests {
 
     @Test("the directory is 0700 and every file, the -wal and -shm too, is 0600")
     func fileModes() throws {
-        let configuration = VaultConfiguration(location: VaultLocation(path: directory.path + "/nested/dir/v.keychain"),
-                                               scryptParameters: .minimum, usesKernelKeyring: false)
+        let configuration = VaultConfiguration(
+            location: VaultLocation(path: directory.path + "/nested/dir/v.keychain"),
+            scryptParameters: .minimum, usesKernelKeyring: false)
         let vault = try Vault(configuration)
         try vault.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "a"), value: secret("v")))
         #expect(mode(directory.path + "/nested/dir") == 0o700)
@@ -39,8 +41,10 @@ struct FileTests {
         let markers = ["SECRET-VALUE-7f3a9", "ACCOUNT-NAME-b2c1", "SERVICE-NAME-d4e5", "LABEL-TEXT-c0ffee", "INTERNET-HOST-9a8b"]
         do {
             let vault = try Vault(configuration)
-            try vault.add(Item(.genericPassword, attributes: Attributes(service: markers[2], account: markers[1], label: markers[3]),
-                               value: secret(markers[0])))
+            try vault.add(
+                Item(
+                    .genericPassword, attributes: Attributes(service: markers[2], account: markers[1], label: markers[3]),
+                    value: secret(markers[0])))
             try vault.add(Item(.internetPassword, attributes: Attributes(account: markers[1], server: markers[4]), value: secret(markers[0])))
             try vault.update(Query(.genericPassword, attributes: Attributes(service: markers[2])), attributes: Attributes(comment: markers[3]), value: secret(markers[0] + "2"))
             try vault.changePassphrase(from: nil, to: secret("pw"))

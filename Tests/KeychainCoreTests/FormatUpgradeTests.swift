@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import KeychainCore
 import KeychainTestSupport
+import Testing
+
+@testable import KeychainCore
 
 /// Vaults written by the previous release (format 1, `Fixtures/format1`, made by
 /// `Fixtures/format1/MakeFixture.swift.txt` on that release) open, are read as they are, and
@@ -22,9 +23,10 @@ struct FormatUpgradeTests {
             try FileManager.default.copyItem(atPath: source, toPath: target)
             chmod(target, 0o600)
         }
-        return VaultConfiguration(location: VaultLocation(path: directory.path + "/\(name).keychain"), idleTimeout: nil,
-                                  scryptParameters: .minimum, usesKernelKeyring: kernelKeyring,
-                                  machineIdentity: MachineIdentity(paths: [directory.path + "/machine-id"]))
+        return VaultConfiguration(
+            location: VaultLocation(path: directory.path + "/\(name).keychain"), idleTimeout: nil,
+            scryptParameters: .minimum, usesKernelKeyring: kernelKeyring,
+            machineIdentity: MachineIdentity(paths: [directory.path + "/machine-id"]))
     }
 
     func classes(withPasscode: Bool) -> [Accessibility] {
@@ -33,8 +35,10 @@ struct FormatUpgradeTests {
 
     func expectEveryItem(_ vault: Vault, withPasscode: Bool) throws {
         for accessibility in classes(withPasscode: withPasscode) {
-            let found = try vault.copyMatching(Query(.genericPassword, attributes: Attributes(service: "fixture", account: "\(accessibility)"),
-                                                     limit: .one, returnData: true, returnAttributes: true))
+            let found = try vault.copyMatching(
+                Query(
+                    .genericPassword, attributes: Attributes(service: "fixture", account: "\(accessibility)"),
+                    limit: .one, returnData: true, returnAttributes: true))
             #expect(found.first?.value?.string == "value of \(accessibility)" && found.first?.attributes.accessibility == accessibility)
         }
         let web = try vault.copyMatching(Query(.internetPassword, attributes: Attributes(account: "web", server: "example.org"), limit: .one, returnData: true))
@@ -69,8 +73,12 @@ struct FormatUpgradeTests {
         let generations = try raw.blobs("SELECT generation, value FROM items")
         #expect(generations.allSatisfy { $0.0 >= 1 }, "every item opened here, so every item was re-sealed")
         #expect(generations.allSatisfy { ($0.1.count - 28) % 32 == 0 }, "padded to buckets")
-        #expect(try Vault(configuration).copyMatching(Query(.genericPassword, attributes: Attributes(service: "fixture", account: "new"),
-                                                            limit: .one, returnData: true)).first?.value?.string == "after")
+        #expect(
+            try Vault(configuration).copyMatching(
+                Query(
+                    .genericPassword, attributes: Attributes(service: "fixture", account: "new"),
+                    limit: .one, returnData: true)
+            ).first?.value?.string == "after")
     }
 
     @Test("unlocking a format-1 passphrase vault upgrades it; every class and the presence item survive")
@@ -82,17 +90,23 @@ struct FormatUpgradeTests {
         #expect(vault.status().formatVersion == 2)
         try expectEveryItem(vault, withPasscode: true)
         let authenticator = ScriptedAuthenticator([.passphrase(Self.passphrase)])
-        let presence = try vault.copyMatching(Query(.genericPassword, attributes: Attributes(service: "fixture", account: "presence"), limit: .one,
-                                                    returnData: true, authentication: AuthenticationContext(authenticator: authenticator)))
+        let presence = try vault.copyMatching(
+            Query(
+                .genericPassword, attributes: Attributes(service: "fixture", account: "presence"), limit: .one,
+                returnData: true, authentication: AuthenticationContext(authenticator: authenticator)))
         #expect(presence.first?.value?.string == "presence value")
         let report = try vault.verify()
         #expect(report.ledger == "ok" && report.damaged.isEmpty, "\(report)")
         let raw = try RawVault(configuration.location.path)
-        #expect(try raw.blobs("SELECT generation, value FROM items").filter { $0.0 == 0 }.count == 1,
-                "the presence item is carried over as format 1 sealed it (its inner seal needs the proof)")
+        #expect(
+            try raw.blobs("SELECT generation, value FROM items").filter { $0.0 == 0 }.count == 1,
+            "the presence item is carried over as format 1 sealed it (its inner seal needs the proof)")
         // And written again, it is sealed the format-2 way.
-        try vault.write([.update(Query(.genericPassword, attributes: Attributes(service: "fixture", account: "presence")), attributes: Attributes(),
-                                 value: SecretBytes(utf8: "renewed"))])
+        try vault.write([
+            .update(
+                Query(.genericPassword, attributes: Attributes(service: "fixture", account: "presence")), attributes: Attributes(),
+                value: SecretBytes(utf8: "renewed"))
+        ])
         #expect(try raw.blobs("SELECT generation, value FROM items").filter { $0.0 == 0 }.isEmpty)
     }
 
@@ -106,8 +120,9 @@ struct FormatUpgradeTests {
         #expect(fileBytes(configuration.location.path) == before)
     }
 
-    @Test("an upgrade carries a damaged row over as it was; verify still names it",
-          arguments: ["value"])
+    @Test(
+        "an upgrade carries a damaged row over as it was; verify still names it",
+        arguments: ["value"])
     func damagedRowCarried(_ column: String) throws {
         let configuration = try copy("keyfile")
         let raw = try RawVault(configuration.location.path)
@@ -119,8 +134,9 @@ struct FormatUpgradeTests {
         #expect(vault.status().formatVersion == 2 && report.ledger == "ok" && report.damaged.map(\.row) == [target.0], "\(report)")
     }
 
-    @Test("a format-1 copy of a vault this boot has seen at format 2 is refused as a rollback",
-          .enabled(if: KernelKeyring().probe().isSuccess, "the kernel keyring (keyctl) is refused here"))
+    @Test(
+        "a format-1 copy of a vault this boot has seen at format 2 is refused as a rollback",
+        .enabled(if: KernelKeyring().probe().isSuccess, "the kernel keyring (keyctl) is refused here"))
     func downgradeRefused() throws {
         let configuration = try copy("keyfile", kernelKeyring: true)
         // The fixture's vault id is shared by every run: start from, and leave, no record of it.

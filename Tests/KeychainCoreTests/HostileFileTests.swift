@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import KeychainCore
 import KeychainTestSupport
+import Testing
+
+@testable import KeychainCore
 
 /// The vault holds when its file or a neighbour is hostile: moved, emptied, linked, owned by
 /// someone else, or edited with `sqlite3` (vault-format issue, findings 1 to 3).
@@ -46,8 +47,9 @@ struct HostileFileTests {
         #expect(try vault.copyMatching(Query(.genericPassword, returnData: true)).first?.value?.string == "token")
     }
 
-    @Test("a vault moved aside or emptied is never replaced: every call says what happened, the key file survives, and putting the vault back restores everything",
-          arguments: ["moved", "emptied"])
+    @Test(
+        "a vault moved aside or emptied is never replaced: every call says what happened, the key file survives, and putting the vault back restores everything",
+        arguments: ["moved", "emptied"])
     func movedVaultKeepsItsKey(_ how: String) throws {
         let configuration = directory.vaultConfiguration()
         try Vault(configuration).add(item("a", "the-token"))
@@ -165,8 +167,9 @@ struct HostileFileTests {
         #expect(result.status == 4 && result.stderr.contains("other users may write in it"), "\(result.stderr)")
     }
 
-    @Test("files of another user are refused, even by root",
-          .enabled(if: geteuid() == 0, "needs root, to give the vault to another user"))
+    @Test(
+        "files of another user are refused, even by root",
+        .enabled(if: geteuid() == 0, "needs root, to give the vault to another user"))
     func foreignOwnerRefused() throws {
         let configuration = directory.vaultConfiguration()
         try Vault(configuration).add(item("a"))
@@ -176,14 +179,16 @@ struct HostileFileTests {
         #expect(result.status == 4 && result.stderr.contains("belongs to uid 65534"), "\(result.stderr)")
     }
 
-    @Test("a planted trigger, view or extra table is refused before anything runs", arguments: [
-        "CREATE TRIGGER keep BEFORE UPDATE ON items BEGIN SELECT RAISE(IGNORE); END",
-        "CREATE TRIGGER stay BEFORE DELETE ON items BEGIN SELECT RAISE(IGNORE); END",
-        "CREATE TABLE loot(x BLOB); CREATE TRIGGER copy AFTER INSERT ON items BEGIN INSERT INTO loot VALUES(new.value); END",
-        "CREATE VIEW everything AS SELECT * FROM items",
-        "CREATE INDEX extra ON items(value)",
-        "ALTER TABLE items ADD COLUMN spare BLOB",
-    ])
+    @Test(
+        "a planted trigger, view or extra table is refused before anything runs",
+        arguments: [
+            "CREATE TRIGGER keep BEFORE UPDATE ON items BEGIN SELECT RAISE(IGNORE); END",
+            "CREATE TRIGGER stay BEFORE DELETE ON items BEGIN SELECT RAISE(IGNORE); END",
+            "CREATE TABLE loot(x BLOB); CREATE TRIGGER copy AFTER INSERT ON items BEGIN INSERT INTO loot VALUES(new.value); END",
+            "CREATE VIEW everything AS SELECT * FROM items",
+            "CREATE INDEX extra ON items(value)",
+            "ALTER TABLE items ADD COLUMN spare BLOB",
+        ])
     func plantedSchemaRefused(_ sql: String) throws {
         let configuration = directory.vaultConfiguration()
         try Vault(configuration).add(item("a", "old-token"))
@@ -220,7 +225,9 @@ struct HostileFileTests {
     func recursiveViewRefused() throws {
         let configuration = directory.vaultConfiguration()
         try Vault(configuration).add(item("a"))
-        try edit(configuration.location.path, """
+        try edit(
+            configuration.location.path,
+            """
             ALTER TABLE items RENAME TO old_items;
             CREATE VIEW items AS WITH RECURSIVE r(id, class, protection, identity, scope, attributes, value) AS
                 (SELECT * FROM old_items UNION ALL SELECT id + 1, class, protection, identity, scope, attributes, value FROM r)

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import KeychainCore
 import KeychainTestSupport
+import Testing
+
+@testable import KeychainCore
 
 /// The whole vault is authenticated (vault-format issue, findings 4 and 9): which rows exist and
 /// in which version, and a file rolled back within a boot.
@@ -33,8 +34,10 @@ struct ItemLedgerTests {
         try raw.connection.statement("SELECT id, class, protection, identity, scope, attributes, value, generation FROM items WHERE id = ?")
             .with([.integer(id)]) { (s: Statement) throws(SQLiteError) in
                 _ = try s.step()
-                values = [.integer(s.integer(0)), .integer(s.integer(1)), .integer(s.integer(2)), .blob(s.blob(3)), .blob(s.blob(4)),
-                          .blob(s.blob(5)), .blob(s.blob(6)), .integer(s.integer(7))]
+                values = [
+                    .integer(s.integer(0)), .integer(s.integer(1)), .integer(s.integer(2)), .blob(s.blob(3)), .blob(s.blob(4)),
+                    .blob(s.blob(5)), .blob(s.blob(6)), .integer(s.integer(7)),
+                ]
             }
         return values
     }
@@ -101,8 +104,9 @@ struct ItemLedgerTests {
         try vault.upsert(item("a", "newer"))
         try raw.set("UPDATE items SET attributes = ? WHERE id = ?", oldAttributes, id)
         let reopened = try Vault(configuration)
-        expectTampered({ _ = try reopened.copyMatching(Query(.genericPassword, attributes: Attributes(service: "s", account: "a"))) },
-                       "the mixed row's attributes")
+        expectTampered(
+            { _ = try reopened.copyMatching(Query(.genericPassword, attributes: Attributes(service: "s", account: "a"))) },
+            "the mixed row's attributes")
         #expect(try read(reopened, "b") == "2")
     }
 
@@ -164,8 +168,9 @@ struct ItemLedgerTests {
         #expect(SizePadding.unpad(SecretBytes([1, 2, 0, 0])) == nil, "no 0x80 marker")
     }
 
-    @Test("the whole file rolled back to an older copy is refused while this boot remembers the newer one; a restore is accepted",
-          .enabled(if: KernelKeyring().probe().isSuccess, "the kernel keyring (keyctl) is refused here"))
+    @Test(
+        "the whole file rolled back to an older copy is refused while this boot remembers the newer one; a restore is accepted",
+        .enabled(if: KernelKeyring().probe().isSuccess, "the kernel keyring (keyctl) is refused here"))
     func wholeFileRollback() throws {
         let configuration = directory.vaultConfiguration(kernelKeyring: true)
         let vault = try Vault(configuration)
@@ -186,8 +191,9 @@ struct ItemLedgerTests {
         #expect(try read(try Vault(configuration), "a") == "revoked-token")
     }
 
-    @Test("a generation record planted in the kernel keyring is ignored: it neither blocks nor vouches",
-          .enabled(if: KernelKeyring().probe().isSuccess, "the kernel keyring (keyctl) is refused here"))
+    @Test(
+        "a generation record planted in the kernel keyring is ignored: it neither blocks nor vouches",
+        .enabled(if: KernelKeyring().probe().isSuccess, "the kernel keyring (keyctl) is refused here"))
     func plantedGenerationIgnored() throws {
         let configuration = directory.vaultConfiguration(kernelKeyring: true)
         let vault = try Vault(configuration)
@@ -218,7 +224,9 @@ struct ItemLedgerTests {
         #expect(GenerationTable.generation(in: table, key: key, vaultID: [UInt8](repeating: 3, count: 16)) == nil, "the oldest went")
         #expect(GenerationTable.generation(in: table, key: HMACKey(SecretBytes.random(count: 32)), vaultID: [UInt8](repeating: 69, count: 16)) == nil)
         #expect(GenerationTable.entries(SecretBytes([1, 2, 3])).isEmpty)
-        #expect(GenerationTable.generation(in: GenerationTable.forgetting([UInt8](repeating: 69, count: 16), in: table), key: key,
-                                           vaultID: [UInt8](repeating: 69, count: 16)) == nil)
+        #expect(
+            GenerationTable.generation(
+                in: GenerationTable.forgetting([UInt8](repeating: 69, count: 16), in: table), key: key,
+                vaultID: [UInt8](repeating: 69, count: 16)) == nil)
     }
 }

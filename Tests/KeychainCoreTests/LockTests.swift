@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import KeychainCore
 import KeychainTestSupport
+import Testing
+
+@testable import KeychainCore
 
 @Suite("Lock state gives each accessibility class its meaning")
 struct LockTests {
@@ -52,8 +53,9 @@ struct LockTests {
         try vault.unlock(passphrase: secret("anything"))
     }
 
-    @Test("afterFirstUnlock (and, while the user's unlocked state lasts, whenUnlocked) items are read by another process without the passphrase",
-          .enabled(if: KernelKeyring().probe().isSuccess, "the kernel keyring (keyctl) is refused here"))
+    @Test(
+        "afterFirstUnlock (and, while the user's unlocked state lasts, whenUnlocked) items are read by another process without the passphrase",
+        .enabled(if: KernelKeyring().probe().isSuccess, "the kernel keyring (keyctl) is refused here"))
     func afterFirstUnlockAcrossProcesses() throws {
         let vault = try Vault(directory.vaultConfiguration(kernelKeyring: true))
         defer { vault.forgetCachedKeys() }
@@ -62,8 +64,9 @@ struct LockTests {
         try vault.add(item("wu", .whenUnlocked))
         let path = vault.location.path
         func get(_ account: String, _ accessibility: String) throws -> CommandResult {
-            try KeychainExecutable.run(["get", "--vault", path, "--service", "s", "--accessibility", accessibility, account],
-                                       environment: ["KEYCHAIN_KERNEL_KEYRING": "on"], home: directory.path)
+            try KeychainExecutable.run(
+                ["get", "--vault", path, "--service", "s", "--accessibility", accessibility, account],
+                environment: ["KEYCHAIN_KERNEL_KEYRING": "on"], home: directory.path)
         }
         let afu = try get("afu", "afterFirstUnlock")
         #expect(afu.status == 0 && afu.output == "v-afu\n", "\(afu.stderr)")

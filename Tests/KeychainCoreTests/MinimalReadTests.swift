@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import KeychainCore
 import KeychainTestSupport
+import Testing
+
+@testable import KeychainCore
 
 @Suite("Reads that skip what they need not decrypt")
 struct MinimalReadTests {

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import KeychainCore
 import KeychainTestSupport
+import Testing
+
+@testable import KeychainCore
 
 @Suite("Passphrases: set, change, remove, and refusing the wrong one")
 struct PassphraseTests {

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import KeychainCore
 
 @Suite("Safari-style password generation")
@@ -25,9 +26,12 @@ struct PasswordGeneratorTests {
         #expect(Set(Self.draws).count == Self.draws.count)
     }
 
-    @Test("characters are uniform within each class (chi-square, p < 0.0001 to fail)",
-          arguments: [("lowercase", PasswordGenerator.lowercase, 55.8), ("uppercase", PasswordGenerator.uppercase, 57.3),
-                      ("digits 3-9", PasswordGenerator.requiredDigits, 28.4)])
+    @Test(
+        "characters are uniform within each class (chi-square, p < 0.0001 to fail)",
+        arguments: [
+            ("lowercase", PasswordGenerator.lowercase, 55.8), ("uppercase", PasswordGenerator.uppercase, 57.3),
+            ("digits 3-9", PasswordGenerator.requiredDigits, 28.4),
+        ])
     func uniformWithinClasses(name: String, characters: [UInt8], critical: Double) {
         var counts: [UInt8: Int] = [:]
         for password in Self.draws { for byte in password.utf8 where characters.contains(byte) { counts[byte, default: 0] += 1 } }

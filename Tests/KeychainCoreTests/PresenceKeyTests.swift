@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import KeychainCore
 import KeychainTestSupport
+import Testing
+
+@testable import KeychainCore
 
 /// The presence public key is vouched for by the master key, never by a cached key: a same-user
 /// process that read the lookup key from the kernel keyring cannot swap in its own public key
@@ -12,8 +13,9 @@ struct PresenceKeyTests {
     let passphrase = "presence-key-tests"
 
     func presenceItem(_ account: String, accessibility: Accessibility = .afterFirstUnlock) -> Item {
-        Item(.genericPassword, attributes: Attributes(service: "bank", account: account, accessibility: accessibility, accessControl: .userPresence),
-             value: secret("1234"))
+        Item(
+            .genericPassword, attributes: Attributes(service: "bank", account: account, accessibility: accessibility, accessControl: .userPresence),
+            value: secret("1234"))
     }
 
     /// A vault with a passphrase, unlocked with the kernel keyring on, and the lookup key an
@@ -40,8 +42,9 @@ struct PresenceKeyTests {
         defer { vault.forgetCachedKeys() }
         try vault.add(presenceItem("before"))
         let (_, attackerPublic) = try X25519.generate()
-        let record = PresenceKeyRecord(publicKey: attackerPublic, publicKeyTag: lookup.authenticationCode(PresenceKeyRecord.tagMessage(attackerPublic)),
-                                       wrappedPrivateKey: [UInt8](repeating: 7, count: X25519.keySize + AESGCM.overhead))
+        let record = PresenceKeyRecord(
+            publicKey: attackerPublic, publicKeyTag: lookup.authenticationCode(PresenceKeyRecord.tagMessage(attackerPublic)),
+            wrappedPrivateKey: [UInt8](repeating: 7, count: X25519.keySize + AESGCM.overhead))
         try plant(record, in: raw)
         #expect(throws: StoreError.tampered("the presence public key failed verification")) { try vault.add(self.presenceItem("after")) }
         // The old (version 1) tag scheme, which trusted the lookup key: refused, and the upgrade
@@ -70,8 +73,10 @@ struct PresenceKeyTests {
         #expect(upgraded.recordVersion == PresenceKeyRecord.version && upgraded.publicKey == current.publicKey)
         try reopened.add(presenceItem("pin"))
         let authenticator = ScriptedAuthenticator([.passphrase(passphrase)])
-        let read = try reopened.copyMatching(Query(.genericPassword, attributes: Attributes(account: "pin"), limit: .one, returnData: true,
-                                                   authentication: AuthenticationContext(authenticator: authenticator)))
+        let read = try reopened.copyMatching(
+            Query(
+                .genericPassword, attributes: Attributes(account: "pin"), limit: .one, returnData: true,
+                authentication: AuthenticationContext(authenticator: authenticator)))
         #expect(read.first?.value?.string == "1234")
     }
 

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import KeychainCore
 import KeychainTestSupport
+import Testing
+
+@testable import KeychainCore
 
 /// Items under an access control: sealed to the presence key, opened only with the proof.
 @Suite("User presence: a value behind an access control opens only with the proof")
@@ -16,13 +17,19 @@ struct PresenceTests {
     }
 
     func item(_ account: String = "pin", _ value: String = "1234", control: AccessControl = .userPresence) -> Item {
-        Item(.genericPassword, attributes: Attributes(service: "bank", account: account, accessibility: .whenPasscodeSetThisDeviceOnly,
-                                                      accessControl: control), value: secret(value))
+        Item(
+            .genericPassword,
+            attributes: Attributes(
+                service: "bank", account: account, accessibility: .whenPasscodeSetThisDeviceOnly,
+                accessControl: control), value: secret(value))
     }
 
     func read(_ vault: Vault, _ account: String = "pin", context: AuthenticationContext) throws(StoreError) -> String? {
-        try vault.copyMatching(Query(.genericPassword, attributes: Attributes(service: "bank", account: account), limit: .one,
-                                     returnData: true, authentication: context)).first?.value?.string
+        try vault.copyMatching(
+            Query(
+                .genericPassword, attributes: Attributes(service: "bank", account: account), limit: .one,
+                returnData: true, authentication: context)
+        ).first?.value?.string
     }
 
     @Test("writing needs no proof; every read asks once and gets the value with the right passphrase")

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import KeychainCore
 import KeychainTestSupport
+import Testing
+
+@testable import KeychainCore
 
 /// Keys rotate (vault-format issue, finding 5): after a rekey, or a key-file vault's first
 /// passphrase, old keys open nothing written later, and every item still opens with the new.
@@ -45,14 +46,18 @@ struct RekeyTests {
         #expect(throws: StoreError.self) { _ = try value(stale, "old") }
     }
 
-    @Test("after a rekey, the old header opened with the passphrase opens nothing; items, presence items included, still open; a process holding the retired keys is locked, never sealing with them")
+    @Test(
+        "after a rekey, the old header opened with the passphrase opens nothing; items, presence items included, still open; a process holding the retired keys is locked, never sealing with them"
+    )
     func rekeyRotates() throws {
         let configuration = directory.vaultConfiguration()
         let vault = try Vault(configuration)
         try vault.changePassphrase(from: nil, to: secret("pw"))
         try vault.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "a", accessibility: .whenUnlocked), value: secret("alpha")))
-        try vault.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "p", accessibility: .whenPasscodeSetThisDeviceOnly, accessControl: .userPresence),
-                           value: secret("pin")))
+        try vault.add(
+            Item(
+                .genericPassword, attributes: Attributes(service: "s", account: "p", accessibility: .whenPasscodeSetThisDeviceOnly, accessControl: .userPresence),
+                value: secret("pin")))
         let other = try Vault(configuration)
         try other.unlock(passphrase: secret("pw"))
         #expect(try value(other, "a") == "alpha")
@@ -62,8 +67,10 @@ struct RekeyTests {
         #expect(try header(path) != oldHeader)
         #expect(try value(vault, "a") == "alpha")
         let authenticator = ScriptedAuthenticator([.passphrase("pw")])
-        let presence = try vault.copyMatching(Query(.genericPassword, attributes: Attributes(account: "p"), limit: .one, returnData: true,
-                                                    authentication: AuthenticationContext(authenticator: authenticator)))
+        let presence = try vault.copyMatching(
+            Query(
+                .genericPassword, attributes: Attributes(account: "p"), limit: .one, returnData: true,
+                authentication: AuthenticationContext(authenticator: authenticator)))
         #expect(presence.first?.value?.string == "pin", "the presence item was re-sealed too")
 
         #expect(throws: StoreError.locked) { try other.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "stale"), value: secret("x"))) }

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import KeychainCore
 import KeychainTestSupport
+import Testing
+
+@testable import KeychainCore
 
 /// Key buffers are kept out of core dumps (vault-format issue, finding 10).
 @Suite("Secrets in memory: the secure heap")

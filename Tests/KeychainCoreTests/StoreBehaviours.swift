@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import KeychainCore
 import KeychainTestSupport
+import Testing
+
+@testable import KeychainCore
 
 /// The Keychain's item semantics, written once over `any Store` and run against every store
 /// (StoreMatrix.swift).
@@ -112,7 +113,9 @@ enum StoreBehaviour: String, CaseIterable, Sendable {
             #expect(throws: StoreError.invalidArgument("the account contains a NUL character")) {
                 try store.add(Item(.genericPassword, attributes: sneaky, value: secret("planted")))
             }
-            #expect(throws: StoreError.invalidArgument("the account contains a NUL character")) { try store.copyMatching(Query(.genericPassword, attributes: sneaky, returnData: true)) }
+            #expect(throws: StoreError.invalidArgument("the account contains a NUL character")) {
+                try store.copyMatching(Query(.genericPassword, attributes: sneaky, returnData: true))
+            }
             #expect(throws: StoreError.invalidArgument("the account contains a NUL character")) { try store.contains(Query(.genericPassword, attributes: sneaky)) }
             #expect(throws: StoreError.invalidArgument("the account contains a NUL character")) { try store.delete(Query(.genericPassword, attributes: sneaky)) }
             #expect(throws: StoreError.invalidArgument("the label contains a NUL character")) {

@@ -1,5 +1,5 @@
-import Testing
 import KeychainTestSupport
+import Testing
 
 @Suite("Item semantics on the vault")
 struct VaultItemSemantics {
@@ -9,8 +9,9 @@ struct VaultItemSemantics {
     }
 }
 
-@Suite("Item semantics on the Secret Service",
-       .enabled(if: SecretServiceEnvironment.isAvailable, "\(SecretServiceEnvironment.unavailableReason ?? "")"))
+@Suite(
+    "Item semantics on the Secret Service",
+    .enabled(if: SecretServiceEnvironment.isAvailable, "\(SecretServiceEnvironment.unavailableReason ?? "")"))
 struct SecretServiceItemSemantics {
     @Test(arguments: StoreBehaviour.allCases)
     func behaviour(_ behaviour: StoreBehaviour) throws {

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import KeychainCore
 import KeychainTestSupport
+import Testing
+
+@testable import KeychainCore
 
 /// Raw access to a vault's tables, to alter what an attacker or a bad disk could.
 struct RawVault {
@@ -71,8 +72,9 @@ struct TamperTests {
         expectTampered { _ = try readAll(try Vault(directory.vaultConfiguration())) }
     }
 
-    @Test("a flipped byte in a value, in attributes, or in a lookup digest is detected or finds nothing",
-          arguments: ["value", "attributes"])
+    @Test(
+        "a flipped byte in a value, in attributes, or in a lookup digest is detected or finds nothing",
+        arguments: ["value", "attributes"])
     func flippedCiphertextByte(column: String) throws {
         _ = try populatedVault()
         let raw = try RawVault(directory.vaultPath())
@@ -109,10 +111,13 @@ struct TamperTests {
         }
     }
 
-    @Test("a header asking for a weak scrypt, or for more than 256 MiB and about a second, is refused at once",
-          arguments: [ScryptParameters(logN: 10), ScryptParameters(logN: 26, r: 8, p: 1), ScryptParameters(logN: 20, r: 512, p: 1),
-                      ScryptParameters(logN: 19, r: 15, p: 16), ScryptParameters(logN: 19), ScryptParameters(logN: 17, r: 8, p: 2),
-                      ScryptParameters(logN: 16, r: 16, p: 1)])
+    @Test(
+        "a header asking for a weak scrypt, or for more than 256 MiB and about a second, is refused at once",
+        arguments: [
+            ScryptParameters(logN: 10), ScryptParameters(logN: 26, r: 8, p: 1), ScryptParameters(logN: 20, r: 512, p: 1),
+            ScryptParameters(logN: 19, r: 15, p: 16), ScryptParameters(logN: 19), ScryptParameters(logN: 17, r: 8, p: 2),
+            ScryptParameters(logN: 16, r: 16, p: 1),
+        ])
     func scryptLimitsEnforced(parameters: ScryptParameters) throws {
         let vault = try populatedVault()
         try vault.changePassphrase(from: nil, to: secret("pw"))

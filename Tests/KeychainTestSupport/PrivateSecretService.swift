@@ -31,7 +31,8 @@ public final class PrivateSecretService: @unchecked Sendable {
             values[String(pair[0])] = pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "'"))
         }
         guard started.status == 0, let bus = values["DBUS_SESSION_BUS_ADDRESS"], let dir = values["SECRET_SERVICE_DIR"],
-              let pid = values["SECRET_SERVICE_KEYRING_PID"].flatMap(Int32.init) else {
+            let pid = values["SECRET_SERVICE_KEYRING_PID"].flatMap(Int32.init)
+        else {
             throw CocoaError(.executableLoad)
         }
         busAddress = bus
@@ -49,9 +50,13 @@ public final class PrivateSecretService: @unchecked Sendable {
     /// Locks the default ('login') collection through the Secret Service API, as a desktop's
     /// lock command does.
     public func lockDefaultCollection() throws {
-        _ = try Subprocess.run("/usr/bin/dbus-send", ["--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets",
-                                                      "org.freedesktop.Secret.Service.Lock", "array:objpath:/org/freedesktop/secrets/collection/login"],
-                               environment: ["DBUS_SESSION_BUS_ADDRESS": busAddress])
+        _ = try Subprocess.run(
+            "/usr/bin/dbus-send",
+            [
+                "--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets",
+                "org.freedesktop.Secret.Service.Lock", "array:objpath:/org/freedesktop/secrets/collection/login",
+            ],
+            environment: ["DBUS_SESSION_BUS_ADDRESS": busAddress])
     }
 
     /// The environment that points a process at this Secret Service.

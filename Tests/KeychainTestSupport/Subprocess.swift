@@ -1,11 +1,15 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Child processes through posix_spawn, poll and waitpid. Foundation's Process can deadlock in
 /// waitUntilExit when tests start processes in parallel (seen: blocked in CFRunLoopRun while the
 /// child was already a zombie), so the tests use this instead.
+/// POSIX_SPAWN_SETSID (glibc 2.26), which Glibc's module does not export: the child leads a new session.
+private let posixSpawnSetsid: Int32 = 0x80
+
 public enum Subprocess {
     /// Runs `executable` to completion with `input` on its standard input; returns its status
     /// (128 + signal if it was killed) and what it wrote.
@@ -125,9 +129,11 @@ public enum Subprocess {
     /// a fresh pseudo-terminal: when the terminal shows `prompt`, types `answer` and Return.
     /// Returns the status, standard output and error, and everything the terminal showed.
     /// `inspect` is given the terminal (its master side) once the child has exited.
-    public static func runOnTerminal(_ executable: String, _ arguments: [String], environment: [String: String],
-                                     prompt: String, answer: String,
-                                     inspect: ((Int32) -> Void)? = nil) throws -> (result: CommandResult, terminal: String) {
+    public static func runOnTerminal(
+        _ executable: String, _ arguments: [String], environment: [String: String],
+        prompt: String, answer: String,
+        inspect: ((Int32) -> Void)? = nil
+    ) throws -> (result: CommandResult, terminal: String) {
         // posix_openpt/unlockpt/ptsname in their Linux form (Glibc's Swift module hides the
         // XSI names): open the multiplexer, unlock the slave, ask its number.
         let master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC)
@@ -151,8 +157,10 @@ public enum Subprocess {
         for fd in [stdoutPipe[1], stderrPipe[1]] { close(fd) }
         var out = Data(), err = Data(), shown = Data()
         var answered = false
-        var fds = [pollfd(fd: stdoutPipe[0], events: Int16(POLLIN), revents: 0), pollfd(fd: stderrPipe[0], events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: master, events: Int16(POLLIN), revents: 0)]
+        var fds = [
+            pollfd(fd: stdoutPipe[0], events: Int16(POLLIN), revents: 0), pollfd(fd: stderrPipe[0], events: Int16(POLLIN), revents: 0),
+            pollfd(fd: master, events: Int16(POLLIN), revents: 0),
+        ]
         var buffer = [UInt8](repeating: 0, count: 65536)
         let deadline = Date().addingTimeInterval(30)
         while fds[0].fd >= 0 || fds[1].fd >= 0, Date() < deadline {
@@ -204,8 +212,10 @@ public enum Subprocess {
     /// in nine runs).
     private static let ignoresBrokenPipes: Void = { signal(SIGPIPE, SIG_IGN) }()
 
-    private static func spawn(_ executable: String, _ arguments: [String], environment: [String: String],
-                              actions: inout posix_spawn_file_actions_t, newSession: Bool = false) throws -> pid_t {
+    private static func spawn(
+        _ executable: String, _ arguments: [String], environment: [String: String],
+        actions: inout posix_spawn_file_actions_t, newSession: Bool = false
+    ) throws -> pid_t {
         _ = ignoresBrokenPipes
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
@@ -221,7 +231,7 @@ public enum Subprocess {
         sigfillset(&all)
         posix_spawnattr_setsigmask(&attributes, &empty)
         posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | (newSession ? 0x80 /* POSIX_SPAWN_SETSID */ : 0)))
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | (newSession ? posixSpawnSetsid : 0)))
         var pid: pid_t = 0
         let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
         guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .ENOENT) }

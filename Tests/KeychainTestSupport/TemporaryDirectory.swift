@@ -16,16 +16,19 @@ public final class TemporaryDirectory: @unchecked Sendable {
 
     /// A vault configuration in this directory with the cheapest scrypt the vault accepts
     /// (tests need not pay half a second per unlock), optionally bound to a fake machine id.
-    public func vaultConfiguration(name: String = "test.keychain", idleTimeout: Duration? = .seconds(300),
-                                   kernelKeyring: Bool = false, machineID: String? = "test-machine") -> VaultConfiguration {
+    public func vaultConfiguration(
+        name: String = "test.keychain", idleTimeout: Duration? = .seconds(300),
+        kernelKeyring: Bool = false, machineID: String? = "test-machine"
+    ) -> VaultConfiguration {
         var machine = MachineIdentity(paths: [])
         if let machineID {
             let file = path + "/machine-id-\(machineID)"
             _ = FileManager.default.createFile(atPath: file, contents: Data(machineID.utf8))
             machine = MachineIdentity(paths: [file])
         }
-        return VaultConfiguration(location: VaultLocation(path: path + "/" + name), idleTimeout: idleTimeout,
-                                  scryptParameters: .minimum, usesKernelKeyring: kernelKeyring, machineIdentity: machine)
+        return VaultConfiguration(
+            location: VaultLocation(path: path + "/" + name), idleTimeout: idleTimeout,
+            scryptParameters: .minimum, usesKernelKeyring: kernelKeyring, machineIdentity: machine)
     }
 
     public func vaultPath(_ name: String = "test.keychain") -> String { path + "/" + name }

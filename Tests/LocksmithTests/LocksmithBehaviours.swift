@@ -1,8 +1,8 @@
 import Foundation
-import Testing
 import KeychainCore
 import KeychainTestSupport
 import Locksmith
+import Testing
 
 // Locksmith's own test types (Tests/LocksmithTests), with its account and service.
 let testAccount = "myUser"
@@ -169,7 +169,9 @@ enum LocksmithBehaviour: String, CaseIterable, Sendable {
                 var data: [String: Any] { ["some": "data"] }
                 let sink: Collector<[String: Any]>
                 var performCreateRequestClosure: PerformRequestClosureType {
-                    { request, _ in sink.add(request.dictionary); return errSecSuccess }
+                    { request, _ in
+                        sink.add(request.dictionary); return errSecSuccess
+                    }
                 }
             }
             try Inspected(sink: seen).createInSecureStore()
@@ -191,7 +193,9 @@ enum LocksmithBehaviour: String, CaseIterable, Sendable {
                 var data: [String: Any] { ["some": "data"] }
                 let sink: Collector<[String: Any]>
                 var performCreateRequestClosure: PerformRequestClosureType {
-                    { request, _ in sink.add(request.dictionary); return errSecSuccess }
+                    { request, _ in
+                        sink.add(request.dictionary); return errSecSuccess
+                    }
                 }
             }
             try Inspected(sink: seen).createInSecureStore()
@@ -212,8 +216,9 @@ struct LocksmithOnVault {
     }
 }
 
-@Suite("Locksmith on the Secret Service: its own test cases",
-       .enabled(if: SecretServiceEnvironment.isAvailable, "\(SecretServiceEnvironment.unavailableReason ?? "")"))
+@Suite(
+    "Locksmith on the Secret Service: its own test cases",
+    .enabled(if: SecretServiceEnvironment.isAvailable, "\(SecretServiceEnvironment.unavailableReason ?? "")"))
 struct LocksmithOnSecretService {
     @Test(arguments: LocksmithBehaviour.allCases)
     func behaviour(_ behaviour: LocksmithBehaviour) throws {

@@ -1,8 +1,8 @@
 import Foundation
-import Testing
 import KeychainCore
 import KeychainTestSupport
 import Locksmith
+import Testing
 
 /// Locksmith's known bugs, fixed here, each proven; and its payload format.
 @Suite("Locksmith: the bugs it had, fixed; payloads in Apple's keyed-archive format")
@@ -40,8 +40,9 @@ struct LocksmithFixesTests {
             let item = try #require(stored(.internetPassword).first)
             #expect(item.attributes.accessibility == .afterFirstUnlock && item.attributes.accessGroup == "AppID.web")
             testStore.vault!.lock()
-            #expect(WebPassword(accessGroup: "AppID.web").readFromSecureStore()?.data?["some"] as? String == "data",
-                    "afterFirstUnlock, as asked, survives the lock")
+            #expect(
+                WebPassword(accessGroup: "AppID.web").readFromSecureStore()?.data?["some"] as? String == "data",
+                "afterFirstUnlock, as asked, survives the lock")
             let result = try #require(WebPassword(accessGroup: "AppID.web").readFromSecureStore())
             #expect(result.accessible == .afterFirstUnlock && result.accessGroup == "AppID.web")
         }
@@ -77,8 +78,9 @@ struct LocksmithFixesTests {
             #expect(throws: LocksmithError.param) { try Locksmith.saveData(data: ["bad": NotCodable()], forUserAccount: "a", inService: "s") }
             #expect(throws: LocksmithError.param) { try Locksmith.saveData(data: ["nested": ["x": [NotCodable()]]], forUserAccount: "a", inService: "s") }
             #expect(try stored(.genericPassword).isEmpty)
-            try Locksmith.saveData(data: ["ok": ["list": [1, 2.5, "three"], "when": Date(timeIntervalSince1970: 0), "bytes": Data([1])]],
-                                   forUserAccount: "a", inService: "s")
+            try Locksmith.saveData(
+                data: ["ok": ["list": [1, 2.5, "three"], "when": Date(timeIntervalSince1970: 0), "bytes": Data([1])]],
+                forUserAccount: "a", inService: "s")
         }
     }
 

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
 import KeychainCore
 import KeychainTestSupport
+import Testing
+
 @_spi(Fuzzing) @testable import Locksmith
 
 /// Locksmith's payload reader returns every property-list value Foundation's writer stores,
@@ -10,18 +11,20 @@ import KeychainTestSupport
 struct PayloadReaderTests {
     /// Every property-list type, with the edge values that were lost (negative and 64-bit
     /// integers, negative reals, dates before 2001).
-    static var edgeValues: [(String, Any)] { [
-        ("minus one", -1), ("zero", 0), ("Int64.min", Int64.min), ("Int64.max", Int64.max), ("UInt64.max", UInt64.max),
-        ("2^63", UInt64(1) << 63), ("Int32.min", Int(Int32.min)), ("UInt32.max", Int(UInt32.max)),
-        ("minus 2.5", -2.5), ("minus zero", -0.0), ("pi", Double.pi), ("infinity", Double.infinity),
-        ("negative infinity", -Double.infinity), ("tiny", Double.leastNonzeroMagnitude), ("huge", Double.greatestFiniteMagnitude),
-        ("epoch", Date(timeIntervalSince1970: 0)), ("1900", Date(timeIntervalSince1970: -2_208_988_800)),
-        ("distant past", Date.distantPast), ("distant future", Date.distantFuture), ("2001", Date(timeIntervalSinceReferenceDate: 0)),
-        ("true", true), ("false", false), ("empty string", ""), ("ascii", "hello"), ("unicode", "gr\u{fc}\u{df}e \u{1F511} \u{65E5}\u{672C}"),
-        ("empty data", Data()), ("data", Data([0, 1, 254, 255])), ("null", NSNull()),
-        ("array", [1, -2, 3] as [Any]), ("nested", ["a": [-1.5, "x"] as [Any], "b": ["c": Int64.min]] as [String: Any]),
-        ("url", URL(string: "https://example.com/a?b=c")!),
-    ] }
+    static var edgeValues: [(String, Any)] {
+        [
+            ("minus one", -1), ("zero", 0), ("Int64.min", Int64.min), ("Int64.max", Int64.max), ("UInt64.max", UInt64.max),
+            ("2^63", UInt64(1) << 63), ("Int32.min", Int(Int32.min)), ("UInt32.max", Int(UInt32.max)),
+            ("minus 2.5", -2.5), ("minus zero", -0.0), ("pi", Double.pi), ("infinity", Double.infinity),
+            ("negative infinity", -Double.infinity), ("tiny", Double.leastNonzeroMagnitude), ("huge", Double.greatestFiniteMagnitude),
+            ("epoch", Date(timeIntervalSince1970: 0)), ("1900", Date(timeIntervalSince1970: -2_208_988_800)),
+            ("distant past", Date.distantPast), ("distant future", Date.distantFuture), ("2001", Date(timeIntervalSinceReferenceDate: 0)),
+            ("true", true), ("false", false), ("empty string", ""), ("ascii", "hello"), ("unicode", "gr\u{fc}\u{df}e \u{1F511} \u{65E5}\u{672C}"),
+            ("empty data", Data()), ("data", Data([0, 1, 254, 255])), ("null", NSNull()),
+            ("array", [1, -2, 3] as [Any]), ("nested", ["a": [-1.5, "x"] as [Any], "b": ["c": Int64.min]] as [String: Any]),
+            ("url", URL(string: "https://example.com/a?b=c")!),
+        ]
+    }
 
     /// Whether `read` is the value `written` was, bit for bit where it matters (the sign of
     /// zero, the exact integer).
@@ -66,8 +69,10 @@ struct PayloadReaderTests {
 
     @Test("Foundation's unarchiver (Apple's format) reads what we write")
     func foundationReadsWhatWeWrite() throws {
-        let payload: [String: Any] = ["name": "Skroob", "n": -1, "pi": Double.pi, "on": true, "bytes": Data([1, 2]),
-                                      "list": ["a", 2] as [Any], "when": Date(timeIntervalSince1970: 0)]
+        let payload: [String: Any] = [
+            "name": "Skroob", "n": -1, "pi": Double.pi, "on": true, "bytes": Data([1, 2]),
+            "list": ["a", 2] as [Any], "when": Date(timeIntervalSince1970: 0),
+        ]
         let object = try NSKeyedUnarchiver.unarchiveTopLevelObjectWithData(try PayloadArchive.encode(payload))
         let read = try #require(object as? [String: Any])
         #expect(read["name"] as? String == "Skroob" && read["n"] as? Int == -1 && read["pi"] as? Double == Double.pi)
@@ -78,8 +83,9 @@ struct PayloadReaderTests {
     @Test("edge values survive Locksmith's save and load on the vault")
     func edgeValuesOnVault() throws { try edgeValuesThroughLocksmith(try TestStore(.vault)) }
 
-    @Test("edge values survive Locksmith's save and load on the Secret Service",
-          .enabled(if: SecretServiceEnvironment.isAvailable, "\(SecretServiceEnvironment.unavailableReason ?? "")"))
+    @Test(
+        "edge values survive Locksmith's save and load on the Secret Service",
+        .enabled(if: SecretServiceEnvironment.isAvailable, "\(SecretServiceEnvironment.unavailableReason ?? "")"))
     func edgeValuesOnSecretService() throws { try edgeValuesThroughLocksmith(try TestStore(.secretService)) }
 
     func edgeValuesThroughLocksmith(_ testStore: TestStore) throws {

@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import Locksmith
 
 /// Builds keyed archives object by object on Locksmith's property-list writer, so that tests
@@ -37,8 +38,11 @@ struct PropertyListWriter {
 
         private mutating func classEntry(_ name: String) -> Int {
             if let known = classes[name] { return known }
-            let description = writer.add(.dictionary([(key("$classname"), writer.add(.string(name))),
-                                                      (key("$classes"), writer.add(.array([writer.add(.string(name))])))]))
+            let description = writer.add(
+                .dictionary([
+                    (key("$classname"), writer.add(.string(name))),
+                    (key("$classes"), writer.add(.array([writer.add(.string(name))]))),
+                ]))
             let index = entry(description)
             classes[name] = index
             return index
@@ -65,23 +69,32 @@ struct PropertyListWriter {
 
         mutating func setArray(_ index: Int, _ elements: [Int]) {
             let uids = elements.map { writer.add(.uid($0)) }
-            entries[index] = writer.add(.dictionary([(key("$class"), writer.add(.uid(classEntry("NSArray")))),
-                                                     (key("NS.objects"), writer.add(.array(uids)))]))
+            entries[index] = writer.add(
+                .dictionary([
+                    (key("$class"), writer.add(.uid(classEntry("NSArray")))),
+                    (key("NS.objects"), writer.add(.array(uids))),
+                ]))
         }
 
         mutating func setDictionary(_ index: Int, keys: [Int], values: [Int]) {
             let keyUIDs = keys.map { writer.add(.uid($0)) }, valueUIDs = values.map { writer.add(.uid($0)) }
-            entries[index] = writer.add(.dictionary([(key("$class"), writer.add(.uid(classEntry("NSDictionary")))),
-                                                     (key("NS.keys"), writer.add(.array(keyUIDs))),
-                                                     (key("NS.objects"), writer.add(.array(valueUIDs)))]))
+            entries[index] = writer.add(
+                .dictionary([
+                    (key("$class"), writer.add(.uid(classEntry("NSDictionary")))),
+                    (key("NS.keys"), writer.add(.array(keyUIDs))),
+                    (key("NS.objects"), writer.add(.array(valueUIDs))),
+                ]))
         }
 
         mutating func finish(root: Int) -> [UInt8] {
             let objects = writer.add(.array(entries))
             let top = writer.add(.dictionary([(key("root"), writer.add(.uid(root)))]))
-            let archive = writer.add(.dictionary([(key("$archiver"), writer.add(.string("NSKeyedArchiver"))),
-                                                  (key("$objects"), objects), (key("$top"), top),
-                                                  (key("$version"), writer.add(.integer(100_000)))]))
+            let archive = writer.add(
+                .dictionary([
+                    (key("$archiver"), writer.add(.string("NSKeyedArchiver"))),
+                    (key("$objects"), objects), (key("$top"), top),
+                    (key("$version"), writer.add(.integer(100_000))),
+                ]))
             return writer.bytes(top: archive)
         }
     }

@@ -1,8 +1,8 @@
 import Foundation
-import Testing
 import KeychainCore
 import KeychainTestSupport
 import Locksmith
+import Testing
 
 // The seed README's TwitterAccount types. Changed only where Locksmith 4 differs from that
 // older README: `data` is `[String: Any]` (not `[String: AnyObject]`), enum cases are lower
@@ -80,8 +80,8 @@ struct LocksmithReadmeExamples {
             let web = TwitterInternetAccount(username: "_matthewpalmer", password: "my_password")
             try web.createInSecureStore()
             let webResult: InternetPasswordSecureStorableResultType? = web.readFromSecureStore()
-            #expect(webResult?.port == 80)                      // an Int directly
-            #expect(webResult?.internetProtocol == .https)      // a LocksmithInternetProtocol directly
+            #expect(webResult?.port == 80)  // an Int directly
+            #expect(webResult?.internetProtocol == .https)  // a LocksmithInternetProtocol directly
             #expect(webResult?.authenticationType == .httpBasic)
             #expect(webResult?.path == "/api/2.0/")
             #expect(webResult?.data?["password"] as? String == "my_password")

@@ -1,8 +1,8 @@
 import Foundation
-import Testing
 import KeychainCore
 import KeychainTestSupport
 import Locksmith
+import Testing
 
 /// As in Apple's keychain, an attribute a type does not declare is not matched: a read or a
 /// delete through a type that names no path, security domain or access group finds items

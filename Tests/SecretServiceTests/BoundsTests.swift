@@ -1,22 +1,26 @@
 import Foundation
-import Testing
-@testable import KeychainCore
 import KeychainTestSupport
+import Testing
+
+@testable import KeychainCore
 
 /// Each Secret Service operation ends within its timeout, as a whole, whatever the daemon does;
 /// a write it could not confirm is reported as such; timeouts are validated.
-@Suite("Secret Service operations are bounded in time, and say what they know", .serialized,
-       .enabled(if: PrivateSecretService.unavailableReason == nil, "\(PrivateSecretService.unavailableReason ?? "")"))
+@Suite(
+    "Secret Service operations are bounded in time, and say what they know", .serialized,
+    .enabled(if: PrivateSecretService.unavailableReason == nil, "\(PrivateSecretService.unavailableReason ?? "")"))
 struct BoundsTests {
     let directory = TemporaryDirectory()
 
     func worker(_ arguments: [String], environment: [String: String]) throws -> (elapsed: Double, outcome: String, fields: [String: String]) {
-        let result = try Subprocess.run(KeychainExecutable.reliabilityPath, ["worker"] + arguments,
-                                        environment: environment.merging(["PATH": "/usr/bin:/bin", "HOME": directory.path]) { $1 })
-        let fields = Dictionary(uniqueKeysWithValues: result.output.split(whereSeparator: \.isWhitespace).compactMap { field -> (String, String)? in
-            let pair = field.split(separator: "=", maxSplits: 1)
-            return pair.count == 2 ? (String(pair[0]), String(pair[1])) : nil
-        })
+        let result = try Subprocess.run(
+            KeychainExecutable.reliabilityPath, ["worker"] + arguments,
+            environment: environment.merging(["PATH": "/usr/bin:/bin", "HOME": directory.path]) { $1 })
+        let fields = Dictionary(
+            uniqueKeysWithValues: result.output.split(whereSeparator: \.isWhitespace).compactMap { field -> (String, String)? in
+                let pair = field.split(separator: "=", maxSplits: 1)
+                return pair.count == 2 ? (String(pair[0]), String(pair[1])) : nil
+            })
         #expect(result.status == 0, "\(result.stderr)")
         return (Double(fields["elapsed"] ?? "") ?? .infinity, fields["outcome"] ?? result.stderr, fields)
     }
@@ -48,8 +52,9 @@ struct BoundsTests {
     @Test("KEYCHAIN_TIMEOUT is a number of seconds from 0.01 to 3600; anything else is a usage error, never a trap or a silent default")
     func timeoutValidation() throws {
         for text in ["1e10", "1e100", "inf", "-1", "NaN", "5s", "abc", "0.0001", "0"] {
-            let result = try KeychainExecutable.run(["get", "--backend", "secret-service", "--service", "s", "a"],
-                                                    environment: ["KEYCHAIN_TIMEOUT": text], home: directory.path)
+            let result = try KeychainExecutable.run(
+                ["get", "--backend", "secret-service", "--service", "s", "a"],
+                environment: ["KEYCHAIN_TIMEOUT": text], home: directory.path)
             #expect(result.status == 2 && result.stderr.contains("KEYCHAIN_TIMEOUT"), "'\(text)': \(result.status) \(result.stderr)")
         }
         #expect(try SecretServiceStore.Configuration.timeout(parsing: "2.5") == .milliseconds(2500))
@@ -58,8 +63,9 @@ struct BoundsTests {
         #expect(SecretServiceStore.Configuration(timeout: .seconds(-5)).timeout == .milliseconds(10))
     }
 
-    @Test("a huge configured timeout is clamped and the store works",
-          .enabled(if: SecretServiceEnvironment.isAvailable, "\(SecretServiceEnvironment.unavailableReason ?? "")"))
+    @Test(
+        "a huge configured timeout is clamped and the store works",
+        .enabled(if: SecretServiceEnvironment.isAvailable, "\(SecretServiceEnvironment.unavailableReason ?? "")"))
     func hugeTimeoutDoesNotTrap() throws {
         let store = try SecretServiceStore(.init(timeout: .seconds(10_000_000_000), partition: "huge-timeout-" + UUID().uuidString))
         #expect(try !store.contains(Query(.genericPassword, attributes: Attributes(service: "s"))))
@@ -67,14 +73,16 @@ struct BoundsTests {
 
     @Test("a missing bus socket is 'no D-Bus session bus', not an I/O error")
     func missingBusSocket() throws {
-        let result = try KeychainExecutable.run(["get", "--backend", "secret-service", "--service", "s", "a"],
-                                                environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=\(directory.path)/no-such-bus"], home: directory.path)
+        let result = try KeychainExecutable.run(
+            ["get", "--backend", "secret-service", "--service", "s", "a"],
+            environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=\(directory.path)/no-such-bus"], home: directory.path)
         #expect(result.status == 4 && result.stderr.contains("no D-Bus session bus"), "\(result.stderr)")
         #expect(!result.stderr.contains("I/O error"))
     }
 
-    @Test("an unconfirmed write is looked up again by the next call that reaches the daemon: applied or not",
-          .enabled(if: SecretServiceEnvironment.isAvailable, "\(SecretServiceEnvironment.unavailableReason ?? "")"))
+    @Test(
+        "an unconfirmed write is looked up again by the next call that reaches the daemon: applied or not",
+        .enabled(if: SecretServiceEnvironment.isAvailable, "\(SecretServiceEnvironment.unavailableReason ?? "")"))
     func unconfirmedWritesAreRechecked() throws {
         let store = try SecretServiceStore(.init(partition: "recheck-" + UUID().uuidString))
         defer { _ = try? store.delete(Query()) }

@@ -1,8 +1,8 @@
 import Foundation
-import Testing
 import KeychainCore
 import KeychainTestSupport
 import Locksmith
+import Testing
 import UICKeyChainStore
 import Valet
 
@@ -15,17 +15,27 @@ struct ForeignItem: Sendable {
 
     static func all(run: String) -> [ForeignItem] {
         [
-            ForeignItem(label: "Network secret for Cafe Wi-Fi", attributes: [
-                ("xdg:schema", "org.freedesktop.NetworkManager.Connection"), ("connection-uuid", "3f9c"),
-                ("setting-name", "802-11-wireless-security"), ("setting-key", "psk")], secret: "wifi-psk"),
-            ForeignItem(label: "Chrome Safe Storage", attributes: [
-                ("xdg:schema", "chrome_libsecret_os_crypt_password_v2"), ("application", "chrome")], secret: "chrome-key"),
+            ForeignItem(
+                label: "Network secret for Cafe Wi-Fi",
+                attributes: [
+                    ("xdg:schema", "org.freedesktop.NetworkManager.Connection"), ("connection-uuid", "3f9c"),
+                    ("setting-name", "802-11-wireless-security"), ("setting-key", "psk"),
+                ], secret: "wifi-psk"),
+            ForeignItem(
+                label: "Chrome Safe Storage",
+                attributes: [
+                    ("xdg:schema", "chrome_libsecret_os_crypt_password_v2"), ("application", "chrome"),
+                ], secret: "chrome-key"),
             ForeignItem(label: "gh:github.com", attributes: [("service", "gh:github.com"), ("username", "alice")], secret: "gho_token"),
-            ForeignItem(label: "Password for 'bob' on 'github.com'", attributes: [
-                ("xdg:schema", "org.freedesktop.Secret.Generic"), ("application", "Python keyring library"),
-                ("service", "github.com"), ("username", "bob"), ("account", "bob")], secret: "py-secret"),
-            ForeignItem(label: "other-app token", attributes: [("xdg:schema", "org.example.OtherApp"), ("application", "other-app"), ("service", "svc"), ("account", "acc")],
-                        secret: "other-secret"),
+            ForeignItem(
+                label: "Password for 'bob' on 'github.com'",
+                attributes: [
+                    ("xdg:schema", "org.freedesktop.Secret.Generic"), ("application", "Python keyring library"),
+                    ("service", "github.com"), ("username", "bob"), ("account", "bob"),
+                ], secret: "py-secret"),
+            ForeignItem(
+                label: "other-app token", attributes: [("xdg:schema", "org.example.OtherApp"), ("application", "other-app"), ("service", "svc"), ("account", "acc")],
+                secret: "other-secret"),
         ].map { ForeignItem(label: $0.label, attributes: $0.attributes + [("test-run", run)], secret: $0.secret) }
     }
 }
@@ -36,9 +46,11 @@ struct ForeignItem: Sendable {
 /// These use stores without a partition, as applications do, so they run only against a
 /// private Secret Service (scripts/secret-service.sh exports SECRET_SERVICE_DIR), never a
 /// desktop's: a regression here would delete real secrets.
-@Suite("Other programs' Secret Service items are not ours", .serialized,
-       .enabled(if: SecretServiceEnvironment.isAvailable && ProcessInfo.processInfo.environment["SECRET_SERVICE_DIR"] != nil,
-                "needs the private Secret Service of scripts/secret-service.sh (\(SecretServiceEnvironment.unavailableReason ?? "SECRET_SERVICE_DIR is not set"))"))
+@Suite(
+    "Other programs' Secret Service items are not ours", .serialized,
+    .enabled(
+        if: SecretServiceEnvironment.isAvailable && ProcessInfo.processInfo.environment["SECRET_SERVICE_DIR"] != nil,
+        "needs the private Secret Service of scripts/secret-service.sh (\(SecretServiceEnvironment.unavailableReason ?? "SECRET_SERVICE_DIR is not set"))"))
 final class ForeignItemsTests {
     let run = UUID().uuidString
     let environment: [String: String] = {
@@ -50,8 +62,9 @@ final class ForeignItemsTests {
 
     init() throws {
         for item in ForeignItem.all(run: run) {
-            let stored = try Subprocess.run("/usr/bin/secret-tool", ["store", "--label", item.label] + item.attributes.flatMap { [$0.0, $0.1] },
-                                            environment: environment, input: Data(item.secret.utf8))
+            let stored = try Subprocess.run(
+                "/usr/bin/secret-tool", ["store", "--label", item.label] + item.attributes.flatMap { [$0.0, $0.1] },
+                environment: environment, input: Data(item.secret.utf8))
             #expect(stored.status == 0, "\(stored.stderr)")
         }
     }
@@ -131,10 +144,12 @@ final class ForeignItemsTests {
     @Test("an update, where allowed, keeps the item's schema and every attribute we do not know; its owner still finds it")
     func updateMerges() throws {
         let store = try SecretServiceStore(.init(foreignItems: .readWrite))
-        try store.update(Query(.genericPassword, attributes: Attributes(service: "svc", account: "acc")), attributes: Attributes(comment: "noted"),
-                         value: SecretBytes(utf8: "rotated"))
-        let owner = try Subprocess.run("/usr/bin/secret-tool", ["lookup", "application", "other-app", "service", "svc", "account", "acc", "test-run", run],
-                                       environment: environment)
+        try store.update(
+            Query(.genericPassword, attributes: Attributes(service: "svc", account: "acc")), attributes: Attributes(comment: "noted"),
+            value: SecretBytes(utf8: "rotated"))
+        let owner = try Subprocess.run(
+            "/usr/bin/secret-tool", ["lookup", "application", "other-app", "service", "svc", "account", "acc", "test-run", run],
+            environment: environment)
         #expect(owner.status == 0 && owner.output == "rotated", "the owner finds its item by its own attributes")
         // secret-tool prints the label and secret on standard output, the attributes on standard error.
         let search = try Subprocess.run("/usr/bin/secret-tool", ["search", "--all", "application", "other-app", "test-run", run], environment: environment)
@@ -158,16 +173,18 @@ final class ForeignItemsTests {
         try expectAllSurvive("keychain get/remove/list without --foreign")
         let read = try keychain(["get", "--foreign", "--service", "svc", "acc"])
         #expect(read.status == 0 && read.output == "other-secret\n", "\(read.stderr)")
-        #expect(try keychain(["get", "--foreign", "--vault", directory.vaultPath(), "--backend", "vault", "--service", "svc", "acc"]).status == 2,
-                "--foreign means nothing for a vault")
+        #expect(
+            try keychain(["get", "--foreign", "--vault", directory.vaultPath(), "--backend", "vault", "--service", "svc", "acc"]).status == 2,
+            "--foreign means nothing for a vault")
     }
 
     @Test("a value over the store's limit that another program stored is refused when read, not copied")
     func oversizedReadIsRefused() throws {
         // secret-tool stores at most 8 KiB from standard input: a 4 KiB limit shows the check.
         let big = String(repeating: "x", count: 6_000)
-        let stored = try Subprocess.run("/usr/bin/secret-tool", ["store", "--label", "huge", "service", "huge", "account", "a", "test-run", run],
-                                        environment: environment, input: Data(big.utf8))
+        let stored = try Subprocess.run(
+            "/usr/bin/secret-tool", ["store", "--label", "huge", "service", "huge", "account", "a", "test-run", run],
+            environment: environment, input: Data(big.utf8))
         #expect(stored.status == 0)
         let store = try SecretServiceStore(.init(maximumValueSize: 4_096, foreignItems: .readOnly))
         #expect(throws: StoreError.valueTooLarge(limit: 4_096)) {

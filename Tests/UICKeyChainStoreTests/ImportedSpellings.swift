@@ -1,7 +1,7 @@
 import Foundation
-import Testing
-import KeychainTestSupport
 import KeychainCore
+import KeychainTestSupport
+import Testing
 import UICKeyChainStore
 
 /// Compiles only if the public surface spells what Swift imports from UICKeyChainStore's
@@ -49,7 +49,8 @@ struct UICKeyChainStoreImportedSurface {
     @Test("an optional key compiles; a nil one stores nothing and says so, on the vault")
     func optionalKeyOnVault() throws { optionalKey(on: try TestStore(.vault)) }
 
-    @Test("an optional key compiles; a nil one stores nothing and says so, on the Secret Service",
-          .enabled(if: SecretServiceEnvironment.isAvailable, "\(SecretServiceEnvironment.unavailableReason ?? "")"))
+    @Test(
+        "an optional key compiles; a nil one stores nothing and says so, on the Secret Service",
+        .enabled(if: SecretServiceEnvironment.isAvailable, "\(SecretServiceEnvironment.unavailableReason ?? "")"))
     func optionalKeyOnSecretService() throws { optionalKey(on: try TestStore(.secretService)) }
 }

@@ -1,7 +1,7 @@
 import Foundation
-import Testing
 import KeychainCore
 import KeychainTestSupport
+import Testing
 import UICKeyChainStore
 
 /// The seed README's examples, in Swift as the Objective-C API imports, on a private vault.
@@ -42,8 +42,10 @@ struct UICKeyChainStoreReadmeExamples {
             try keychain.removeItem(forKey: "kishikawakatsumi", error: ())
 
             // Label and Comment
-            #expect(web.setString("01234567-89ab-cdef-0123-456789abcdef", forKey: "kishikawakatsumi",
-                                  label: "github.com (kishikawakatsumi)", comment: "github access token"))
+            #expect(
+                web.setString(
+                    "01234567-89ab-cdef-0123-456789abcdef", forKey: "kishikawakatsumi",
+                    label: "github.com (kishikawakatsumi)", comment: "github access token"))
 
             // Accessibility: background and foreground applications
             let background = UICKeyChainStore(service: "com.example.github-token")

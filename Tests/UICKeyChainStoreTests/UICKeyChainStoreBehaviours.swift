@@ -1,7 +1,7 @@
 import Foundation
-import Testing
 import KeychainCore
 import KeychainTestSupport
+import Testing
 import UICKeyChainStore
 
 /// UICKeyChainStore's own test cases (reference §2.3), written once and run on every store.
@@ -130,10 +130,12 @@ enum UICKeyChainStoreBehaviour: String, CaseIterable, Sendable {
         case .labelAndComment:
             let store = UICKeyChainStore(server: URL(string: "https://github.com")!, protocolType: .HTTPS)
             #expect(store.setString("01234567-89ab-cdef-0123-456789abcdef", forKey: "kishikawakatsumi", label: "github.com (kishikawakatsumi)", comment: "github access token"))
-            var attributes = try #require(testStore.store.copyMatching(Query(.internetPassword, attributes: Attributes(account: "kishikawakatsumi", server: "github.com"))).first).attributes
+            var attributes = try #require(testStore.store.copyMatching(Query(.internetPassword, attributes: Attributes(account: "kishikawakatsumi", server: "github.com"))).first)
+                .attributes
             #expect(attributes.label == "github.com (kishikawakatsumi)" && attributes.comment == "github access token")
             #expect(store.setData(Data("x".utf8), forKey: "kishikawakatsumi", label: nil, comment: nil), "nil keeps them")
-            attributes = try #require(testStore.store.copyMatching(Query(.internetPassword, attributes: Attributes(account: "kishikawakatsumi", server: "github.com"))).first).attributes
+            attributes = try #require(testStore.store.copyMatching(Query(.internetPassword, attributes: Attributes(account: "kishikawakatsumi", server: "github.com"))).first)
+                .attributes
             #expect(attributes.label == "github.com (kishikawakatsumi)" && attributes.comment == "github access token")
 
         case .description:
@@ -142,24 +144,26 @@ enum UICKeyChainStoreBehaviour: String, CaseIterable, Sendable {
             store["username"] = "password"
             // UICKeyChainStore's layout: "(\n", then "    " and each item as NSDictionary prints
             // itself, nothing between items, then ")"; strings with a '.' quoted.
-            #expect(store.description == """
-                (
-                    {
-                    accessGroup = "";
-                    accessibility = ck;
-                    class = GenericPassword;
-                    key = username;
-                    service = Twitter;
-                    synchronizable = 0;
-                    value = "<redacted>";
-                })
-                """)
+            #expect(
+                store.description == """
+                    (
+                        {
+                        accessGroup = "";
+                        accessibility = ck;
+                        class = GenericPassword;
+                        key = username;
+                        service = Twitter;
+                        synchronizable = 0;
+                        value = "<redacted>";
+                    })
+                    """)
             let web = UICKeyChainStore(server: URL(string: "https://github.com")!, protocolType: .HTTPS)
             web["kishikawakatsumi"] = "token"
             web["hirohamada"] = "token"
             #expect(web.description.hasPrefix("(\n    {\n    accessibility = ck;\n    authenticationType = dflt;\n    class = InternetPassword;\n"), "\(web.description)")
-            #expect(web.description.contains("    server = \"github.com\";\n") && web.description.contains("})") && web.description.contains("}    {"),
-                    "\(web.description)")
+            #expect(
+                web.description.contains("    server = \"github.com\";\n") && web.description.contains("})") && web.description.contains("}    {"),
+                "\(web.description)")
             #expect(!store.debugDescription.contains("password\n") && !store.description.contains("= password;"))
 
         case .conversionError:
@@ -200,8 +204,9 @@ enum UICKeyChainStoreBehaviour: String, CaseIterable, Sendable {
             store.synchronizable = true
             store["kishikawakatsumi"] = "token3"
             let items = store.itemDictionaries
-            #expect(items.count == 1 && items[0]["synchronizable"] as? Bool == true && items[0]["value"] as? String == "token3",
-                    "the existing item becomes synchronizable; no second item")
+            #expect(
+                items.count == 1 && items[0]["synchronizable"] as? Bool == true && items[0]["value"] as? String == "token3",
+                "the existing item becomes synchronizable; no second item")
 
         case .missingIsNil:
             let store = UICKeyChainStore(service: "Twitter")
@@ -249,8 +254,9 @@ struct UICKeyChainStoreOnVault {
     }
 }
 
-@Suite("UICKeyChainStore on the Secret Service: its own test cases",
-       .enabled(if: SecretServiceEnvironment.isAvailable, "\(SecretServiceEnvironment.unavailableReason ?? "")"))
+@Suite(
+    "UICKeyChainStore on the Secret Service: its own test cases",
+    .enabled(if: SecretServiceEnvironment.isAvailable, "\(SecretServiceEnvironment.unavailableReason ?? "")"))
 struct UICKeyChainStoreOnSecretService {
     @Test(arguments: UICKeyChainStoreBehaviour.allCases)
     func behaviour(_ behaviour: UICKeyChainStoreBehaviour) throws {

@@ -1,7 +1,7 @@
 import Foundation
-import Testing
 import KeychainCore
 import KeychainTestSupport
+import Testing
 import UICKeyChainStore
 
 @Suite("UICKeyChainStore: what only the vault can do, and the password generator")

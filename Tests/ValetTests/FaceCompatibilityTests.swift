@@ -1,9 +1,11 @@
 import Foundation
-import Testing
-@testable import Valet
 import KeychainTestSupport
-import class KeychainCore.SecretServiceStore
+import Testing
+
 import enum KeychainCore.PresenceAuthentication
+import class KeychainCore.SecretServiceStore
+
+@testable import Valet
 
 /// What Valet's own suite and code written for Valet 2 and 5 expect, on every store.
 enum CompatibilityBehaviour: String, CaseIterable, Sendable {
@@ -71,12 +73,16 @@ enum CompatibilityBehaviour: String, CaseIterable, Sendable {
 
         case .booleanConstantsInMigrationQueries:
             try fixture.cloud("Legacy").setString("synced", forKey: "k")
-            let query: [String: AnyHashable] = [kSecClass as String: kSecClassGenericPassword, kSecAttrSynchronizable as String: kCFBooleanTrue,
-                                                kSecAttrService as String: fixture.cloud("Legacy").service.description]
+            let query: [String: AnyHashable] = [
+                kSecClass as String: kSecClassGenericPassword, kSecAttrSynchronizable as String: kCFBooleanTrue,
+                kSecAttrService as String: fixture.cloud("Legacy").service.description,
+            ]
             try fixture.valet("Target").migrateObjects(matching: query, removeOnCompletion: false)
             #expect(try fixture.valet("Target").string(forKey: "k") == "synced")
-            let local: [String: AnyHashable] = [kSecClass as String: kSecClassGenericPassword, kSecAttrSynchronizable as String: kCFBooleanFalse,
-                                                kSecAttrService as String: fixture.cloud("Legacy").service.description]
+            let local: [String: AnyHashable] = [
+                kSecClass as String: kSecClassGenericPassword, kSecAttrSynchronizable as String: kCFBooleanFalse,
+                kSecAttrService as String: fixture.cloud("Legacy").service.description,
+            ]
             #expect(throws: KeychainError.itemNotFound) { try fixture.valet("Target2").migrateObjects(matching: local, removeOnCompletion: false) }
         }
     }
@@ -90,9 +96,12 @@ struct CompatibilityOnVault {
     @Test("a Valet made before the default store opens and one made after are one object (a child process with only the default store)")
     func identityAcrossFirstUse() throws {
         let directory = TemporaryDirectory()
-        let result = try Subprocess.run(KeychainExecutable.reliabilityPath, ["worker", "valet-identity"],
-                                        environment: ["PATH": "/usr/bin:/bin", "HOME": directory.path, "XDG_DATA_HOME": directory.path + "/data",
-                                                      "KEYCHAIN_KERNEL_KEYRING": "off"])
+        let result = try Subprocess.run(
+            KeychainExecutable.reliabilityPath, ["worker", "valet-identity"],
+            environment: [
+                "PATH": "/usr/bin:/bin", "HOME": directory.path, "XDG_DATA_HOME": directory.path + "/data",
+                "KEYCHAIN_KERNEL_KEYRING": "off",
+            ])
         #expect(result.status == 0 && result.output == "identical equal hashed set=1\n", "\(result.output) \(result.stderr)")
     }
 
@@ -118,8 +127,9 @@ struct CompatibilityOnVault {
     }
 }
 
-@Suite("Valet 2 and 5 compatibility on the Secret Service",
-       .enabled(if: SecretServiceEnvironment.isAvailable, "\(SecretServiceEnvironment.unavailableReason ?? "")"))
+@Suite(
+    "Valet 2 and 5 compatibility on the Secret Service",
+    .enabled(if: SecretServiceEnvironment.isAvailable, "\(SecretServiceEnvironment.unavailableReason ?? "")"))
 struct CompatibilityOnSecretService {
     @Test(arguments: CompatibilityBehaviour.allCases)
     func behaviour(_ behaviour: CompatibilityBehaviour) throws { try behaviour.run(Fixture(.secretService)) }

@@ -1,10 +1,11 @@
 import Foundation
-import class KeychainCore.Vault
-import class KeychainCore.SecretBytes
-import protocol KeychainCore.Store
-import class KeychainCore.SecretServiceStore
 import KeychainTestSupport
 import Valet
+
+import class KeychainCore.SecretBytes
+import class KeychainCore.SecretServiceStore
+import protocol KeychainCore.Store
+import class KeychainCore.Vault
 
 /// A private store per test, and Valets created on it (through ValetStore's task-local choice,
 /// so tests running in parallel never share a store).
@@ -29,8 +30,11 @@ struct Fixture {
     }
 
     func shared(_ group: String = "Druidia", prefix: String = "AppID12345", identifier: String? = nil, _ accessibility: Accessibility = .whenUnlocked) -> Valet {
-        make { .sharedGroupValet(with: SharedGroupIdentifier(appIDPrefix: prefix, nonEmptyGroup: group)!,
-                                 identifier: Identifier(nonEmpty: identifier), accessibility: accessibility) }
+        make {
+            .sharedGroupValet(
+                with: SharedGroupIdentifier(appIDPrefix: prefix, nonEmptyGroup: group)!,
+                identifier: Identifier(nonEmpty: identifier), accessibility: accessibility)
+        }
     }
 
     /// One Valet per flavour and accessibility, as Valet's own `permutations(with:)`.

@@ -19,8 +19,9 @@ func valetSpellings(username: String) throws {
     _ = (myLuggageCombination, shared, synchronized, error, allKeys, VALMigrationErrorDomain, VALAccessControl.devicePasscode)
 
     let valet = Valet.valet(with: Identifier(nonEmpty: "Druidia")!, accessibility: .whenUnlocked)
-    try valet.migrateObjects(matching: [kSecClass as String: kSecClassGenericPassword, kSecAttrSynchronizable as String: kCFBooleanTrue],
-                             removeOnCompletion: false)
+    try valet.migrateObjects(
+        matching: [kSecClass as String: kSecClassGenericPassword, kSecAttrSynchronizable as String: kCFBooleanTrue],
+        removeOnCompletion: false)
     _ = kCFBooleanFalse
     let secureEnclaveValet = SecureEnclaveValet.valet(with: Identifier(nonEmpty: "Druidia")!, accessControl: .userPresence)
     _ = try secureEnclaveValet.string(forKey: username)

@@ -1,8 +1,8 @@
 import Foundation
-import Testing
-import Valet
 import KeychainCore
 import KeychainTestSupport
+import Testing
+import Valet
 
 /// Valet's migration cases (reference §3), written once and run on every store.
 enum MigrationBehaviour: String, CaseIterable, Sendable {
@@ -16,8 +16,10 @@ enum MigrationBehaviour: String, CaseIterable, Sendable {
         case .invalidQueries:
             let genp: [String: AnyHashable] = [kSecClass as String: kSecClassGenericPassword as String]
             var queries: [[String: AnyHashable]] = [[:], [kSecAttrService as String: "x"], [kSecClass as String: kSecClassInternetPassword as String]]
-            for (key, value) in [(kSecMatchLimit, AnyHashable(kSecMatchLimitOne)), (kSecReturnData, AnyHashable(true)), (kSecReturnRef, AnyHashable(true)),
-                                 (kSecReturnPersistentRef, AnyHashable(false)), (kSecReturnAttributes, AnyHashable(false)), (kSecAttrAccessControl, AnyHashable("x"))] {
+            for (key, value) in [
+                (kSecMatchLimit, AnyHashable(kSecMatchLimitOne)), (kSecReturnData, AnyHashable(true)), (kSecReturnRef, AnyHashable(true)),
+                (kSecReturnPersistentRef, AnyHashable(false)), (kSecReturnAttributes, AnyHashable(false)), (kSecAttrAccessControl, AnyHashable("x")),
+            ] {
                 var query = genp
                 query[key as String] = value
                 queries.append(query)
@@ -30,7 +32,8 @@ enum MigrationBehaviour: String, CaseIterable, Sendable {
 
         case .noMatch:
             #expect(throws: KeychainError.itemNotFound) {
-                try destination.migrateObjects(matching: [kSecClass as String: kSecClassGenericPassword as String, kSecAttrService as String: "nothing-here"], removeOnCompletion: false)
+                try destination.migrateObjects(
+                    matching: [kSecClass as String: kSecClassGenericPassword as String, kSecAttrService as String: "nothing-here"], removeOnCompletion: false)
             }
 
         case .fromValet:
@@ -89,8 +92,9 @@ enum MigrationBehaviour: String, CaseIterable, Sendable {
             #expect(try destination.allKeys() == ["Skroob"])
 
         case .fromAlwaysAccessibleValet:
-            var legacy = Attributes(service: "VAL_VALValet_initWithIdentifier:accessibility:_Destination_AccessibleAlways", account: "old-token",
-                                    accessGroup: "", synchronizable: false, accessibility: .always)
+            var legacy = Attributes(
+                service: "VAL_VALValet_initWithIdentifier:accessibility:_Destination_AccessibleAlways", account: "old-token",
+                accessGroup: "", synchronizable: false, accessibility: .always)
             try fixture.store.add(Item(.genericPassword, attributes: legacy, value: SecretBytes(utf8: "from-always")))
             try destination.migrateObjectsFromAlwaysAccessibleValet(removeOnCompletion: true)
             #expect(try destination.string(forKey: "old-token") == "from-always")
@@ -120,8 +124,9 @@ struct MigrationsOnVault {
     }
 }
 
-@Suite("Valet migrations on the Secret Service",
-       .enabled(if: SecretServiceEnvironment.isAvailable, "\(SecretServiceEnvironment.unavailableReason ?? "")"))
+@Suite(
+    "Valet migrations on the Secret Service",
+    .enabled(if: SecretServiceEnvironment.isAvailable, "\(SecretServiceEnvironment.unavailableReason ?? "")"))
 struct MigrationsOnSecretService {
     @Test(arguments: MigrationBehaviour.allCases)
     func behaviour(_ behaviour: MigrationBehaviour) throws {
@@ -143,16 +148,21 @@ struct MigrationsOnSecretService {
     /// Plants two items of another program (no schema of ours) in `desktop`'s partition.
     private func plantLegacyItems(in desktop: Fixture, environment: [String: String]) throws {
         for (account, value) in [("alice", "wonderland"), ("bob", "builder")] {
-            let stored = try Subprocess.run("/usr/bin/secret-tool", ["store", "--label", "legacy \(account)", "service", "legacy-app", "account", account,
-                                                                     "keychain-partition", desktop.testStore.partition],
-                                            environment: environment, input: Data(value.utf8))
+            let stored = try Subprocess.run(
+                "/usr/bin/secret-tool",
+                [
+                    "store", "--label", "legacy \(account)", "service", "legacy-app", "account", account,
+                    "keychain-partition", desktop.testStore.partition,
+                ],
+                environment: environment, input: Data(value.utf8))
             #expect(stored.status == 0, "\(stored.stderr)")
         }
     }
 
     private func legacyAccountsLeft(in desktop: Fixture, environment: [String: String]) throws -> String {
-        let left = try Subprocess.run("/usr/bin/secret-tool", ["search", "--all", "service", "legacy-app", "keychain-partition", desktop.testStore.partition],
-                                      environment: environment)
+        let left = try Subprocess.run(
+            "/usr/bin/secret-tool", ["search", "--all", "service", "legacy-app", "keychain-partition", desktop.testStore.partition],
+            environment: environment)
         return left.output + left.stderr
     }
 

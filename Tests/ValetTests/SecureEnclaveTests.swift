@@ -1,8 +1,10 @@
 import Foundation
-import Testing
-@testable import Valet
 import KeychainTestSupport
+import Testing
+
 import enum KeychainCore.PresenceAuthentication
+
+@testable import Valet
 
 /// Valet's Secure Enclave flavours: every read behind the proof of presence (the vault
 /// passphrase), given here by a scripted authenticator.
@@ -31,12 +33,18 @@ struct SecureEnclaveTests {
         let base = "VAL_VALSecureEnclaveValet_initWithIdentifier:accessibility:_Druidia_AccessibleWhenPasscodeSetThisDeviceOnly"
         #expect(fixture.make { SecureEnclaveValet.valet(with: druidia, accessControl: .biometricAny) }.description.isEmpty == false)
         let valets = Self.controls.map { control in fixture.make { SecureEnclaveValet.valet(with: druidia, accessControl: control) } }
-        #expect(valets.map { $0.service.description } == [base, base + "_AccessControlDevicePasscode", base + "_AccessControlTouchIDAnyFingerprint",
-                                                           base + "_AccessControlTouchIDCurrentFingerprintSet"])
+        #expect(
+            valets.map { $0.service.description } == [
+                base, base + "_AccessControlDevicePasscode", base + "_AccessControlTouchIDAnyFingerprint",
+                base + "_AccessControlTouchIDCurrentFingerprintSet",
+            ])
         let single = fixture.make { SinglePromptSecureEnclaveValet.valet(with: druidia, accessControl: .userPresence) }
         #expect(single.service.description == "VAL_VALSinglePromptSecureEnclaveValet_initWithIdentifier:accessibility:_Druidia_AccessibleWhenPasscodeSetThisDeviceOnly")
         let shared = fixture.make { SecureEnclaveValet.sharedGroupValet(with: Self.group, identifier: Identifier(nonEmpty: "valet1"), accessControl: .devicePasscode) }
-        #expect(shared.service.description == "VAL_VALSecureEnclaveValet_initWithSharedAccessGroupIdentifier:accessibility:_Druidia_valet1_AccessibleWhenPasscodeSetThisDeviceOnly_AccessControlDevicePasscode")
+        #expect(
+            shared.service.description
+                == "VAL_VALSecureEnclaveValet_initWithSharedAccessGroupIdentifier:accessibility:_Druidia_valet1_AccessibleWhenPasscodeSetThisDeviceOnly_AccessControlDevicePasscode"
+        )
     }
 
     @Test("equal configurations are the same object and share data; each read asks, with the prompt")
@@ -161,8 +169,9 @@ struct SecureEnclaveTests {
     }
 }
 
-@Suite("SecureEnclaveValet on the Secret Service, which cannot bind items to a proof",
-       .enabled(if: SecretServiceEnvironment.isAvailable, "\(SecretServiceEnvironment.unavailableReason ?? "")"))
+@Suite(
+    "SecureEnclaveValet on the Secret Service, which cannot bind items to a proof",
+    .enabled(if: SecretServiceEnvironment.isAvailable, "\(SecretServiceEnvironment.unavailableReason ?? "")"))
 struct SecureEnclaveOnSecretService {
     @Test("canAccessKeychain is false and writes fail, rather than storing the secret unprotected")
     func refused() throws {

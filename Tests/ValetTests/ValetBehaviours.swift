@@ -1,7 +1,7 @@
 import Foundation
+import KeychainTestSupport
 import Testing
 import Valet
-import KeychainTestSupport
 
 /// Valet's integration suite, written once over any store (ValetStoreMatrix.swift runs it on each).
 enum ValetBehaviour: String, CaseIterable, Sendable {
@@ -60,7 +60,10 @@ enum ValetBehaviour: String, CaseIterable, Sendable {
             try valet.setString("12345", forKey: "Skroob")
             let sharedA = fixture.shared(identifier: "valet1")
             try sharedA.setString("shared", forKey: "Skroob")
-            let cloudA = fixture.make { Valet.iCloudSharedGroupValet(with: SharedGroupIdentifier(groupPrefix: "group", nonEmptyGroup: "Druidia")!, identifier: Identifier(nonEmpty: "valet1"), accessibility: .whenUnlocked) }
+            let cloudA = fixture.make {
+                Valet.iCloudSharedGroupValet(
+                    with: SharedGroupIdentifier(groupPrefix: "group", nonEmptyGroup: "Druidia")!, identifier: Identifier(nonEmpty: "valet1"), accessibility: .whenUnlocked)
+            }
             try cloudA.setString("cloud", forKey: "Skroob")
             let others: [Valet] = [
                 fixture.valet("Other"),
@@ -70,7 +73,10 @@ enum ValetBehaviour: String, CaseIterable, Sendable {
                 fixture.shared(),
                 fixture.shared(identifier: "valet2"),
                 fixture.shared(prefix: "OtherPrefix", identifier: "valet1"),
-                fixture.make { Valet.iCloudSharedGroupValet(with: SharedGroupIdentifier(groupPrefix: "group", nonEmptyGroup: "Druidia")!, identifier: Identifier(nonEmpty: "valet2"), accessibility: .whenUnlocked) },
+                fixture.make {
+                    Valet.iCloudSharedGroupValet(
+                        with: SharedGroupIdentifier(groupPrefix: "group", nonEmptyGroup: "Druidia")!, identifier: Identifier(nonEmpty: "valet2"), accessibility: .whenUnlocked)
+                },
             ]
             for other in others {
                 #expect(throws: KeychainError.itemNotFound, "\(other)") { try other.string(forKey: "Skroob") }
@@ -161,8 +167,9 @@ enum ValetBehaviour: String, CaseIterable, Sendable {
             let passphraseFile = fixture.directory.file("pw", Self.passphrase)
             let results = Collector<CommandResult?>()
             DispatchQueue.concurrentPerform(iterations: 8) { index in
-                let result = try? fixture.testStore.command(["set", "--identifier", "Druidia", "key\(index)"], input: Data("value\(index)".utf8),
-                                                             environment: ["KEYCHAIN_PASSPHRASE_FILE": passphraseFile])
+                let result = try? fixture.testStore.command(
+                    ["set", "--identifier", "Druidia", "key\(index)"], input: Data("value\(index)".utf8),
+                    environment: ["KEYCHAIN_PASSPHRASE_FILE": passphraseFile])
                 results.add(result)
             }
             #expect(results.all.count == 8 && results.all.allSatisfy { $0?.status == 0 }, "\(results.all.map { $0?.stderr ?? "did not run" })")

@@ -1,7 +1,7 @@
 import Foundation
+import KeychainTestSupport
 import Testing
 import Valet
-import KeychainTestSupport
 
 @Suite("Valet on the vault: Valet's integration suite")
 struct ValetOnVault {
@@ -33,8 +33,9 @@ struct ValetOnVault {
     }
 }
 
-@Suite("Valet on the Secret Service: Valet's integration suite",
-       .enabled(if: SecretServiceEnvironment.isAvailable, "\(SecretServiceEnvironment.unavailableReason ?? "")"))
+@Suite(
+    "Valet on the Secret Service: Valet's integration suite",
+    .enabled(if: SecretServiceEnvironment.isAvailable, "\(SecretServiceEnvironment.unavailableReason ?? "")"))
 struct ValetOnSecretService {
     @Test(arguments: ValetBehaviour.allCases)
     func behaviour(_ behaviour: ValetBehaviour) throws {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Valet
 
 @Suite("Valet's types: identity, equality, service strings, descriptions")
@@ -26,7 +27,8 @@ struct ValetUnitTests {
     @Test("the service string of every flavour is built byte for byte as Valet builds it")
     func serviceStrings() {
         #expect(fixture.valet().service.description == "VAL_VALValet_initWithIdentifier:accessibility:_Druidia_AccessibleWhenUnlocked")
-        #expect(fixture.cloud("Druidia", .afterFirstUnlock).service.description == "VAL_VALSynchronizableValet_initWithIdentifier:accessibility:_Druidia_AccessibleAfterFirstUnlock")
+        #expect(
+            fixture.cloud("Druidia", .afterFirstUnlock).service.description == "VAL_VALSynchronizableValet_initWithIdentifier:accessibility:_Druidia_AccessibleAfterFirstUnlock")
         #expect(fixture.shared(identifier: "valet1").service.description == "VAL_VALValet_initWithSharedAccessGroupIdentifier:accessibility:_Druidia_valet1_AccessibleWhenUnlocked")
         #expect(fixture.shared().service.description == "VAL_VALValet_initWithSharedAccessGroupIdentifier:accessibility:_Druidia_AccessibleWhenUnlocked")
         let cloudShared = fixture.make { Valet.iCloudSharedGroupValet(with: SharedGroupIdentifier(groupPrefix: "group", nonEmptyGroup: "Druidia")!, accessibility: .whenUnlocked) }
@@ -77,13 +79,17 @@ struct ValetUnitTests {
 
     @Test("errors describe themselves as Type.case, with Valet's raw values")
     func errorDescriptions() {
-        #expect(KeychainError.allCases.map(\.description) == [
-            "KeychainError.couldNotAccessKeychain", "KeychainError.userCancelled", "KeychainError.itemNotFound",
-            "KeychainError.missingEntitlement", "KeychainError.emptyKey", "KeychainError.emptyValue"])
+        #expect(
+            KeychainError.allCases.map(\.description) == [
+                "KeychainError.couldNotAccessKeychain", "KeychainError.userCancelled", "KeychainError.itemNotFound",
+                "KeychainError.missingEntitlement", "KeychainError.emptyKey", "KeychainError.emptyValue",
+            ])
         #expect(KeychainError.allCases.map(\.rawValue) == Array(0...5))
-        #expect(MigrationError.allCases.map(\.description) == [
-            "MigrationError.invalidQuery", "MigrationError.keyToMigrateInvalid", "MigrationError.dataToMigrateInvalid",
-            "MigrationError.duplicateKeyToMigrate", "MigrationError.keyToMigrateAlreadyExistsInValet", "MigrationError.removalFailed"])
+        #expect(
+            MigrationError.allCases.map(\.description) == [
+                "MigrationError.invalidQuery", "MigrationError.keyToMigrateInvalid", "MigrationError.dataToMigrateInvalid",
+                "MigrationError.duplicateKeyToMigrate", "MigrationError.keyToMigrateAlreadyExistsInValet", "MigrationError.removalFailed",
+            ])
         #expect(MigratableKeyValuePair(key: "k", value: "v").value == Data("v".utf8))
     }
 }

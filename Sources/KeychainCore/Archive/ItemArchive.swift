@@ -106,8 +106,9 @@ public enum ItemArchive {
         items.reserveCapacity(count)
         for _ in 0..<count {
             guard let code = take(1)?.first, let itemClass = ItemClass(code: code),
-                  let attributesLength = number(), let encoded = take(attributesLength), let attributes = RecordCoding.decodeAttributes(encoded),
-                  let valueLength = number(), let value = take(valueLength) else { return nil }
+                let attributesLength = number(), let encoded = take(attributesLength), let attributes = RecordCoding.decodeAttributes(encoded),
+                let valueLength = number(), let value = take(valueLength)
+            else { return nil }
             items.append(Item(itemClass, attributes: attributes, value: SecretBytes(value)))
         }
         return offset == bytes.count ? items : nil

@@ -52,7 +52,8 @@ public enum ItemTransfer {
 
     /// The merge, and which items it wrote (added, then replaced).
     private static func plannedMerge(_ items: [Item], into store: any Store, rule: ConflictRule) throws(StoreError)
-        -> (outcome: Outcome, added: [Item], replaced: [Item]) {
+        -> (outcome: Outcome, added: [Item], replaced: [Item])
+    {
         var outcome = Outcome()
         var added: [Item] = [], replaced: [Item] = []
         for item in items {
@@ -78,8 +79,10 @@ public enum ItemTransfer {
     /// never those it kept its own of) are then deleted from the source. If that deletion
     /// fails, the added items are taken out again, so nothing is duplicated. With
     /// `keepSource`, a copy.
-    public static func move(from source: any Store, to destination: any Store, rule: ConflictRule,
-                            keepSource: Bool) throws(StoreError) -> (Outcome, ItemArchive.Leftovers) {
+    public static func move(
+        from source: any Store, to destination: any Store, rule: ConflictRule,
+        keepSource: Bool
+    ) throws(StoreError) -> (Outcome, ItemArchive.Leftovers) {
         let (items, leftovers) = try transferableItems(of: source)
         let (outcome, added, replaced) = try plannedMerge(items, into: destination, rule: rule)
         let moved = added + replaced

@@ -28,7 +28,7 @@ enum AESGCM {
         var output = [UInt8](repeating: 0, count: nonceSize + plaintext.count + tagSize)
         var failure: OpenSSLError?
         output.withUnsafeMutableBytes { (out: UnsafeMutableRawBufferPointer) in
-          do throws(OpenSSLError) { try sealInto(out) } catch { failure = error }
+            do throws(OpenSSLError) { try sealInto(out) } catch { failure = error }
         }
         if let failure { throw failure }
         return output
@@ -76,30 +76,30 @@ enum AESGCM {
         guard sealed.count >= overhead else { throw AuthenticationFailure() }
         let plainCount = sealed.count - overhead
         let input = sealed.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            return try SecretBytes(count: plainCount) { (out: UnsafeMutableRawBufferPointer) throws(AuthenticationFailure) in
-                var ok = EVP_DecryptInit_ex(ctx, nil, nil, nil, input)
+        return try SecretBytes(count: plainCount) { (out: UnsafeMutableRawBufferPointer) throws(AuthenticationFailure) in
+            var ok = EVP_DecryptInit_ex(ctx, nil, nil, nil, input)
+            guard ok == 1 else { throw AuthenticationFailure() }
+            var length: Int32 = 0
+            if !associatedData.isEmpty {
+                ok = associatedData.withUnsafeBufferPointer { EVP_DecryptUpdate(ctx, nil, &length, $0.baseAddress, Int32($0.count)) }
                 guard ok == 1 else { throw AuthenticationFailure() }
-                var length: Int32 = 0
-                if !associatedData.isEmpty {
-                    ok = associatedData.withUnsafeBufferPointer { EVP_DecryptUpdate(ctx, nil, &length, $0.baseAddress, Int32($0.count)) }
-                    guard ok == 1 else { throw AuthenticationFailure() }
-                }
-                var scratch: UInt8 = 0
-                let outBase = plainCount > 0 ? out.baseAddress!.assumingMemoryBound(to: UInt8.self) : withUnsafeMutablePointer(to: &scratch) { $0 }
-                if plainCount > 0 {
-                    ok = EVP_DecryptUpdate(ctx, outBase, &length, input + nonceSize, Int32(plainCount))
-                    guard ok == 1 else { throw AuthenticationFailure() }
-                }
-                let tag = UnsafeMutableRawPointer(mutating: input + nonceSize + plainCount)
-                ok = EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, Int32(tagSize), tag)
-                guard ok == 1 else { throw AuthenticationFailure() }
-                var finalLength: Int32 = 0
-                var finalByte: UInt8 = 0
-                guard EVP_DecryptFinal_ex(ctx, &finalByte, &finalLength) == 1 else {
-                    ERR_clear_error()
-                    throw AuthenticationFailure()
-                }
             }
+            var scratch: UInt8 = 0
+            let outBase = plainCount > 0 ? out.baseAddress!.assumingMemoryBound(to: UInt8.self) : withUnsafeMutablePointer(to: &scratch) { $0 }
+            if plainCount > 0 {
+                ok = EVP_DecryptUpdate(ctx, outBase, &length, input + nonceSize, Int32(plainCount))
+                guard ok == 1 else { throw AuthenticationFailure() }
+            }
+            let tag = UnsafeMutableRawPointer(mutating: input + nonceSize + plainCount)
+            ok = EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, Int32(tagSize), tag)
+            guard ok == 1 else { throw AuthenticationFailure() }
+            var finalLength: Int32 = 0
+            var finalByte: UInt8 = 0
+            guard EVP_DecryptFinal_ex(ctx, &finalByte, &finalLength) == 1 else {
+                ERR_clear_error()
+                throw AuthenticationFailure()
+            }
+        }
     }
 
     static func open(_ sealed: [UInt8], key: SecretBytes, associatedData: [UInt8]) throws(AuthenticationFailure) -> SecretBytes {

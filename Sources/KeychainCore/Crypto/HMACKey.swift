@@ -25,15 +25,17 @@ final class HMACKey: @unchecked Sendable {
         // OSSL_PARAM keeps the pointers it is given, so both strings must outlive EVP_MAC_init:
         // a temporary bridged from a String literal would be freed before OpenSSL reads it
         // (a use after free that fuzzing under AddressSanitizer found).
-        let ok = Self.digestParameterName.withCString { name in "SHA256".withCString { digest in
-            var parameters = [
-                OSSL_PARAM_construct_utf8_string(name, UnsafeMutablePointer(mutating: digest), 0),
-                OSSL_PARAM_construct_end(),
-            ]
-            return key.withUnsafeBytes { k in
-                EVP_MAC_init(context, k.baseAddress!.assumingMemoryBound(to: UInt8.self), k.count, &parameters)
+        let ok = Self.digestParameterName.withCString { name in
+            "SHA256".withCString { digest in
+                var parameters = [
+                    OSSL_PARAM_construct_utf8_string(name, UnsafeMutablePointer(mutating: digest), 0),
+                    OSSL_PARAM_construct_end(),
+                ]
+                return key.withUnsafeBytes { k in
+                    EVP_MAC_init(context, k.baseAddress!.assumingMemoryBound(to: UInt8.self), k.count, &parameters)
+                }
             }
-        } }
+        }
         // Initialising HMAC-SHA256 with a built-in digest fails only on allocation failure.
         precondition(ok == 1, "EVP_MAC_init(HMAC-SHA256) failed")
         template = context

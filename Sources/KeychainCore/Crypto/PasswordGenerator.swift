@@ -17,7 +17,8 @@ public enum PasswordGenerator {
         while true {
             let characters = (0..<12).map { _ in alphabet[Int(Random.uniform(below: UInt32(alphabet.count)))] }
             guard characters.contains(where: lowercase.contains), characters.contains(where: uppercase.contains),
-                  characters.contains(where: requiredDigits.contains) else { continue }
+                characters.contains(where: requiredDigits.contains)
+            else { continue }
             var text: [UInt8] = []
             for (index, character) in characters.enumerated() {
                 if index > 0 && index % 3 == 0 { text.append(UInt8(ascii: "-")) }

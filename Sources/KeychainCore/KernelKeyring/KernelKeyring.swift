@@ -1,7 +1,8 @@
 internal import CKeyring
 import FoundationEssentials
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The user's kernel keyring (`keyctl(2)`), used as a cache that lives until reboot.

@@ -18,8 +18,10 @@ public struct Query: Sendable {
     /// default authenticator.
     public var authentication: AuthenticationContext?
 
-    public init(_ itemClass: ItemClass? = nil, attributes: Attributes = Attributes(), limit: Limit = .all,
-                returnData: Bool = false, returnAttributes: Bool = true, authentication: AuthenticationContext? = nil) {
+    public init(
+        _ itemClass: ItemClass? = nil, attributes: Attributes = Attributes(), limit: Limit = .all,
+        returnData: Bool = false, returnAttributes: Bool = true, authentication: AuthenticationContext? = nil
+    ) {
         self.itemClass = itemClass
         self.attributes = attributes
         self.limit = limit

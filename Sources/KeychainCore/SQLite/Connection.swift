@@ -23,8 +23,10 @@ final class Connection {
     /// With `persistentSidecars`, the `-wal` and `-shm` files stay beside the database after the
     /// last connection closes (the WAL is still checkpointed into the file, then emptied): a
     /// reader that finds them creates and unlinks nothing, so reads leave the directory as it was.
-    init(path: String, create: Bool, readOnly: Bool = false, persistentSidecars: Bool = true,
-         busyTimeoutMilliseconds: Int32 = 15_000) throws(SQLiteError) {
+    init(
+        path: String, create: Bool, readOnly: Bool = false, persistentSidecars: Bool = true,
+        busyTimeoutMilliseconds: Int32 = 15_000
+    ) throws(SQLiteError) {
         var db: OpaquePointer?
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE | SQLITE_OPEN_NOFOLLOW
         flags |= readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
@@ -44,11 +46,13 @@ final class Connection {
             // No value or attribute record comes near this; a crafted one gets an error, not memory.
             sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 16 << 20)
             sqlite3_limit(db, SQLITE_LIMIT_SQL_LENGTH, 1 << 16)
-            sqlite3_progress_handler(db, 1_000, { budget in
-                guard let budget = budget?.assumingMemoryBound(to: Int.self) else { return 0 }
-                budget.pointee -= 1
-                return budget.pointee < 0 ? 1 : 0
-            }, workBudget)
+            sqlite3_progress_handler(
+                db, 1_000,
+                { budget in
+                    guard let budget = budget?.assumingMemoryBound(to: Int.self) else { return 0 }
+                    budget.pointee -= 1
+                    return budget.pointee < 0 ? 1 : 0
+                }, workBudget)
             sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
             if !readOnly {
                 try execute("PRAGMA journal_mode=WAL")

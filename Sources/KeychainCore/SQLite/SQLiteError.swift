@@ -1,6 +1,7 @@
 internal import CSQLite
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A failure reported by SQLite. Internal: the vault maps it to ``StoreError`` in one place.

@@ -1,6 +1,7 @@
 import FoundationEssentials
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// libsecret (and the GLib calls it needs), loaded with `dlopen` at run time, so the package
@@ -109,10 +110,13 @@ struct LibSecret: @unchecked Sendable {
             gFreePointer: raw("g_free") ?? Pointer(bitPattern: 1)!,
             serviceGetSync: symbol("secret_service_get_sync", as: (@convention(c) (Int32, Pointer?, ErrorOut?) -> Pointer?).self) ?? { _, _, _ in nil },
             serviceDisconnect: symbol("secret_service_disconnect", as: (@convention(c) () -> Void).self) ?? {},
-            collectionForAliasSync: symbol("secret_collection_for_alias_sync", as: (@convention(c) (Pointer?, UnsafePointer<CChar>?, Int32, Pointer?, ErrorOut?) -> Pointer?).self) ?? { _, _, _, _, _ in nil },
+            collectionForAliasSync: symbol("secret_collection_for_alias_sync", as: (@convention(c) (Pointer?, UnsafePointer<CChar>?, Int32, Pointer?, ErrorOut?) -> Pointer?).self)
+                ?? { _, _, _, _, _ in nil },
             collectionGetLocked: symbol("secret_collection_get_locked", as: (@convention(c) (Pointer?) -> Int32).self) ?? { _ in 1 },
             collectionGetLabel: symbol("secret_collection_get_label", as: (@convention(c) (Pointer?) -> Pointer?).self) ?? { _ in nil },
-            collectionSearchSync: symbol("secret_collection_search_sync", as: (@convention(c) (Pointer?, Pointer?, Pointer?, Int32, Pointer?, ErrorOut?) -> Pointer?).self) ?? { _, _, _, _, _, _ in nil },
+            collectionSearchSync: symbol("secret_collection_search_sync", as: (@convention(c) (Pointer?, Pointer?, Pointer?, Int32, Pointer?, ErrorOut?) -> Pointer?).self) ?? {
+                _, _, _, _, _, _ in nil
+            },
             itemGetLocked: symbol("secret_item_get_locked", as: (@convention(c) (Pointer?) -> Int32).self) ?? { _ in 1 },
             itemGetAttributes: symbol("secret_item_get_attributes", as: (@convention(c) (Pointer?) -> Pointer?).self) ?? { _ in nil },
             itemGetLabel: symbol("secret_item_get_label", as: (@convention(c) (Pointer?) -> Pointer?).self) ?? { _ in nil },
@@ -121,10 +125,16 @@ struct LibSecret: @unchecked Sendable {
             itemGetModified: symbol("secret_item_get_modified", as: (@convention(c) (Pointer?) -> UInt64).self) ?? { _ in 0 },
             itemGetSecret: symbol("secret_item_get_secret", as: (@convention(c) (Pointer?) -> Pointer?).self) ?? { _ in nil },
             itemLoadSecretSync: symbol("secret_item_load_secret_sync", as: (@convention(c) (Pointer?, Pointer?, ErrorOut?) -> Int32).self) ?? { _, _, _ in 0 },
-            itemCreateSync: symbol("secret_item_create_sync", as: (@convention(c) (Pointer?, Pointer?, Pointer?, UnsafePointer<CChar>?, Pointer?, Int32, Pointer?, ErrorOut?) -> Pointer?).self) ?? { _, _, _, _, _, _, _, _ in nil },
+            itemCreateSync: symbol(
+                "secret_item_create_sync", as: (@convention(c) (Pointer?, Pointer?, Pointer?, UnsafePointer<CChar>?, Pointer?, Int32, Pointer?, ErrorOut?) -> Pointer?).self) ?? {
+                    _, _, _, _, _, _, _, _ in nil
+                },
             itemSetSecretSync: symbol("secret_item_set_secret_sync", as: (@convention(c) (Pointer?, Pointer?, Pointer?, ErrorOut?) -> Int32).self) ?? { _, _, _, _ in 0 },
-            itemSetAttributesSync: symbol("secret_item_set_attributes_sync", as: (@convention(c) (Pointer?, Pointer?, Pointer?, Pointer?, ErrorOut?) -> Int32).self) ?? { _, _, _, _, _ in 0 },
-            itemSetLabelSync: symbol("secret_item_set_label_sync", as: (@convention(c) (Pointer?, UnsafePointer<CChar>?, Pointer?, ErrorOut?) -> Int32).self) ?? { _, _, _, _ in 0 },
+            itemSetAttributesSync: symbol("secret_item_set_attributes_sync", as: (@convention(c) (Pointer?, Pointer?, Pointer?, Pointer?, ErrorOut?) -> Int32).self) ?? {
+                _, _, _, _, _ in 0
+            },
+            itemSetLabelSync: symbol("secret_item_set_label_sync", as: (@convention(c) (Pointer?, UnsafePointer<CChar>?, Pointer?, ErrorOut?) -> Int32).self) ?? { _, _, _, _ in 0
+            },
             itemDeleteSync: symbol("secret_item_delete_sync", as: (@convention(c) (Pointer?, Pointer?, ErrorOut?) -> Int32).self) ?? { _, _, _ in 0 },
             valueNew: symbol("secret_value_new", as: (@convention(c) (UnsafePointer<CChar>?, Int, UnsafePointer<CChar>?) -> Pointer?).self) ?? { _, _, _ in nil },
             valueGet: symbol("secret_value_get", as: (@convention(c) (Pointer?, UnsafeMutablePointer<Int>?) -> UnsafePointer<CChar>?).self) ?? { _, _ in nil },

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A point on the monotonic clock by which a whole Secret Service operation must finish.
@@ -56,10 +56,12 @@ final class CallWatchdog: @unchecked Sendable {
         initializeMonotonic(&mutex, &condition)
         var thread = pthread_t()
         let context = Unmanaged.passRetained(self).toOpaque()
-        pthread_create(&thread, nil, { context in
-            Unmanaged<CallWatchdog>.fromOpaque(context!).takeUnretainedValue().run()
-            return nil
-        }, context)
+        pthread_create(
+            &thread, nil,
+            { context in
+                Unmanaged<CallWatchdog>.fromOpaque(context!).takeUnretainedValue().run()
+                return nil
+            }, context)
         pthread_detach(thread)
     }
 
@@ -147,17 +149,21 @@ struct SecretServiceCall {
     let timeout: Duration
 
     /// Runs one libsecret call that reports success as a gboolean.
-    func succeed(_ what: String, _ effect: Effect, proxies: [LibSecret.Pointer?],
-                 _ body: (LibSecret.Pointer?, LibSecret.ErrorOut) -> Bool) throws(StoreError) {
-        _ = try perform(what, effect, proxies: proxies, discard: { _ in }) { cancellable, error in
-            body(cancellable, error) ? UnsafeMutableRawPointer(bitPattern: 1) : nil
-        }
+    func succeed(
+        _ what: String, _ effect: Effect, proxies: [LibSecret.Pointer?],
+        _ body: (LibSecret.Pointer?, LibSecret.ErrorOut) -> Bool
+    ) throws(StoreError) {
+        _ = try perform(
+            what, effect, proxies: proxies, discard: { _ in },
+            { cancellable, error in body(cancellable, error) ? UnsafeMutableRawPointer(bitPattern: 1) : nil })
     }
 
     /// Runs one libsecret call that returns a new reference to a GObject (nil allowed only
     /// when `allowNil`: "nothing found").
-    func object(_ what: String, _ effect: Effect, proxies: [LibSecret.Pointer?], allowNil: Bool = false,
-                _ body: (LibSecret.Pointer?, LibSecret.ErrorOut) -> LibSecret.Pointer?) throws(StoreError) -> LibSecret.Pointer? {
+    func object(
+        _ what: String, _ effect: Effect, proxies: [LibSecret.Pointer?], allowNil: Bool = false,
+        _ body: (LibSecret.Pointer?, LibSecret.ErrorOut) -> LibSecret.Pointer?
+    ) throws(StoreError) -> LibSecret.Pointer? {
         let library = self.library
         let result = try perform(what, effect, proxies: proxies, discard: { library.objectUnref($0) }, body)
         if result == nil && !allowNil { throw .io("Secret Service: could not \(what) (no result and no error)") }
@@ -165,15 +171,19 @@ struct SecretServiceCall {
     }
 
     /// Runs one libsecret call that returns a GList of new GObject references (NULL is empty).
-    func list(_ what: String, proxies: [LibSecret.Pointer?],
-              _ body: (LibSecret.Pointer?, LibSecret.ErrorOut) -> LibSecret.Pointer?) throws(StoreError) -> [LibSecret.Pointer] {
+    func list(
+        _ what: String, proxies: [LibSecret.Pointer?],
+        _ body: (LibSecret.Pointer?, LibSecret.ErrorOut) -> LibSecret.Pointer?
+    ) throws(StoreError) -> [LibSecret.Pointer] {
         let library = self.library
         let discard: (LibSecret.Pointer) -> Void = { list in library.elements(list).forEach { library.objectUnref($0) } }
         return library.elements(try perform(what, .read, proxies: proxies, discard: discard, body))
     }
 
-    private func perform(_ what: String, _ effect: Effect, proxies: [LibSecret.Pointer?], discard: (LibSecret.Pointer) -> Void,
-                         _ body: (LibSecret.Pointer?, LibSecret.ErrorOut) -> LibSecret.Pointer?) throws(StoreError) -> LibSecret.Pointer? {
+    private func perform(
+        _ what: String, _ effect: Effect, proxies: [LibSecret.Pointer?], discard: (LibSecret.Pointer) -> Void,
+        _ body: (LibSecret.Pointer?, LibSecret.ErrorOut) -> LibSecret.Pointer?
+    ) throws(StoreError) -> LibSecret.Pointer? {
         let remaining = deadline.remainingMilliseconds
         guard remaining > 0 else { throw timedOut(what, effect, sent: false) }
         // GDBus's own default (25 s) would cut a longer timeout, or outlast a shorter one.
@@ -204,7 +214,7 @@ struct SecretServiceCall {
 
     static func isTimeout(_ error: LibSecret.GError) -> Bool {
         switch (error.domain, error.code) {
-        case (ioDomain, 19), (ioDomain, 24): true          // G_IO_ERROR_CANCELLED, _TIMED_OUT
+        case (ioDomain, 19), (ioDomain, 24): true  // G_IO_ERROR_CANCELLED, _TIMED_OUT
         case (dbusDomain, 4), (dbusDomain, 12), (dbusDomain, 20): true  // G_DBUS_ERROR_NO_REPLY, _TIMEOUT, _TIMED_OUT
         default: false
         }

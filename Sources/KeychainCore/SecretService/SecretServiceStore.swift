@@ -59,8 +59,10 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
         /// Which items of other programs are seen; ``ForeignItems/hidden`` by default.
         public var foreignItems: ForeignItems
 
-        public init(timeout: Duration = .seconds(5), alias: String = "default", partition: String? = nil,
-                    maximumValueSize: Int = 1 << 20, foreignItems: ForeignItems = .hidden) {
+        public init(
+            timeout: Duration = .seconds(5), alias: String = "default", partition: String? = nil,
+            maximumValueSize: Int = 1 << 20, foreignItems: ForeignItems = .hidden
+        ) {
             boundedTimeout = Self.timeoutRange.lowerBound
             self.alias = alias
             self.partition = partition
@@ -195,8 +197,10 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
                 }
             } catch .outcomeUnknown(let why) {
                 remember(operations[counts.count], at: counts.count)
-                throw journal.rollBack(after: .outcomeUnknown(why + "; the next call that reaches it looks again (takeRecheckedWrites())"),
-                                       timeLeft: false) { (step) throws(StoreError) in try undo(step, in: session) }
+                throw journal.rollBack(
+                    after: .outcomeUnknown(why + "; the next call that reaches it looks again (takeRecheckedWrites())"),
+                    timeLeft: false
+                ) { (step) throws(StoreError) in try undo(step, in: session) }
             } catch {
                 throw journal.rollBack(after: error, timeLeft: session.call.deadline.remainingMilliseconds > 0) { (step) throws(StoreError) in
                     try undo(step, in: session)
@@ -253,7 +257,8 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
                 let updated = Item(match.itemClass, attributes: match.attributes.merging(changes), value: value ?? old.bytes)
                 let identity = Query(identifying: updated)
                 if identity.attributes != Query(identifying: Item(match.itemClass, attributes: match.attributes)).attributes,
-                   try exists(identity, in: session) {
+                    try exists(identity, in: session)
+                {
                     throw .duplicateItem
                 }
                 journal.changed(match, secret: old)
@@ -305,7 +310,9 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
 
     private func checkWritable(_ match: Match) throws(StoreError) {
         guard match.isForeign, configuration.foreignItems != .readWrite else { return }
-        throw .invalidArgument("the query matches an item of another program ('\(match.label)', without this library's schema); such items are read-only unless the store is configured with foreignItems: .readWrite (the command: --foreign)")
+        throw .invalidArgument(
+            "the query matches an item of another program ('\(match.label)', without this library's schema); such items are read-only unless the store is configured with foreignItems: .readWrite (the command: --foreign)"
+        )
     }
 
     /// Puts back what one journal entry recorded.
@@ -348,9 +355,9 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
             if raw["xdg:schema"] == nil, let schema = library.takeString(library.itemGetSchemaName?(item)) { raw["xdg:schema"] = schema }
             let isForeign = raw["xdg:schema"] != SecretServiceAttributes.schemaName
             guard raw[SecretServiceAttributes.partitionKey] == configuration.partition,
-                  !(isForeign && hidesForeign),
-                  let decoded = SecretServiceAttributes.decode(raw),
-                  query.itemClass == nil || query.itemClass == decoded.0
+                !(isForeign && hidesForeign),
+                let decoded = SecretServiceAttributes.decode(raw),
+                query.itemClass == nil || query.itemClass == decoded.0
             else {
                 library.objectUnref(item)
                 continue
@@ -429,22 +436,28 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
     /// Writes `item` over a found item, keeping every attribute it has that this library does
     /// not manage (another program's `application`, its `xdg:schema`...).
     private func replace(_ match: Match, with item: Item, in session: Session) throws(StoreError) {
-        let attributes = SecretServiceAttributes.merge(item.itemClass, old: match.attributes, new: item.attributes, into: match.raw,
-                                                       partition: configuration.partition)
+        let attributes = SecretServiceAttributes.merge(
+            item.itemClass, old: match.attributes, new: item.attributes, into: match.raw,
+            partition: configuration.partition)
         let label = SecretServiceAttributes.label(item.itemClass, item.attributes)
-        try setContents(of: match.item, attributes: attributes, label: label,
-                        secret: StoredSecret(bytes: item.value ?? SecretBytes([]), contentType: ""), in: session)
+        try setContents(
+            of: match.item, attributes: attributes, label: label,
+            secret: StoredSecret(bytes: item.value ?? SecretBytes([]), contentType: ""), in: session)
     }
 
-    private func setContents(of target: LibSecret.Pointer, attributes: [String: String], label: String, secret: StoredSecret,
-                             in session: Session) throws(StoreError) {
+    private func setContents(
+        of target: LibSecret.Pointer, attributes: [String: String], label: String, secret: StoredSecret,
+        in session: Session
+    ) throws(StoreError) {
         let table = library.hashTable(attributes)
         defer { library.hashTableUnref(table) }
         let value = secretValue(secret.bytes, contentType: secret.contentType.isEmpty ? nil : secret.contentType)
         defer { library.valueUnref(value) }
         let proxies = [session.service, target]
         try session.call.succeed("update an item's secret", .write, proxies: proxies) { cancellable, error in library.itemSetSecretSync(target, value, cancellable, error) != 0 }
-        try session.call.succeed("update an item's attributes", .write, proxies: proxies) { cancellable, error in library.itemSetAttributesSync(target, nil, table, cancellable, error) != 0 }
+        try session.call.succeed("update an item's attributes", .write, proxies: proxies) { cancellable, error in
+            library.itemSetAttributesSync(target, nil, table, cancellable, error) != 0
+        }
         try session.call.succeed("update an item's label", .write, proxies: proxies) { cancellable, error in library.itemSetLabelSync(target, label, cancellable, error) != 0 }
     }
 
@@ -484,7 +497,8 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
                 library.collectionForAliasSync(service, alias, 0, cancellable, error)
             }
             guard let service, let collection else {
-                throw StoreError.unavailable("the Secret Service has no '\(alias)' collection; create one in your keyring manager (it is never created implicitly, which would prompt)")
+                throw StoreError.unavailable(
+                    "the Secret Service has no '\(alias)' collection; create one in your keyring manager (it is never created implicitly, which would prompt)")
             }
             defer { library.objectUnref(collection) }
             let label = library.takeString(library.collectionGetLabel(collection)) ?? alias

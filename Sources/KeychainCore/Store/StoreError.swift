@@ -72,13 +72,15 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case .insecurePermissions(let path): "Refusing to use \(path): it is readable or writable by other users (expected mode 0600, directory 0700)."
         case .untrusted(let path, let reason): "Refusing to use \(path): \(reason)."
         case .noVault(let path): "There is no vault at \(path) yet; the first write creates it."
-        case .orphanedKeyFile(let vault, let keyFile): "The vault \(vault) is missing or empty, but its key file \(keyFile) exists: the vault was probably moved, deleted or truncated. Put it back (or restore a backup); to start a new, empty vault instead, move the key file away first. Nothing was created."
+        case .orphanedKeyFile(let vault, let keyFile):
+            "The vault \(vault) is missing or empty, but its key file \(keyFile) exists: the vault was probably moved, deleted or truncated. Put it back (or restore a backup); to start a new, empty vault instead, move the key file away first. Nothing was created."
         case .unavailable(let why): "The store is unavailable: \(why)."
         case .io(let why): "I/O error: \(why)."
         case .userCancelled: "The user cancelled the proof of presence this item needs."
         case .authenticationFailed: "The proof of presence was refused: the passphrase does not open this item."
         case .interactionNotAllowed: "This item needs a proof of presence, which this operation may not ask for."
-        case .collectionLocked(let name): "The Secret Service collection '\(name)' is locked: unlock it by logging in to your desktop or in its keyring manager (Seahorse, KWallet, KeePassXC); `keychain unlock` unlocks only the vault."
+        case .collectionLocked(let name):
+            "The Secret Service collection '\(name)' is locked: unlock it by logging in to your desktop or in its keyring manager (Seahorse, KWallet, KeePassXC); `keychain unlock` unlocks only the vault."
         case .outcomeUnknown(let why): "The change may or may not have been applied: \(why). Check the item before retrying."
         case .partlyApplied(let why): "The change was only partly applied and could not be undone: \(why)."
         }
@@ -90,17 +92,17 @@ extension StoreError {
     /// Apple originals surface status codes (Locksmith's errors, UICKeyChainStore's NSErrors).
     public var keychainStatus: Int32 {
         switch self {
-        case .itemNotFound: -25300            // errSecItemNotFound
-        case .duplicateItem: -25299           // errSecDuplicateItem
+        case .itemNotFound: -25300  // errSecItemNotFound
+        case .duplicateItem: -25299  // errSecDuplicateItem
         case .locked, .collectionLocked, .passphraseRequired, .interactionNotAllowed, .boundToAnotherMachine: -25308  // errSecInteractionNotAllowed
-        case .userCancelled: -128             // errSecUserCanceled
+        case .userCancelled: -128  // errSecUserCanceled
         case .authenticationFailed, .wrongPassphrase: -25293  // errSecAuthFailed
         case .valueTooLarge, .invalidArgument: -50  // errSecParam
-        case .unavailable: -25291             // errSecNotAvailable
+        case .unavailable: -25291  // errSecNotAvailable
         case .corrupted, .tampered, .unsupportedFormatVersion: -26275  // errSecDecode
         case .insecurePermissions, .untrusted: -61  // errSecWrPerm
-        case .noVault: -25300                 // errSecItemNotFound: nothing is there
-        case .orphanedKeyFile: -26275         // errSecDecode
+        case .noVault: -25300  // errSecItemNotFound: nothing is there
+        case .orphanedKeyFile: -26275  // errSecDecode
         case .io, .outcomeUnknown, .partlyApplied: -36  // errSecIO
         }
     }

@@ -25,13 +25,17 @@ public enum StoreKind: String, Sendable, CaseIterable, CustomStringConvertible {
     /// hidden by default).
     /// - Throws: ``StoreError/invalidArgument(_:)`` for a `KEYCHAIN_TIMEOUT` that is not a
     ///   number of seconds in ``SecretServiceStore/Configuration/timeoutRange``.
-    public func open(environment: [String: String] = ProcessInfo.processInfo.environment,
-                     foreignItems: SecretServiceStore.ForeignItems = .hidden) throws(StoreError) -> any Store {
+    public func open(
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        foreignItems: SecretServiceStore.ForeignItems = .hidden
+    ) throws(StoreError) -> any Store {
         switch self {
         case .vault:
             // A service started with a passphrase (systemd's LoadCredential=, or a file) unlocks on first need.
-            return try Vault(VaultConfiguration(location: .default(environment: environment),
-                                                passphraseEnvironment: PassphraseFile.isOffered(by: environment) ? environment : nil))
+            return try Vault(
+                VaultConfiguration(
+                    location: .default(environment: environment),
+                    passphraseEnvironment: PassphraseFile.isOffered(by: environment) ? environment : nil))
         case .secretService:
             var configuration = SecretServiceStore.Configuration(foreignItems: foreignItems)
             if let text = environment["KEYCHAIN_TIMEOUT"], !text.isEmpty {

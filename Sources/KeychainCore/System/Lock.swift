@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A mutual-exclusion lock over a pthread mutex: what NSLock gives, without loading Foundation

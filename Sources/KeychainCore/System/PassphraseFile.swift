@@ -1,6 +1,7 @@
 import FoundationEssentials
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A vault passphrase handed to a program without a terminal: the file `KEYCHAIN_PASSPHRASE_FILE`

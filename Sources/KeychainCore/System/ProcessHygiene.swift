@@ -1,6 +1,7 @@
 internal import CSystem
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What a process that holds keys does to keep them in: no core dump to leave them on disk,

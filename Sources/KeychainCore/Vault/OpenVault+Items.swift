@@ -1,7 +1,8 @@
-import FoundationEssentials
 import Dispatch
+import FoundationEssentials
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The item table: applying writes, sealing records, reading and matching rows.
@@ -110,8 +111,9 @@ extension OpenVault {
         if sealed.identity != existing.identity, try row(identity: sealed.identity, includeValue: false) != nil {
             throw .duplicateItem
         }
-        try overwrite(existing, protection: RecordCoding.protectionCode(attributes.accessibility!, attributes.accessControl), with: sealed,
-                      missing: "an update did not change the row it matched")
+        try overwrite(
+            existing, protection: RecordCoding.protectionCode(attributes.accessibility!, attributes.accessControl), with: sealed,
+            missing: "an update did not change the row it matched")
     }
 
     /// Writes `sealed` over `row`, at the write's generation. A row that is not there any more
@@ -157,10 +159,13 @@ extension OpenVault {
         let plainAttributes = RecordCoding.encode(attributes).withBytes { SizePadding.pad($0) }
         let plainValue = (value ?? SecretBytes([])).withUnsafeBytes { SizePadding.pad($0) }
         return try Self.crypto { () throws(OpenSSLError) -> SealedRecord in
-            let sealedAttributes = try key.seal(plainAttributes, associatedData: RecordCoding.itemAssociatedData(
-                vaultID: vaultID, identity: identity, itemClass: itemClass, protection: protection, part: .attributes, generation: generation))
-            let valueAAD = RecordCoding.itemAssociatedData(vaultID: vaultID, identity: identity, itemClass: itemClass, protection: protection,
-                                                           part: .value, generation: generation)
+            let sealedAttributes = try key.seal(
+                plainAttributes,
+                associatedData: RecordCoding.itemAssociatedData(
+                    vaultID: vaultID, identity: identity, itemClass: itemClass, protection: protection, part: .attributes, generation: generation))
+            let valueAAD = RecordCoding.itemAssociatedData(
+                vaultID: vaultID, identity: identity, itemClass: itemClass, protection: protection,
+                part: .value, generation: generation)
             let sealedValue: [UInt8]
             if let presencePublicKey {
                 let inner = try PresenceSeal.seal(plainValue, to: presencePublicKey, associatedData: valueAAD)
@@ -189,10 +194,11 @@ extension OpenVault {
 
     func readRow(_ s: Statement, includeValue: Bool) throws(StoreError) -> Row {
         guard let itemClass = ItemClass(code: UInt8(truncatingIfNeeded: s.integer(1))),
-              let (accessibility, accessControl) = RecordCoding.protection(code: UInt8(truncatingIfNeeded: s.integer(2)))
+            let (accessibility, accessControl) = RecordCoding.protection(code: UInt8(truncatingIfNeeded: s.integer(2)))
         else { throw .corrupted("an item has an unknown class or protection code") }
-        return Row(id: s.integer(0), itemClass: itemClass, accessibility: accessibility, accessControl: accessControl, identity: s.blob(3),
-                   sealedAttributes: s.blob(4), value: includeValue ? s.blob(5) : nil, generation: UInt64(bitPattern: s.integer(6)))
+        return Row(
+            id: s.integer(0), itemClass: itemClass, accessibility: accessibility, accessControl: accessControl, identity: s.blob(3),
+            sealedAttributes: s.blob(4), value: includeValue ? s.blob(5) : nil, generation: UInt64(bitPattern: s.integer(6)))
     }
 
     func row(identity: [UInt8], includeValue: Bool) throws(StoreError) -> Row? {
@@ -325,9 +331,10 @@ extension OpenVault {
 
     func open(_ sealed: [UInt8], row: Row, part: RecordCoding.Part) throws(StoreError) -> SecretBytes {
         let key = try classKey(row.accessibility, create: false)
-        let aad = RecordCoding.itemAssociatedData(vaultID: header.vaultID, identity: row.identity, itemClass: row.itemClass,
-                                                  protection: RecordCoding.protectionCode(row.accessibility, row.accessControl), part: part,
-                                                  generation: row.generation)
+        let aad = RecordCoding.itemAssociatedData(
+            vaultID: header.vaultID, identity: row.identity, itemClass: row.itemClass,
+            protection: RecordCoding.protectionCode(row.accessibility, row.accessControl), part: part,
+            generation: row.generation)
         let opened: SecretBytes
         do {
             opened = try key.open(sealed, associatedData: aad)

@@ -1,7 +1,8 @@
-import FoundationEssentials
 import Dispatch
+import FoundationEssentials
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The key bag: the master, lookup and class keys, the lock state (the process's and the
@@ -19,7 +20,6 @@ extension OpenVault {
         guard let timeout = configuration.userUnlockTimeout else { return 0 }
         return UInt32(clamping: max(timeout.components.seconds, 1))
     }
-
 
     /// The user's unlocked state as stored: the idle timeout (4 bytes, big-endian), then the keys.
     static func unlockedPayload(timeout: UInt32, _ keys: SecretBytes) -> SecretBytes {
@@ -86,8 +86,9 @@ extension OpenVault {
                 _ = try adoptChecked(payload, allowed: { $0.survivesLock })
             }
             if usesUserUnlock, !keys.classes.keys.contains(where: \.opensWithUserUnlock),
-               let stored = kernelKeyring.load(unlockedDescription), let (timeout, payload) = Self.splitUnlockedPayload(stored),
-               try adoptChecked(payload, allowed: { $0.opensWithUserUnlock }) {
+                let stored = kernelKeyring.load(unlockedDescription), let (timeout, payload) = Self.splitUnlockedPayload(stored),
+                try adoptChecked(payload, allowed: { $0.opensWithUserUnlock })
+            {
                 heldThroughUserUnlock = true
                 heldUnlockTimeout = timeout
                 userUnlockConfirmed = ContinuousClock.now

@@ -49,7 +49,9 @@ extension OpenVault {
         }
         let found = try scanLedger(key: key, generation: state.generation)
         guard found.count == state.count, Digest.equal(found.digest, state.digest) else {
-            throw .tampered("\(location.path): the items are not the set the ledger vouches for (a row deleted, restored from an older copy or renumbered); keychain verify shows what opens, keychain recover saves it")
+            throw .tampered(
+                "\(location.path): the items are not the set the ledger vouches for (a row deleted, restored from an older copy or renumbered); keychain verify shows what opens, keychain recover saves it"
+            )
         }
         if let seen = seenGeneration(key: key), seen > state.generation {
             throw .tampered("\(location.path) is at generation \(state.generation), older than the \(seen) this boot has seen: the file was rolled back to an older copy")
@@ -66,8 +68,9 @@ extension OpenVault {
         try sql { () throws(SQLiteError) in
             try connection.statement(VaultSchema.selectLedgerRows).with([]) { (s: Statement) throws(SQLiteError) in
                 while try s.step() {
-                    let row = ItemLedger.Row(id: s.integer(0), itemClass: UInt8(truncatingIfNeeded: s.integer(1)), identity: s.blob(2),
-                                             generation: UInt64(bitPattern: s.integer(3)))
+                    let row = ItemLedger.Row(
+                        id: s.integer(0), itemClass: UInt8(truncatingIfNeeded: s.integer(1)), identity: s.blob(2),
+                        generation: UInt64(bitPattern: s.integer(3)))
                     found.insert(ItemLedger.element(row, key: key, vaultID: vaultID))
                 }
             }

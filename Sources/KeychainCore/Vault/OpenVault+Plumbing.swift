@@ -1,7 +1,8 @@
-import FoundationEssentials
 import Dispatch
+import FoundationEssentials
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Transactions, error mapping, and the making of a new vault file.

@@ -1,7 +1,8 @@
-import FoundationEssentials
 import Dispatch
+import FoundationEssentials
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Items under an access control: the presence key pair, its record, and the proof that opens it.

@@ -68,8 +68,9 @@ extension OpenVault {
                 if let (record, privateKey) = presencePair {
                     // The same key pair, wrapped for the new salt, vouched for by the new master key.
                     let rewrapped = try Self.crypto { () throws(OpenSSLError) in
-                        try PresenceKeyRecord(privateKey: privateKey, publicKey: record.publicKey, passphraseKey: newPassphraseKey,
-                                              master: newMaster, vaultID: replacement.vaultID)
+                        try PresenceKeyRecord(
+                            privateKey: privateKey, publicKey: record.publicKey, passphraseKey: newPassphraseKey,
+                            master: newMaster, vaultID: replacement.vaultID)
                     }
                     try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.writePresenceKey).run([.blob(rewrapped.encoded())]) }
                 }
@@ -78,8 +79,9 @@ extension OpenVault {
                     sealedAttributes.accessibility = row.accessibility
                     sealedAttributes.accessControl = row.accessControl
                     let sealed = try seal(row.itemClass, attributes: sealedAttributes, value: value)
-                    try overwrite(row, protection: RecordCoding.protectionCode(row.accessibility, row.accessControl), with: sealed,
-                                  missing: "a rekey did not rewrite the row it read")
+                    try overwrite(
+                        row, protection: RecordCoding.protectionCode(row.accessibility, row.accessControl), with: sealed,
+                        missing: "a rekey did not rewrite the row it read")
                 }
                 // Every row changed, and so did the ledger's key (it follows the lookup key).
                 try recountLedger()

@@ -1,7 +1,8 @@
-import FoundationEssentials
 import Dispatch
+import FoundationEssentials
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The store operations over an open vault: finding, testing and writing items, each under

@@ -84,8 +84,10 @@ extension OpenVault {
     private func resealedForUpgrade(_ row: Row, scope: [UInt8]) throws(StoreError) -> [Statement.Value] {
         let protection = RecordCoding.protectionCode(row.accessibility, row.accessControl)
         func values(_ generation: UInt64, _ identity: [UInt8], _ scope: [UInt8], _ attributes: [UInt8], _ value: [UInt8]) -> [Statement.Value] {
-            [.integer(row.id), .integer(Int64(row.itemClass.code)), .integer(Int64(protection)), .blob(identity), .blob(scope),
-             .blob(attributes), .blob(value), .integer(Int64(generation))]
+            [
+                .integer(row.id), .integer(Int64(row.itemClass.code)), .integer(Int64(protection)), .blob(identity), .blob(scope),
+                .blob(attributes), .blob(value), .integer(Int64(generation)),
+            ]
         }
         let carried = values(0, row.identity, scope, row.sealedAttributes, row.value ?? [])
         guard row.accessControl == nil else { return carried }

@@ -53,7 +53,9 @@ extension OpenVault {
                             if row.accessControl == nil { _ = try open(row.value ?? [], row: row, part: .value) }
                             report.intact += 1
                         } catch {
-                            if error.isUnavailableKey || error == .interactionNotAllowed { report.notTried += 1 } else {
+                            if error.isUnavailableKey || error == .interactionNotAllowed {
+                                report.notTried += 1
+                            } else {
                                 report.damaged.append(.init(row: s.integer(0), reason: error.description))
                             }
                         }

@@ -1,7 +1,8 @@
-import FoundationEssentials
 import Dispatch
+import FoundationEssentials
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An existing vault file, open: the key bag, the item table and the lock state over one
@@ -245,10 +246,11 @@ final class OpenVault: @unchecked Sendable {
             try? refreshHeader()
             try? loadImplicitKeys()
             let available = Accessibility.allCases.filter { classAvailable($0) }
-            let count = (try? connection.statement(VaultSchema.countItems).with([]) { (s: Statement) throws(SQLiteError) -> Int in
-                _ = try s.step()
-                return Int(s.integer(0))
-            }) ?? 0
+            let count =
+                (try? connection.statement(VaultSchema.countItems).with([]) { (s: Statement) throws(SQLiteError) -> Int in
+                    _ = try s.step()
+                    return Int(s.integer(0))
+                }) ?? 0
             return VaultStatus(
                 location: location, exists: true,
                 formatVersion: Int(header.version),

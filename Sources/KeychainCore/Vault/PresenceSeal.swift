@@ -8,8 +8,9 @@
 enum PresenceSeal {
     static func seal(_ value: SecretBytes, to publicKey: [UInt8], associatedData: [UInt8]) throws(OpenSSLError) -> SecretBytes {
         let ephemeral = try X25519.generate()
-        let key = try itemKey(shared: X25519.sharedSecret(privateKey: ephemeral.privateKey, peerPublicKey: publicKey),
-                              ephemeralPublicKey: ephemeral.publicKey, publicKey: publicKey)
+        let key = try itemKey(
+            shared: X25519.sharedSecret(privateKey: ephemeral.privateKey, peerPublicKey: publicKey),
+            ephemeralPublicKey: ephemeral.publicKey, publicKey: publicKey)
         let sealed = try AESGCM.seal(value, key: key, associatedData: associatedData)
         return SecretBytes(ephemeral.publicKey + sealed)
     }
@@ -20,7 +21,7 @@ enum PresenceSeal {
             guard bytes.count >= X25519.keySize + AESGCM.overhead else { return nil }
             let ephemeralPublicKey = Array(bytes[0..<X25519.keySize])
             guard let shared = try? X25519.sharedSecret(privateKey: privateKey, peerPublicKey: ephemeralPublicKey),
-                  let key = try? itemKey(shared: shared, ephemeralPublicKey: ephemeralPublicKey, publicKey: publicKey)
+                let key = try? itemKey(shared: shared, ephemeralPublicKey: ephemeralPublicKey, publicKey: publicKey)
             else { return nil }
             return try? AESGCM.open(UnsafeRawBufferPointer(rebasing: bytes[X25519.keySize...]), key: key, associatedData: associatedData)
         }
@@ -58,8 +59,9 @@ struct PresenceKeyRecord {
     /// A current record of a key pair: the private key wrapped for the passphrase whose scrypt
     /// output is `passphraseKey`, the public key tagged under `master`.
     init(privateKey: SecretBytes, publicKey: [UInt8], passphraseKey: SecretBytes, master: SecretBytes, vaultID: [UInt8]) throws(OpenSSLError) {
-        let wrapped = try AESGCM.seal(privateKey, key: Self.wrappingKey(passphraseKey: passphraseKey),
-                                      associatedData: Self.wrappingAssociatedData(vaultID: vaultID, publicKey: publicKey))
+        let wrapped = try AESGCM.seal(
+            privateKey, key: Self.wrappingKey(passphraseKey: passphraseKey),
+            associatedData: Self.wrappingAssociatedData(vaultID: vaultID, publicKey: publicKey))
         self.init(publicKey: publicKey, publicKeyTag: try Self.tag(publicKey, master: master), wrappedPrivateKey: wrapped)
     }
 
@@ -79,8 +81,9 @@ struct PresenceKeyRecord {
 
     static func decode(_ bytes: [UInt8]) -> PresenceKeyRecord? {
         guard bytes.count == 1 + 32 + 32 + X25519.keySize + AESGCM.overhead, bytes[0] == 1 || bytes[0] == version else { return nil }
-        return PresenceKeyRecord(publicKey: Array(bytes[1..<33]), publicKeyTag: Array(bytes[33..<65]), wrappedPrivateKey: Array(bytes[65...]),
-                                 recordVersion: bytes[0])
+        return PresenceKeyRecord(
+            publicKey: Array(bytes[1..<33]), publicKeyTag: Array(bytes[33..<65]), wrappedPrivateKey: Array(bytes[65...]),
+            recordVersion: bytes[0])
     }
 
     static func tagMessage(_ publicKey: [UInt8]) -> [UInt8] { Array("presence public key".utf8) + publicKey }

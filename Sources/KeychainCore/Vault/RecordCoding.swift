@@ -23,8 +23,8 @@ enum RecordCoding {
         var lastTag: UInt8 = 0
         while reader.remaining > 0 {
             guard let tag = reader.u8(), tag > lastTag, let field = AttributeField(rawValue: tag),
-                  let length = reader.u32(), let value = reader.slice(Int(length)),
-                  field.decode(value, into: &attributes)
+                let length = reader.u32(), let value = reader.slice(Int(length)),
+                field.decode(value, into: &attributes)
             else { return nil }
             lastTag = tag
         }
@@ -40,8 +40,10 @@ enum RecordCoding {
     /// identity, its class, its protection code (class and access control) and its part; in
     /// format 2 also to the generation that wrote the row, so that each part opens only in the
     /// row version it was sealed for. Generation 0 is a row still sealed the format-1 way.
-    static func itemAssociatedData(vaultID: [UInt8], identity: [UInt8], itemClass: ItemClass, protection: UInt8, part: Part,
-                                   generation: UInt64) -> [UInt8] {
+    static func itemAssociatedData(
+        vaultID: [UInt8], identity: [UInt8], itemClass: ItemClass, protection: UInt8, part: Part,
+        generation: UInt64
+    ) -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(9 + 2 + vaultID.count + identity.count + 3 + 8)
         out.append(contentsOf: itemLabel)

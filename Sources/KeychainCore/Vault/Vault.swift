@@ -1,6 +1,7 @@
 import FoundationEssentials
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The embedded encrypted vault: one SQLite file per keychain, every item sealed with
@@ -150,9 +151,10 @@ public final class Vault: Store, @unchecked Sendable {
     /// Creates nothing.
     public func status() -> VaultStatus {
         if let vault = (try? vault(creating: false)) ?? nil { return vault.status() }
-        return VaultStatus(location: location, exists: false, formatVersion: Int(VaultHeader.currentVersion), hasPassphrase: false,
-                           isUnlocked: true, userUnlockRemaining: nil, availableClasses: Self.classesOfANewVault, kernelKeyring: .disabled,
-                           machineBinding: nil, itemCount: 0)
+        return VaultStatus(
+            location: location, exists: false, formatVersion: Int(VaultHeader.currentVersion), hasPassphrase: false,
+            isUnlocked: true, userUnlockRemaining: nil, availableClasses: Self.classesOfANewVault, kernelKeyring: .disabled,
+            machineBinding: nil, itemCount: 0)
     }
 
     /// Runs SQLite's full integrity check of the vault file (every page, index and row).
@@ -207,7 +209,8 @@ public final class Vault: Store, @unchecked Sendable {
     /// passphrase must not cost scrypt on every call.
     private func unlockOnNeed(_ vault: OpenVault) throws(StoreError) -> Bool {
         guard let environment = configuration.passphraseEnvironment, vault.hasPassphrase,
-              !mutex.withLock({ unlockFailed }) else { return false }
+            !mutex.withLock({ unlockFailed })
+        else { return false }
         do {
             guard let passphrase = try PassphraseFile.fromEnvironment(environment) else { return false }
             try vault.unlock(passphrase: passphrase)

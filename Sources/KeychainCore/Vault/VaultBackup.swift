@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Consistent single-file copies of a live vault, and putting one back. Copying the vault's

@@ -1,6 +1,7 @@
 import FoundationEssentials
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The vault's files as the file system holds them, treated as places another user, or a
@@ -37,7 +38,9 @@ enum VaultFile {
         guard info.st_mode & S_IFMT == S_IFDIR else { throw .untrusted(path: directory, reason: "it is not a directory") }
         try checkOwner(info, directory)
         if info.st_mode & 0o022 != 0 {
-            throw .untrusted(path: directory, reason: "other users may write in it (mode \(octal(info.st_mode))), so they could replace the vault; use a directory only you can write (mode 0700)")
+            throw .untrusted(
+                path: directory,
+                reason: "other users may write in it (mode \(octal(info.st_mode))), so they could replace the vault; use a directory only you can write (mode 0700)")
         }
     }
 

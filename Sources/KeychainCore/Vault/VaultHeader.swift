@@ -76,9 +76,9 @@ struct VaultHeader: Equatable {
             throw .corrupted("header checksum mismatch")
         }
         guard let vaultID = reader.take(vaultIDSize), let kind = reader.u8(), let logN = reader.u8(),
-              let r = reader.u32(), let p = reader.u32(), let salt = reader.take(saltSize),
-              let wrappedLength = reader.u16(), let wrapped = reader.take(Int(wrappedLength)),
-              reader.remaining == 32
+            let r = reader.u32(), let p = reader.u32(), let salt = reader.take(saltSize),
+            let wrappedLength = reader.u16(), let wrapped = reader.take(Int(wrappedLength)),
+            reader.remaining == 32
         else { throw .corrupted("header malformed") }
         let protection: Protection
         switch kind {

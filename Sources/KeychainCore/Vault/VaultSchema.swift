@@ -8,30 +8,32 @@ enum VaultSchema {
         format >= 2 ? formatTwo : formatOne
     }
 
-    private static let formatOne = common(itemsTable: """
-        CREATE TABLE items(
-            id INTEGER PRIMARY KEY,
-            class INTEGER NOT NULL,
-            protection INTEGER NOT NULL,
-            identity BLOB NOT NULL UNIQUE,
-            scope BLOB NOT NULL,
-            attributes BLOB NOT NULL,
-            value BLOB NOT NULL
-        )
-        """)
+    private static let formatOne = common(
+        itemsTable: """
+            CREATE TABLE items(
+                id INTEGER PRIMARY KEY,
+                class INTEGER NOT NULL,
+                protection INTEGER NOT NULL,
+                identity BLOB NOT NULL UNIQUE,
+                scope BLOB NOT NULL,
+                attributes BLOB NOT NULL,
+                value BLOB NOT NULL
+            )
+            """)
 
-    private static let formatTwo = common(itemsTable: """
-        CREATE TABLE items(
-            id INTEGER PRIMARY KEY,
-            class INTEGER NOT NULL,
-            protection INTEGER NOT NULL,
-            identity BLOB NOT NULL UNIQUE,
-            scope BLOB NOT NULL,
-            attributes BLOB NOT NULL,
-            value BLOB NOT NULL,
-            generation INTEGER NOT NULL
-        )
-        """)
+    private static let formatTwo = common(
+        itemsTable: """
+            CREATE TABLE items(
+                id INTEGER PRIMARY KEY,
+                class INTEGER NOT NULL,
+                protection INTEGER NOT NULL,
+                identity BLOB NOT NULL UNIQUE,
+                scope BLOB NOT NULL,
+                attributes BLOB NOT NULL,
+                value BLOB NOT NULL,
+                generation INTEGER NOT NULL
+            )
+            """)
 
     private static func common(itemsTable: String) -> [(type: String, name: String, table: String, sql: String?)] {
         [
@@ -125,22 +127,26 @@ enum VaultSchema {
         selects[lookup]![format >= 2 ? 1 : 0][includeValue ? 1 : 0][byProtection ? 1 : 0]
     }
 
-    private static let selects: [Lookup: [[[String]]]] = Dictionary(uniqueKeysWithValues: Lookup.allCases.map { lookup in
-        let filter: String
-        switch lookup {
-        case .identity: filter = "identity = ? AND class = ?"
-        case .scope: filter = "scope = ? AND class = ?"
-        case .itemClass: filter = "class = ?"
-        }
-        return (lookup, [1, 2].map { format in
-            [false, true].map { value in
-                [false, true].map { protection in
-                    "SELECT id, class, protection, identity, attributes, \(value ? "value" : "NULL"), \(format >= 2 ? "generation" : "0") FROM items WHERE \(filter)"
-                        + (protection ? " AND (protection & 15) = ?" : "") + " ORDER BY id"
-                }
+    private static let selects: [Lookup: [[[String]]]] = Dictionary(
+        uniqueKeysWithValues: Lookup.allCases.map { lookup in
+            let filter: String
+            switch lookup {
+            case .identity: filter = "identity = ? AND class = ?"
+            case .scope: filter = "scope = ? AND class = ?"
+            case .itemClass: filter = "class = ?"
             }
+            return (
+                lookup,
+                [1, 2].map { format in
+                    [false, true].map { value in
+                        [false, true].map { protection in
+                            "SELECT id, class, protection, identity, attributes, \(value ? "value" : "NULL"), \(format >= 2 ? "generation" : "0") FROM items WHERE \(filter)"
+                                + (protection ? " AND (protection & 15) = ?" : "") + " ORDER BY id"
+                        }
+                    }
+                }
+            )
         })
-    })
     static let selectValue = "SELECT value FROM items WHERE id = ?"
     static let insertItem = "INSERT INTO items(class, protection, identity, scope, attributes, value, generation) VALUES(?, ?, ?, ?, ?, ?, ?)"
     /// Keeps the row id: an upgrade carries rows over as they were numbered.

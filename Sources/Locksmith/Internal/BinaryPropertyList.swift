@@ -43,11 +43,12 @@ enum BinaryPropertyList {
             let trailer = bytes.count - 32
             let offsetSize = Int(bytes[trailer + 6]), referenceSize = Int(bytes[trailer + 7])
             guard (1...8).contains(offsetSize), (1...8).contains(referenceSize),
-                  let count = Self.unsigned(bytes, trailer + 8, 8).flatMap(Int.init(exactly:)),
-                  let top = Self.unsigned(bytes, trailer + 16, 8).flatMap(Int.init(exactly:)),
-                  let table = Self.unsigned(bytes, trailer + 24, 8).flatMap(Int.init(exactly:)),
-                  count > 0, top < count, table >= 8, table <= trailer,
-                  count <= (trailer - table) / offsetSize else { return nil }
+                let count = Self.unsigned(bytes, trailer + 8, 8).flatMap(Int.init(exactly:)),
+                let top = Self.unsigned(bytes, trailer + 16, 8).flatMap(Int.init(exactly:)),
+                let table = Self.unsigned(bytes, trailer + 24, 8).flatMap(Int.init(exactly:)),
+                count > 0, top < count, table >= 8, table <= trailer,
+                count <= (trailer - table) / offsetSize
+            else { return nil }
             self.bytes = bytes
             self.count = count
             self.offsetSize = offsetSize
@@ -62,8 +63,9 @@ enum BinaryPropertyList {
         mutating func object(_ index: Int) -> Object? {
             work += 1
             guard index >= 0, index < count,
-                  let offset = Self.unsigned(bytes, table + index * offsetSize, offsetSize).flatMap(Int.init(exactly:)),
-                  offset >= 8, offset < limit else { return nil }
+                let offset = Self.unsigned(bytes, table + index * offsetSize, offsetSize).flatMap(Int.init(exactly:)),
+                offset >= 8, offset < limit
+            else { return nil }
             if let known = parsed[offset] { return known }
             guard let object = parse(at: offset) else { return nil }
             parsed[offset] = object
@@ -92,7 +94,8 @@ enum BinaryPropertyList {
             case 0x2, 0x3:
                 let size = kind == 0x3 ? 8 : 1 << min(low, 4)
                 guard kind == 0x2 ? (low == 2 || low == 3) : low == 3,
-                      let raw = Self.unsigned(bytes, offset + 1, size), offset + 1 + size <= limit else { return nil }
+                    let raw = Self.unsigned(bytes, offset + 1, size), offset + 1 + size <= limit
+                else { return nil }
                 // By bit pattern: negative values, -0.0, infinities and NaN are all reals.
                 let value = size == 8 ? Double(bitPattern: raw) : Double(Float(bitPattern: UInt32(truncatingIfNeeded: raw)))
                 return kind == 0x3 ? .date(value) : .real(value)
@@ -104,8 +107,9 @@ enum BinaryPropertyList {
                     return .data(Array(bytes[start..<(start + length)]))
                 case 0x5:
                     guard length <= limit - start, charge(length),
-                          let text = String(validating: bytes[start..<(start + length)], as: UTF8.self),
-                          text.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
+                        let text = String(validating: bytes[start..<(start + length)], as: UTF8.self),
+                        text.utf8.allSatisfy({ $0 < 0x80 })
+                    else { return nil }
                     return .string(text)
                 case 0x6:
                     guard length <= (limit - start) / 2, charge(2 * length) else { return nil }
@@ -114,17 +118,20 @@ enum BinaryPropertyList {
                     return .string(text)
                 case 0xA:
                     guard length <= (limit - start) / referenceSize, charge(length),
-                          let elements = references(at: start, count: length) else { return nil }
+                        let elements = references(at: start, count: length)
+                    else { return nil }
                     return .array(elements)
                 default:
                     guard length <= (limit - start) / (2 * referenceSize), charge(2 * length),
-                          let keys = references(at: start, count: length),
-                          let values = references(at: start + length * referenceSize, count: length) else { return nil }
+                        let keys = references(at: start, count: length),
+                        let values = references(at: start + length * referenceSize, count: length)
+                    else { return nil }
                     return .dictionary(keys: keys, values: values)
                 }
             case 0x8:
                 guard let value = Self.unsigned(bytes, offset + 1, low + 1), offset + 2 + low <= limit,
-                      let uid = Int(exactly: value) else { return nil }
+                    let uid = Int(exactly: value)
+                else { return nil }
                 return .uid(uid)
             default:
                 return nil  // sets and reserved markers: not in a keyed archive
@@ -167,7 +174,8 @@ enum BinaryPropertyList {
             result.reserveCapacity(count)
             for i in 0..<count {
                 guard let reference = Self.unsigned(bytes, start + i * referenceSize, referenceSize).flatMap(Int.init(exactly:)),
-                      reference < self.count else { return nil }
+                    reference < self.count
+                else { return nil }
                 result.append(reference)
             }
             return result

@@ -18,8 +18,9 @@ import Foundation
         var shapes = 0, visited = 0
         func walk(_ value: Any, depth: Int) {
             visited += 1
-            precondition(depth <= KeyedArchiveReader.maximumDepth && visited <= KeyedArchiveReader.maximumNodes,
-                         "a decoded payload unfolds past the reader's bounds")
+            precondition(
+                depth <= KeyedArchiveReader.maximumDepth && visited <= KeyedArchiveReader.maximumNodes,
+                "a decoded payload unfolds past the reader's bounds")
             switch value {
             case let string as String: shapes &+= string.isEmpty ? 1 : 2
             case let number as NSNumber: shapes &+= number.intValue == 0 ? 3 : 4

@@ -74,10 +74,10 @@ enum KeyedArchiveReader {
             objects = []
             root = nil
             guard let archive = Self.fields(of: document.top, in: &document),
-                  let archiver = archive["$archiver"], case .string("NSKeyedArchiver")? = document.object(archiver),
-                  let list = archive["$objects"], case .array(let objects)? = document.object(list), !objects.isEmpty,
-                  let topIndex = archive["$top"], let top = Self.fields(of: topIndex, in: &document),
-                  let rootIndex = top["root"], case .uid(let root)? = document.object(rootIndex), root < objects.count
+                let archiver = archive["$archiver"], case .string("NSKeyedArchiver")? = document.object(archiver),
+                let list = archive["$objects"], case .array(let objects)? = document.object(list), !objects.isEmpty,
+                let topIndex = archive["$top"], let top = Self.fields(of: topIndex, in: &document),
+                let rootIndex = top["root"], case .uid(let root)? = document.object(rootIndex), root < objects.count
             else { self.document = document; return }
             self.objects = objects
             self.document = document
@@ -139,9 +139,10 @@ enum KeyedArchiveReader {
 
         private mutating func instance(_ listIndex: Int) -> Node? {
             guard let fields = Self.fields(of: listIndex, in: &document), let classReference = reference(fields["$class"]),
-                  let description = Self.fields(of: objects[classReference], in: &document),
-                  let nameIndex = description["$classname"], case .string(let name)? = document.object(nameIndex),
-                  allowedClassNames.contains(name) else { return nil }
+                let description = Self.fields(of: objects[classReference], in: &document),
+                let nameIndex = description["$classname"], case .string(let name)? = document.object(nameIndex),
+                allowedClassNames.contains(name)
+            else { return nil }
             switch name {
             case "NSDictionary", "NSMutableDictionary":
                 guard let keys = references(fields["NS.keys"]), let values = references(fields["NS.objects"]), keys.count == values.count else { return nil }

@@ -100,8 +100,12 @@ struct KeyedArchiveWriter {
                 keyEntries.append(try entry(for: name))
                 valueEntries.append(try entry(for: element))
             }
-            return instance("NSDictionary", [("NS.keys", list.add(.array(keyEntries.map { reference($0) }))),
-                                             ("NS.objects", list.add(.array(valueEntries.map { reference($0) })))])
+            return instance(
+                "NSDictionary",
+                [
+                    ("NS.keys", list.add(.array(keyEntries.map { reference($0) }))),
+                    ("NS.objects", list.add(.array(valueEntries.map { reference($0) }))),
+                ])
         case let dictionary as [AnyHashable: Any]:
             var named: [String: Any] = [:]
             for (name, element) in dictionary {
@@ -126,9 +130,12 @@ struct KeyedArchiveWriter {
     private mutating func finish(root: Int) -> [UInt8] {
         let objects = list.add(.array(entries))
         let top = list.add(.dictionary([(key("root"), reference(root))]))
-        let archive = list.add(.dictionary([(key("$archiver"), list.add(.string("NSKeyedArchiver"))),
-                                            (key("$objects"), objects), (key("$top"), top),
-                                            (key("$version"), list.add(.integer(100_000)))]))
+        let archive = list.add(
+            .dictionary([
+                (key("$archiver"), list.add(.string("NSKeyedArchiver"))),
+                (key("$objects"), objects), (key("$top"), top),
+                (key("$version"), list.add(.integer(100_000))),
+            ]))
         return list.bytes(top: archive)
     }
 }

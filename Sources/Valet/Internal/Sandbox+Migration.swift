@@ -5,8 +5,10 @@ import ValetNaming
 // Valet's migration, once for every flavour: validate the query as Valet does, read the
 // source, stage every pair, then write them in one transaction of the destination store.
 extension Sandbox {
-    func migrateObjects(matching query: [String: AnyHashable],
-                        compactMap: (MigratableKeyValuePair<AnyHashable>) throws -> MigratableKeyValuePair<String>?) throws {
+    func migrateObjects(
+        matching query: [String: AnyHashable],
+        compactMap: (MigratableKeyValuePair<AnyHashable>) throws -> MigratableKeyValuePair<String>?
+    ) throws {
         try migrate(from: nil, query: Self.migrationQuery(query), removeOnCompletion: false, compactMap: compactMap)
     }
 
@@ -16,8 +18,10 @@ extension Sandbox {
         try migrate(from: nil, query: parsed, removeOnCompletion: removeOnCompletion, compactMap: Self.keepingStringKeys)
     }
 
-    func migrateObjects(from source: Sandbox,
-                        compactMap: (MigratableKeyValuePair<AnyHashable>) throws -> MigratableKeyValuePair<String>?) throws {
+    func migrateObjects(
+        from source: Sandbox,
+        compactMap: (MigratableKeyValuePair<AnyHashable>) throws -> MigratableKeyValuePair<String>?
+    ) throws {
         try migrate(from: source, query: source.baseQuery, removeOnCompletion: false, compactMap: compactMap)
     }
 
@@ -35,8 +39,10 @@ extension Sandbox {
     var baseQuery: Query { Query(.genericPassword, attributes: baseAttributes, returnData: true) }
 
     func legacyQuery(accessible: String, description: String, fullOverrides: Bool) -> [String: AnyHashable] {
-        var query: [String: AnyHashable] = [kSecClass: kSecClassGenericPassword, kSecAttrAccessible: accessible,
-                                            kSecAttrService: service.legacyDescription(accessibility: description, fullOverrides: fullOverrides)]
+        var query: [String: AnyHashable] = [
+            kSecClass: kSecClassGenericPassword, kSecAttrAccessible: accessible,
+            kSecAttrService: service.legacyDescription(accessibility: description, fullOverrides: fullOverrides),
+        ]
         if !baseAttributes.accessGroup!.isEmpty { query[kSecAttrAccessGroup] = baseAttributes.accessGroup! }
         if configuration.isSynchronizable { query[kSecAttrSynchronizable] = true }
         return query
@@ -45,13 +51,13 @@ extension Sandbox {
     /// Validates a keychain query as Valet does and translates it for the store.
     static func migrationQuery(_ query: [String: AnyHashable]) throws(MigrationError) -> Query {
         guard !query.isEmpty,
-              query[kSecMatchLimit] != AnyHashable(kSecMatchLimitOne),
-              query[kSecReturnData] != AnyHashable(true),
-              query[kSecReturnAttributes] != AnyHashable(false),
-              query[kSecReturnRef] != AnyHashable(true),
-              query[kSecReturnPersistentRef] != AnyHashable(false),
-              query[kSecClass] == AnyHashable(kSecClassGenericPassword),
-              query[kSecAttrAccessControl] == nil
+            query[kSecMatchLimit] != AnyHashable(kSecMatchLimitOne),
+            query[kSecReturnData] != AnyHashable(true),
+            query[kSecReturnAttributes] != AnyHashable(false),
+            query[kSecReturnRef] != AnyHashable(true),
+            query[kSecReturnPersistentRef] != AnyHashable(false),
+            query[kSecClass] == AnyHashable(kSecClassGenericPassword),
+            query[kSecAttrAccessControl] == nil
         else { throw .invalidQuery }
         var attributes = Attributes()
         attributes.service = query[kSecAttrService] as? String
@@ -77,9 +83,11 @@ extension Sandbox {
 
     /// The one migration path: read the source, stage every pair (validating as Valet does,
     /// before anything is written), then write them in one transaction.
-    private func migrate(from source: Sandbox?, query: Query,
-                         removeOnCompletion: Bool,
-                         compactMap: (MigratableKeyValuePair<AnyHashable>) throws -> MigratableKeyValuePair<String>?) throws {
+    private func migrate(
+        from source: Sandbox?, query: Query,
+        removeOnCompletion: Bool,
+        compactMap: (MigratableKeyValuePair<AnyHashable>) throws -> MigratableKeyValuePair<String>?
+    ) throws {
         let destination = try keychainStore()
         let origin = try source?.keychainStore() ?? destination
         let items: [Item]

@@ -78,8 +78,9 @@ struct Sandbox: Sendable {
     private func secret(forKey key: String, authentication: AuthenticationContext?) throws(KeychainError) -> SecretBytes {
         guard !key.isEmpty else { throw .emptyKey }
         return try perform { () throws(StoreError) -> SecretBytes in
-            let query = Query(.genericPassword, attributes: attributes(forKey: key), limit: .one, returnData: true,
-                              returnAttributes: false, authentication: authentication)
+            let query = Query(
+                .genericPassword, attributes: attributes(forKey: key), limit: .one, returnData: true,
+                returnAttributes: false, authentication: authentication)
             guard let value = try keychain().copyMatching(query).first?.value, value.count > 0 else { throw .itemNotFound }
             return value
         }

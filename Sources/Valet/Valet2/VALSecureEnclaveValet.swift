@@ -15,15 +15,17 @@ open class VALSecureEnclaveValet: VALValet, @unchecked Sendable {
     /// A valet whose reads need `accessControl`; nil for an empty identifier.
     public convenience init?(identifier: String, accessControl: VALAccessControl) {
         guard let name = Identifier(nonEmpty: identifier) else { return nil }
-        self.init(address: .secureEnclave(with: name, accessControl: accessControl.modern, singlePrompt: Self.isSinglePrompt),
-                  identifier: identifier, shared: false, accessibility: .whenPasscodeSetThisDeviceOnly)
+        self.init(
+            address: .secureEnclave(with: name, accessControl: accessControl.modern, singlePrompt: Self.isSinglePrompt),
+            identifier: identifier, shared: false, accessibility: .whenPasscodeSetThisDeviceOnly)
     }
 
     /// A shared-access-group valet whose reads need `accessControl`; nil for an empty identifier.
     public convenience init?(sharedAccessGroupIdentifier: String, accessControl: VALAccessControl) {
         guard let group = Self.sharedGroup(sharedAccessGroupIdentifier) else { return nil }
-        self.init(address: .secureEnclave(sharedGroup: group, identifier: nil, accessControl: accessControl.modern, singlePrompt: Self.isSinglePrompt),
-                  identifier: sharedAccessGroupIdentifier, shared: true, accessibility: .whenPasscodeSetThisDeviceOnly)
+        self.init(
+            address: .secureEnclave(sharedGroup: group, identifier: nil, accessControl: accessControl.modern, singlePrompt: Self.isSinglePrompt),
+            identifier: sharedAccessGroupIdentifier, shared: true, accessibility: .whenPasscodeSetThisDeviceOnly)
     }
 
     /// Valet 2's deprecated form: user presence.
