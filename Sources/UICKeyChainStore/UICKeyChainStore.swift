@@ -10,7 +10,7 @@ import KeychainCore
 /// `NSError` in ``UICKeyChainStoreErrorDomain``. A missing item is `nil`, not an error, in the
 /// first form. Nothing is ever logged.
 ///
-/// The store behind it is ``KeychainCore/DefaultStore`` at the time the instance is created
+/// The store behind it is `KeychainCore.DefaultStore` at the time the instance is created
 /// (the vault unless the program chose otherwise).
 public final class UICKeyChainStore: NSObject, @unchecked Sendable {
     // @unchecked: the mutable configuration below is guarded by `lock`.
@@ -155,7 +155,7 @@ public final class UICKeyChainStore: NSObject, @unchecked Sendable {
     }
 
     /// The value for `key`.
-    /// - Throws: as ``string(forKey:error:)``.
+    /// - Throws: as ``string(forKey:error:)-method``.
     public func data(forKey key: String, error: Void) throws -> Data {
         let query = try query(forKey: key, returnData: true)
         do {

@@ -7,7 +7,7 @@ import ValetNaming
 /// Linux has no Secure Enclave. Here each item's value is sealed to the vault's presence key,
 /// whose private half only the vault passphrase unwraps; a read asks the presence authenticator
 /// (by default the passphrase on the controlling terminal; see
-/// ``KeychainCore/PresenceAuthentication``) every time. Writes, `containsObject` and removals
+/// `KeychainCore.PresenceAuthentication`) every time. Writes, `containsObject` and removals
 /// never ask. As on Apple platforms, the items need a passcode: a vault without a passphrase
 /// cannot hold them, and removing the passphrase destroys them. Only the vault store supports
 /// them.
@@ -52,7 +52,7 @@ public final class SecureEnclaveValet: NSObject, Sendable {
 
     public override var hash: Int { service.description.hashValue }
 
-    /// Agrees with ``==`` (and ``hash``), for `Set`, `XCTAssertEqual` and `NSObject` equality.
+    /// Agrees with `==` (and `hash`), for `Set`, `XCTAssertEqual` and `NSObject` equality.
     public override func isEqual(_ object: Any?) -> Bool {
         guard let other = object as? SecureEnclaveValet else { return false }
         return self == other

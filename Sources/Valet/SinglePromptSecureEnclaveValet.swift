@@ -3,7 +3,7 @@ import KeychainCore
 import ValetNaming
 
 /// A ``SecureEnclaveValet`` that asks for the proof of presence once: the proof (the unwrapped
-/// presence key) is kept in this instance's ``KeychainCore/AuthenticationContext`` until
+/// presence key) is kept in this instance's `KeychainCore.AuthenticationContext` until
 /// ``requirePromptOnNextAccess()``. Writes, `containsObject` and removals never use or need it.
 /// With Valet 5's API, whose throwing methods are untyped.
 public final class SinglePromptSecureEnclaveValet: NSObject, @unchecked Sendable {
@@ -46,7 +46,7 @@ public final class SinglePromptSecureEnclaveValet: NSObject, @unchecked Sendable
 
     public override var hash: Int { service.description.hashValue }
 
-    /// Agrees with ``==`` (and ``hash``), for `Set`, `XCTAssertEqual` and `NSObject` equality.
+    /// Agrees with `==` (and `hash`), for `Set`, `XCTAssertEqual` and `NSObject` equality.
     public override func isEqual(_ object: Any?) -> Bool {
         guard let other = object as? SinglePromptSecureEnclaveValet else { return false }
         return self == other

@@ -4,7 +4,7 @@ import ValetNaming
 
 /// Reads and writes keychain items in a sandbox defined by a flavour, an identifier (or a shared
 /// group) and an accessibility value, exactly as Valet 5 does, backed on Linux by the embedded
-/// encrypted vault (or another ``KeychainCore/Store`` chosen with ``ValetStore``).
+/// encrypted vault (or another `KeychainCore.Store` chosen with ``ValetStore``).
 ///
 /// Instances come only from the factories; equal configurations return the identical instance.
 /// Every method is thread-safe, and several processes may use one vault at once.
@@ -85,7 +85,7 @@ public final class Valet: NSObject, Sendable {
 
     public override var hash: Int { service.description.hashValue }
 
-    /// Agrees with ``==`` (and ``hash``), for `Set`, `XCTAssertEqual` and `NSObject` equality.
+    /// Agrees with `==` (and `hash`), for `Set`, `XCTAssertEqual` and `NSObject` equality.
     public override func isEqual(_ object: Any?) -> Bool {
         guard let other = object as? Valet else { return false }
         return self == other

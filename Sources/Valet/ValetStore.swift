@@ -2,7 +2,7 @@ import KeychainCore
 import ValetNaming
 
 /// Chooses the store behind Valets without changing Valet's API: the library-wide
-/// ``KeychainCore/DefaultStore`` under Valet's name.
+/// `KeychainCore.DefaultStore` under Valet's name.
 ///
 /// By default every Valet uses the store `KEYCHAIN_BACKEND` names (`vault`, the default, or
 /// `secret-service`); the vault lives at its default location (`KEYCHAIN_PATH`, or

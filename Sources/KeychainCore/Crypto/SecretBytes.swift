@@ -3,7 +3,7 @@ import FoundationEssentials
 
 /// Bytes that must not outlive their use: keys, passphrases and decrypted values.
 ///
-/// The buffer lives in OpenSSL's secure heap (``SecureHeap``: locked in memory where the limits
+/// The buffer lives in OpenSSL's secure heap (`SecureHeap`: locked in memory where the limits
 /// allow, and left out of core dumps), falling back to the ordinary heap once that is full; it
 /// is wiped when the last reference goes away, compares in constant time, and never prints its
 /// contents. Reach the bytes only through

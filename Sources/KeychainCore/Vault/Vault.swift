@@ -12,7 +12,7 @@ import FoundationEssentials
 /// (no passphrase). A missing vault beside an existing key file is refused on every call
 /// (``StoreError/orphanedKeyFile(vault:keyFile:)``), since it most probably means the vault
 /// was moved. Files owned by another user, links, and altered schemas are refused too
-/// (``VaultFile``, ``VaultSchema``).
+/// (`VaultFile`, `VaultSchema`).
 ///
 /// Every method is thread-safe and atomic. Several processes may share one vault.
 public final class Vault: Store, @unchecked Sendable {

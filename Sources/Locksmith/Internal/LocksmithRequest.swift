@@ -17,7 +17,7 @@ public struct LocksmithRequest: @unchecked Sendable {
         KeychainDictionary.make(item.itemClass, item.attributes, valueData: item.value?.data)
     }
 
-    /// Runs the request against the default store (``KeychainCore/DefaultStore``). A read
+    /// Runs the request against the default store (`KeychainCore.DefaultStore`). A read
     /// puts the found item's attribute dictionary (with `v_Data`) in `result`.
     public static func perform(_ request: LocksmithRequest, _ result: inout AnyObject?) -> OSStatus {
         do {

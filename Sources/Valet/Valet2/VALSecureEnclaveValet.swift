@@ -4,7 +4,7 @@ import ValetNaming
 
 /// Valet 2's `VALSecureEnclaveValet`, as Swift imports it: items every read of which needs the
 /// user's proof of presence (on Linux, the vault passphrase through the installed
-/// ``KeychainCore/PresenceAuthenticator``), the same items Valet 5's ``SecureEnclaveValet``
+/// `KeychainCore.PresenceAuthenticator`), the same items Valet 5's ``SecureEnclaveValet``
 /// with the same identifier and access control reads.
 open class VALSecureEnclaveValet: VALValet, @unchecked Sendable {
     /// Whether such items can be stored here: when the default vault has a passphrase.
