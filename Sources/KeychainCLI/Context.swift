@@ -124,8 +124,8 @@ final class Context {
 
     private var environmentOffersPassphrase: Bool { PassphraseFile.isOffered(by: environment) }
 
-    @discardableResult
     /// Runs a store call, turning its error into the command's failure.
+    @discardableResult
     func store<R>(_ body: () throws(StoreError) -> R) throws(CommandFailure) -> R {
         do { return try body() } catch { throw CommandFailure(error) }
     }

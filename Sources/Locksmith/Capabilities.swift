@@ -35,6 +35,7 @@ public extension CreateableSecureStorable {
 
 /// A value whose item can be read back, with typed metadata.
 public protocol ReadableSecureStorable: SecureStorable {
+    /// What runs a read request; Locksmith lets tests replace it.
     var performReadRequestClosure: PerformRequestClosureType { get }
     /// The stored item, or nil if there is none (or it cannot be read). Through generic code
     /// too, this is the real result: a ``GenericPasswordSecureStorableResultType`` or an
@@ -43,6 +44,7 @@ public protocol ReadableSecureStorable: SecureStorable {
 }
 
 public extension ReadableSecureStorable {
+    /// The store's read.
     var performReadRequestClosure: PerformRequestClosureType { LocksmithRequest.perform }
 
     func readFromSecureStore() -> SecureStorableResultType? {
@@ -84,6 +86,7 @@ public extension ReadableSecureStorable where Self: InternetPasswordSecureStorab
 
 /// A value whose item can be deleted.
 public protocol DeleteableSecureStorable: SecureStorable {
+    /// What runs a delete request; Locksmith lets tests replace it.
     var performDeleteRequestClosure: PerformRequestClosureType { get }
     /// Deletes the item. - Throws: ``LocksmithError/notFound`` if there is none, and a
     /// ``LocksmithError`` for every other failure.
@@ -91,6 +94,7 @@ public protocol DeleteableSecureStorable: SecureStorable {
 }
 
 public extension DeleteableSecureStorable {
+    /// The store's delete.
     var performDeleteRequestClosure: PerformRequestClosureType { LocksmithRequest.perform }
 
     func deleteFromSecureStore() throws {

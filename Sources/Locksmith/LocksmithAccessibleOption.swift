@@ -2,7 +2,9 @@
 /// the meaning each has in the vault. `rawValue` is Apple's constant; an unknown one reads as
 /// `.whenUnlocked`.
 public enum LocksmithAccessibleOption: RawRepresentable, Sendable, CaseIterable {
+    /// Apple's accessibility classes (`kSecAttrAccessible...`); see the README for their meaning in the vault.
     case whenUnlocked, afterFirstUnlock, always, whenUnlockedThisDeviceOnly, afterFirstUnlockThisDeviceOnly
+    /// Apple's accessibility classes (`kSecAttrAccessible...`).
     case alwaysThisDeviceOnly, whenPasscodeSetThisDeviceOnly
 
     public init?(rawValue: String) {

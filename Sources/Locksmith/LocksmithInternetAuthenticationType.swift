@@ -1,6 +1,7 @@
 /// An internet password's authentication scheme (`kSecAttrAuthenticationType`); an unknown raw
 /// value reads as `.default`.
 public enum LocksmithInternetAuthenticationType: RawRepresentable, Sendable, CaseIterable {
+    /// Apple's authentication schemes (`kSecAttrAuthenticationType...`).
     case ntlm, msn, dpa, rpa, httpBasic, httpDigest, htmlForm, `default`
 
     public init?(rawValue: String) {

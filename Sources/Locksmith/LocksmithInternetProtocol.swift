@@ -1,6 +1,8 @@
 /// An internet password's protocol (`kSecAttrProtocol`); an unknown raw value reads as `.http`.
 public enum LocksmithInternetProtocol: RawRepresentable, Sendable, CaseIterable {
+    /// Apple's internet protocols (`kSecAttrProtocol...`).
     case ftp, ftpAccount, http, irc, nntp, pop3, smtp, socks, imap, ldap, appleTalk, afp, telnet, ssh, ftps, https
+    /// Apple's internet protocols (`kSecAttrProtocol...`).
     case httpProxy, httpsProxy, ftpProxy, smb, rtsp, rtspProxy, daap, eppc, ipp, nntps, ldaps, telnetS, imaps, ircs, pop3S
 
     public init?(rawValue: String) {

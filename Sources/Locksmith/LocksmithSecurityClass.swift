@@ -1,6 +1,7 @@
 /// The keychain item classes (`kSecClass`). Only generic and internet passwords can be stored;
 /// an unknown raw value reads as `.genericPassword`.
 public enum LocksmithSecurityClass: RawRepresentable, Sendable, CaseIterable {
+    /// Apple's item classes (`kSecClass...`); only passwords can be stored.
     case genericPassword, internetPassword, certificate, key, identity
 
     public init?(rawValue: String) {

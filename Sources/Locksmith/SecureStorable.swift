@@ -26,22 +26,75 @@ public extension SecureStorable {
 
 // MARK: Attribute mixins (a required `account`, optional metadata that defaults to nil)
 
-public protocol AccountBasedSecureStorable { var account: String { get } }
-public protocol DescribableSecureStorable { var description: String? { get } }
-public protocol CommentableSecureStorable { var comment: String? { get } }
-public protocol CreatorDesignatableSecureStorable { var creator: UInt? { get } }
-public protocol LabellableSecureStorable { var label: String? { get } }
-public protocol TypeDesignatableSecureStorable { var type: UInt? { get } }
-public protocol IsInvisibleAssignableSecureStorable { var isInvisible: Bool? { get } }
-public protocol IsNegativeAssignableSecureStorable { var isNegative: Bool? { get } }
+/// A storable type with an account (`account`).
+public protocol AccountBasedSecureStorable {
+    /// The account the item belongs to (`kSecAttrAccount`).
+    var account: String { get }
+}
+/// A storable type with a description (`description`).
+public protocol DescribableSecureStorable {
+    /// A description of the item's kind (`kSecAttrDescription`); nil for none.
+    var description: String? { get }
+}
+/// A storable type with a comment (`comment`).
+public protocol CommentableSecureStorable {
+    /// A comment on the item (`kSecAttrComment`); nil for none.
+    var comment: String? { get }
+}
+/// A storable type with a creator code (`creator`).
+public protocol CreatorDesignatableSecureStorable {
+    /// The item's creator code (`kSecAttrCreator`); nil for none.
+    var creator: UInt? { get }
+}
+/// A storable type with a label (`label`).
+public protocol LabellableSecureStorable {
+    /// The label keychain browsers show (`kSecAttrLabel`); nil for none.
+    var label: String? { get }
+}
+/// A storable type with a type code (`type`).
+public protocol TypeDesignatableSecureStorable {
+    /// The item's type code (`kSecAttrType`); nil for none.
+    var type: UInt? { get }
+}
+/// A storable type with an invisibility flag (`isInvisible`).
+public protocol IsInvisibleAssignableSecureStorable {
+    /// Whether keychain browsers hide the item (`kSecAttrIsInvisible`); nil when not set.
+    var isInvisible: Bool? { get }
+}
+/// A storable type with a negative flag (`isNegative`).
+public protocol IsNegativeAssignableSecureStorable {
+    /// Whether the item is a negative entry, a password the user chose not to store (`kSecAttrIsNegative`); nil when not set.
+    var isNegative: Bool? { get }
+}
 
-public extension DescribableSecureStorable { var description: String? { nil } }
-public extension CommentableSecureStorable { var comment: String? { nil } }
-public extension CreatorDesignatableSecureStorable { var creator: UInt? { nil } }
-public extension LabellableSecureStorable { var label: String? { nil } }
-public extension TypeDesignatableSecureStorable { var type: UInt? { nil } }
-public extension IsInvisibleAssignableSecureStorable { var isInvisible: Bool? { nil } }
-public extension IsNegativeAssignableSecureStorable { var isNegative: Bool? { nil } }
+public extension DescribableSecureStorable {
+    /// None unless the adopting type declares it.
+    var description: String? { nil }
+}
+public extension CommentableSecureStorable {
+    /// None unless the adopting type declares it.
+    var comment: String? { nil }
+}
+public extension CreatorDesignatableSecureStorable {
+    /// None unless the adopting type declares it.
+    var creator: UInt? { nil }
+}
+public extension LabellableSecureStorable {
+    /// None unless the adopting type declares it.
+    var label: String? { nil }
+}
+public extension TypeDesignatableSecureStorable {
+    /// None unless the adopting type declares it.
+    var type: UInt? { nil }
+}
+public extension IsInvisibleAssignableSecureStorable {
+    /// None unless the adopting type declares it.
+    var isInvisible: Bool? { nil }
+}
+public extension IsNegativeAssignableSecureStorable {
+    /// None unless the adopting type declares it.
+    var isNegative: Bool? { nil }
+}
 
 // MARK: Item kinds
 
@@ -53,11 +106,14 @@ public protocol GenericPasswordSecureStorable: AccountBasedSecureStorable, Descr
     CreatorDesignatableSecureStorable, LabellableSecureStorable, TypeDesignatableSecureStorable,
     IsInvisibleAssignableSecureStorable, IsNegativeAssignableSecureStorable
 {
+    /// The service the password is for (`kSecAttrService`).
     var service: String { get }
+    /// Generic data stored with the password in clear metadata (`kSecAttrGeneric`); nil for none.
     var generic: NSData? { get }
 }
 
 public extension GenericPasswordSecureStorable {
+    /// None unless the adopting type declares it.
     var generic: NSData? { nil }
 }
 
@@ -66,21 +122,30 @@ public protocol InternetPasswordSecureStorable: AccountBasedSecureStorable, Desc
     CreatorDesignatableSecureStorable, TypeDesignatableSecureStorable, IsInvisibleAssignableSecureStorable,
     IsNegativeAssignableSecureStorable
 {
+    /// The server the password is for (`kSecAttrServer`).
     var server: String { get }
+    /// The server's port (`kSecAttrPort`).
     var port: Int { get }
+    /// The protocol (`kSecAttrProtocol`).
     var internetProtocol: LocksmithInternetProtocol { get }
+    /// The authentication scheme (`kSecAttrAuthenticationType`).
     var authenticationType: LocksmithInternetAuthenticationType { get }
+    /// The security domain, such as an HTTP realm (`kSecAttrSecurityDomain`); nil for none.
     var securityDomain: String? { get }
+    /// The path on the server (`kSecAttrPath`); nil for none.
     var path: String? { get }
 }
 
 public extension InternetPasswordSecureStorable {
+    /// None unless the adopting type declares it.
     var securityDomain: String? { nil }
+    /// None unless the adopting type declares it.
     var path: String? { nil }
 }
 
-/// Markers kept from Locksmith, which never implemented them: only passwords can be stored.
+/// A marker kept from Locksmith, which never implemented it: only passwords can be stored.
 public protocol CertificateSecureStorable: SecureStorable {}
+/// A marker kept from Locksmith, which never implemented it: only passwords can be stored.
 public protocol KeySecureStorable: SecureStorable {}
 
 // MARK: The item a conforming value describes

@@ -12,7 +12,9 @@ public enum UICKeyChainStoreErrorCode: Int, Sendable {
 
 /// The kind of item a store keeps.
 public enum UICKeyChainStoreItemClass: Int, Sendable {
+    /// A generic password (`kSecClassGenericPassword`), addressed by service and key.
     case genericPassword = 1
+    /// An internet password (`kSecClassInternetPassword`), addressed by server, protocol and key.
     case internetPassword
 }
 
@@ -20,7 +22,9 @@ public enum UICKeyChainStoreItemClass: Int, Sendable {
 public enum UICKeyChainStoreProtocolType: Int, Sendable, CaseIterable {
     // Spelled as Swift imports the header: a lone acronym stays (`HTTPS`), a leading acronym
     // followed by a word is lowercased (`httpProxy`).
+    /// The protocol of Apple's `kSecAttrProtocol` value of the same name (`kSecAttrProtocolFTP`...).
     case FTP = 1, ftpAccount, HTTP, IRC, NNTP, POP3, SMTP, SOCKS, IMAP, LDAP, appleTalk, AFP, telnet, SSH, FTPS, HTTPS
+    /// Apple's internet protocols of the same names (`kSecAttrProtocol...`).
     case httpProxy, httpsProxy, ftpProxy, SMB, RTSP, rtspProxy, DAAP, EPPC, NNTPS, LDAPS, telnetS, IRCS, POP3S
 
     var coreValue: InternetProtocol {
@@ -60,6 +64,7 @@ public enum UICKeyChainStoreProtocolType: Int, Sendable, CaseIterable {
 
 /// An internet password's authentication scheme (`kSecAttrAuthenticationType`).
 public enum UICKeyChainStoreAuthenticationType: Int, Sendable, CaseIterable {
+    /// Apple's authentication schemes of the same names (`kSecAttrAuthenticationType...`).
     case NTLM = 1, MSN, DPA, RPA, httpBasic, httpDigest, htmlForm, `default`
 
     var coreValue: AuthenticationType {
@@ -79,7 +84,9 @@ public enum UICKeyChainStoreAuthenticationType: Int, Sendable, CaseIterable {
 /// When an item can be read (`kSecAttrAccessible`); see the README's accessibility table for the
 /// meaning each has in the vault.
 public enum UICKeyChainStoreAccessibility: Int, Sendable, CaseIterable {
+    /// Apple's accessibility classes of the same names (`kSecAttrAccessible...`).
     case whenUnlocked = 1, afterFirstUnlock, always, whenPasscodeSetThisDeviceOnly, whenUnlockedThisDeviceOnly
+    /// Apple's accessibility classes of the same names (`kSecAttrAccessible...`).
     case afterFirstUnlockThisDeviceOnly, alwaysThisDeviceOnly
 
     var coreValue: Accessibility {
@@ -101,13 +108,21 @@ public enum UICKeyChainStoreAccessibility: Int, Sendable, CaseIterable {
 /// authenticator; the Touch ID cases need a biometric authenticator. The combinators and
 /// key-usage flags have no meaning for passwords and are refused when writing.
 public enum UICKeyChainStoreAuthenticationPolicy: UInt, Sendable {
+    /// Any proof of presence: here, the vault passphrase.
     case userPresence = 1
+    /// Any enrolled fingerprint: needs a biometric authenticator.
     case touchIDAny = 2
+    /// The fingerprints enrolled now: needs a biometric authenticator.
     case touchIDCurrentSet = 8
+    /// The device passcode: here, the vault passphrase.
     case devicePasscode = 16
+    /// A combinator of Apple's flags; refused when writing.
     case controlOr = 16_384
+    /// A combinator of Apple's flags; refused when writing.
     case controlAnd = 32_768
+    /// A key-usage flag with no meaning for passwords; refused when writing.
     case privateKeyUsage = 1_073_741_824
+    /// An application password, which Linux has no way to ask for; refused when writing.
     case applicationPassword = 2_147_483_648
 
     /// The core's access control for this policy; nil for one the vault cannot honour.

@@ -75,6 +75,7 @@ public final class UICKeyChainStore: NSObject, @unchecked Sendable {
 
     // MARK: Configuration
 
+    /// Generic or internet passwords.
     public let itemClass: UICKeyChainStoreItemClass
     /// The service of a generic-password store.
     public let service: String?
@@ -84,6 +85,7 @@ public final class UICKeyChainStore: NSObject, @unchecked Sendable {
     public let server: URL?
     /// The protocol of an internet-password store (`.HTTPS`, unused, for a generic-password store).
     public let protocolType: UICKeyChainStoreProtocolType
+    /// The authentication scheme of an internet-password store.
     public let authenticationType: UICKeyChainStoreAuthenticationType
 
     private let lock = NSLock()
@@ -195,6 +197,8 @@ public final class UICKeyChainStore: NSObject, @unchecked Sendable {
         return (try? setString(value, forKey: key, label: nil, comment: nil, error: ())) != nil
     }
 
+    /// Stores `value` under `key` (removes the item when nil).
+    /// - Throws: an `NSError` in ``UICKeyChainStoreErrorDomain``.
     public func setString(_ value: String?, forKey key: String, error: Void) throws {
         try setString(value, forKey: key, label: nil, comment: nil, error: ())
     }
@@ -206,6 +210,8 @@ public final class UICKeyChainStore: NSObject, @unchecked Sendable {
         return (try? setString(value, forKey: key, label: label, comment: comment, error: ())) != nil
     }
 
+    /// Stores `value` under `key` with a label and a comment.
+    /// - Throws: an `NSError` in ``UICKeyChainStoreErrorDomain``.
     public func setString(_ value: String?, forKey key: String, label: String?, comment: String?, error: Void) throws {
         try setData(value.map { Data($0.utf8) }, forKey: key, label: label, comment: comment, error: ())
     }
@@ -216,10 +222,13 @@ public final class UICKeyChainStore: NSObject, @unchecked Sendable {
         (try? setData(data, forKey: key, label: nil, comment: nil, error: ())) != nil
     }
 
+    /// Stores `data` under `key` (removes the item when nil).
+    /// - Throws: an `NSError` in ``UICKeyChainStoreErrorDomain``.
     public func setData(_ data: Data?, forKey key: String, error: Void) throws {
         try setData(data, forKey: key, label: nil, comment: nil, error: ())
     }
 
+    /// Stores `data` under `key` with a label and a comment; false if it could not.
     @discardableResult
     public func setData(_ data: Data?, forKey key: String, label: String?, comment: String?) -> Bool {
         (try? setData(data, forKey: key, label: label, comment: comment, error: ())) != nil
@@ -259,6 +268,8 @@ public final class UICKeyChainStore: NSObject, @unchecked Sendable {
         (try? removeItem(forKey: key, error: ())) != nil
     }
 
+    /// Removes the item under `key`.
+    /// - Throws: an `NSError` in ``UICKeyChainStoreErrorDomain``.
     public func removeItem(forKey key: String, error: Void) throws {
         let query = try query(forKey: key, returnData: false)
         do { try store().delete(query) } catch { throw StoreErrors.error(error) }
@@ -270,6 +281,8 @@ public final class UICKeyChainStore: NSObject, @unchecked Sendable {
         (try? removeAllItemsWithError()) != nil
     }
 
+    /// Removes every item of this store's service (or server).
+    /// - Throws: an `NSError` in ``UICKeyChainStoreErrorDomain``.
     public func removeAllItemsWithError() throws {
         do { try store().delete(baseQuery(returnData: false)) } catch { throw StoreErrors.error(error) }
     }
@@ -310,6 +323,7 @@ public final class UICKeyChainStore: NSObject, @unchecked Sendable {
     @discardableResult
     public func synchronize() -> Bool { true }
 
+    /// Nothing to do: every write is already durable.
     @available(*, deprecated, message: "writes are durable when they return")
     public func synchronizeWithError() throws {}
 

@@ -58,7 +58,9 @@ public final class SecureEnclaveValet: NSObject, Sendable {
         return self == other
     }
 
+    /// The identifier the valet was made with.
     public let identifier: Identifier
+    /// What a read must prove.
     public let accessControl: SecureEnclaveAccessControl
 
     let sandbox: Sandbox

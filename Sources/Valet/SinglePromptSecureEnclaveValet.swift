@@ -11,10 +11,12 @@ public final class SinglePromptSecureEnclaveValet: NSObject, @unchecked Sendable
 
     // MARK: Factories
 
+    /// The valet for `identifier` and `accessControl`: the same object for equal arguments.
     public class func valet(with identifier: Identifier, accessControl: SecureEnclaveAccessControl) -> SinglePromptSecureEnclaveValet {
         findOrCreate(.secureEnclave(with: identifier, accessControl: accessControl, singlePrompt: true))
     }
 
+    /// The valet for a shared group and `accessControl`: the same object for equal arguments.
     public class func sharedGroupValet(with groupIdentifier: SharedGroupIdentifier, identifier: Identifier? = nil, accessControl: SecureEnclaveAccessControl)
         -> SinglePromptSecureEnclaveValet
     {
@@ -42,6 +44,7 @@ public final class SinglePromptSecureEnclaveValet: NSObject, @unchecked Sendable
         fatalError("Use the class methods above to create usable SinglePromptSecureEnclaveValet objects")
     }
 
+    /// Whether two valets address the same items.
     public static func == (lhs: SinglePromptSecureEnclaveValet, rhs: SinglePromptSecureEnclaveValet) -> Bool { lhs.service == rhs.service }
 
     public override var hash: Int { service.description.hashValue }
@@ -52,7 +55,9 @@ public final class SinglePromptSecureEnclaveValet: NSObject, @unchecked Sendable
         return self == other
     }
 
+    /// The identifier the valet was made with.
     public let identifier: Identifier
+    /// What the first read must prove.
     public let accessControl: SecureEnclaveAccessControl
 
     let sandbox: Sandbox
@@ -75,10 +80,14 @@ public final class SinglePromptSecureEnclaveValet: NSObject, @unchecked Sendable
         sandbox.canAccessWithPasscode()
     }
 
+    /// Stores `object` under `key`; needs no proof.
+    /// - Throws: ``KeychainError``.
     public func setObject(_ object: Data, forKey key: String) throws {
         try sandbox.setObject(object, forKey: key)
     }
 
+    /// Stores `string` under `key`; needs no proof.
+    /// - Throws: ``KeychainError``.
     public func setString(_ string: String, forKey key: String) throws {
         try sandbox.setString(string, forKey: key)
     }
@@ -89,6 +98,8 @@ public final class SinglePromptSecureEnclaveValet: NSObject, @unchecked Sendable
         try sandbox.object(forKey: key, authentication: sharedContext(prompt: userPrompt))
     }
 
+    /// The string under `key`; asks for the proof (with `userPrompt`) once, until ``requirePromptOnNextAccess()``.
+    /// - Throws: ``KeychainError``.
     public func string(forKey key: String, withPrompt userPrompt: String) throws -> String {
         try sandbox.string(forKey: key, authentication: sharedContext(prompt: userPrompt))
     }
@@ -128,20 +139,28 @@ public final class SinglePromptSecureEnclaveValet: NSObject, @unchecked Sendable
         try sandbox.allKeys()
     }
 
+    /// Removes the value under `key`; needs no proof.
+    /// - Throws: ``KeychainError``.
     public func removeObject(forKey key: String) throws {
         try sandbox.removeObject(forKey: key)
     }
 
+    /// Removes every value of this valet.
+    /// - Throws: ``KeychainError``.
     public func removeAllObjects() throws {
         try sandbox.removeAllObjects()
     }
 
     // MARK: Migration
 
+    /// Moves the items `query` finds into this valet, all or nothing.
+    /// - Throws: ``MigrationError``.
     public func migrateObjects(matching query: [String: AnyHashable], removeOnCompletion: Bool) throws {
         try sandbox.migrateObjects(matching: query, removeOnCompletion: removeOnCompletion)
     }
 
+    /// Moves every item of `valet` into this one, all or nothing.
+    /// - Throws: ``MigrationError``.
     public func migrateObjects(from valet: Valet, removeOnCompletion: Bool) throws {
         try sandbox.migrateObjects(from: valet.sandbox, removeOnCompletion: removeOnCompletion)
     }

@@ -20,6 +20,7 @@ public enum ItemArchive {
         public var thisDeviceOnly = 0
         /// Items under an access control: bound to this vault's passphrase.
         public var accessControlled = 0
+        /// Every item that stayed behind.
         public var total: Int { thisDeviceOnly + accessControlled }
     }
 

@@ -13,8 +13,11 @@ public enum ItemTransfer {
 
     /// What a merge did.
     public struct Outcome: Sendable, Equatable {
+        /// Items that were not there and were added.
         public var added = 0
+        /// Items that were there and were replaced (`--conflict replace`).
         public var replaced = 0
+        /// Items that were there and were kept as they were (`--conflict keep`).
         public var kept = 0
     }
 

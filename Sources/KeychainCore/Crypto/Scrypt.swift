@@ -4,9 +4,12 @@ internal import COpenSSL
 public struct ScryptParameters: Sendable, Hashable {
     /// log2 of the CPU/memory cost N.
     public var logN: UInt8
+    /// The block size; the vault accepts only 8.
     public var r: UInt32
+    /// The parallelism; the vault accepts only 1.
     public var p: UInt32
 
+    /// Parameters for N = 2^`logN`, block size `r` and parallelism `p`.
     public init(logN: UInt8, r: UInt32 = 8, p: UInt32 = 1) {
         self.logN = logN
         self.r = r

@@ -7,16 +7,26 @@ import FoundationEssentials
 /// wildcard and a present one must match exactly.
 public struct Attributes: Sendable, Hashable {
     // Identity of a generic password (with the class): access group, service, account, synchronizable.
+    /// The service of a generic password (`kSecAttrService`).
     public var service: String?
+    /// The account (`kSecAttrAccount`).
     public var account: String?
+    /// The access group (`kSecAttrAccessGroup`): a namespace shared by the programs that name it.
     public var accessGroup: String?
+    /// Whether the item is synchronizable (`kSecAttrSynchronizable`): an iCloud valet's.
     public var synchronizable: Bool?
     // Identity of an internet password adds these (and drops service).
+    /// The server of an internet password (`kSecAttrServer`).
     public var server: String?
+    /// The protocol of an internet password (`kSecAttrProtocol`).
     public var `protocol`: InternetProtocol?
+    /// The authentication scheme of an internet password (`kSecAttrAuthenticationType`).
     public var authenticationType: AuthenticationType?
+    /// The port of an internet password (`kSecAttrPort`).
     public var port: Int?
+    /// The path of an internet password (`kSecAttrPath`).
     public var path: String?
+    /// The security domain of an internet password, such as an HTTP realm (`kSecAttrSecurityDomain`).
     public var securityDomain: String?
 
     /// When the item can be read.
@@ -25,13 +35,21 @@ public struct Attributes: Sendable, Hashable {
     public var accessControl: AccessControl?
 
     // Descriptive attributes.
+    /// The label keychain browsers show (`kSecAttrLabel`).
     public var label: String?
+    /// A comment (`kSecAttrComment`).
     public var comment: String?
+    /// A description of the item's kind (`kSecAttrDescription`).
     public var description: String?
+    /// Generic data kept with the item (`kSecAttrGeneric`), encrypted like every attribute.
     public var generic: Data?
+    /// A creator code (`kSecAttrCreator`).
     public var creator: UInt32?
+    /// A type code (`kSecAttrType`).
     public var type: UInt32?
+    /// Whether keychain browsers hide the item (`kSecAttrIsInvisible`).
     public var isInvisible: Bool?
+    /// Whether the item is a negative entry, a password the user chose not to store (`kSecAttrIsNegative`).
     public var isNegative: Bool?
 
     /// Set by the store; ignored when adding or updating.
@@ -39,6 +57,7 @@ public struct Attributes: Sendable, Hashable {
     /// Set by the store; ignored when adding or updating.
     public var modificationDate: Date?
 
+    /// Attributes with the given values; every one left out is nil (absent, or a wildcard in a query).
     public init(
         service: String? = nil, account: String? = nil, accessGroup: String? = nil, synchronizable: Bool? = nil,
         server: String? = nil, protocol: InternetProtocol? = nil, authenticationType: AuthenticationType? = nil,

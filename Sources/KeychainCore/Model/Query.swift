@@ -2,11 +2,19 @@
 /// (every one named must match; one not named matches anything), how many results, and what
 /// to return.
 public struct Query: Sendable {
-    public enum Limit: Sendable, Hashable { case one, all }
+    /// How many matches a query returns (`kSecMatchLimitOne`, `kSecMatchLimitAll`).
+    public enum Limit: Sendable, Hashable {
+        /// The first match (`kSecMatchLimitOne`).
+        case one
+        /// Every match (`kSecMatchLimitAll`).
+        case all
+    }
 
     /// Nil matches items of every class.
     public var itemClass: ItemClass?
+    /// The attributes an item must have; those left nil match anything.
     public var attributes: Attributes
+    /// At most one match, or all of them.
     public var limit: Limit
     /// Whether results carry the decrypted value. When false, values are never decrypted.
     public var returnData: Bool
@@ -18,6 +26,7 @@ public struct Query: Sendable {
     /// default authenticator.
     public var authentication: AuthenticationContext?
 
+    /// A query for items of `itemClass` (any class when nil) with `attributes`; `returnData` decrypts values, `returnAttributes` attributes; `authentication` gives the proof for values behind an access control.
     public init(
         _ itemClass: ItemClass? = nil, attributes: Attributes = Attributes(), limit: Limit = .all,
         returnData: Bool = false, returnAttributes: Bool = true, authentication: AuthenticationContext? = nil
@@ -73,5 +82,6 @@ public enum WriteOperation: Sendable {
 
 /// What a write did: how many items each operation touched.
 public struct WriteResult: Sendable {
+    /// How many items each operation wrote, in order.
     public var counts: [Int]
 }

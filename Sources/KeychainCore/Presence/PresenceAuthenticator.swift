@@ -30,6 +30,7 @@ public struct PresenceRequest: Sendable, Hashable {
     /// The vault whose passphrase is the proof.
     public var vaultPath: String
 
+    /// A request to prove presence for `accessControl`, shown with `reason`, for the vault at `vaultPath`.
     public init(reason: String, accessControl: AccessControl, vaultPath: String) {
         self.reason = reason
         self.accessControl = accessControl

@@ -2,6 +2,7 @@
 /// terminal (`/dev/tty`), with echo off, as `sudo` does. An empty answer or end of input
 /// cancels. Without a controlling terminal it refuses with ``PresenceRefusal/unavailable(_:)``.
 public struct TerminalAuthenticator: PresenceAuthenticator {
+    /// An authenticator that asks on the controlling terminal.
     public init() {}
 
     public func authenticate(_ request: PresenceRequest) throws(PresenceRefusal) -> SecretBytes {

@@ -36,6 +36,7 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
         case readWrite
     }
 
+    /// How to reach the Secret Service and what to address there.
     public struct Configuration: Sendable {
         /// The timeouts accepted: shorter ones are raised to the lower bound, longer ones
         /// lowered to the upper bound.
@@ -59,6 +60,7 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
         /// Which items of other programs are seen; ``ForeignItems/hidden`` by default.
         public var foreignItems: ForeignItems
 
+        /// A configuration; each parameter defaults as its property says.
         public init(
             timeout: Duration = .seconds(5), alias: String = "default", partition: String? = nil,
             maximumValueSize: Int = 1 << 20, foreignItems: ForeignItems = .hidden
@@ -92,6 +94,7 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
         public let applied: Bool
     }
 
+    /// How this store was opened.
     public let configuration: Configuration
     private let library: LibSecret
     private let uncertainLock = Lock()

@@ -8,6 +8,7 @@ public struct MachineIdentity: Sendable {
     /// The files read, first present wins.
     public var paths: [String]
 
+    /// A machine identity read from the first of `paths` that exists.
     public init(paths: [String] = ["/etc/machine-id", "/var/lib/dbus/machine-id"]) {
         self.paths = paths
     }

@@ -12,6 +12,7 @@ public struct VaultLocation: Sendable, Hashable, CustomStringConvertible {
 
     /// The key file used when the vault has no passphrase (mode 0600).
     public var keyFilePath: String { path + ".key" }
+    /// The directory that holds the vault and its key file.
     public var directory: String { FileSystem.parent(of: path) }
     /// SQLite's companion files in WAL mode.
     public var companionPaths: [String] { [path + "-wal", path + "-shm"] }

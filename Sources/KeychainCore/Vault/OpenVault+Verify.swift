@@ -5,7 +5,9 @@ import FoundationEssentials
 public struct VaultReport: Sendable, Equatable {
     /// One item that does not open: its row number and why (never its names or value).
     public struct Damage: Sendable, Equatable {
+        /// The row number (`items.id`), for `sqlite3` and for a report.
         public let row: Int64
+        /// Why it does not open (never a name or a value).
         public let reason: String
     }
 
@@ -15,14 +17,17 @@ public struct VaultReport: Sendable, Equatable {
     /// no older than this boot has seen: `ok`, or what failed (a deleted or restored row, a
     /// rolled-back file). A format-1 vault has no ledger: `none (format 1)`.
     public var ledger: String = "ok"
+    /// How many items the vault holds.
     public var items: Int
     /// Items whose attributes and value open and authenticate.
     public var intact: Int
     /// Items that could not be tried here: locked classes, other machines' ThisDeviceOnly
     /// items, and values behind a proof of presence (their attributes are checked).
     public var notTried: Int
+    /// The items that do not open, with the reason.
     public var damaged: [Damage]
 
+    /// Whether the file, the ledger and every item tried are sound.
     public var isSound: Bool { integrity == "ok" && damaged.isEmpty && !ledgerFailed }
 
     var ledgerFailed: Bool { ledger != "ok" && ledger != Self.noLedger && !ledger.hasPrefix("not checked") }

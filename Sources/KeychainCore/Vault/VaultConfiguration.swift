@@ -28,6 +28,7 @@ public struct VaultConfiguration: Sendable {
     /// Reads never create a vault: a missing one holds no items.
     public var createIfMissing: Bool
 
+    /// A configuration; each parameter defaults as its property says.
     public init(
         location: VaultLocation = .default(),
         idleTimeout: Duration? = .seconds(300),
@@ -53,16 +54,23 @@ public struct VaultConfiguration: Sendable {
 
 /// What ``Vault/status()`` reports.
 public struct VaultStatus: Sendable {
+    /// Whether keys can be shared through the user's kernel keyring.
     public enum KernelKeyringState: Sendable, Equatable {
+        /// The kernel keyring takes and gives keys.
         case available
+        /// Turned off (`usesKernelKeyring` false, `KEYCHAIN_KERNEL_KEYRING=off`).
         case disabled
+        /// The kernel refuses keyctl here (some container profiles), with its reason: unlocking stays per process.
         case unavailable(reason: String)
     }
+    /// Where the vault is (or would be).
     public var location: VaultLocation
     /// False when there is no vault file yet (nothing was created to answer); the other fields
     /// then describe the vault a first write would create.
     public var exists: Bool
+    /// The vault's format (2 for this release; 1 until a vault of 0.1.x is upgraded).
     public var formatVersion: Int
+    /// Whether a passphrase protects the vault (else a key file beside it).
     public var hasPassphrase: Bool
     /// Whether whenUnlocked items are readable now in this process (by its own unlock, or the user's).
     public var isUnlocked: Bool
@@ -71,8 +79,10 @@ public struct VaultStatus: Sendable {
     public var userUnlockRemaining: String?
     /// The accessibility classes whose items can be read and written now.
     public var availableClasses: [Accessibility]
+    /// Whether the kernel keyring serves this vault.
     public var kernelKeyring: KernelKeyringState
     /// Why ThisDeviceOnly classes are unavailable, if they are.
     public var machineBinding: String?
+    /// How many items the vault holds.
     public var itemCount: Int
 }

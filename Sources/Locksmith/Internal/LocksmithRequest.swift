@@ -5,8 +5,18 @@ import KeychainCore
 /// on Linux this stands where Locksmith passes a `CFDictionary`.
 public struct LocksmithRequest: @unchecked Sendable {
     /// What the request does.
-    public enum Operation: Sendable { case create, update, read, delete }
+    public enum Operation: Sendable {
+        /// Stores a new item (`SecItemAdd`).
+        case create
+        /// Changes a stored item (`SecItemUpdate`).
+        case update
+        /// Reads an item (`SecItemCopyMatching`).
+        case read
+        /// Deletes an item (`SecItemDelete`).
+        case delete
+    }
 
+    /// What this request does.
     public let operation: Operation
     /// The item class and attributes (with the archived payload for create and update).
     public let item: Item
