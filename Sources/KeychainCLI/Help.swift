@@ -1,6 +1,8 @@
 /// Help text, generated from the same table that drives parsing.
 enum Help {
-    static let version = "0.1.0"
+    /// The release, the one place it is written: `--version`, the manual page and the
+    /// CHANGELOG's newest heading (checked by a test) agree with it.
+    static let version = "0.2.0"
     static let hint = "Run `keychain --help` for the commands.\n"
 
     static func overview() -> String {

@@ -14,6 +14,16 @@ struct DocumentationTests {
         try KeychainExecutable.run(arguments, input: Data(input.utf8), home: directory.path)
     }
 
+    @Test("--version, the manual page and the CHANGELOG's newest release name the same version")
+    func oneVersion() throws {
+        #expect(try keychain(["--version"]).output == "keychain \(Help.version)\n")
+        #expect(try keychain(["man"]).output.contains("keychain \(Help.version)"))
+        let changelog = try String(contentsOfFile: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../CHANGELOG.md").standardizedFileURL.path, encoding: .utf8)
+        let newest = changelog.split(separator: "\n").first { $0.hasPrefix("## ") }
+        #expect(newest?.hasPrefix("## \(Help.version)") == true, "\(newest ?? "no release")")
+    }
+
     @Test("the common flags have short forms: -i, -s, -a, -v, -j, -h")
     func shortOptions() throws {
         let vault = directory.path + "/short.keychain"
