@@ -18,8 +18,9 @@ struct DocumentationTests {
     func oneVersion() throws {
         #expect(try keychain(["--version"]).output == "keychain \(Help.version)\n")
         #expect(try keychain(["man"]).output.contains("keychain \(Help.version)"))
-        let changelog = try String(contentsOfFile: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../../CHANGELOG.md").standardizedFileURL.path, encoding: .utf8)
+        let changelog = try String(
+            contentsOfFile: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                .appendingPathComponent("../../CHANGELOG.md").standardizedFileURL.path, encoding: .utf8)
         let newest = changelog.split(separator: "\n").first { $0.hasPrefix("## ") }
         #expect(newest?.hasPrefix("## \(Help.version)") == true, "\(newest ?? "no release")")
     }
