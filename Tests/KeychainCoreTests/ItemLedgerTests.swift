@@ -50,13 +50,18 @@ struct ItemLedgerTests {
         try raw.blobs("SELECT id, identity FROM items ORDER BY id").map(\.0)
     }
 
-    @Test("a row restored from an older copy (a revoked token) is refused, in the library and the command")
-    func olderRowRefused() throws {
+    /// A vault holding `a` and `b` in service `s`, and the file as `sqlite3` sees it.
+    func twoItems(_ a: String = "1", _ b: String = "2") throws -> (VaultConfiguration, Vault, RawVault) {
         let configuration = directory.vaultConfiguration()
         let vault = try Vault(configuration)
-        try vault.add(item("a", "revoked-token"))
-        try vault.add(item("b", "other"))
-        let raw = try RawVault(configuration.location.path)
+        try vault.add(item("a", a))
+        try vault.add(item("b", b))
+        return (configuration, vault, try RawVault(configuration.location.path))
+    }
+
+    @Test("a row restored from an older copy (a revoked token) is refused, in the library and the command")
+    func olderRowRefused() throws {
+        let (configuration, vault, raw) = try twoItems("revoked-token", "other")
         let old = try savedRow(raw, try ids(raw)[0])
         try vault.upsert(item("a", "current-token"))
         try putBack(raw, old)
@@ -69,11 +74,7 @@ struct ItemLedgerTests {
 
     @Test("a deleted row is tampering, not a missing item")
     func deletedRowRefused() throws {
-        let configuration = directory.vaultConfiguration()
-        let vault = try Vault(configuration)
-        try vault.add(item("a", "1"))
-        try vault.add(item("b", "2"))
-        let raw = try RawVault(configuration.location.path)
+        let (configuration, _, raw) = try twoItems()
         try raw.connection.execute("DELETE FROM items WHERE id = \(try ids(raw)[0])")
         expectTampered({ _ = try read(try Vault(configuration), "a") }, "the deleted row")
         expectTampered({ _ = try Vault(configuration).contains(Query(.genericPassword, attributes: Attributes(service: "s", account: "a"))) }, "contains")
@@ -81,11 +82,7 @@ struct ItemLedgerTests {
 
     @Test("an item deleted through the vault and put back from an older copy is refused")
     func restoredDeletedRowRefused() throws {
-        let configuration = directory.vaultConfiguration()
-        let vault = try Vault(configuration)
-        try vault.add(item("a", "deleted-secret"))
-        try vault.add(item("b", "2"))
-        let raw = try RawVault(configuration.location.path)
+        let (configuration, vault, raw) = try twoItems("deleted-secret", "2")
         let old = try savedRow(raw, try ids(raw)[0])
         #expect(try vault.delete(Query(.genericPassword, attributes: Attributes(service: "s", account: "a"))) == 1)
         try putBack(raw, old)
@@ -94,11 +91,7 @@ struct ItemLedgerTests {
 
     @Test("an older attributes blob beside the newer value does not open, and the other items still read")
     func olderAttributesBesideNewerValue() throws {
-        let configuration = directory.vaultConfiguration()
-        let vault = try Vault(configuration)
-        try vault.add(item("a", "1"))
-        try vault.add(item("b", "2"))
-        let raw = try RawVault(configuration.location.path)
+        let (configuration, vault, raw) = try twoItems()
         let id = try ids(raw)[0]
         let oldAttributes = try raw.blobs("SELECT id, attributes FROM items WHERE id = \(id)")[0].1
         try vault.upsert(item("a", "newer"))
@@ -125,11 +118,7 @@ struct ItemLedgerTests {
 
     @Test("verify names a failed ledger, and recover saves every item that opens")
     func verifyAndRecoverAfterLedgerFailure() throws {
-        let configuration = directory.vaultConfiguration()
-        let vault = try Vault(configuration)
-        try vault.add(item("a", "1"))
-        try vault.add(item("b", "2"))
-        let raw = try RawVault(configuration.location.path)
+        let (configuration, _, raw) = try twoItems()
         try raw.connection.execute("DELETE FROM items WHERE id = \(try ids(raw)[0])")
         let report = try Vault(configuration).verify()
         #expect(!report.isSound && report.ledger.contains("not the set") && report.intact == 1, "\(report)")
