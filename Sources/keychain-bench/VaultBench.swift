@@ -37,6 +37,11 @@ struct VaultBench {
         return (0..<count).map { _ in keys[Int.random(in: 0..<keys.count, using: &generator)] }
     }
 
+    /// The durable sets of the "setString" row, once, for a round paired with the floor's upserts.
+    func durableSets(_ keys: [String], round: Int) throws {
+        for key in keys { try valet.setString("paired-\(round)-\(key)", forKey: key) }
+    }
+
     func measureAll(reads: Int, writes: Int) throws -> [Measurement] {
         let group = "vault via Valet, \(items.formatted()) items"
         var out: [Measurement] = []

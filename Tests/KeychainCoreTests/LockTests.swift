@@ -35,11 +35,13 @@ struct LockTests {
 
     @Test("whenUnlocked items lock by themselves after the idle timeout")
     func idleTimeoutLocks() throws {
-        let vault = try Vault(directory.vaultConfiguration(idleTimeout: .milliseconds(200)))
+        // Long enough that a loaded machine never idles between two calls here; each call
+        // pushes the timeout back.
+        let vault = try Vault(directory.vaultConfiguration(idleTimeout: .seconds(1)))
         try vault.changePassphrase(from: nil, to: secret("pw"))
         try vault.add(item("u", .whenUnlocked))
         #expect(try read(vault, "u") == "v-u")
-        Thread.sleep(forTimeInterval: 0.6)
+        Thread.sleep(forTimeInterval: 2.5)
         #expect(vault.status().isUnlocked == false, "the idle timer wiped the keys without any call")
         #expect(throws: StoreError.locked) { try read(vault, "u") }
     }
