@@ -29,10 +29,15 @@ enum SecureHeap {
         return buffer
     }
 
+    /// Whether `pointer` is in the arena (rather than the ordinary heap it falls back to).
+    static func contains(_ pointer: UnsafeRawPointer) -> Bool {
+        isAvailable && CRYPTO_secure_allocated(pointer) == 1
+    }
+
     /// Wipes and releases what ``allocate(_:)`` gave.
     static func free(_ buffer: UnsafeMutableRawBufferPointer) {
         guard let base = buffer.baseAddress else { return }
-        if isAvailable, CRYPTO_secure_allocated(base) == 1 {
+        if contains(base) {
             CRYPTO_secure_clear_free(base, buffer.count, nil, 0)
         } else {
             OPENSSL_cleanse(base, buffer.count)
