@@ -192,10 +192,8 @@ struct ItemLedgerTests {
         let raw = try RawVault(configuration.location.path)
         let vaultID = Array(try raw.blobs("SELECT 0, value FROM meta WHERE name = 'header'")[0].1[6..<22])
         // An entry claiming a far newer generation, with a tag its planter could not compute.
-        let keyring = KernelKeyring()
         let forged = vaultID + [UInt8](repeating: 0xFF, count: 8) + Random.bytes(32)
-        let table = GenerationTable.entries(keyring.load(GenerationTable.description)).joined() + forged
-        try keyring.store(SecretBytes(table), as: GenerationTable.description)
+        OpenVault.updateGenerationTable(KernelKeyring()) { table in SecretBytes(GenerationTable.entries(table).joined() + forged) }
         #expect(try read(try Vault(configuration), "a") == "1")
         try Vault(configuration).add(item("b", "2"))
         #expect(try read(try Vault(configuration), "b") == "2")

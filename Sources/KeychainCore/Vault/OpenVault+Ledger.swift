@@ -159,19 +159,38 @@ extension OpenVault {
     /// update lost to another process's (both read the table, both replaced it) is made again.
     func rememberGeneration() {
         guard configuration.usesKernelKeyring, let state = ledger, let key = try? ledgerKey() else { return }
+        let vaultID = header.vaultID
         for _ in 0..<4 {
-            let table = kernelKeyring.load(GenerationTable.description)
-            if let seen = GenerationTable.generation(in: table, key: key, vaultID: header.vaultID), seen >= state.generation { return }
-            let updated = GenerationTable.recording(state.generation, in: table, key: key, vaultID: header.vaultID)
-            guard (try? kernelKeyring.store(updated, as: GenerationTable.description)) != nil else { return }
+            var recorded = false
+            Self.updateGenerationTable(kernelKeyring) { table in
+                if let seen = GenerationTable.generation(in: table, key: key, vaultID: vaultID), seen >= state.generation {
+                    recorded = true
+                    return nil
+                }
+                return GenerationTable.recording(state.generation, in: table, key: key, vaultID: vaultID)
+            }
+            if recorded { return }
         }
     }
 
     /// Drops this boot's record of the vault's generations (a restore puts an older copy back on purpose).
     func forgetGeneration() {
-        guard configuration.usesKernelKeyring, let table = kernelKeyring.load(GenerationTable.description) else { return }
-        let rest = GenerationTable.forgetting(header.vaultID, in: table)
-        // The kernel refuses an empty payload: the last entry goes with the key.
-        if rest.count == 0 { kernelKeyring.remove(GenerationTable.description) } else { try? kernelKeyring.store(rest, as: GenerationTable.description) }
+        guard configuration.usesKernelKeyring else { return }
+        let vaultID = header.vaultID
+        Self.updateGenerationTable(kernelKeyring) { table in table.map { GenerationTable.forgetting(vaultID, in: $0) } }
+    }
+
+    /// Reads the generation table, lets `change` make the new one (nil: leave it), and replaces
+    /// it, under one lock for the whole process, so that the vaults a process writes at once
+    /// never drop each other's entries. Another process's update can still race this one; each
+    /// writer then finds its own entry missing and makes it again.
+    static func updateGenerationTable(_ kernelKeyring: KernelKeyring, _ change: (SecretBytes?) -> SecretBytes?) {
+        generationTableLock.withLock {
+            guard let updated = change(kernelKeyring.load(GenerationTable.description)) else { return }
+            // The kernel refuses an empty payload: the last entry goes with the key.
+            if updated.count == 0 { kernelKeyring.remove(GenerationTable.description) } else { try? kernelKeyring.store(updated, as: GenerationTable.description) }
+        }
     }
 }
+
+private let generationTableLock = Lock()
