@@ -121,7 +121,15 @@ extension OpenVault {
     /// which write noticed.
     func overwrite(_ row: Row, protection: UInt8, with sealed: SealedRecord, missing: String) throws(StoreError) {
         let changed = try sql { () throws(SQLiteError) -> Int in
-            try connection.statement(VaultSchema.replaceItem).runCountingChanges([
+            let scope = try connection.statement(VaultSchema.selectScope).with([.integer(row.id)]) { (s: Statement) throws(SQLiteError) in
+                try s.step() ? s.blob(0) : nil
+            }
+            if sealed.identity == row.identity && scope == sealed.scope {
+                return try connection.statement(VaultSchema.replaceItemKeepingDigests).runCountingChanges([
+                    .integer(Int64(protection)), .blob(sealed.attributes), .blob(sealed.value), .integer(Int64(writeGeneration)), .integer(row.id),
+                ])
+            }
+            return try connection.statement(VaultSchema.replaceItem).runCountingChanges([
                 .integer(Int64(protection)), .blob(sealed.identity), .blob(sealed.scope), .blob(sealed.attributes), .blob(sealed.value),
                 .integer(Int64(writeGeneration)), .integer(row.id),
             ])

@@ -152,6 +152,10 @@ enum VaultSchema {
     /// Keeps the row id: an upgrade carries rows over as they were numbered.
     static let insertItemWithID = "INSERT INTO items(id, class, protection, identity, scope, attributes, value, generation) VALUES(?, ?, ?, ?, ?, ?, ?, ?)"
     static let replaceItem = "UPDATE items SET protection = ?, identity = ?, scope = ?, attributes = ?, value = ?, generation = ? WHERE id = ?"
+    /// The same, for a row whose digests stay: SQLite rewrites an index whenever its column is
+    /// assigned, even to the same value, and each rewritten page is one more in the WAL's fsync.
+    static let replaceItemKeepingDigests = "UPDATE items SET protection = ?, attributes = ?, value = ?, generation = ? WHERE id = ?"
+    static let selectScope = "SELECT scope FROM items WHERE id = ?"
     static let deleteItem = "DELETE FROM items WHERE id = ?"
     /// The items removing the passphrase destroys: of the passcode class (the parameter), or
     /// under an access control (a non-zero high nibble of the protection code).
