@@ -4,13 +4,13 @@
 # target; exits 1 if any input crashed, leaving it in .build/fuzz/crash-<target>-*: copy it
 # into Fuzz/Corpus/<target>/ once fixed, and FuzzRegressionTests replays it forever after.
 #
-#   scripts/fuzz.sh [SECONDS] [TARGET...]     targets: header attributes cache presence payload arguments
+#   scripts/fuzz.sh [SECONDS] [TARGET...]     targets: header attributes cache presence payload arguments state
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(header attributes cache presence payload arguments)
+[ ${#targets[@]} -gt 0 ] || targets=(header attributes cache presence payload arguments state)
 
 build=.build/fuzz
 # One -sanitize= flag with both: given as two flags, the Swift driver keeps only the last one

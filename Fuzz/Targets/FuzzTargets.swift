@@ -18,6 +18,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case payload
     /// The command line of `keychain`: arguments separated by NUL bytes.
     case arguments
+    /// The item ledger, the generation table and the size padding.
+    case state
 
     /// Feeds `bytes` to the parser. Crashing (or tripping a sanitizer) is the only failure.
     @discardableResult
@@ -28,6 +30,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .cache: FuzzEntryPoints.cachePayload(bytes)
         case .presence: FuzzEntryPoints.presenceKeyRecord(bytes)
         case .payload: LocksmithFuzzEntryPoints.payload(bytes)
+        case .state: FuzzEntryPoints.vaultState(bytes)
         case .arguments: KeychainCommand.parseOnly(bytes.split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) })
         }
     }

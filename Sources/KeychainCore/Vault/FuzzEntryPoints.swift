@@ -24,4 +24,31 @@
     public static func presenceKeyRecord(_ bytes: [UInt8]) -> Bool {
         PresenceKeyRecord.decode(bytes) != nil
     }
+
+    private static let stateKey = HMACKey(SecretBytes([UInt8](repeating: 0x5A, count: 32)))
+    private static let stateVault = [UInt8](repeating: 0xA5, count: VaultHeader.vaultIDSize)
+
+    /// The vault's state records: the item ledger (meta) and the generation table (the kernel
+    /// keyring, which another process of the user may write), and the size padding of what is
+    /// sealed. Checks what each promises: a ledger re-encodes to what it decoded from, a table
+    /// keeps at most its capacity and always finds the entry just recorded, padding round-trips.
+    public static func vaultState(_ bytes: [UInt8]) -> Bool {
+        let ledger = ItemLedger.decode(bytes, key: stateKey, vaultID: stateVault)
+        if let ledger { precondition(ledger.encoded(key: stateKey, vaultID: stateVault) == bytes, "a ledger does not re-encode to its bytes") }
+        if bytes.count >= 48 {
+            let made = ItemLedger(generation: ItemLedger.integer(bytes, at: 0), count: ItemLedger.integer(bytes, at: 8), digest: Array(bytes[16..<48]))
+            precondition(ItemLedger.decode(made.encoded(key: stateKey, vaultID: stateVault), key: stateKey, vaultID: stateVault) == made, "a ledger does not round-trip")
+        }
+        let table = SecretBytes(bytes)
+        _ = GenerationTable.generation(in: table, key: stateKey, vaultID: stateVault)
+        let generation = UInt64(bytes.count)
+        let recorded = GenerationTable.recording(generation, in: table, key: stateKey, vaultID: stateVault)
+        precondition(GenerationTable.entries(recorded).count <= GenerationTable.capacity, "the table grew past its capacity")
+        precondition(GenerationTable.generation(in: recorded, key: stateKey, vaultID: stateVault) == generation, "the entry just recorded is not found")
+        precondition(GenerationTable.generation(in: GenerationTable.forgetting(stateVault, in: recorded), key: stateKey, vaultID: stateVault) == nil, "a forgotten entry is still found")
+        _ = SizePadding.unpad(table)
+        let padded = bytes.withUnsafeBytes { SizePadding.pad($0) }
+        precondition(SizePadding.unpad(padded) == table && padded.count == SizePadding.bucket(for: bytes.count), "padding does not round-trip")
+        return ledger != nil
+    }
 }
