@@ -45,7 +45,8 @@
         let recorded = GenerationTable.recording(generation, in: table, key: stateKey, vaultID: stateVault)
         precondition(GenerationTable.entries(recorded).count <= GenerationTable.capacity, "the table grew past its capacity")
         precondition(GenerationTable.generation(in: recorded, key: stateKey, vaultID: stateVault) == generation, "the entry just recorded is not found")
-        precondition(GenerationTable.generation(in: GenerationTable.forgetting(stateVault, in: recorded), key: stateKey, vaultID: stateVault) == nil, "a forgotten entry is still found")
+        precondition(
+            GenerationTable.generation(in: GenerationTable.forgetting(stateVault, in: recorded), key: stateKey, vaultID: stateVault) == nil, "a forgotten entry is still found")
         _ = SizePadding.unpad(table)
         let padded = bytes.withUnsafeBytes { SizePadding.pad($0) }
         precondition(SizePadding.unpad(padded) == table && padded.count == SizePadding.bucket(for: bytes.count), "padding does not round-trip")
