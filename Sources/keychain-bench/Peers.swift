@@ -74,9 +74,26 @@ enum Peers {
         return nil
     }
 
-    /// The Python peers, through Benchmarks/python_peers.py; nil results with the reason when Python is missing.
-    static func python(script: String, pairs: Int, runs: Int) -> (measurements: [Measurement], skipped: [String: String]) {
-        guard let python = which("python3") else { return ([], ["python peers": "python3 is not installed"]) }
+    /// The Python libraries the peers are (`keyring`, its `keyrings.alt` backends and the
+    /// `pycryptodome` their encrypted file needs, `secretstorage`).
+    static let pythonPackages = ["keyring", "keyrings.alt", "pycryptodome", "secretstorage"]
+
+    /// A private virtual environment with the Python peers, made (or reused) at `directory` with
+    /// `python3 -m venv` and pip, which fetches them by name from PyPI; its interpreter.
+    static func installPythonPeers(into directory: String) throws -> String {
+        guard let python = which("python3") else { throw BenchError("--install-peers needs python3 (apt-get install python3 python3-venv)") }
+        let interpreter = directory + "/bin/python3"
+        if !FileManager.default.isExecutableFile(atPath: interpreter) {
+            try run(python, ["-m", "venv", directory])
+        }
+        try run(interpreter, ["-m", "pip", "install", "--quiet", "--disable-pip-version-check"] + pythonPackages)
+        return interpreter
+    }
+
+    /// The Python peers, through Benchmarks/python_peers.py, run by `interpreter` (else the
+    /// `python3` on PATH); no results, with the reason, when Python is missing.
+    static func python(script: String, pairs: Int, runs: Int, interpreter: String? = nil) -> (measurements: [Measurement], skipped: [String: String]) {
+        guard let python = interpreter ?? which("python3") else { return ([], ["python peers": "python3 is not installed"]) }
         guard let output = try? run(python, [script, String(pairs), String(runs)]),
             let object = try? JSONSerialization.jsonObject(with: output) as? [String: Any]
         else {

@@ -3,7 +3,9 @@ import KeychainCore
 import Valet
 
 // keychain-bench: our vault against its floors and its peers, in one run.
-// Usage: swift run -c release keychain-bench [--quick] [--runs N] [--out DIR] [--cli PATH]
+// Usage: swift run -c release keychain-bench [--quick] [--runs N] [--out DIR] [--cli PATH] [--install-peers]
+//   --install-peers: the Python peers (keyring, keyrings.alt, secretstorage) installed from PyPI
+//   into a private virtual environment (.build/bench-peers, reused), so the peer table is whole.
 
 let arguments = CommandLine.arguments.dropFirst()
 let quick = arguments.contains("--quick")
@@ -229,7 +231,16 @@ if let reason = Peers.secretService() {
     for index in 0..<min(pairs, 30) { _ = try? Peers.run(secretTool, ["clear", "service", service, "account", "a\(index)"]) }
 }
 let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Benchmarks/python_peers.py").standardized.path
-let python = Peers.python(script: script, pairs: min(pairs, 50), runs: runs)
+var interpreter: String?
+if arguments.contains("--install-peers") {
+    log("· installing the Python peers into .build/bench-peers (pip, from PyPI)")
+    do {
+        interpreter = try Peers.installPythonPeers(into: FileManager.default.currentDirectoryPath + "/.build/bench-peers")
+    } catch {
+        report.skipped["python peers"] = "--install-peers failed: \(error)"
+    }
+}
+let python = Peers.python(script: script, pairs: min(pairs, 50), runs: runs, interpreter: interpreter)
 report.measurements += python.measurements
 report.skipped.merge(python.skipped) { $1 }
 
