@@ -71,7 +71,7 @@ enum HostileFileCheck {
             if edit == .plantedCache || edit == .swappedPresenceKey {
                 var outcome = HostileKeyTrials.Outcome()
                 watchdog.start("trial \(trial) (\(edit))")
-                HostileKeyTrials.run(edit == .plantedCache ? .plantedCache : .swappedPresenceKey, in: trialDirectory, trial: trial, &outcome)
+                HostileKeyTrials.run(edit == .plantedCache ? .plantedCache : .swappedPresenceKey, in: trialDirectory, trial: trial, &random, &outcome)
                 watchdog.stop()
                 correct += outcome.correct
                 wrong += outcome.wrong

@@ -34,7 +34,7 @@ enum HostileKeyTrials {
             authentication: authenticator.map { AuthenticationContext(authenticator: $0) })
     }
 
-    static func run(_ attack: Attack, in directory: String, trial: Int, _ outcome: inout Outcome) {
+    static func run(_ attack: Attack, in directory: String, trial: Int, _ random: inout SeededRandom, _ outcome: inout Outcome) {
         let location = VaultLocation(path: directory + "/p.keychain")
         let configuration = VaultConfiguration(location: location, idleTimeout: nil, scryptParameters: .minimum, usesKernelKeyring: true)
         var description = ""
@@ -54,15 +54,15 @@ enum HostileKeyTrials {
             switch attack {
             case .plantedCache:
                 vault.forgetCachedKeys()
-                let payload = Array(SystemRandom.bytes(32)) + [2] + Array(SystemRandom.bytes(32))
+                let payload = bytes(32, &random) + [2] + bytes(32, &random)
                 _ = payload.withUnsafeBytes { ckeyring_add_user_key(description, $0.baseAddress, $0.count, CKEYRING_SPEC_USER_KEYRING) }
             case .swappedPresenceKey:
                 guard let lookup = load(description)?.prefix(32), lookup.count == 32,
                     let record = RawSQL.blobs(location.path, "SELECT value FROM meta WHERE name = 'presence'").first, !record.isEmpty
                 else { throw StoreError.unavailable("no cache to read the lookup key from") }
-                let attackerKey = SystemRandom.bytes(32)
+                let attackerKey = bytes(32, &random)
                 let tag = hmac(Array(lookup), Array("presence public key".utf8) + attackerKey)
-                let forged = [record[0]] + attackerKey + tag + SystemRandom.bytes(32 + 28)
+                let forged = [record[0]] + attackerKey + tag + bytes(32 + 28, &random)
                 RawSQL.exec(location.path, "UPDATE meta SET value = x'\(forged.map { String(format: "%02x", $0) }.joined())' WHERE name = 'presence'")
             }
 
@@ -126,12 +126,9 @@ enum HostileKeyTrials {
         _ = HMAC(EVP_sha256(), key, Int32(key.count), message, message.count, &out, &length)
         return out
     }
-}
 
-/// Random bytes for the attacker's keys (not the vault's: its keys come from OpenSSL's CSPRNG).
-enum SystemRandom {
-    static func bytes(_ count: Int) -> [UInt8] {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+    /// The attacker's keys, from the check's seeded generator, so that `--seed` replays a trial.
+    static func bytes(_ count: Int, _ random: inout SeededRandom) -> [UInt8] {
+        (0..<count).map { _ in UInt8(truncatingIfNeeded: random.next()) }
     }
 }

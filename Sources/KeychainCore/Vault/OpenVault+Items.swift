@@ -121,10 +121,7 @@ extension OpenVault {
     /// which write noticed.
     func overwrite(_ row: Row, protection: UInt8, with sealed: SealedRecord, missing: String) throws(StoreError) {
         let changed = try sql { () throws(SQLiteError) -> Int in
-            let scope = try connection.statement(VaultSchema.selectScope).with([.integer(row.id)]) { (s: Statement) throws(SQLiteError) in
-                try s.step() ? s.blob(0) : nil
-            }
-            if sealed.identity == row.identity && scope == sealed.scope {
+            if sealed.identity == row.identity && sealed.scope == row.scope {
                 return try connection.statement(VaultSchema.replaceItemKeepingDigests).runCountingChanges([
                     .integer(Int64(protection)), .blob(sealed.attributes), .blob(sealed.value), .integer(Int64(writeGeneration)), .integer(row.id),
                 ])
@@ -197,6 +194,8 @@ extension OpenVault {
         var value: [UInt8]?
         /// The generation that sealed the row; 0 for a row still sealed the format-1 way.
         var generation: UInt64
+        /// The scope digest as stored (checked against the attributes wherever it selected the row).
+        var scope: [UInt8]
         var attributes: Attributes?
     }
 
@@ -206,7 +205,7 @@ extension OpenVault {
         else { throw .corrupted("an item has an unknown class or protection code") }
         return Row(
             id: s.integer(0), itemClass: itemClass, accessibility: accessibility, accessControl: accessControl, identity: s.blob(3),
-            sealedAttributes: s.blob(4), value: includeValue ? s.blob(5) : nil, generation: UInt64(bitPattern: s.integer(6)))
+            sealedAttributes: s.blob(4), value: includeValue ? s.blob(5) : nil, generation: UInt64(bitPattern: s.integer(6)), scope: s.blob(7))
     }
 
     func row(identity: [UInt8], includeValue: Bool) throws(StoreError) -> Row? {

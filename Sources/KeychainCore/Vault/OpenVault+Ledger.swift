@@ -92,15 +92,10 @@ extension OpenVault {
 
     /// Runs `body` in a read transaction after ``checkLedger()``.
     func checkedRead<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {
-        do {
-            return try connection.readTransaction { () throws(StoreError) -> R in
+        try Self.transaction { () throws(TransactionError<StoreError>) in
+            try connection.readTransaction { () throws(StoreError) -> R in
                 try checkLedger()
                 return try body()
-            }
-        } catch {
-            switch error {
-            case .database(let failure): throw Self.map(failure)
-            case .body(let failure): throw failure
             }
         }
     }
@@ -121,14 +116,20 @@ extension OpenVault {
                 return result
             }
         } catch {
-            ledger = nil
-            ledgerDataVersion = -1
-            writeGeneration = 0
+            forgetLedgerState()
             throw error
         }
         writeGeneration = 0
         rememberGeneration()
         return result
+    }
+
+    /// Forgets the ledger as last verified (and any write in progress): the next read or write
+    /// checks the file afresh.
+    func forgetLedgerState() {
+        ledger = nil
+        ledgerDataVersion = -1
+        writeGeneration = 0
     }
 
     /// The ledger, at the write's generation, into the transaction in progress.
@@ -176,8 +177,11 @@ extension OpenVault {
     /// Drops this boot's record of the vault's generations (a restore puts an older copy back on purpose).
     func forgetGeneration() {
         guard configuration.usesKernelKeyring else { return }
-        let vaultID = header.vaultID
-        Self.updateGenerationTable(kernelKeyring) { table in table.map { GenerationTable.forgetting(vaultID, in: $0) } }
+        Self.forgetGeneration(of: header.vaultID, in: kernelKeyring)
+    }
+
+    static func forgetGeneration(of vaultID: [UInt8], in kernelKeyring: KernelKeyring) {
+        updateGenerationTable(kernelKeyring) { table in table.map { GenerationTable.forgetting(vaultID, in: $0) } }
     }
 
     /// Reads the generation table, lets `change` make the new one (nil: leave it), and replaces

@@ -32,8 +32,13 @@ extension OpenVault {
 
     /// A write transaction whose database failures are mapped to ``StoreError``.
     static func writeTransaction<R>(on connection: Connection, _ body: () throws(StoreError) -> R) throws(StoreError) -> R {
+        try transaction { () throws(TransactionError<StoreError>) in try connection.writeTransaction(body) }
+    }
+
+    /// A transaction's failure as a ``StoreError``: the database's, mapped, or the body's own.
+    static func transaction<R>(_ run: () throws(TransactionError<StoreError>) -> R) throws(StoreError) -> R {
         do {
-            return try connection.writeTransaction(body)
+            return try run()
         } catch {
             switch error {
             case .database(let failure): throw map(failure)

@@ -37,7 +37,7 @@ extension OpenVault {
                 try checkLedger()
                 let rows = try carriedRows(format: format)
                 writeGeneration = 1
-                let resealed = try rows.map { (row, scope) throws(StoreError) in try resealedForUpgrade(row, scope: scope) }
+                let resealed = try rows.map { (row) throws(StoreError) in try resealedForUpgrade(row) }
                 try sql { () throws(SQLiteError) in
                     try connection.execute("DROP TABLE items")
                     try connection.execute(VaultSchema.createItems)
@@ -52,9 +52,7 @@ extension OpenVault {
             }
         } catch {
             if header == replacement { try? refreshHeader() }
-            ledger = nil
-            ledgerDataVersion = -1
-            writeGeneration = 0
+            forgetLedgerState()
             throw error
         }
         writeGeneration = 0
@@ -62,26 +60,26 @@ extension OpenVault {
         rememberGeneration()
     }
 
-    /// Every row of the format-1 table, with its scope digest.
-    private func carriedRows(format: Int) throws(StoreError) -> [(Row, [UInt8])] {
-        var scopes: [Int64: [UInt8]] = [:]
-        try sql { () throws(SQLiteError) in
-            try connection.statement("SELECT id, scope FROM items").with([]) { (s: Statement) throws(SQLiteError) in
-                while try s.step() { scopes[s.integer(0)] = s.blob(1) }
-            }
-        }
+    /// Every row of the format-1 table.
+    private func carriedRows(format: Int) throws(StoreError) -> [Row] {
         let statement = try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.selectAllItems(format: format)) }
         let rows = try fetch(statement, [], includeValue: true, limit: nil)
+        let stored = try sql { () throws(SQLiteError) -> Int64 in
+            try connection.statement(VaultSchema.countItems).with([]) { (s: Statement) throws(SQLiteError) -> Int64 in
+                _ = try s.step()
+                return s.integer(0)
+            }
+        }
         // A row that does not even decode would be lost by the rebuild: refuse instead.
-        guard rows.count == scopes.count else {
+        guard rows.count == stored else {
             throw .corrupted("\(location.path) has items with an unknown class or protection code; keychain recover saves the others")
         }
-        return rows.map { ($0, scopes[$0.id] ?? []) }
+        return rows
     }
 
     /// The new table's values for one row: re-sealed at generation 1 when it opens here,
     /// carried over as generation 0 otherwise.
-    private func resealedForUpgrade(_ row: Row, scope: [UInt8]) throws(StoreError) -> [Statement.Value] {
+    private func resealedForUpgrade(_ row: Row) throws(StoreError) -> [Statement.Value] {
         let protection = RecordCoding.protectionCode(row.accessibility, row.accessControl)
         func values(_ generation: UInt64, _ identity: [UInt8], _ scope: [UInt8], _ attributes: [UInt8], _ value: [UInt8]) -> [Statement.Value] {
             [
@@ -89,7 +87,7 @@ extension OpenVault {
                 .blob(attributes), .blob(value), .integer(Int64(generation)),
             ]
         }
-        let carried = values(0, row.identity, scope, row.sealedAttributes, row.value ?? [])
+        let carried = values(0, row.identity, row.scope, row.sealedAttributes, row.value ?? [])
         guard row.accessControl == nil else { return carried }
         let attributes: Attributes
         let value: SecretBytes

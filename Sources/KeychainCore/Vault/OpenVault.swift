@@ -135,8 +135,7 @@ final class OpenVault: @unchecked Sendable {
         mutex.withLock {
             lockKeys()
             keys.wipeAll()
-            ledger = nil
-            ledgerDataVersion = -1
+            forgetLedgerState()
             if configuration.usesKernelKeyring {
                 kernelKeyring.remove(cacheDescription)
                 kernelKeyring.remove(unlockedDescription)

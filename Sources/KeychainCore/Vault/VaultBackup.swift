@@ -48,9 +48,7 @@ extension Vault {
         try Self.copy(from: backup, to: location, keyFile: backup.hasPassphrase ? nil : try VaultFile.readKeyFile(source.keyFilePath))
         // The owner puts an older copy back on purpose: this boot's memory of newer generations
         // of the vault would refuse it as a rollback.
-        if configuration.usesKernelKeyring {
-            try OpenVault(VaultConfiguration(location: location, usesKernelKeyring: true, createIfMissing: false)).forgetGeneration()
-        }
+        if configuration.usesKernelKeyring { OpenVault.forgetGeneration(of: backup.header.vaultID, in: KernelKeyring()) }
     }
 
     /// The vault's snapshot into `destination`: key file linked first, then the vault file,

@@ -103,8 +103,8 @@ enum VaultSchema {
 
     /// The item columns every read takes; a format-1 table has no generation, and its rows read
     /// as generation 0 (sealed the format-1 way).
-    static func itemColumns(format: Int) -> String {
-        "id, class, protection, identity, attributes, value, " + (format >= 2 ? "generation" : "0")
+    static func itemColumns(format: Int, includeValue: Bool = true) -> String {
+        "id, class, protection, identity, attributes, \(includeValue ? "value" : "NULL"), \(format >= 2 ? "generation" : "0"), scope"
     }
     static func selectByIdentity(format: Int) -> String { format >= 2 ? selectByIdentityTwo : selectByIdentityOne }
     static func selectAllItems(format: Int) -> String { format >= 2 ? selectAllTwo : selectAllOne }
@@ -140,7 +140,7 @@ enum VaultSchema {
                 [1, 2].map { format in
                     [false, true].map { value in
                         [false, true].map { protection in
-                            "SELECT id, class, protection, identity, attributes, \(value ? "value" : "NULL"), \(format >= 2 ? "generation" : "0") FROM items WHERE \(filter)"
+                            "SELECT \(itemColumns(format: format, includeValue: value)) FROM items WHERE \(filter)"
                                 + (protection ? " AND (protection & 15) = ?" : "") + " ORDER BY id"
                         }
                     }
@@ -155,7 +155,6 @@ enum VaultSchema {
     /// The same, for a row whose digests stay: SQLite rewrites an index whenever its column is
     /// assigned, even to the same value, and each rewritten page is one more in the WAL's fsync.
     static let replaceItemKeepingDigests = "UPDATE items SET protection = ?, attributes = ?, value = ?, generation = ? WHERE id = ?"
-    static let selectScope = "SELECT scope FROM items WHERE id = ?"
     static let deleteItem = "DELETE FROM items WHERE id = ?"
     /// The items removing the passphrase destroys: of the passcode class (the parameter), or
     /// under an access control (a non-zero high nibble of the protection code).
