@@ -34,6 +34,21 @@ struct ProcessHygieneTests {
         #expect(echo, "echo is back on after Ctrl-C")
     }
 
+    @Test("the command keeps keys out of core dumps: its core-size limit is zero, soft and hard, from its start")
+    func commandIsNotDumpable() throws {
+        let (pid, stdin) = try Subprocess.launch(
+            KeychainExecutable.path, ["set", "--identifier", "Druidia", "Skroob"],
+            environment: ["KEYCHAIN_PATH": vaultPath, "HOME": directory.path, "KEYCHAIN_KERNEL_KEYRING": "off"], errorFile: directory.path + "/set.stderr")
+        // While it waits for the secret on standard input.
+        Thread.sleep(forTimeInterval: 0.2)
+        let limits = String(decoding: FileHandle(forReadingAtPath: "/proc/\(pid)/limits")?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+        close(stdin)
+        _ = Subprocess.wait(for: pid)
+        let core = limits.split(separator: "\n").first { $0.hasPrefix("Max core file size") }?.split(separator: " ", omittingEmptySubsequences: true)
+        // Soft and hard limits both zero: the hard one is what the command lowered itself.
+        #expect(core?.dropFirst(4).prefix(2) == ["0", "0"], "\(core ?? [])")
+    }
+
     @Test("a passphrase file others can read is refused, with the reason and the fix")
     func loosePassphraseFileRefused() throws {
         let passphrase = directory.file("pw", "correct horse")
