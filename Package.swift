@@ -17,8 +17,10 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .target(name: "CKeyring"),
         .target(name: "CSystem"),
+        // libcurl, loaded at run time by the sync engine only (its headers from libcurl4-openssl-dev).
+        .target(name: "CCurl"),
 
-        .target(name: "KeychainCore", dependencies: ["CSQLite", "COpenSSL", "CKeyring", "CSystem"]),
+        .target(name: "KeychainCore", dependencies: ["CSQLite", "COpenSSL", "CKeyring", "CSystem", "CCurl"]),
         // Valet's naming (identifiers, accessibility, service strings), Foundation-free so that
         // the command can address Valets' items without loading Foundation.
         .target(name: "ValetNaming", dependencies: ["KeychainCore"]),

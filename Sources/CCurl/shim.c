@@ -1,0 +1,94 @@
+#include "ccurl.h"
+#include <curl/curl.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+static struct {
+    CURLcode (*global_init)(long);
+    CURL *(*easy_init)(void);
+    CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+    CURLcode (*easy_perform)(CURL *);
+    CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+    void (*easy_cleanup)(CURL *);
+    struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+    void (*slist_free_all)(struct curl_slist *);
+    char error[256];
+    int loaded;
+} lib;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void load(void) {
+    void *handle = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+        snprintf(lib.error, sizeof lib.error, "libcurl.so.4 could not be loaded (install libcurl4): %s", dlerror());
+        return;
+    }
+#define SYM(field, name) if (!(*(void **)&lib.field = dlsym(handle, name))) { snprintf(lib.error, sizeof lib.error, "libcurl.so.4 lacks %s", name); return; }
+    SYM(global_init, "curl_global_init")
+    SYM(easy_init, "curl_easy_init")
+    SYM(easy_setopt, "curl_easy_setopt")
+    SYM(easy_perform, "curl_easy_perform")
+    SYM(easy_getinfo, "curl_easy_getinfo")
+    SYM(easy_cleanup, "curl_easy_cleanup")
+    SYM(slist_append, "curl_slist_append")
+    SYM(slist_free_all, "curl_slist_free_all")
+#undef SYM
+    if (lib.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        snprintf(lib.error, sizeof lib.error, "curl_global_init failed");
+        return;
+    }
+    lib.loaded = 1;
+}
+
+struct sink { ccurl_body_cb cb; void *context; };
+
+static size_t on_write(char *bytes, size_t size, size_t count, void *user) {
+    struct sink *sink = user;
+    return sink->cb(bytes, size * count, sink->context);
+}
+
+int ccurl_post(const struct ccurl_request *r, ccurl_body_cb on_body, void *context, long *http_status, char *errbuf) {
+    pthread_once(&once, load);
+    *http_status = 0;
+    errbuf[0] = 0;
+    if (!lib.loaded) {
+        snprintf(errbuf, CURL_ERROR_SIZE, "%s", lib.error);
+        return CCURL_UNAVAILABLE;
+    }
+    CURL *h = lib.easy_init();
+    if (!h) {
+        snprintf(errbuf, CURL_ERROR_SIZE, "curl_easy_init failed");
+        return CCURL_UNAVAILABLE;
+    }
+    struct sink sink = { on_body, context };
+    struct curl_slist *headers = lib.slist_append(NULL, "Content-Type: application/json");
+    lib.easy_setopt(h, CURLOPT_URL, r->url);
+    lib.easy_setopt(h, CURLOPT_POSTFIELDS, r->body);
+    lib.easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+    lib.easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
+    lib.easy_setopt(h, CURLOPT_WRITEDATA, &sink);
+    lib.easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+    // Threads run transfers; signals would reach the wrong one.
+    lib.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    lib.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    // Never a proxy from the environment: the endpoints are the user's own cluster.
+    lib.easy_setopt(h, CURLOPT_NOPROXY, "*");
+    if (r->ca_file) lib.easy_setopt(h, CURLOPT_CAINFO, r->ca_file);
+    if (r->cert_file) lib.easy_setopt(h, CURLOPT_SSLCERT, r->cert_file);
+    if (r->key_file) lib.easy_setopt(h, CURLOPT_SSLKEY, r->key_file);
+    if (r->connect_timeout_ms) lib.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, r->connect_timeout_ms);
+    if (r->timeout_ms) lib.easy_setopt(h, CURLOPT_TIMEOUT_MS, r->timeout_ms);
+    if (r->idle_timeout_s) {
+        lib.easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+        lib.easy_setopt(h, CURLOPT_LOW_SPEED_TIME, r->idle_timeout_s);
+    }
+    CURLcode rc = lib.easy_perform(h);
+    lib.easy_getinfo(h, CURLINFO_RESPONSE_CODE, http_status);
+    if (rc != CURLE_OK && errbuf[0] == 0) snprintf(errbuf, CURL_ERROR_SIZE, "curl error %d", (int)rc);
+    lib.slist_free_all(headers);
+    lib.easy_cleanup(h);
+    return (int)rc;
+}

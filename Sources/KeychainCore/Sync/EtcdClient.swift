@@ -1,0 +1,264 @@
+import CCurl
+import FoundationEssentials
+
+/// A client of etcd's v3 JSON gateway (`/v3/kv/...`, `/v3/watch`) over libcurl, trying the
+/// cluster's endpoints in turn. etcd is untrusted storage here: this type moves bytes; what
+/// they mean, and whether to believe them, is decided above it.
+///
+/// Every call is blocking and may be made from any thread. A call that reached no endpoint
+/// throws ``SyncError/unreachable(_:)``; a write that timed out may still be committed by etcd
+/// later, which is why every write above this type is a compare-and-swap.
+final class EtcdClient: Sendable {
+    /// Where the cluster answers, and how to authenticate to it.
+    struct Configuration: Sendable, Equatable {
+        /// Base URLs (`http://127.0.0.1:2379`, `https://host:2379`).
+        var endpoints: [String]
+        /// PEM file of the CA that signed the cluster's certificates, for a private CA.
+        var caFile: String?
+        /// Client certificate and key (PEM), for a cluster that asks for them.
+        var certFile: String?
+        var keyFile: String?
+    }
+
+    /// One key as stored: bytes and the revisions etcd gave it.
+    struct KeyValue: Sendable, Equatable {
+        var key: [UInt8]
+        var value: [UInt8]
+        var modRevision: Int64
+        var createRevision: Int64
+    }
+
+    let configuration: Configuration
+    private let preferred = Lock()
+    /// The endpoint that answered last (guarded by `preferred`).
+    nonisolated(unsafe) private var preferredIndex = 0
+    let requestTimeoutMilliseconds: Int
+
+    init(_ configuration: Configuration, requestTimeoutMilliseconds: Int = 4_000) throws(SyncError) {
+        guard !configuration.endpoints.isEmpty else { throw .invalidArgument("no etcd endpoint given") }
+        for endpoint in configuration.endpoints where !(endpoint.hasPrefix("http://") || endpoint.hasPrefix("https://")) {
+            throw .invalidArgument("'\(endpoint)' is not an etcd endpoint URL (http://host:port or https://host:port)")
+        }
+        self.configuration = configuration
+        self.requestTimeoutMilliseconds = requestTimeoutMilliseconds
+    }
+
+    // MARK: - Key-value
+
+    /// The keys in `[key, rangeEnd)` (just `key` when `rangeEnd` is nil) changed at or after
+    /// `minModRevision`, with the cluster's revision when it answered.
+    func range(_ key: [UInt8], rangeEnd: [UInt8]? = nil, minModRevision: Int64 = 0) throws(SyncError) -> (revision: Int64, kvs: [KeyValue]) {
+        var fields = ["\"key\":\"\(Self.base64(key))\""]
+        if let rangeEnd { fields.append("\"range_end\":\"\(Self.base64(rangeEnd))\"") }
+        if minModRevision > 0 { fields.append("\"min_mod_revision\":\"\(minModRevision)\"") }
+        let answer = try call("/v3/kv/range", "{" + fields.joined(separator: ",") + "}", as: EtcdJSON.Range.self)
+        return (try answer.header.number(), try EtcdJSON.keyValues(answer.kvs))
+    }
+
+    /// Puts `value` at `key` only if the key's revision is still `modRevision` (0: only if the
+    /// key does not exist). Returns whether it did, and otherwise what the key holds now.
+    func put(_ key: [UInt8], _ value: [UInt8], ifModRevision modRevision: Int64, lease: Int64 = 0) throws(SyncError) -> (
+        succeeded: Bool, current: KeyValue?, revision: Int64
+    ) {
+        let encodedKey = Self.base64(key)
+        let compare =
+            modRevision == 0
+            ? "{\"key\":\"\(encodedKey)\",\"target\":\"CREATE\",\"result\":\"EQUAL\",\"create_revision\":\"0\"}"
+            : "{\"key\":\"\(encodedKey)\",\"target\":\"MOD\",\"result\":\"EQUAL\",\"mod_revision\":\"\(modRevision)\"}"
+        let body = """
+            {"compare":[\(compare)],"success":[{"request_put":{"key":"\(encodedKey)","value":"\(Self.base64(value))"\(lease == 0 ? "" : ",\"lease\":\"\(lease)\"")}}],\
+            "failure":[{"request_range":{"key":"\(encodedKey)"}}]}
+            """
+        let answer = try call("/v3/kv/txn", body, as: EtcdJSON.Txn.self)
+        let succeeded = answer.succeeded ?? false
+        let current = succeeded ? nil : try EtcdJSON.keyValues(answer.responses?.first?.response_range?.kvs).first
+        return (succeeded, current, try answer.header.number())
+    }
+
+    /// A lease of `seconds`: keys put under it go when it expires.
+    func grantLease(seconds: Int) throws(SyncError) -> Int64 {
+        guard let id = Int64(try call("/v3/lease/grant", "{\"TTL\":\"\(seconds)\"}", as: EtcdJSON.Lease.self).ID ?? "") else {
+            throw .malformed("a lease without an id")
+        }
+        return id
+    }
+
+    /// Puts `value` at `key` unconditionally.
+    @discardableResult
+    func put(_ key: [UInt8], _ value: [UInt8]) throws(SyncError) -> Int64 {
+        let body = "{\"key\":\"\(Self.base64(key))\",\"value\":\"\(Self.base64(value))\"}"
+        return try call("/v3/kv/put", body, as: EtcdJSON.Range.self).header.number()
+    }
+
+    /// Deletes `key` (or `[key, rangeEnd)`); returns how many keys went.
+    @discardableResult
+    func delete(_ key: [UInt8], rangeEnd: [UInt8]? = nil) throws(SyncError) -> Int {
+        var fields = ["\"key\":\"\(Self.base64(key))\""]
+        if let rangeEnd { fields.append("\"range_end\":\"\(Self.base64(rangeEnd))\"") }
+        let answer = try call("/v3/kv/deleterange", "{" + fields.joined(separator: ",") + "}", as: EtcdJSON.Delete.self)
+        return Int(answer.deleted ?? "0") ?? 0
+    }
+
+    /// The end of the range of keys that start with `prefix`.
+    static func rangeEnd(ofPrefix prefix: [UInt8]) -> [UInt8] {
+        var end = prefix
+        while let last = end.last {
+            if last < 0xFF {
+                end[end.count - 1] = last + 1
+                return end
+            }
+            end.removeLast()
+        }
+        return [0]
+    }
+
+    // MARK: - Watch
+
+    /// What a watch stream said.
+    enum WatchEvent {
+        /// Keys changed; the revision of the last change.
+        case changed(revision: Int64)
+        /// The history before `revision` was compacted away: read the current state instead.
+        case compacted(revision: Int64)
+    }
+
+    /// Watches the keys under `prefix` from `startRevision`, calling `onEvent` for each batch
+    /// of changes until it returns false, the stream has been idle for `idleSeconds`, or the
+    /// endpoint goes away (then it returns, and the caller reads and watches again).
+    func watch(prefix: [UInt8], startRevision: Int64, idleSeconds: Int, onEvent: @escaping (WatchEvent) -> Bool) throws(SyncError) {
+        let body = """
+            {"create_request":{"key":"\(Self.base64(prefix))","range_end":"\(Self.base64(Self.rangeEnd(ofPrefix: prefix)))",\
+            "start_revision":"\(startRevision)"}}
+            """
+        let lines = LineSplitter { line in
+            guard let result = (try? JSONDecoder().decode(EtcdJSON.WatchLine.self, from: Data(line)))?.result else { return true }
+            if let compacted = result.compact_revision.flatMap({ Int64($0) }), compacted > 0 {
+                _ = onEvent(.compacted(revision: compacted))
+                return false
+            }
+            if result.canceled == true { return false }
+            guard let events = result.events, !events.isEmpty else { return true }
+            return onEvent(.changed(revision: (try? result.header.number()) ?? 0))
+        }
+        _ = try perform("/v3/watch", body, timeoutMilliseconds: 0, idleSeconds: idleSeconds, stream: lines)
+    }
+
+    // MARK: - Transport
+
+    private func call<Answer: Decodable>(_ path: String, _ body: String, as: Answer.Type) throws(SyncError) -> Answer {
+        let collected = BodyCollector()
+        let status = try perform(path, body, timeoutMilliseconds: requestTimeoutMilliseconds, idleSeconds: 0, stream: collected)
+        let data = Data(collected.bytes)
+        if status != 200 || (try? JSONDecoder().decode(EtcdJSON.Failure.self, from: data))?.error != nil {
+            let failure = try? JSONDecoder().decode(EtcdJSON.Failure.self, from: data)
+            throw .server(code: failure?.code ?? status, message: failure?.error ?? failure?.message ?? "HTTP \(status)")
+        }
+        do {
+            return try JSONDecoder().decode(Answer.self, from: data)
+        } catch {
+            throw .malformed("a \(path) answer that is not etcd's")
+        }
+    }
+
+    /// Sends `body` to each endpoint in turn, starting with the one that answered last, until
+    /// one completes the transfer. An error answer from etcd that another member may not give
+    /// (no leader, timed out, unavailable) moves on to the next endpoint too.
+    private func perform(_ path: String, _ text: String, timeoutMilliseconds: Int, idleSeconds: Int, stream: some BodySink) throws(SyncError) -> Int {
+        let endpoints = configuration.endpoints
+        let first = preferred.withLock { preferredIndex }
+        var failure = ""
+        for attempt in 0..<endpoints.count {
+            let index = (first + attempt) % endpoints.count
+            let endpoint = endpoints[index]
+            stream.reset()
+            var status = 0
+            var message = ""
+            let code = Self.post(
+                url: endpoint + path, body: text, configuration: configuration, timeoutMilliseconds: timeoutMilliseconds, idleSeconds: idleSeconds,
+                sink: stream, status: &status, message: &message)
+            if code == CCURL_UNAVAILABLE { throw .unreachable(message) }
+            // A stream we ended ourselves, or that went idle, ended normally.
+            let streamEnded = timeoutMilliseconds == 0 && (code == CCURL_ABORTED || code == CCURL_TIMEDOUT || code == 18)
+            if code == 0 && !(500...599).contains(status) || streamEnded && status == 200 {
+                if index != first { preferred.withLock { preferredIndex = index } }
+                return status
+            }
+            failure = code == 0 ? "\(endpoint) answered HTTP \(status)" : "\(endpoint): \(message)"
+        }
+        throw .unreachable(failure)
+    }
+
+    private static func post(
+        url: String, body: String, configuration: Configuration, timeoutMilliseconds: Int, idleSeconds: Int, sink: some BodySink,
+        status: inout Int, message: inout String
+    ) -> Int32 {
+        var httpStatus = 0
+        var errorBuffer = [CChar](repeating: 0, count: 512)
+        let context = Unmanaged.passUnretained(sink as AnyObject).toOpaque()
+        let code = url.withCString { url in
+            body.withCString { body in
+                withOptionalCString(configuration.caFile) { ca in
+                    withOptionalCString(configuration.certFile) { cert in
+                        withOptionalCString(configuration.keyFile) { key in
+                            var request = ccurl_request(
+                                url: url, body: body, ca_file: ca, cert_file: cert, key_file: key,
+                                connect_timeout_ms: 1_500, timeout_ms: timeoutMilliseconds, idle_timeout_s: idleSeconds)
+                            return ccurl_post(
+                                &request,
+                                { bytes, length, context in
+                                    let sink = Unmanaged<AnyObject>.fromOpaque(context!).takeUnretainedValue() as! any BodySink
+                                    return sink.receive(UnsafeRawBufferPointer(start: bytes, count: length)) ? length : 0
+                                }, context, &httpStatus, &errorBuffer)
+                        }
+                    }
+                }
+            }
+        }
+        status = httpStatus
+        message = String(decoding: errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return code
+    }
+
+    static func base64(_ bytes: [UInt8]) -> String { Data(bytes).base64EncodedString() }
+}
+
+private func withOptionalCString<R>(_ string: String?, _ body: (UnsafePointer<CChar>?) -> R) -> R {
+    guard let string else { return body(nil) }
+    return string.withCString { body($0) }
+}
+
+/// Where a transfer's body goes as it arrives.
+private protocol BodySink: AnyObject {
+    /// Takes a chunk; false stops the transfer.
+    func receive(_ bytes: UnsafeRawBufferPointer) -> Bool
+    /// Forgets what an earlier attempt received.
+    func reset()
+}
+
+private final class BodyCollector: BodySink {
+    var bytes: [UInt8] = []
+    /// etcd answers are small; a larger one is not etcd's.
+    static let limit = 64 << 20
+    func receive(_ chunk: UnsafeRawBufferPointer) -> Bool {
+        bytes.append(contentsOf: chunk)
+        return bytes.count <= Self.limit
+    }
+    func reset() { bytes.removeAll() }
+}
+
+/// Splits a newline-delimited JSON stream (etcd's watch) into lines.
+private final class LineSplitter: BodySink {
+    private var pending: [UInt8] = []
+    private let onLine: ([UInt8]) -> Bool
+    init(_ onLine: @escaping ([UInt8]) -> Bool) { self.onLine = onLine }
+    func receive(_ chunk: UnsafeRawBufferPointer) -> Bool {
+        pending.append(contentsOf: chunk)
+        while let newline = pending.firstIndex(of: 0x0A) {
+            let line = Array(pending[..<newline])
+            pending.removeSubrange(...newline)
+            if !line.isEmpty, !onLine(line) { return false }
+        }
+        return pending.count <= 16 << 20
+    }
+    func reset() { pending.removeAll() }
+}
