@@ -9,6 +9,8 @@ struct KeyRing {
     var lookup: HMACKey?
     /// Derived from the lookup key (``ItemLedger``); goes with it.
     var ledger: HMACKey?
+    /// Seals the sync journal and state (``OpenVault/journalKey()``); goes with the lookup key.
+    var journal: SealingKey?
     var classes: [Accessibility: SealingKey] = [:]
 
     /// Drops what `lock()` drops: the master key and every class key that does not survive a lock.
@@ -21,6 +23,7 @@ struct KeyRing {
         master = nil
         lookup = nil
         ledger = nil
+        journal = nil
         classes = [:]
     }
 

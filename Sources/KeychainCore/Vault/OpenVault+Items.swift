@@ -18,11 +18,12 @@ extension OpenVault {
             return 1
         case .upsert(let item):
             try checkSize(of: item.value)
-            guard let existing = try row(identity: identity(of: item), includeValue: item.value == nil) else {
+            guard var existing = try row(identity: identity(of: item), includeValue: item.value == nil) else {
                 try insert(item)
                 return 1
             }
             let old = try decryptAttributes(existing)
+            existing.attributes = old
             try replace(existing, attributes: old.merging(item.attributes), value: item.value)
             return 1
         case .update(let query, let changes, let value):
@@ -34,7 +35,8 @@ extension OpenVault {
             }
             return rows.count
         case .delete(let query):
-            let rows = try matchingRows(query, includeValue: false, needAttributes: false)
+            // A synchronizable item's delete travels, addressed by its attributes.
+            let rows = try matchingRows(query, includeValue: false, needAttributes: syncEnrolled)
             try delete(rows)
             return rows.count
         }
@@ -49,7 +51,10 @@ extension OpenVault {
             return changed
         }
         guard changed == rows.count else { throw .tampered("a delete did not remove the rows it matched") }
-        for row in rows { try ledgerRemove(row) }
+        for row in rows {
+            try ledgerRemove(row)
+            if let attributes = row.attributes { journal(row.itemClass, attributes, identity: row.identity, deleted: true) }
+        }
     }
 
     func checkSize(of value: SecretBytes?) throws(StoreError) {
@@ -89,6 +94,7 @@ extension OpenVault {
             ])
         }
         try ledgerInsert(id: connection.lastInsertRowID, itemClass: item.itemClass, identity: sealed.identity)
+        journal(item.itemClass, attributes, identity: sealed.identity, deleted: false)
     }
 
     /// Re-seals an existing row with new attributes (and value, or its old one), checking that
@@ -114,6 +120,13 @@ extension OpenVault {
         try overwrite(
             existing, protection: RecordCoding.protectionCode(attributes.accessibility!, attributes.accessControl), with: sealed,
             missing: "an update did not change the row it matched")
+        if sealed.identity != existing.identity, let old = existing.attributes {
+            journal(existing.itemClass, old.normalizedIdentity(for: existing.itemClass), identity: existing.identity, deleted: true)
+        } else if let old = existing.attributes, SyncChange.travels(old), !SyncChange.travels(attributes) {
+            // Made ThisDeviceOnly or put behind a proof: it leaves the other devices.
+            journal(existing.itemClass, old.normalizedIdentity(for: existing.itemClass), identity: existing.identity, deleted: true)
+        }
+        journal(existing.itemClass, attributes, identity: sealed.identity, deleted: false)
     }
 
     /// Writes `sealed` over `row`, at the write's generation. A row that is not there any more

@@ -147,6 +147,7 @@ extension OpenVault {
         keys.master = master
         keys.lookup = try Self.lookupKey(master: master)
         keys.ledger = nil
+        keys.journal = nil
     }
 
     static func lookupKey(master: SecretBytes) throws(StoreError) -> HMACKey {

@@ -29,9 +29,10 @@ extension OpenVault {
         ledger = nil
         if ledgerDataVersion != -1 {
             // Another connection committed: what open checked is checked again.
-            let format = try VaultSchema.check(connection, path: location.path)
+            let schema = try VaultSchema.check(connection, path: location.path)
+            syncEnrolled = schema.synced
             try refreshHeader()
-            try Self.checkFormat(schema: format, header: header, path: location.path)
+            try Self.checkFormat(schema: schema.format, header: header, path: location.path)
         }
         if header.version < 2 {
             guard try storedLedger() == nil else { throw .tampered("\(location.path) is a format-1 vault with an item ledger; refusing to use it") }
@@ -111,7 +112,9 @@ extension OpenVault {
             result = try writeTransaction { () throws(StoreError) -> R in
                 try checkLedger()
                 writeGeneration = ledger!.generation + 1
+                journalChanges.removeAll()
                 let result = try body()
+                try writeJournal()
                 try storeLedger()
                 return result
             }
@@ -127,6 +130,7 @@ extension OpenVault {
     /// Forgets the ledger as last verified (and any write in progress): the next read or write
     /// checks the file afresh.
     func forgetLedgerState() {
+        journalChanges.removeAll()
         ledger = nil
         ledgerDataVersion = -1
         writeGeneration = 0

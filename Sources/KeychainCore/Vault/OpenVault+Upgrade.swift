@@ -31,7 +31,7 @@ extension OpenVault {
         do throws(StoreError) {
             try writeTransaction { () throws(StoreError) in
                 // Another process may have upgraded it a moment ago.
-                try Self.checkFormat(schema: try VaultSchema.check(connection, path: location.path), header: header, path: location.path)
+                try Self.checkFormat(schema: try VaultSchema.check(connection, path: location.path).format, header: header, path: location.path)
                 try refreshHeader()
                 guard header.version < VaultHeader.currentVersion else { return }
                 try checkLedger()

@@ -98,7 +98,7 @@ extension Vault {
     /// Checks the vault file with SQLite and tries every item with the keys available here.
     /// - Throws: ``StoreError/noVault(path:)``, and the errors of opening the file at all.
     public func verify() throws(StoreError) -> VaultReport {
-        guard let vault = try openedForBackup() else { throw .noVault(path: location.path) }
+        guard let vault = try openedIfPresent() else { throw .noVault(path: location.path) }
         return try vault.verify()
     }
 
@@ -108,7 +108,7 @@ extension Vault {
     /// - Returns: how many were copied and how many stayed behind.
     /// - Throws: ``StoreError/invalidArgument(_:)`` when a file is already at `path`.
     public func recover(to path: String, passphrase: SecretBytes?) throws(StoreError) -> (copied: Int, leftBehind: Int) {
-        guard let vault = try openedForBackup() else { throw .noVault(path: location.path) }
+        guard let vault = try openedIfPresent() else { throw .noVault(path: location.path) }
         let destination = VaultLocation(path: path)
         for file in [destination.path, destination.keyFilePath] {
             guard case .missing = try VaultFile.entry(file) else { throw .invalidArgument("\(file) already exists; recover writes a new vault") }

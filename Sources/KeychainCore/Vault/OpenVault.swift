@@ -51,6 +51,12 @@ final class OpenVault: @unchecked Sendable {
     var ledgerDataVersion: Int64 = -1
     /// The generation the write in progress gives the rows it seals.
     var writeGeneration: UInt64 = 0
+    /// Whether the vault has a sync journal (``VaultSchema/syncObjects``), as last checked.
+    var syncEnrolled = false
+    /// The synchronizable items the write in progress changed, journaled before it commits.
+    var journalChanges: [SyncChange] = []
+    /// Set while a pull applies changes from elsewhere: they are journaled as received, not pending.
+    var applyingRemoteChanges = false
 
     /// Opens the existing vault at the configuration's location.
     ///
@@ -68,12 +74,13 @@ final class OpenVault: @unchecked Sendable {
         } catch {
             throw Self.map(error, path: location.path)
         }
-        let format = try VaultSchema.check(connection, path: location.path)
+        let schema = try VaultSchema.check(connection, path: location.path)
+        syncEnrolled = schema.synced
         guard let bytes = try Self.storedHeader(in: connection) else {
             throw .corrupted("\(location.path) has a vault's tables but no header")
         }
         header = try VaultHeader.decode(bytes)
-        try Self.checkFormat(schema: format, header: header, path: location.path)
+        try Self.checkFormat(schema: schema.format, header: header, path: location.path)
     }
 
     /// A header and a schema of different formats: one of them was replaced.

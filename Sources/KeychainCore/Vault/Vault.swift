@@ -75,8 +75,11 @@ public final class Vault: Store, @unchecked Sendable {
         return now.tv_sec - info.st_mtim.tv_sec < 10
     }
 
-    /// The open vault for a backup (nil when there is none).
-    func openedForBackup() throws(StoreError) -> OpenVault? { try vault(creating: false) }
+    /// The open vault, for backups, verification and sync (nil when there is none).
+    func openedIfPresent() throws(StoreError) -> OpenVault? { try vault(creating: false) }
+
+    /// The open vault, created first if there is none (as a first write would).
+    func openedCreatingIfMissing() throws(StoreError) -> OpenVault? { try vault(creating: true) }
 
     // MARK: - Lock state
 

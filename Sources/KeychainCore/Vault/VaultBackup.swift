@@ -15,7 +15,7 @@ extension Vault {
     ///   The copy is verified (it opens, and SQLite's integrity check passes) before this returns.
     public func backup(to path: String) throws(StoreError) {
         let destination = VaultLocation(path: path)
-        guard let vault = try openedForBackup() else { throw .noVault(path: location.path) }
+        guard let vault = try openedIfPresent() else { throw .noVault(path: location.path) }
         for file in [destination.path, destination.keyFilePath] {
             guard case .missing = try VaultFile.entry(file) else {
                 throw .invalidArgument("\(file) already exists; a backup never writes over a file")

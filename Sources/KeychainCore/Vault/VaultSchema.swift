@@ -45,6 +45,28 @@ enum VaultSchema {
         ]
     }
 
+    /// What a vault enrolled in sync adds: its journal, one row per synchronizable item it has
+    /// written or received (the item's clock and origin, sealed), `pending` while etcd has not
+    /// taken it: the outbox. Meta rows `sync` (the group's keys and the pull cursor, sealed) and
+    /// `sync_device` (this device's id) go with it.
+    static let syncObjects: [(type: String, name: String, table: String, sql: String?)] = [
+        ("table", "sync_journal", "sync_journal", "CREATE TABLE sync_journal(identity BLOB PRIMARY KEY, pending INTEGER NOT NULL, record BLOB NOT NULL) WITHOUT ROWID"),
+        ("index", "sync_journal_pending", "sync_journal", "CREATE INDEX sync_journal_pending ON sync_journal(pending)"),
+    ]
+    static let createSync = syncObjects.compactMap(\.sql).joined(separator: ";\n")
+    static let dropSync = "DROP TABLE sync_journal; DELETE FROM meta WHERE name IN ('sync', 'sync_device')"
+    static let readJournal = "SELECT pending, record FROM sync_journal WHERE identity = ?"
+    static let writeJournal = "INSERT OR REPLACE INTO sync_journal(identity, pending, record) VALUES(?, ?, ?)"
+    static let readPendingJournal = "SELECT identity, record FROM sync_journal WHERE pending = 1 LIMIT ?"
+    static let countPendingJournal = "SELECT count(*) FROM sync_journal WHERE pending = 1"
+    static let readAllJournal = "SELECT identity, record FROM sync_journal"
+    static let clearPending = "UPDATE sync_journal SET pending = 0 WHERE identity = ? AND record = ?"
+    static let markAllPending = "UPDATE sync_journal SET pending = 1"
+    static let readSyncState = "SELECT value FROM meta WHERE name = 'sync'"
+    static let writeSyncState = "INSERT OR REPLACE INTO meta(name, value) VALUES('sync', ?)"
+    static let readSyncDevice = "SELECT value FROM meta WHERE name = 'sync_device'"
+    static let writeSyncDevice = "INSERT OR REPLACE INTO meta(name, value) VALUES('sync_device', ?)"
+
     /// The item table and its index, as a new vault (or an upgrade) creates them.
     static let createItems = formatTwo.dropFirst(2).compactMap(\.sql).joined(separator: ";\n")
 
@@ -54,9 +76,10 @@ enum VaultSchema {
     /// truncated file), another database, or a vault with anything added or changed (a
     /// trigger that silently ignores updates or copies every new ciphertext away, a view in a
     /// table's place, an extra table or index, a changed column).
-    /// - Returns: the format whose schema it is (1 or 2).
+    /// - Returns: the format whose schema it is (1 or 2), and whether the vault is enrolled in
+    ///   sync (format 2 with exactly ``syncObjects`` added).
     @discardableResult
-    static func check(_ connection: Connection, path: String) throws(StoreError) -> Int {
+    static func check(_ connection: Connection, path: String) throws(StoreError) -> (format: Int, synced: Bool) {
         var found: [(type: String, name: String, table: String, sql: String?)] = []
         do throws(SQLiteError) {
             try connection.statement("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY rowid").with([]) { (s: Statement) throws(SQLiteError) in
@@ -77,7 +100,8 @@ enum VaultSchema {
         let described = found.map { "\($0.type) \($0.name) \($0.table) \($0.sql ?? "")" }
         let items = found.first { $0.type == "table" && $0.name == "items" }?.sql ?? ""
         let format = items.contains("generation INTEGER") ? 2 : 1
-        let objects = objects(format: format)
+        let synced = format >= 2 && found.contains { $0.type == "table" && $0.name == "sync_journal" }
+        let objects = objects(format: format) + (synced ? syncObjects : [])
         let expected = Set(objects.map { "\($0.type) \($0.name) \($0.table) \($0.sql ?? "")" })
         for (object, description) in zip(found, described) where !expected.contains(description) {
             throw .tampered("\(path) has a \(object.type) '\(object.name)' that is not part of a vault's schema (or a changed one); refusing to use it")
@@ -85,7 +109,7 @@ enum VaultSchema {
         guard found.count == objects.count else {
             throw .tampered("\(path) lacks part of a vault's schema; refusing to use it")
         }
-        return format
+        return (format, synced)
     }
 
     static let readHeader = "SELECT value FROM meta WHERE name = 'header'"

@@ -1,0 +1,107 @@
+/// The vault's side of sync: the journal of synchronizable items (clock, origin, pending) that
+/// every write updates in its own transaction, the outbox it makes, and the applying of
+/// changes received from other devices. The sync engine (``SyncEngine``) is the only caller.
+///
+/// Journal records and the sync state are sealed (AES-256-GCM) under a key derived from the
+/// lookup key, bound to the vault and, for records, to the item's identity digest.
+extension OpenVault {
+    // MARK: - During a write (mutex held, transaction open)
+
+    /// Notes that the write in progress changed a synchronizable item.
+    func journal(_ itemClass: ItemClass, _ attributes: Attributes, identity: [UInt8], deleted: Bool) {
+        guard syncEnrolled, !applyingRemoteChanges, SyncChange.travels(attributes) else { return }
+        journalChanges.removeAll { $0.identity == identity }
+        journalChanges.append(
+            SyncChange(identity: identity, clock: 0, origin: [], deleted: deleted, itemClass: itemClass, attributes: SyncChange.address(of: itemClass, attributes)))
+    }
+
+    /// Writes the changes noted during the write into the journal, pending: each gets a clock
+    /// ahead of every one its item has had.
+    func writeJournal() throws(StoreError) {
+        guard !journalChanges.isEmpty else { return }
+        let device = try syncDevice()
+        for var change in journalChanges {
+            let previous = try journalEntry(change.identity)
+            change.clock = SyncChange.nextClock(after: previous?.clock ?? 0)
+            change.origin = device
+            try storeJournalEntry(change, pending: true)
+        }
+        journalChanges.removeAll()
+    }
+
+    // MARK: - Journal rows
+
+    func journalEntry(_ identity: [UInt8]) throws(StoreError) -> SyncChange? {
+        let sealed = try sql { () throws(SQLiteError) -> [UInt8]? in
+            try connection.statement(VaultSchema.readJournal).with([.blob(identity)]) { (s: Statement) throws(SQLiteError) -> [UInt8]? in
+                try s.step() ? s.blob(1) : nil
+            }
+        }
+        guard let sealed else { return nil }
+        return try openJournalRecord(sealed, identity: identity)
+    }
+
+    func storeJournalEntry(_ change: SyncChange, pending: Bool) throws(StoreError) {
+        let key = try journalKey()
+        let aad = journalAssociatedData(change.identity)
+        let sealed = try Self.crypto { () throws(OpenSSLError) in try key.seal(change.encoded(withValue: false), associatedData: aad) }
+        try sql { () throws(SQLiteError) in
+            try connection.statement(VaultSchema.writeJournal).run([.blob(change.identity), .integer(pending ? 1 : 0), .blob(sealed)])
+        }
+    }
+
+    func openJournalRecord(_ sealed: [UInt8], identity: [UInt8]) throws(StoreError) -> SyncChange {
+        let key = try journalKey()
+        guard let opened = try? key.open(sealed, associatedData: journalAssociatedData(identity)), var change = SyncChange.decode(opened) else {
+            throw .tampered("a sync journal record failed authentication (altered or moved between items)")
+        }
+        change.identity = identity
+        return change
+    }
+
+    private func journalAssociatedData(_ identity: [UInt8]) -> [UInt8] {
+        Array("swift-keychain sync journal v1".utf8) + header.vaultID + identity
+    }
+
+    func journalKey() throws(StoreError) -> SealingKey {
+        if let key = keys.journal { return key }
+        let lookup = try lookupKey()
+        let key = SealingKey(try Self.crypto { () throws(OpenSSLError) in try HKDF.deriveKey(from: lookup.key, info: "swift-keychain sync journal v1") })
+        keys.journal = key
+        return key
+    }
+
+    /// This device's id in its sync group, as enrollment stored it.
+    func syncDevice() throws(StoreError) -> [UInt8] {
+        let device = try sql { () throws(SQLiteError) -> [UInt8]? in
+            try connection.statement(VaultSchema.readSyncDevice).with([]) { (s: Statement) throws(SQLiteError) -> [UInt8]? in try s.step() ? s.blob(0) : nil }
+        }
+        guard let device, device.count == 16 else { throw .tampered("the vault is enrolled in sync but has no device id") }
+        return device
+    }
+
+    // MARK: - Sync state
+
+    /// The sealed sync state (the group's keys, the endpoints, the cursor), opened; nil when
+    /// the vault is not enrolled.
+    func syncState() throws(StoreError) -> SecretBytes? {
+        guard syncEnrolled else { return nil }
+        let sealed = try sql { () throws(SQLiteError) -> [UInt8]? in
+            try connection.statement(VaultSchema.readSyncState).with([]) { (s: Statement) throws(SQLiteError) -> [UInt8]? in try s.step() ? s.blob(0) : nil }
+        }
+        guard let sealed else { throw .tampered("the vault has a sync journal but no sync state") }
+        guard let state = try? journalKey().open(sealed, associatedData: syncStateAssociatedData()) else {
+            throw .tampered("the vault's sync state failed authentication")
+        }
+        return state
+    }
+
+    func storeSyncState(_ state: SecretBytes) throws(StoreError) {
+        let key = try journalKey()
+        let aad = syncStateAssociatedData()
+        let sealed = try Self.crypto { () throws(OpenSSLError) in try key.seal(state, associatedData: aad) }
+        try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.writeSyncState).run([.blob(sealed)]) }
+    }
+
+    private func syncStateAssociatedData() -> [UInt8] { Array("swift-keychain sync state v1".utf8) + header.vaultID }
+}
