@@ -1,0 +1,389 @@
+import Dispatch
+import FoundationEssentials
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Keeps one vault's synchronizable items in step with the other devices of its sync group,
+/// through an etcd cluster that is trusted with nothing: items travel sealed under the
+/// group's key, named by HMACs, padded; the newest change to an item wins (by the clock
+/// inside its seal, not by when it reached etcd), deletes travel as tombstones.
+///
+/// Writes never wait for the network: the vault journals each change in the write's own
+/// transaction (the outbox), and ``syncOnce()`` or ``run(until:)`` sends it when etcd answers.
+/// Received changes are applied with the pull cursor in one transaction, so a crash never
+/// skips or repeats one.
+public final class SyncEngine: @unchecked Sendable {
+    let vault: Vault
+    private let mutex = Lock()
+
+    /// The engine of `vault`, which must be enrolled (``create(vault:cluster:deviceName:)``,
+    /// ``join(vault:cluster:code:deviceName:)``).
+    ///
+    /// - Throws: ``SyncError/notEnrolled``, or ``SyncError/store(_:)`` when the vault cannot be read.
+    public init(vault: Vault) throws(SyncError) {
+        self.vault = vault
+        _ = try state()
+    }
+
+    // MARK: - Enrollment
+
+    /// Starts a sync group with this vault as its first device: new group keys, the member
+    /// list on the cluster, the vault's synchronizable items in the outbox.
+    ///
+    /// - Throws: ``SyncError/alreadyEnrolled``; ``SyncError/unreachable(_:)`` when no endpoint answers.
+    public static func create(vault: Vault, cluster: SyncCluster, deviceName: String) throws(SyncError) -> SyncEngine {
+        let open = try openVault(vault, creating: true)
+        guard try store({ () throws(StoreError) in try open.readSyncState() }) == nil else { throw .alreadyEnrolled }
+        let keys = try deviceKeys()
+        let state = SyncState(
+            userID: Random.bytes(16), deviceID: Random.bytes(16), deviceName: deviceName, privateKey: keys.privateKey, publicKey: keys.publicKey,
+            namingKey: SecretBytes.random(count: 32), epochKeys: [1: SecretBytes.random(count: 32)], epoch: 1, cursor: 0, lastPull: 0, refused: 0,
+            cluster: cluster.configuration)
+        let client = try EtcdClient(state.cluster)
+        let members = [SyncRecords.Member(deviceID: state.deviceID, publicKey: state.publicKey, name: deviceName)]
+        let written = try client.put(
+            SyncRecords.membersKey(state.prefix), try SyncRecords.sealMembers(members, epoch: 1, key: state.epochKey, prefix: state.prefix), ifModRevision: 0)
+        guard written.succeeded else { throw .malformed("a new group's member list already exists") }
+        try store { () throws(StoreError) in try open.enrollSync(device: state.deviceID, state: state.encoded()) }
+        return try SyncEngine(vault: vault)
+    }
+
+    /// Joins the sync group an existing device invited this vault into (``invite()``): the
+    /// group's keys come from the invitation, which the code opens and which is used up.
+    ///
+    /// - Throws: ``SyncError/invalidInvitation(_:)`` for a code this program did not make,
+    ///   ``SyncError/invitationNotFound`` for one used, expired or from another cluster,
+    ///   ``SyncError/tampered(_:)`` when what etcd holds does not open with it.
+    public static func join(vault: Vault, cluster: SyncCluster, code: String, deviceName: String) throws(SyncError) -> SyncEngine {
+        let invitation = try InvitationCode(parsing: code)
+        let open = try openVault(vault, creating: true)
+        guard try store({ () throws(StoreError) in try open.readSyncState() }) == nil else { throw .alreadyEnrolled }
+        let client = try EtcdClient(cluster.configuration)
+        let prefix = Array("/kc1/\(Digest.hex(invitation.userID))/".utf8)
+        let invitationKey = SyncRecords.invitationKey(prefix, secret: invitation.secret)
+        guard let sealed = try client.range(invitationKey).kvs.first else { throw .invitationNotFound }
+        let group = try SyncRecords.openInvitation(sealed.value, secret: invitation.secret, prefix: prefix)
+        let keys = try deviceKeys()
+        var state = SyncState(
+            userID: invitation.userID, deviceID: Random.bytes(16), deviceName: deviceName, privateKey: keys.privateKey, publicKey: keys.publicKey,
+            namingKey: group.naming, epochKeys: group.keys, epoch: group.epoch, cursor: 0, lastPull: 0, refused: 0, cluster: cluster.configuration)
+        // Added to the member list by compare-and-swap: two devices joining at once both stay.
+        for _ in 0..<16 {
+            guard let list = try client.range(SyncRecords.membersKey(prefix)).kvs.first else { throw .tampered("the group has no member list") }
+            guard let epoch = SyncRecords.membersEpoch(list.value), let key = state.epochKeys[epoch] else {
+                throw .tampered("the member list is at an epoch the invitation does not hold")
+            }
+            state.epoch = epoch
+            var members = try SyncRecords.openMembers(list.value, key: key, prefix: prefix)
+            members.append(SyncRecords.Member(deviceID: state.deviceID, publicKey: state.publicKey, name: deviceName))
+            let updated = try SyncRecords.sealMembers(members, epoch: epoch, key: key, prefix: prefix)
+            if try client.put(SyncRecords.membersKey(prefix), updated, ifModRevision: list.modRevision).succeeded { break }
+        }
+        _ = try? client.delete(invitationKey)
+        try store { () throws(StoreError) in try open.enrollSync(device: state.deviceID, state: state.encoded()) }
+        return try SyncEngine(vault: vault)
+    }
+
+    /// An invitation for another device to join this group: a code to type there, valid for
+    /// an hour and once. The group's keys wait in etcd sealed under a secret only the code carries.
+    ///
+    /// - Throws: ``SyncError/unreachable(_:)`` when no endpoint answers.
+    public func invite() throws(SyncError) -> String {
+        let state = try state()
+        let client = try EtcdClient(state.cluster)
+        let secret = SecretBytes.random(count: 16)
+        let lease = try client.grantLease(seconds: 3_600)
+        let written = try client.put(
+            SyncRecords.invitationKey(state.prefix, secret: secret), try SyncRecords.sealInvitation(state, secret: secret), ifModRevision: 0, lease: lease)
+        guard written.succeeded else { throw .malformed("an invitation with a new random secret already exists") }
+        return InvitationCode(userID: state.userID, secret: secret).text
+    }
+
+    /// Removes a device (by the start of its id, or its name) from the group: a new group key
+    /// goes to every other member, so it reads nothing written from now on.
+    ///
+    /// - Throws: ``SyncError/invalidArgument(_:)`` when no member, or more than one, matches.
+    public func removeDevice(_ which: String) throws(SyncError) {
+        try mutex.withLock { () throws(SyncError) in
+            var state = try state()
+            let client = try EtcdClient(state.cluster)
+            try refreshMembership(&state, client: client)
+            for _ in 0..<16 {
+                guard let list = try client.range(SyncRecords.membersKey(state.prefix)).kvs.first else { throw .tampered("the group has no member list") }
+                var members = try SyncRecords.openMembers(list.value, key: state.epochKey, prefix: state.prefix)
+                let matches = members.filter { Digest.hex($0.deviceID).hasPrefix(which.lowercased()) || $0.name == which }
+                guard matches.count == 1, let removed = matches.first else {
+                    throw .invalidArgument(matches.isEmpty ? "no device of the group is '\(which)'" : "'\(which)' names \(matches.count) devices; give more of the id")
+                }
+                guard removed.deviceID != state.deviceID else { throw .invalidArgument("a device cannot remove itself; use 'keychain sync leave'") }
+                members.removeAll { $0.deviceID == removed.deviceID }
+                let epoch = state.epoch + 1
+                let newKey = SecretBytes.random(count: 32)
+                for member in members {
+                    let share = try SyncRecords.sealShare(newKey, epoch: epoch, to: member, previousKey: state.epochKey, prefix: state.prefix)
+                    try client.put(SyncRecords.shareKey(state.prefix, epoch: epoch, device: member.deviceID), share)
+                }
+                let sealed = try SyncRecords.sealMembers(members, epoch: epoch, key: newKey, prefix: state.prefix)
+                guard try client.put(SyncRecords.membersKey(state.prefix), sealed, ifModRevision: list.modRevision).succeeded else { continue }
+                state.epochKeys[epoch] = newKey
+                state.epoch = epoch
+                try save(state)
+                return
+            }
+            throw .unreachable("the member list kept changing")
+        }
+    }
+
+    /// Leaves the group: the vault's items stay, and travel no more.
+    public func leave() throws(SyncError) {
+        let open = try Self.openVault(vault, creating: false)
+        try Self.store { () throws(StoreError) in try open.leaveSync() }
+    }
+
+    // MARK: - Rounds
+
+    /// Sends the outbox and applies what the other devices wrote since the last round.
+    ///
+    /// - Throws: ``SyncError/unreachable(_:)`` when no endpoint answers (nothing is lost: the
+    ///   outbox stays), ``SyncError/removed`` when this device was removed from the group.
+    @discardableResult
+    public func syncOnce() throws(SyncError) -> SyncRound {
+        try mutex.withLock { () throws(SyncError) in
+            var state = try state()
+            let client = try EtcdClient(state.cluster)
+            var round = SyncRound()
+            try refreshMembership(&state, client: client)
+            round.sent = try push(&state, client: client)
+            let pulled = try pull(&state, client: client)
+            round.received = pulled.applied
+            round.superseded = pulled.superseded
+            round.refused = pulled.refused
+            return round
+        }
+    }
+
+    /// Syncs until `shouldStop` returns true: a round now, then one whenever etcd reports a
+    /// change or the outbox holds something, and at least every few seconds. Errors are
+    /// reported to `onError` and retried after a pause; ``SyncError/removed`` ends it.
+    public func run(until shouldStop: @escaping @Sendable () -> Bool, onError: @escaping @Sendable (SyncError) -> Void = { _ in }) {
+        let wake = DispatchSemaphore(value: 0)
+        DispatchQueue(label: "keychain.sync.watch").async { [self] in
+            while !shouldStop() {
+                guard let state = try? state(), let client = try? EtcdClient(state.cluster) else {
+                    sleepMilliseconds(500)
+                    continue
+                }
+                do {
+                    try client.watch(prefix: state.prefix, startRevision: state.cursor + 1, idleSeconds: 5) { _ in
+                        wake.signal()
+                        return !shouldStop()
+                    }
+                } catch {
+                    sleepMilliseconds(200)
+                }
+            }
+            wake.signal()
+        }
+        var failures = 0
+        while !shouldStop() {
+            do throws(SyncError) {
+                try syncOnce()
+                failures = 0
+            } catch .removed {
+                onError(.removed)
+                return
+            } catch {
+                onError(error)
+                failures += 1
+            }
+            let pending = (try? outboxLength()) ?? 0
+            if pending > 0 && failures == 0 { continue }
+            // Woken by the watch; otherwise every 100 ms the outbox is looked at, since
+            // another process may write to the vault.
+            var waited = 0
+            while !shouldStop(), wake.wait(timeout: .now() + .milliseconds(100)) == .timedOut {
+                waited += 100
+                if failures == 0, ((try? outboxLength()) ?? 0) > 0 { break }
+                if waited >= min(5_000, 250 << min(failures, 5)) { break }
+            }
+        }
+    }
+
+    /// How many changes wait in the outbox.
+    public func outboxLength() throws(SyncError) -> Int {
+        let open = try Self.openVault(vault, creating: false)
+        return try Self.store { () throws(StoreError) in try open.outbox(limit: 0).pending }
+    }
+
+    // MARK: - Status
+
+    /// Where this device syncs, who the group's members are, and how far it is behind.
+    ///
+    /// - Throws: ``SyncError/notEnrolled``; a cluster that does not answer is reported in the
+    ///   status (``SyncStatus/clusterRevision`` nil), not thrown.
+    public func status() throws(SyncError) -> SyncStatus {
+        let state = try state()
+        var status = SyncStatus(
+            endpoints: state.cluster.endpoints, deviceID: Digest.hex(state.deviceID), deviceName: state.deviceName, epoch: state.epoch,
+            outbox: try outboxLength(), cursor: state.cursor, lastPull: state.lastPull, refused: Int(state.refused))
+        do throws(SyncError) {
+            let client = try EtcdClient(state.cluster)
+            if let list = try client.range(SyncRecords.membersKey(state.prefix)).kvs.first,
+                let epoch = SyncRecords.membersEpoch(list.value), let key = state.epochKeys[epoch]
+            {
+                status.members = try SyncRecords.openMembers(list.value, key: key, prefix: state.prefix).map {
+                    SyncStatus.Device(id: Digest.hex($0.deviceID), name: $0.name)
+                }
+            }
+            status.clusterRevision = try client.range(SyncRecords.membersKey(state.prefix)).revision
+        } catch {
+            status.clusterError = error.description
+        }
+        return status
+    }
+
+    // MARK: - Internals
+
+    func state() throws(SyncError) -> SyncState {
+        let open = try Self.openVault(vault, creating: false)
+        guard let sealed = try Self.store({ () throws(StoreError) in try open.readSyncState() }) else { throw .notEnrolled }
+        guard let state = SyncState.decode(sealed) else { throw .store(.corrupted("the vault's sync state does not decode")) }
+        return state
+    }
+
+    func save(_ state: SyncState) throws(SyncError) {
+        let open = try Self.openVault(vault, creating: false)
+        try Self.store { () throws(StoreError) in try open.writeSyncState(state.encoded()) }
+    }
+
+    /// Follows the member list to a newer epoch: its key comes in a share sealed to this
+    /// device; a newer epoch with no share for it means it was removed.
+    private func refreshMembership(_ state: inout SyncState, client: EtcdClient) throws(SyncError) {
+        guard let list = try client.range(SyncRecords.membersKey(state.prefix)).kvs.first else {
+            // The cluster lost the group (wiped): this device puts it back.
+            let members = [SyncRecords.Member(deviceID: state.deviceID, publicKey: state.publicKey, name: state.deviceName)]
+            _ = try client.put(
+                SyncRecords.membersKey(state.prefix), try SyncRecords.sealMembers(members, epoch: state.epoch, key: state.epochKey, prefix: state.prefix),
+                ifModRevision: 0)
+            return
+        }
+        guard let epoch = SyncRecords.membersEpoch(list.value) else { throw .tampered("the member list has no epoch") }
+        guard epoch > state.epoch else { return }
+        var changed = false
+        while state.epoch < epoch {
+            let next = state.epoch + 1
+            guard let share = try client.range(SyncRecords.shareKey(state.prefix, epoch: next, device: state.deviceID)).kvs.first else {
+                throw .removed
+            }
+            guard let key = SyncRecords.openShare(share.value, epoch: next, state: state, previousKey: state.epochKey) else {
+                throw .tampered("the group key of epoch \(next) does not open or was not made by a member")
+            }
+            state.epochKeys[next] = key
+            state.epoch = next
+            changed = true
+        }
+        let members = try SyncRecords.openMembers(list.value, key: state.epochKey, prefix: state.prefix)
+        guard members.contains(where: { $0.deviceID == state.deviceID }) else { throw .removed }
+        if changed { try save(state) }
+    }
+
+    /// Sends the outbox, each change by compare-and-swap against what etcd holds: written
+    /// when the key is new or holds an older change; left when etcd holds a newer one (the
+    /// pull applies it) or this very change (a write that timed out and committed later).
+    private func push(_ state: inout SyncState, client: EtcdClient) throws(SyncError) -> Int {
+        let open = try Self.openVault(vault, creating: false)
+        var sent = 0
+        while true {
+            let outbox = try Self.store { () throws(StoreError) in try open.outbox(limit: 256) }
+            guard !outbox.entries.isEmpty else { return sent }
+            var done: [OpenVault.OutboxEntry] = []
+            for entry in outbox.entries {
+                let key = try SyncRecords.itemKey(entry.change, state: state)
+                let sealed = try SyncRecords.sealItem(entry.change, at: key, state: state)
+                var current = try client.range(key).kvs.first
+                for _ in 0..<16 {
+                    if let current, let remote = SyncRecords.openItem(current.value, at: key, state: state),
+                        !entry.change.isNewer(thanClock: remote.clock, origin: remote.origin)
+                    {
+                        break
+                    }
+                    let written = try client.put(key, sealed, ifModRevision: current?.modRevision ?? 0)
+                    if written.succeeded {
+                        sent += 1
+                        break
+                    }
+                    current = written.current
+                }
+                done.append(entry)
+            }
+            try Self.store { () throws(StoreError) in try open.acknowledge(done) }
+            if outbox.entries.count < 256 && outbox.pending <= outbox.entries.count { return sent }
+        }
+    }
+
+    /// Applies every item changed on etcd since the cursor, newest wins, with the new cursor
+    /// in the same transaction. A cluster whose revision went back (wiped, replaced) gets
+    /// everything this device has again.
+    private func pull(_ state: inout SyncState, client: EtcdClient) throws(SyncError) -> OpenVault.ApplyResult {
+        let open = try Self.openVault(vault, creating: false)
+        let prefix = SyncRecords.itemsPrefix(state)
+        var answer = try client.range(prefix, rangeEnd: EtcdClient.rangeEnd(ofPrefix: prefix), minModRevision: state.cursor + 1)
+        if answer.revision < state.cursor {
+            try Self.store { () throws(StoreError) in try open.resendAll() }
+            state.cursor = 0
+            _ = try push(&state, client: client)
+            answer = try client.range(prefix, rangeEnd: EtcdClient.rangeEnd(ofPrefix: prefix))
+        }
+        var changes: [SyncChange] = []
+        var refused = 0
+        for kv in answer.kvs {
+            guard let change = SyncRecords.openItem(kv.value, at: kv.key, state: state),
+                (try? SyncRecords.itemKey(change, state: state)) == kv.key
+            else {
+                refused += 1
+                continue
+            }
+            changes.append(change)
+        }
+        state.cursor = max(state.cursor, answer.revision)
+        state.lastPull = Self.nowMilliseconds()
+        state.refused += UInt32(refused)
+        let encoded = state.encoded()
+        var result = try Self.store { () throws(StoreError) in try open.applyReceived(changes, state: encoded) }
+        result.refused += refused
+        return result
+    }
+
+    private static func deviceKeys() throws(SyncError) -> (privateKey: SecretBytes, publicKey: [UInt8]) {
+        do {
+            return try X25519.generate()
+        } catch {
+            throw .store(.unavailable("OpenSSL failed to make a key pair: \(error)"))
+        }
+    }
+
+    static func openVault(_ vault: Vault, creating: Bool) throws(SyncError) -> OpenVault {
+        // Enrolling is a write, and the first write creates a vault.
+        let opened = try store { () throws(StoreError) in try creating ? vault.openedCreatingIfMissing() : vault.openedIfPresent() }
+        guard let open = opened else { throw .notEnrolled }
+        return open
+    }
+
+    static func store<R>(_ body: () throws(StoreError) -> R) throws(SyncError) -> R {
+        do {
+            return try body()
+        } catch {
+            throw .store(error)
+        }
+    }
+
+    static func nowMilliseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return UInt64(now.tv_sec) * 1_000 + UInt64(now.tv_nsec) / 1_000_000
+    }
+}
+
+private func sleepMilliseconds(_ milliseconds: Int) { usleep(UInt32(milliseconds) * 1_000) }

@@ -1,0 +1,173 @@
+/// The records a sync group keeps in etcd, and how each is sealed. etcd sees the user id,
+/// HMAC-named keys, epoch numbers, padded sizes and timing; no service, account, access
+/// group, value, device name or public key.
+///
+/// Layout under the group's prefix `/kc1/<user id>/`:
+/// - `i/<HMAC(naming key, class || identity)>`: an item (``SyncRecords/sealItem(_:at:state:)``);
+/// - `m`: the member list, `epoch (4) || AES-GCM(members key of that epoch)`;
+/// - `k/<epoch>/<device>`: the group key of a new epoch sealed to one member's X25519 key and
+///   tagged under the previous epoch's key, so the server cannot make one;
+/// - `j/<SHA-256 of the invitation secret>`: an invitation, sealed under a key derived from
+///   the secret that only the code carries, under a lease of an hour.
+enum SyncRecords {
+    struct Member: Sendable, Equatable {
+        var deviceID: [UInt8]
+        var publicKey: [UInt8]
+        var name: String
+    }
+
+    // MARK: - Keys in etcd
+
+    static func itemKey(_ change: SyncChange, state: SyncState) throws(SyncError) -> [UInt8] {
+        let naming = HMACKey(try derive(state.namingKey, "item names"))
+        let tag = naming.authenticationCode([change.itemClass.code] + RecordCoding.identityMessage(change.itemClass, change.attributes))
+        return state.prefix + Array("i/\(Digest.hex(tag))".utf8)
+    }
+
+    static func itemsPrefix(_ state: SyncState) -> [UInt8] { state.prefix + Array("i/".utf8) }
+    static func membersKey(_ prefix: [UInt8]) -> [UInt8] { prefix + Array("m".utf8) }
+    static func shareKey(_ prefix: [UInt8], epoch: UInt32, device: [UInt8]) -> [UInt8] { prefix + Array("k/\(epoch)/\(Digest.hex(device))".utf8) }
+    static func invitationKey(_ prefix: [UInt8], secret: SecretBytes) -> [UInt8] {
+        prefix + Array("j/\(Digest.hex(secret.withUnsafeBytes { Digest.sha256($0) }))".utf8)
+    }
+
+    // MARK: - Items
+
+    /// `version (1) || epoch (4) || AES-GCM(items key of the epoch, padded change)`, bound to
+    /// its etcd key and epoch: a value moved to another key, or relabelled, does not open.
+    static func sealItem(_ change: SyncChange, at key: [UInt8], state: SyncState) throws(SyncError) -> [UInt8] {
+        let itemsKey = try derive(state.epochKey, "items")
+        let padded = change.encoded(withValue: true).withUnsafeBytes { SizePadding.pad($0) }
+        let header = [SyncChange.version] + VaultHeader.be(state.epoch)
+        do {
+            return header + (try AESGCM.seal(padded, key: itemsKey, associatedData: key + header))
+        } catch {
+            throw .store(.unavailable("OpenSSL failed to seal: \(error)"))
+        }
+    }
+
+    /// The change a value holds, or nil when it does not open with the group's keys.
+    static func openItem(_ value: [UInt8], at key: [UInt8], state: SyncState) -> SyncChange? {
+        guard value.count > 5, value[0] == SyncChange.version else { return nil }
+        let epoch = value[1..<5].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        guard let epochKey = state.epochKeys[epoch], let itemsKey = try? derive(epochKey, "items"),
+            let padded = try? AESGCM.open(Array(value[5...]), key: itemsKey, associatedData: key + Array(value[0..<5])),
+            let plain = SizePadding.unpad(padded)
+        else { return nil }
+        return SyncChange.decode(plain)
+    }
+
+    // MARK: - Members
+
+    static func sealMembers(_ members: [Member], epoch: UInt32, key: SecretBytes, prefix: [UInt8]) throws(SyncError) -> [UInt8] {
+        var plain: [UInt8] = []
+        for member in members {
+            plain += member.deviceID + member.publicKey
+            let name = Array(member.name.utf8.prefix(255))
+            plain.append(UInt8(name.count))
+            plain += name
+        }
+        let header = VaultHeader.be(epoch)
+        let sealingKey = try derive(key, "members")
+        do {
+            return header + (try AESGCM.seal(SecretBytes(plain), key: sealingKey, associatedData: membersKey(prefix) + header))
+        } catch {
+            throw .store(.unavailable("OpenSSL failed to seal: \(error)"))
+        }
+    }
+
+    /// The epoch a member list is at (readable without keys).
+    static func membersEpoch(_ value: [UInt8]) -> UInt32? {
+        guard value.count >= 4 else { return nil }
+        return value[0..<4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+    }
+
+    static func openMembers(_ value: [UInt8], key: SecretBytes, prefix: [UInt8]) throws(SyncError) -> [Member] {
+        guard value.count > 4, let sealingKey = try? derive(key, "members"),
+            let plain = try? AESGCM.open(Array(value[4...]), key: sealingKey, associatedData: membersKey(prefix) + Array(value[0..<4]))
+        else { throw .tampered("the member list does not open with the group key") }
+        let members = plain.withUnsafeBytes { raw -> [Member]? in
+            var reader = ByteReader(raw)
+            var members: [Member] = []
+            while reader.remaining > 0 {
+                guard let id = reader.take(16), let publicKey = reader.take(32), let length = reader.u8(), let name = reader.take(Int(length)) else { return nil }
+                members.append(Member(deviceID: id, publicKey: publicKey, name: String(decoding: name, as: UTF8.self)))
+            }
+            return members
+        }
+        guard let members else { throw .tampered("the member list is malformed") }
+        return members
+    }
+
+    // MARK: - Shares of a new epoch
+
+    static func sealShare(_ newKey: SecretBytes, epoch: UInt32, to member: Member, previousKey: SecretBytes, prefix: [UInt8]) throws(SyncError) -> [UInt8] {
+        let path = shareKey(prefix, epoch: epoch, device: member.deviceID)
+        do {
+            let sealed = try PresenceSeal.seal(newKey, to: member.publicKey, associatedData: path).withUnsafeBytes { Array($0) }
+            let tag = HMACKey(try derive(previousKey, "shares")).authenticationCode(path + sealed)
+            return sealed + tag
+        } catch {
+            throw .store(.unavailable("OpenSSL failed to seal: \(error)"))
+        }
+    }
+
+    /// The new epoch's key, if the share is sealed to this device and tagged by a holder of the previous key.
+    static func openShare(_ value: [UInt8], epoch: UInt32, state: SyncState, previousKey: SecretBytes) -> SecretBytes? {
+        let path = shareKey(state.prefix, epoch: epoch, device: state.deviceID)
+        guard value.count > 32, let tagKey = try? derive(previousKey, "shares") else { return nil }
+        let sealed = Array(value[..<(value.count - 32)])
+        guard Digest.equal(HMACKey(tagKey).authenticationCode(path + sealed), Array(value[(value.count - 32)...])) else { return nil }
+        guard let key = PresenceSeal.open(SecretBytes(sealed), privateKey: state.privateKey, publicKey: state.publicKey, associatedData: path), key.count == 32 else {
+            return nil
+        }
+        return key
+    }
+
+    // MARK: - Invitations
+
+    /// An invitation: every epoch key and the naming key, sealed under the invitation secret.
+    static func sealInvitation(_ state: SyncState, secret: SecretBytes) throws(SyncError) -> [UInt8] {
+        var plain: [UInt8] = VaultHeader.be(state.epoch)
+        state.namingKey.withUnsafeBytes { plain += $0 }
+        for (number, key) in state.epochKeys.sorted(by: { $0.key < $1.key }) {
+            plain += VaultHeader.be(number)
+            key.withUnsafeBytes { plain += $0 }
+        }
+        defer { for index in plain.indices { plain[index] = 0 } }
+        do {
+            return try AESGCM.seal(SecretBytes(plain), key: try derive(secret, "invitation"), associatedData: invitationKey(state.prefix, secret: secret))
+        } catch {
+            throw .store(.unavailable("OpenSSL failed to seal: \(error)"))
+        }
+    }
+
+    static func openInvitation(_ value: [UInt8], secret: SecretBytes, prefix: [UInt8]) throws(SyncError) -> (epoch: UInt32, naming: SecretBytes, keys: [UInt32: SecretBytes]) {
+        guard let key = try? derive(secret, "invitation"), let plain = try? AESGCM.open(value, key: key, associatedData: invitationKey(prefix, secret: secret)) else {
+            throw .tampered("the invitation does not open with its code")
+        }
+        let opened = plain.withUnsafeBytes { raw -> (UInt32, SecretBytes, [UInt32: SecretBytes])? in
+            var reader = ByteReader(raw)
+            guard let epoch = reader.u32(), let naming = reader.take(32) else { return nil }
+            var keys: [UInt32: SecretBytes] = [:]
+            while reader.remaining > 0 {
+                guard let number = reader.u32(), let key = reader.take(32) else { return nil }
+                keys[number] = SecretBytes(key)
+            }
+            guard keys[epoch] != nil else { return nil }
+            return (epoch, SecretBytes(naming), keys)
+        }
+        guard let opened else { throw .tampered("the invitation is malformed") }
+        return opened
+    }
+
+    // MARK: -
+
+    static func derive(_ key: SecretBytes, _ purpose: String) throws(SyncError) -> SecretBytes {
+        do {
+            return try HKDF.deriveKey(from: key, info: "swift-keychain sync \(purpose) v1")
+        } catch {
+            throw .store(.unavailable("OpenSSL failed to derive a key: \(error)"))
+        }
+    }
+}

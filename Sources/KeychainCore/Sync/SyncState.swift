@@ -1,0 +1,96 @@
+/// What a device keeps about its sync group, sealed in its vault (``OpenVault/syncState()``):
+/// who it is, the group's keys, where the cluster is and how far it has read.
+struct SyncState: Sendable {
+    /// The random id of the user's group: the etcd prefix, never a name.
+    var userID: [UInt8]
+    var deviceID: [UInt8]
+    var deviceName: String
+    /// This device's X25519 key pair: new group keys are sealed to it when a device is removed.
+    var privateKey: SecretBytes
+    var publicKey: [UInt8]
+    /// Names items in etcd (HMAC of their identity); never rotated, so addresses stay put.
+    var namingKey: SecretBytes
+    /// The group key of every epoch this device has held; the newest seals what it writes.
+    var epochKeys: [UInt32: SecretBytes]
+    var epoch: UInt32
+    /// The cluster revision up to which every change has been applied.
+    var cursor: Int64
+    /// Milliseconds since 1970 of the last complete pull (0: never).
+    var lastPull: UInt64
+    /// Values etcd served that did not open (edited, moved, forged) since enrollment.
+    var refused: UInt32
+    var cluster: EtcdClient.Configuration
+
+    var epochKey: SecretBytes { epochKeys[epoch]! }
+
+    /// The etcd prefix of the group: `/kc1/<user id in hex>/`.
+    var prefix: [UInt8] { Array("/kc1/\(Digest.hex(userID))/".utf8) }
+
+    static let version: UInt8 = 1
+
+    func encoded() -> SecretBytes {
+        var out: [UInt8] = [Self.version]
+        func bytes(_ b: [UInt8]) {
+            out += VaultHeader.be(UInt32(b.count))
+            out += b
+        }
+        func string(_ s: String?) { bytes(s.map { Array($0.utf8) } ?? [0xFF]) }
+        bytes(userID)
+        bytes(deviceID)
+        string(deviceName)
+        privateKey.withUnsafeBytes { bytes(Array($0)) }
+        bytes(publicKey)
+        namingKey.withUnsafeBytes { bytes(Array($0)) }
+        out += VaultHeader.be(epoch)
+        out += VaultHeader.be(UInt32(epochKeys.count))
+        for (number, key) in epochKeys.sorted(by: { $0.key < $1.key }) {
+            out += VaultHeader.be(number)
+            key.withUnsafeBytes { bytes(Array($0)) }
+        }
+        out += VaultHeader.be(cursor)
+        out += VaultHeader.be(lastPull)
+        out += VaultHeader.be(refused)
+        out += VaultHeader.be(UInt32(cluster.endpoints.count))
+        for endpoint in cluster.endpoints { string(endpoint) }
+        string(cluster.caFile)
+        string(cluster.certFile)
+        string(cluster.keyFile)
+        let result = SecretBytes(out)
+        for index in out.indices { out[index] = 0 }
+        return result
+    }
+
+    static func decode(_ sealed: SecretBytes) -> SyncState? {
+        sealed.withUnsafeBytes { raw -> SyncState? in
+            var reader = ByteReader(raw)
+            func bytes() -> [UInt8]? { reader.u32().flatMap { reader.take(Int($0)) } }
+            func string() -> String?? {
+                guard let b = bytes() else { return nil }
+                return .some(b == [0xFF] ? nil : String(decoding: b, as: UTF8.self))
+            }
+            func u64() -> UInt64? { reader.take(8).map { $0.reduce(UInt64(0)) { $0 << 8 | UInt64($1) } } }
+            guard reader.u8() == version, let user = bytes(), user.count == 16, let device = bytes(), device.count == 16,
+                let name = string() ?? nil, let privateKey = bytes(), privateKey.count == 32, let publicKey = bytes(), publicKey.count == 32,
+                let naming = bytes(), naming.count == 32, let epoch = reader.u32(), let keyCount = reader.u32(), keyCount < 100_000
+            else { return nil }
+            var keys: [UInt32: SecretBytes] = [:]
+            for _ in 0..<keyCount {
+                guard let number = reader.u32(), let key = bytes(), key.count == 32 else { return nil }
+                keys[number] = SecretBytes(key)
+            }
+            guard keys[epoch] != nil, let cursor = u64(), let lastPull = u64(), let refused = reader.u32(), let endpointCount = reader.u32(),
+                endpointCount < 1_000
+            else { return nil }
+            var endpoints: [String] = []
+            for _ in 0..<endpointCount {
+                guard let endpoint = string() ?? nil else { return nil }
+                endpoints.append(endpoint)
+            }
+            guard let ca = string(), let cert = string(), let key = string(), reader.remaining == 0 else { return nil }
+            return SyncState(
+                userID: user, deviceID: device, deviceName: name, privateKey: SecretBytes(privateKey), publicKey: publicKey,
+                namingKey: SecretBytes(naming), epochKeys: keys, epoch: epoch, cursor: Int64(bitPattern: cursor), lastPull: lastPull, refused: refused,
+                cluster: EtcdClient.Configuration(endpoints: endpoints, caFile: ca, certFile: cert, keyFile: key))
+        }
+    }
+}

@@ -1,0 +1,117 @@
+/// Where a sync group's etcd cluster answers, and how to authenticate to it.
+public struct SyncCluster: Sendable, Equatable {
+    var configuration: EtcdClient.Configuration
+
+    /// The cluster's client URLs (`http://127.0.0.1:2379`, `https://etcd1:2379`), tried in
+    /// turn; `caFile` is the PEM file of a private CA to trust, `certFile` and `keyFile` the
+    /// client certificate and key for a cluster that asks for one.
+    public init(endpoints: [String], caFile: String? = nil, certFile: String? = nil, keyFile: String? = nil) {
+        configuration = EtcdClient.Configuration(endpoints: endpoints, caFile: caFile, certFile: certFile, keyFile: keyFile)
+    }
+
+    /// The endpoints, in the order they are tried.
+    public var endpoints: [String] { configuration.endpoints }
+}
+
+/// What one sync round did.
+public struct SyncRound: Sendable, Equatable {
+    /// Changes from the outbox that etcd took.
+    public var sent = 0
+    /// Changes from other devices applied to this vault.
+    public var received = 0
+    /// Received changes older than what this vault had, not applied.
+    public var superseded = 0
+    /// Values etcd served that did not open with the group's keys (edited, moved between
+    /// keys, forged), or that no device of the group makes: never applied.
+    public var refused = 0
+}
+
+/// A device's view of its sync group (``SyncEngine/status()``).
+public struct SyncStatus: Sendable {
+    /// A member of the group.
+    public struct Device: Sendable, Equatable {
+        /// The device's id, in hex.
+        public var id: String
+        /// The name it was enrolled with.
+        public var name: String
+    }
+
+    /// The cluster's endpoints.
+    public var endpoints: [String]
+    /// This device's id, in hex.
+    public var deviceID: String
+    /// This device's name.
+    public var deviceName: String
+    /// The group key's epoch (one more for each device removed).
+    public var epoch: UInt32
+    /// Changes waiting to be sent.
+    public var outbox: Int
+    /// The cluster revision up to which this device has applied every change.
+    public var cursor: Int64
+    /// When the last complete pull ended, in milliseconds since 1970 (0: never).
+    public var lastPull: UInt64
+    /// How many values from etcd were refused since enrollment.
+    public var refused: Int
+    /// The group's members, as the member list on the cluster says (empty when unreachable).
+    public var members: [Device] = []
+    /// The cluster's revision now; nil when it did not answer.
+    public var clusterRevision: Int64?
+    /// Why the cluster did not answer.
+    public var clusterError: String?
+}
+
+/// An invitation code: `KC1-` then the group's user id and a one-use secret in base32, in
+/// groups of four (typed on the joining machine; the secret never reaches etcd).
+struct InvitationCode {
+    var userID: [UInt8]
+    var secret: SecretBytes
+
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
+
+    var text: String {
+        var bits = 0
+        var buffer = 0
+        var out: [Character] = []
+        for byte in userID + secret.withUnsafeBytes({ Array($0) }) {
+            buffer = buffer << 8 | Int(byte)
+            bits += 8
+            while bits >= 5 {
+                bits -= 5
+                out.append(Self.alphabet[(buffer >> bits) & 31])
+            }
+        }
+        if bits > 0 { out.append(Self.alphabet[(buffer << (5 - bits)) & 31]) }
+        var groups: [String] = []
+        var index = 0
+        while index < out.count {
+            groups.append(String(out[index..<min(index + 4, out.count)]))
+            index += 4
+        }
+        return "KC1-" + groups.joined(separator: "-")
+    }
+
+    init(userID: [UInt8], secret: SecretBytes) {
+        self.userID = userID
+        self.secret = secret
+    }
+
+    init(parsing text: String) throws(SyncError) {
+        let upper = text.uppercased().filter { !$0.isWhitespace }
+        guard upper.hasPrefix("KC1-") else { throw .invalidInvitation("it does not start with KC1-") }
+        var bits = 0
+        var buffer = 0
+        var bytes: [UInt8] = []
+        for character in upper.dropFirst(4) where character != "-" {
+            guard let value = Self.alphabet.firstIndex(of: character) else { throw .invalidInvitation("'\(character)' is not one of its letters") }
+            buffer = (buffer << 5 | value) & 0xFFFF
+            bits += 5
+            if bits >= 8 {
+                bits -= 8
+                bytes.append(UInt8((buffer >> bits) & 0xFF))
+            }
+        }
+        guard bytes.count == 32 else { throw .invalidInvitation("it is \(bytes.count < 32 ? "too short" : "too long") (a letter missing or added?)") }
+        userID = Array(bytes[0..<16])
+        secret = SecretBytes(Array(bytes[16...]))
+    }
+}
