@@ -169,6 +169,7 @@ enum Commands {
             name: "status", summary: "where the vault is, whether it is locked, what is available",
             positionals: [], optionalPositionals: [], options: [json],
             examples: ["keychain status", "keychain status --json"], notes: nil, run: status),
+        SyncCommand.command,
     ]
 
     // MARK: - Item commands

@@ -1,0 +1,163 @@
+import FoundationEssentials
+import KeychainCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `keychain sync ACTION`: enrolling this vault in a sync group and keeping it in step.
+enum SyncCommand {
+    static let command = Command(
+        name: "sync", summary: "sync iCloud (synchronizable) items with your other machines through an etcd cluster, end-to-end encrypted",
+        positionals: ["ACTION"], optionalPositionals: ["ARGUMENT"],
+        options: [
+            .value("endpoints", "URLS", "init, join: the etcd cluster's client URLs, comma-separated (http://127.0.0.1:2379,...)"),
+            .value("name", "NAME", "init, join: this device's name in the group (default: the host name)"),
+            .value("ca", "FILE", "init, join: PEM file of the private CA that signed the cluster's certificates"),
+            .value("cert", "FILE", "init, join: client certificate (PEM), for a cluster that asks for one"),
+            .value("key", "FILE", "init, join: the client certificate's private key (PEM)"),
+            .flag("once", "run: one round (send the outbox, apply what changed), then exit"),
+            Commands.json,
+        ],
+        examples: [
+            "keychain sync init --endpoints http://10.0.0.5:2379,http://10.0.0.6:2379,http://10.0.0.7:2379",
+            "keychain sync invite                 # on a machine of the group: prints a code",
+            "keychain sync join KC1-ABCD-... --endpoints http://10.0.0.5:2379   # on the new machine",
+            "keychain sync run                    # keep in sync (a systemd user service)", "keychain sync status",
+            "keychain sync remove-device 3f2a",
+        ],
+        notes:
+            "ACTION is init, invite, join CODE, run, status, remove-device ID-OR-NAME or leave. Only synchronizable items travel (iCloud Valets, --icloud); ThisDeviceOnly items and items under an access control never do. etcd sees HMAC-named keys and padded ciphertext, never a service, account, group or value.",
+        run: run)
+
+    private static func run(_ context: Context) throws(CommandFailure) -> ExitCode {
+        let action = context.arguments.positionals[0]
+        let argument = context.arguments.positionals.dropFirst().first
+        let takesArgument = ["join", "remove-device"]
+        if argument != nil && !takesArgument.contains(action) { throw CommandFailure("sync \(action) takes no argument", code: .usage) }
+        let vault = try context.vaultOnly("sync")
+        switch action {
+        case "init":
+            let cluster = try cluster(context)
+            let engine = try sync { () throws(SyncError) in try SyncEngine.create(vault: vault, cluster: cluster, deviceName: deviceName(context)) }
+            let status = try sync { () throws(SyncError) in try engine.status() }
+            let round = try sync { () throws(SyncError) in try engine.syncOnce() }
+            try context.terminal.write("enrolled as device \(status.deviceID.prefix(8)) (\(status.deviceName)) in a new sync group; \(round.sent) items sent\n")
+        case "invite":
+            let code = try sync { () throws(SyncError) in try SyncEngine(vault: vault).invite() }
+            try context.terminal.write("\(code)\n")
+            context.terminal.writeError("Type this code on the new machine within an hour: keychain sync join CODE --endpoints ...\n")
+        case "join":
+            guard let code = argument else { throw CommandFailure("sync join needs the invitation CODE", code: .usage) }
+            let cluster = try cluster(context)
+            let engine = try sync { () throws(SyncError) in try SyncEngine.join(vault: vault, cluster: cluster, code: code, deviceName: deviceName(context)) }
+            let round = try sync { () throws(SyncError) in try engine.syncOnce() }
+            try context.terminal.write("joined; \(round.received) items received, \(round.sent) sent\n")
+        case "run":
+            let engine = try sync { () throws(SyncError) in try SyncEngine(vault: vault) }
+            if context.arguments.has("once") {
+                let round = try sync { () throws(SyncError) in try engine.syncOnce() }
+                try report(round, context)
+                return .success
+            }
+            let terminal = context.terminal
+            let ended = Ended()
+            engine.run(
+                until: { ended.value },
+                onError: { error in
+                    terminal.writeError("keychain sync: \(error.description)\n")
+                    if error == .removed { ended.value = true }
+                })
+            return ended.value ? .failure : .success
+        case "status":
+            let status = try sync { () throws(SyncError) in try SyncEngine(vault: vault).status() }
+            try write(status, context)
+        case "remove-device":
+            guard let which = argument else { throw CommandFailure("sync remove-device needs the device's id (or its start) or name", code: .usage) }
+            try sync { () throws(SyncError) in try SyncEngine(vault: vault).removeDevice(which) }
+            try context.terminal.write("removed; the group has a new key, which that device does not hold\n")
+        case "leave":
+            try sync { () throws(SyncError) in try SyncEngine(vault: vault).leave() }
+            try context.terminal.write("left the sync group; the items stay in this vault\n")
+        default:
+            throw CommandFailure("unknown sync action '\(action)' (init, invite, join, run, status, remove-device, leave)", code: .usage)
+        }
+        return .success
+    }
+
+    private final class Ended: @unchecked Sendable { var value = false }
+
+    private static func cluster(_ context: Context) throws(CommandFailure) -> SyncCluster {
+        guard let list = context.arguments.value("endpoints"), !list.isEmpty else {
+            throw CommandFailure("give the cluster's client URLs with --endpoints URL[,URL...]", code: .usage)
+        }
+        func path(_ option: String) throws(CommandFailure) -> String? { try context.arguments.value(option).map { (p) throws(CommandFailure) in try context.absolutePath(p) } }
+        let endpoints = list.split(separator: ",").map { String($0.filter { !$0.isWhitespace }) }.filter { !$0.isEmpty }
+        return SyncCluster(endpoints: endpoints, caFile: try path("ca"), certFile: try path("cert"), keyFile: try path("key"))
+    }
+
+    private static func deviceName(_ context: Context) -> String {
+        if let name = context.arguments.value("name"), !name.isEmpty { return name }
+        var buffer = [CChar](repeating: 0, count: 256)
+        gethostname(&buffer, buffer.count)
+        let host = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return host.isEmpty ? "device" : host
+    }
+
+    private static func report(_ round: SyncRound, _ context: Context) throws(CommandFailure) {
+        if context.arguments.has("json") {
+            try context.terminal.write(
+                JSON.object([
+                    "sent": .number(round.sent), "received": .number(round.received), "superseded": .number(round.superseded), "refused": .number(round.refused),
+                ]).text + "\n")
+        } else {
+            try context.terminal.write("sent \(round.sent), received \(round.received)\n")
+        }
+        if round.refused > 0 {
+            context.terminal.writeError(
+                "keychain sync: \(round.refused) values from etcd did not open with the group's keys (edited, moved or forged) and were not used\n")
+        }
+    }
+
+    private static func write(_ status: SyncStatus, _ context: Context) throws(CommandFailure) {
+        let lag = status.clusterRevision.map { max(0, $0 - status.cursor) }
+        if context.arguments.has("json") {
+            var object: [String: JSON] = [
+                "endpoints": .array(status.endpoints.map { .string($0) }), "device": .string(status.deviceID), "name": .string(status.deviceName),
+                "epoch": .number(Int(status.epoch)), "outbox": .number(status.outbox), "cursor": .number(Int(status.cursor)),
+                "lastPull": .number(Int(status.lastPull)), "refused": .number(status.refused),
+                "devices": .array(status.members.map { .object(["id": .string($0.id), "name": .string($0.name)]) }),
+            ]
+            if let revision = status.clusterRevision { object["clusterRevision"] = .number(Int(revision)) }
+            if let lag { object["lag"] = .number(Int(lag)) }
+            if let error = status.clusterError { object["clusterError"] = .string(error) }
+            try context.terminal.write(JSON.object(object).text + "\n")
+            return
+        }
+        let devices = status.members.map { "\($0.id.prefix(8)) \($0.name)\($0.id == status.deviceID ? " (this device)" : "")" }
+        try context.terminal.write(
+            """
+            endpoints:     \(status.endpoints.joined(separator: ", "))
+            device:        \(status.deviceID.prefix(8)) (\(status.deviceName))
+            devices:       \(devices.isEmpty ? "unknown (cluster unreachable)" : devices.joined(separator: ", "))
+            group epoch:   \(status.epoch)
+            outbox:        \(status.outbox)
+            last applied:  revision \(status.cursor)
+            lag:           \(lag.map { "\($0) revisions" } ?? "unknown (\(status.clusterError ?? "cluster unreachable"))")
+            refused:       \(status.refused)\n
+            """)
+    }
+
+    private static func sync<R>(_ body: () throws(SyncError) -> R) throws(CommandFailure) -> R {
+        do {
+            return try body()
+        } catch {
+            switch error {
+            case .store(let storeError): throw CommandFailure(storeError)
+            case .invalidArgument, .invalidInvitation: throw CommandFailure(error.description, code: .usage)
+            case .notEnrolled: throw CommandFailure(error.description, code: .notFound)
+            default: throw CommandFailure(error.description, code: .failure)
+            }
+        }
+    }
+}
