@@ -1,9 +1,38 @@
 #include "ccurl.h"
-#include <curl/curl.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+
+// libcurl's ABI, as curl/curl.h declares it and curl keeps it stable (numbers checked against
+// the 7.88 header): declared here so that building the package needs no libcurl headers.
+typedef void CURL;
+typedef int CURLcode;
+typedef int CURLoption;
+typedef int CURLINFO;
+struct curl_slist;
+enum {
+    CURLE_OK = 0,
+    CURL_GLOBAL_DEFAULT = 3,
+    CURL_ERROR_SIZE = 256,
+    CURLOPT_WRITEDATA = 10001,
+    CURLOPT_URL = 10002,
+    CURLOPT_ERRORBUFFER = 10010,
+    CURLOPT_POSTFIELDS = 10015,
+    CURLOPT_HTTPHEADER = 10023,
+    CURLOPT_SSLCERT = 10025,
+    CURLOPT_CAINFO = 10065,
+    CURLOPT_SSLKEY = 10087,
+    CURLOPT_NOPROXY = 10177,
+    CURLOPT_PROTOCOLS_STR = 10318,
+    CURLOPT_WRITEFUNCTION = 20011,
+    CURLOPT_LOW_SPEED_LIMIT = 19,
+    CURLOPT_LOW_SPEED_TIME = 20,
+    CURLOPT_NOSIGNAL = 99,
+    CURLOPT_TIMEOUT_MS = 155,
+    CURLOPT_CONNECTTIMEOUT_MS = 156,
+    CURLINFO_RESPONSE_CODE = 0x200002,
+};
 
 static struct {
     CURLcode (*global_init)(long);

@@ -7,7 +7,8 @@
 // which Swift cannot call: this fixed-arity wrapper is the whole interface.
 
 // Receives each chunk of the response body; returns `length` to go on, anything else to stop
-// the transfer (ccurl_post then returns CCURL_ABORTED).
+// the transfer (ccurl_post then returns CCURL_ABORTED). Only libcurl.so.4 is needed, at run
+// time; building needs no libcurl headers.
 typedef size_t (*ccurl_body_cb)(const char *bytes, size_t length, void *context);
 
 struct ccurl_request {
