@@ -10,7 +10,7 @@
 #   scripts/etcd-cluster.sh compact DIR         compact the history up to the current revision
 #
 # Member N listens for clients on PORT0+10N and for peers on PORT0+10N+1 (PORT0 defaults to 32300),
-# on 127.0.0.1 only. Needs Debian's etcd-server and etcd-client.
+# on 127.0.0.1 only; start refuses ports already in use (exit 4). Needs Debian's etcd-server and etcd-client.
 set -euo pipefail
 
 command=${1:-}
@@ -23,7 +23,9 @@ peer_url() { echo "http://127.0.0.1:$(($(port0) + $1 * 10 + 1))"; }
 endpoints() { echo "$(client_url 1),$(client_url 2),$(client_url 3)"; }
 cluster() { echo "n1=$(peer_url 1),n2=$(peer_url 2),n3=$(peer_url 3)"; }
 pid_of() { cat "$dir/n$1.pid" 2>/dev/null || true; }
-alive() { local pid; pid=$(pid_of "$1"); [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; }
+# Running, and not a zombie waiting for a parent to reap it.
+running() { [ -r "/proc/$1/stat" ] && ! awk '{ exit ($3 == "Z") ? 0 : 1 }' "/proc/$1/stat" 2>/dev/null; }
+alive() { local pid; pid=$(pid_of "$1"); [ -n "$pid" ] && running "$pid"; }
 
 member() {
     local n=$1
@@ -37,20 +39,28 @@ member() {
     echo $! > "$dir/n$n.pid"
 }
 
-healthy() { ETCDCTL_API=3 etcdctl --endpoints="$(endpoints)" --command-timeout=1s endpoint health >/dev/null 2>&1; }
+healthy() { ETCDCTL_API=3 etcdctl --endpoints="$(endpoints)" --dial-timeout=300ms --command-timeout=500ms endpoint health >/dev/null 2>&1; }
+# Whether something already listens on a loopback port.
+taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 case $command in
 start)
     command -v etcd >/dev/null || { echo "etcd is not installed (apt-get install etcd-server etcd-client)" >&2; exit 3; }
     mkdir -p "$dir"
     echo "${3:-32300}" > "$dir/port0"
+    for n in 1 2 3; do
+        for port in $(($(port0) + n * 10)) $(($(port0) + n * 10 + 1)); do
+            taken "$port" && { echo "port $port is in use; choose another PORT0" >&2; exit 4; }
+        done
+    done
     for n in 1 2 3; do member "$n"; done
-    for _ in $(seq 1 200); do
+    deadline=$((SECONDS + 15))
+    while [ "$SECONDS" -lt "$deadline" ]; do
         healthy && { endpoints; exit 0; }
         for n in 1 2 3; do alive "$n" || { echo "etcd member n$n exited; see $dir/n$n.log" >&2; "$0" stop "$dir"; exit 1; }; done
         sleep 0.05
     done
-    echo "the etcd cluster under $dir did not become healthy in 10 s" >&2
+    echo "the etcd cluster under $dir did not become healthy in 15 s" >&2
     "$0" stop "$dir"; exit 1 ;;
 stop)
     for n in 1 2 3; do
@@ -58,10 +68,13 @@ stop)
         kill -CONT "$pid" 2>/dev/null || true
         kill "$pid" 2>/dev/null || true
     done
+    # A member stopping with the others tries to hand its leadership on for seconds; its
+    # write-ahead log is crash-safe, so after a moment's grace it is killed.
     for n in 1 2 3; do
         pid=$(pid_of "$n"); [ -n "$pid" ] || continue
-        for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+        for _ in $(seq 1 10); do running "$pid" || break; sleep 0.05; done
         kill -9 "$pid" 2>/dev/null || true
+        for _ in $(seq 1 40); do running "$pid" || break; sleep 0.05; done
         rm -f "$dir/n$n.pid"
     done ;;
 kill) kill -9 "$(pid_of "$3")"; rm -f "$dir/n$3.pid" ;;
