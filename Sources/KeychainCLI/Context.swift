@@ -91,7 +91,7 @@ final class Context {
             let vault = try Vault(
                 VaultConfiguration(
                     location: location, idleTimeout: nil, usesKernelKeyring: kernelKeyring,
-                    userUnlockTimeout: userUnlockTimeout, createIfMissing: create))
+                    userUnlockTimeout: userUnlockTimeout, createIfMissing: create, syncsInBackground: false))
             openedVault = vault
             return vault
         } catch {

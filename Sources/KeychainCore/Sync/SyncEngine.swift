@@ -34,8 +34,7 @@ public final class SyncEngine: @unchecked Sendable {
     ///
     /// - Throws: ``SyncError/alreadyEnrolled``; ``SyncError/unreachable(_:)`` when no endpoint answers.
     public static func create(vault: Vault, cluster: SyncCluster, deviceName: String) throws(SyncError) -> SyncEngine {
-        let open = try openVault(vault, creating: true)
-        guard try store({ () throws(StoreError) in try open.readSyncState() }) == nil else { throw .alreadyEnrolled }
+        guard try onVault(vault, creating: true, { (open) throws(StoreError) in try open.readSyncState() }) == nil else { throw .alreadyEnrolled }
         let keys = try deviceKeys()
         let state = SyncState(
             userID: Random.bytes(16), deviceID: Random.bytes(16), deviceName: deviceName, privateKey: keys.privateKey, publicKey: keys.publicKey,
@@ -46,7 +45,7 @@ public final class SyncEngine: @unchecked Sendable {
         let written = try client.put(
             SyncRecords.membersKey(state.prefix), try SyncRecords.sealMembers(members, epoch: 1, key: state.epochKey, prefix: state.prefix), ifModRevision: 0)
         guard written.succeeded else { throw .malformed("a new group's member list already exists") }
-        try store { () throws(StoreError) in try open.enrollSync(device: state.deviceID, state: state.encoded()) }
+        try onVault(vault) { (open) throws(StoreError) in try open.enrollSync(device: state.deviceID, state: state.encoded()) }
         return try SyncEngine(vault: vault)
     }
 
@@ -58,8 +57,7 @@ public final class SyncEngine: @unchecked Sendable {
     ///   ``SyncError/tampered(_:)`` when what etcd holds does not open with it.
     public static func join(vault: Vault, cluster: SyncCluster, code: String, deviceName: String) throws(SyncError) -> SyncEngine {
         let invitation = try InvitationCode(parsing: code)
-        let open = try openVault(vault, creating: true)
-        guard try store({ () throws(StoreError) in try open.readSyncState() }) == nil else { throw .alreadyEnrolled }
+        guard try onVault(vault, creating: true, { (open) throws(StoreError) in try open.readSyncState() }) == nil else { throw .alreadyEnrolled }
         let client = try EtcdClient(cluster.configuration)
         let prefix = Array("/kc1/\(Digest.hex(invitation.userID))/".utf8)
         let invitationKey = SyncRecords.invitationKey(prefix, secret: invitation.secret)
@@ -82,7 +80,7 @@ public final class SyncEngine: @unchecked Sendable {
             if try client.put(SyncRecords.membersKey(prefix), updated, ifModRevision: list.modRevision).succeeded { break }
         }
         _ = try? client.delete(invitationKey)
-        try store { () throws(StoreError) in try open.enrollSync(device: state.deviceID, state: state.encoded()) }
+        try onVault(vault) { (open) throws(StoreError) in try open.enrollSync(device: state.deviceID, state: state.encoded()) }
         return try SyncEngine(vault: vault)
     }
 
@@ -138,8 +136,7 @@ public final class SyncEngine: @unchecked Sendable {
 
     /// Leaves the group: the vault's items stay, and travel no more.
     public func leave() throws(SyncError) {
-        let open = try Self.openVault(vault, creating: false)
-        try Self.store { () throws(StoreError) in try open.leaveSync() }
+        try Self.onVault(vault) { (open) throws(StoreError) in try open.leaveSync() }
     }
 
     // MARK: - Rounds
@@ -169,6 +166,9 @@ public final class SyncEngine: @unchecked Sendable {
     /// reported to `onError` and retried after a pause; ``SyncError/removed`` ends it.
     public func run(until shouldStop: @escaping @Sendable () -> Bool, onError: @escaping @Sendable (SyncError) -> Void = { _ in }) {
         let wake = DispatchSemaphore(value: 0)
+        // A write in this process wakes the loop at once.
+        try? Self.onVault(vault) { (open) throws(StoreError) in open.mutex.withLock { open.syncWake = { wake.signal() } } }
+        defer { try? Self.onVault(vault) { (open) throws(StoreError) in open.mutex.withLock { open.syncWake = nil } } }
         DispatchQueue(label: "keychain.sync.watch").async { [self] in
             while !shouldStop() {
                 guard let state = try? state(), let client = try? EtcdClient(state.cluster) else {
@@ -188,8 +188,9 @@ public final class SyncEngine: @unchecked Sendable {
         }
         var failures = 0
         while !shouldStop() {
+            var sentSome = false
             do throws(SyncError) {
-                try syncOnce()
+                sentSome = try syncOnce().sent > 0
                 failures = 0
             } catch .removed {
                 onError(.removed)
@@ -198,23 +199,36 @@ public final class SyncEngine: @unchecked Sendable {
                 onError(error)
                 failures += 1
             }
-            let pending = (try? outboxLength()) ?? 0
-            if pending > 0 && failures == 0 { continue }
-            // Woken by the watch; otherwise every 100 ms the outbox is looked at, since
-            // another process may write to the vault.
+            // More written while that round ran: another round at once. (What cannot be sent
+            // now, such as items of a locked class, waits for the next wake.)
+            let pendingAfterRound = (try? outboxLength()) ?? 0
+            if sentSome, pendingAfterRound > 0 { continue }
+            // Woken by the watch or a write in this process; otherwise every 100 ms the outbox
+            // is looked at, since another process may write to the vault.
+            // A round every 5 s regardless (a watch can miss nothing, but an endpoint can hang);
+            // after failures, sooner at first, then backing off.
+            let pause = failures == 0 ? 5_000 : min(5_000, 250 << min(failures, 5))
             var waited = 0
             while !shouldStop(), wake.wait(timeout: .now() + .milliseconds(100)) == .timedOut {
                 waited += 100
-                if failures == 0, ((try? outboxLength()) ?? 0) > 0 { break }
-                if waited >= min(5_000, 250 << min(failures, 5)) { break }
+                // Another process wrote: the outbox changed.
+                if failures == 0, ((try? outboxLength()) ?? 0) != pendingAfterRound { break }
+                if waited >= pause { break }
             }
         }
     }
 
     /// How many changes wait in the outbox.
     public func outboxLength() throws(SyncError) -> Int {
-        let open = try Self.openVault(vault, creating: false)
-        return try Self.store { () throws(StoreError) in try open.outbox(limit: 0).pending }
+        return try Self.onVault(vault) { (open) throws(StoreError) in try open.outbox(limit: 0).pending }
+    }
+
+    /// Syncs `vault` for as long as the process runs, on a thread of its own, if it is
+    /// enrolled (what ``VaultConfiguration/syncsInBackground`` starts). Failures are retried
+    /// quietly; `keychain sync status` shows the outbox.
+    static func startInBackground(_ vault: Vault) {
+        guard let engine = try? SyncEngine(vault: vault) else { return }
+        DispatchQueue(label: "keychain.sync").async { engine.run(until: { false }) }
     }
 
     // MARK: - Status
@@ -247,15 +261,13 @@ public final class SyncEngine: @unchecked Sendable {
     // MARK: - Internals
 
     func state() throws(SyncError) -> SyncState {
-        let open = try Self.openVault(vault, creating: false)
-        guard let sealed = try Self.store({ () throws(StoreError) in try open.readSyncState() }) else { throw .notEnrolled }
+        guard let sealed = try Self.onVault(vault, { (open) throws(StoreError) in try open.readSyncState() }) else { throw .notEnrolled }
         guard let state = SyncState.decode(sealed) else { throw .store(.corrupted("the vault's sync state does not decode")) }
         return state
     }
 
     func save(_ state: SyncState) throws(SyncError) {
-        let open = try Self.openVault(vault, creating: false)
-        try Self.store { () throws(StoreError) in try open.writeSyncState(state.encoded()) }
+        try Self.onVault(vault) { (open) throws(StoreError) in try open.writeSyncState(state.encoded()) }
     }
 
     /// Follows the member list to a newer epoch: its key comes in a share sealed to this
@@ -293,10 +305,9 @@ public final class SyncEngine: @unchecked Sendable {
     /// when the key is new or holds an older change; left when etcd holds a newer one (the
     /// pull applies it) or this very change (a write that timed out and committed later).
     private func push(_ state: inout SyncState, client: EtcdClient) throws(SyncError) -> Int {
-        let open = try Self.openVault(vault, creating: false)
         var sent = 0
         while true {
-            let outbox = try Self.store { () throws(StoreError) in try open.outbox(limit: 256) }
+            let outbox = try Self.onVault(vault) { (open) throws(StoreError) in try open.outbox(limit: 256) }
             guard !outbox.entries.isEmpty else { return sent }
             var done: [OpenVault.OutboxEntry] = []
             for entry in outbox.entries {
@@ -318,7 +329,7 @@ public final class SyncEngine: @unchecked Sendable {
                 }
                 done.append(entry)
             }
-            try Self.store { () throws(StoreError) in try open.acknowledge(done) }
+            try Self.onVault(vault) { (open) throws(StoreError) in try open.acknowledge(done) }
             if outbox.entries.count < 256 && outbox.pending <= outbox.entries.count { return sent }
         }
     }
@@ -327,11 +338,10 @@ public final class SyncEngine: @unchecked Sendable {
     /// in the same transaction. A cluster whose revision went back (wiped, replaced) gets
     /// everything this device has again.
     private func pull(_ state: inout SyncState, client: EtcdClient) throws(SyncError) -> OpenVault.ApplyResult {
-        let open = try Self.openVault(vault, creating: false)
         let prefix = SyncRecords.itemsPrefix(state)
         var answer = try client.range(prefix, rangeEnd: EtcdClient.rangeEnd(ofPrefix: prefix), minModRevision: state.cursor + 1)
         if answer.revision < state.cursor {
-            try Self.store { () throws(StoreError) in try open.resendAll() }
+            try Self.onVault(vault) { (open) throws(StoreError) in try open.resendAll() }
             state.cursor = 0
             _ = try push(&state, client: client)
             answer = try client.range(prefix, rangeEnd: EtcdClient.rangeEnd(ofPrefix: prefix))
@@ -351,7 +361,7 @@ public final class SyncEngine: @unchecked Sendable {
         state.lastPull = Self.nowMilliseconds()
         state.refused += UInt32(refused)
         let encoded = state.encoded()
-        var result = try Self.store { () throws(StoreError) in try open.applyReceived(changes, state: encoded) }
+        var result = try Self.onVault(vault) { (open) throws(StoreError) in try open.applyReceived(changes, state: encoded) }
         result.refused += refused
         return result
     }
@@ -364,16 +374,13 @@ public final class SyncEngine: @unchecked Sendable {
         }
     }
 
-    static func openVault(_ vault: Vault, creating: Bool) throws(SyncError) -> OpenVault {
-        // Enrolling is a write, and the first write creates a vault.
-        let opened = try store { () throws(StoreError) in try creating ? vault.openedCreatingIfMissing() : vault.openedIfPresent() }
-        guard let open = opened else { throw .notEnrolled }
-        return open
-    }
-
-    static func store<R>(_ body: () throws(StoreError) -> R) throws(SyncError) -> R {
+    /// Runs `body` on the open vault (created first when `creating`: enrolling is a write),
+    /// unlocking it with the configured passphrase when it is locked.
+    static func onVault<R>(_ vault: Vault, creating: Bool = false, _ body: (OpenVault) throws(StoreError) -> R) throws(SyncError) -> R {
         do {
-            return try body()
+            return try vault.withOpened(creating: creating, body)
+        } catch .noVault {
+            throw .notEnrolled
         } catch {
             throw .store(error)
         }

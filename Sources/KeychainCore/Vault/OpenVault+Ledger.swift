@@ -113,6 +113,7 @@ extension OpenVault {
                 try checkLedger()
                 writeGeneration = ledger!.generation + 1
                 journalChanges.removeAll()
+                journaledLastWrite = false
                 let result = try body()
                 try writeJournal()
                 try storeLedger()
@@ -124,6 +125,7 @@ extension OpenVault {
         }
         writeGeneration = 0
         rememberGeneration()
+        if journaledLastWrite { syncWake?() }
         return result
     }
 

@@ -19,6 +19,7 @@ extension OpenVault {
     /// ahead of every one its item has had.
     func writeJournal() throws(StoreError) {
         guard !journalChanges.isEmpty else { return }
+        journaledLastWrite = true
         let device = try syncDevice()
         for var change in journalChanges {
             let previous = try journalEntry(change.identity)
@@ -28,6 +29,9 @@ extension OpenVault {
         }
         journalChanges.removeAll()
     }
+
+    /// Whether the vault is enrolled in sync, as last checked.
+    var isEnrolledInSync: Bool { mutex.withLock { syncEnrolled } }
 
     // MARK: - Journal rows
 

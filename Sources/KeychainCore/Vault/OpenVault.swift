@@ -57,6 +57,11 @@ final class OpenVault: @unchecked Sendable {
     var journalChanges: [SyncChange] = []
     /// Set while a pull applies changes from elsewhere: they are journaled as received, not pending.
     var applyingRemoteChanges = false
+    /// Whether the last write journaled a synchronizable change (then ``syncWake`` was called).
+    var journaledLastWrite = false
+    /// Called after each write that journaled a change: the sync engine running in this
+    /// process sends it at once.
+    var syncWake: (@Sendable () -> Void)?
 
     /// Opens the existing vault at the configuration's location.
     ///

@@ -24,6 +24,8 @@ public final class Vault: Store, @unchecked Sendable {
     private let mutex = Lock()
     private var opened: OpenVault?
     private var unlockFailed = false
+    /// Whether this process has started syncing this vault in the background.
+    private var syncingInBackground = false
 
     /// Opens the vault if it exists; a missing one is created by the first write (when the
     /// configuration's ``VaultConfiguration/createIfMissing`` allows it), never by a read.
@@ -78,8 +80,14 @@ public final class Vault: Store, @unchecked Sendable {
     /// The open vault, for backups, verification and sync (nil when there is none).
     func openedIfPresent() throws(StoreError) -> OpenVault? { try vault(creating: false) }
 
-    /// The open vault, created first if there is none (as a first write would).
-    func openedCreatingIfMissing() throws(StoreError) -> OpenVault? { try vault(creating: true) }
+    /// Runs `body` on the open vault (created first when `creating`, as a first write would),
+    /// unlocking once with the configured passphrase if it finds the vault locked.
+    ///
+    /// - Throws: ``StoreError/noVault(path:)`` when there is none and `creating` is false.
+    func withOpened<R>(creating: Bool, _ body: (OpenVault) throws(StoreError) -> R) throws(StoreError) -> R {
+        guard let vault = try vault(creating: creating) else { throw .noVault(path: location.path) }
+        return try unlockingOnNeed(vault) { () throws(StoreError) in try body(vault) }
+    }
 
     // MARK: - Lock state
 
@@ -186,7 +194,16 @@ public final class Vault: Store, @unchecked Sendable {
     public func copyMatching(_ query: Query) throws(StoreError) -> [Item] {
         try query.validate()
         guard let vault = try vault(creating: false) else { throw .itemNotFound }
+        if query.attributes.synchronizable == true { syncInBackground(vault) }
         return try unlockingOnNeed(vault) { () throws(StoreError) in try vault.copyMatching(query) }
+    }
+
+    /// Starts syncing in the background the first time this process reads or writes a
+    /// synchronizable item of a vault enrolled in sync (``VaultConfiguration/syncsInBackground``).
+    private func syncInBackground(_ vault: OpenVault) {
+        guard configuration.syncsInBackground, !mutex.withLock({ syncingInBackground }), vault.isEnrolledInSync else { return }
+        mutex.withLock { syncingInBackground = true }
+        SyncEngine.startInBackground(self)
     }
 
     public func contains(_ query: Query) throws(StoreError) -> Bool {
@@ -228,7 +245,11 @@ public final class Vault: Store, @unchecked Sendable {
     public func write(_ operations: [WriteOperation]) throws(StoreError) -> WriteResult {
         for operation in operations { try operation.validate() }
         let adds = operations.contains { if case .add = $0 { true } else if case .upsert = $0 { true } else { false } }
-        if let vault = try vault(creating: adds) { return try unlockingOnNeed(vault) { () throws(StoreError) in try vault.write(operations) } }
+        if let vault = try vault(creating: adds) {
+            let result = try unlockingOnNeed(vault) { () throws(StoreError) in try vault.write(operations) }
+            if vault.journaledLastWrite { syncInBackground(vault) }
+            return result
+        }
         // Only updates and deletes, and no vault: nothing to change, as in an empty vault.
         var counts: [Int] = []
         for operation in operations {

@@ -27,6 +27,11 @@ public struct VaultConfiguration: Sendable {
     /// Whether the first write to a missing vault creates it (with a key file, no passphrase).
     /// Reads never create a vault: a missing one holds no items.
     public var createIfMissing: Bool
+    /// Whether a vault enrolled in sync (`keychain sync init` or `join`) syncs in the
+    /// background while this process uses its synchronizable items: the outbox is sent at
+    /// each such write and other devices' changes arrive by watch. Default true; a
+    /// short-lived program (the `keychain` command) leaves that to `keychain sync run`.
+    public var syncsInBackground: Bool
 
     /// A configuration; each parameter defaults as its property says.
     public init(
@@ -38,7 +43,8 @@ public struct VaultConfiguration: Sendable {
         machineIdentity: MachineIdentity = MachineIdentity(),
         maximumValueSize: Int = 1 << 20,
         createIfMissing: Bool = true,
-        passphraseEnvironment: [String: String]? = nil
+        passphraseEnvironment: [String: String]? = nil,
+        syncsInBackground: Bool = true
     ) {
         self.location = location
         self.idleTimeout = idleTimeout
@@ -49,6 +55,7 @@ public struct VaultConfiguration: Sendable {
         self.maximumValueSize = maximumValueSize
         self.createIfMissing = createIfMissing
         self.passphraseEnvironment = passphraseEnvironment
+        self.syncsInBackground = syncsInBackground
     }
 }
 
