@@ -48,6 +48,8 @@ let package = Package(
         .testTarget(
             name: "SecretServiceTests", dependencies: ["KeychainCore", "Valet", "UICKeyChainStore", "Locksmith", "KeychainTestSupport", "keychain", "keychain-reliability"]),
         .testTarget(name: "KeychainCLITests", dependencies: ["KeychainCLI", "Valet", "KeychainCore", "KeychainTestSupport", "keychain"]),
+        // Sync between "machines" (homes) through a 3-member etcd cluster of each test's own.
+        .testTarget(name: "SyncTests", dependencies: ["KeychainCore", "Valet", "KeychainTestSupport", "keychain", "keychain-reliability"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -9,7 +9,7 @@ import KeychainCore
 // other users, secrets in memory, resource faults. `--quick` (what CI runs) or `--long`.
 //
 //   keychain-reliability [--quick | --long] [--only NAME,...] [--seed N] [--json PATH]
-//   keychain-reliability worker (crash|contend|memory|fsize|readonly|migrate|ss-callers|ss-batch) ...   (children)
+//   keychain-reliability worker (crash|contend|memory|fsize|readonly|migrate|ss-callers|ss-batch|sync-set|sync-wait) ...   (children)
 //   keychain-reliability probe-read PATH | probe-vault PATH | probe-key SERIAL       (as another user)
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -27,6 +27,8 @@ func workerMain(_ arguments: [String]) -> Int32 {
         case ("fsize", 3): return try Workers.fileSizeLimit(vaultPath: arguments[1], limit: Int(arguments[2]) ?? 1 << 20)
         case ("readonly", 2): return Workers.readOnly(vaultPath: arguments[1])
         case ("valet-identity", 1): return ValetIdentityWorker.run()
+        case ("sync-set", 4): return try SyncWorker.set(vaultPath: arguments[1], key: arguments[2], value: arguments[3])
+        case ("sync-wait", 4): return try SyncWorker.wait(vaultPath: arguments[1], key: arguments[2], value: arguments[3])
         case ("valet-service", 3): return ValetServiceWorker.run(identifier: arguments[1], key: arguments[2])
         case ("ss-callers", 3): return try SecretServiceWorker.concurrentCallers(callers: Int(arguments[1]) ?? 16, timeout: Double(arguments[2]) ?? 1)
         case ("ss-batch", 5):

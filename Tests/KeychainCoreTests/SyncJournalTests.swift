@@ -1,0 +1,144 @@
+import Foundation
+import KeychainTestSupport
+import Testing
+
+@testable import KeychainCore
+
+/// The vault's side of sync, without a cluster: what enters the outbox, how it is sealed, what
+/// a received change may do, and that an enrolled vault's schema and journal are checked.
+@Suite("The sync journal and outbox")
+struct SyncJournalTests {
+    let directory = TemporaryDirectory()
+
+    /// A vault enrolled in a group whose cluster is nowhere (port 9 on loopback: nothing answers).
+    func enrolledVault() throws -> Vault {
+        let vault = try Vault(directory.vaultConfiguration())
+        let keys = try X25519.generate()
+        let state = SyncState(
+            userID: Random.bytes(16), deviceID: Random.bytes(16), deviceName: "test", privateKey: keys.privateKey, publicKey: keys.publicKey,
+            namingKey: SecretBytes.random(count: 32), epochKeys: [1: SecretBytes.random(count: 32)], epoch: 1, cursor: 0, lastPull: 0, refused: 0,
+            cluster: EtcdClient.Configuration(endpoints: ["http://127.0.0.1:9"]))
+        try vault.withOpened(creating: true) { (open) throws(StoreError) in try open.enrollSync(device: state.deviceID, state: state.encoded()) }
+        return vault
+    }
+
+    func outbox(_ vault: Vault) throws -> [SyncChange] {
+        try vault.withOpened(creating: false) { (open) throws(StoreError) in try open.outbox(limit: 100).entries.map(\.change) }
+    }
+
+    func cloudItem(_ account: String, _ value: String, accessibility: Accessibility = .whenUnlocked) -> Item {
+        Item(.genericPassword, attributes: Attributes(service: "svc", account: account, synchronizable: true, accessibility: accessibility), value: secret(value))
+    }
+
+    @Test("only synchronizable items that may leave the device enter the outbox: not local ones, not ThisDeviceOnly ones")
+    func onlyTravellingItems() throws {
+        let vault = try enrolledVault()
+        try vault.add(Item(.genericPassword, attributes: Attributes(service: "svc", account: "local"), value: secret("stays")))
+        try vault.add(cloudItem("bound", "stays too", accessibility: .afterFirstUnlockThisDeviceOnly))
+        try vault.add(cloudItem("travels", "goes"))
+        let changes = try outbox(vault)
+        #expect(changes.map(\.attributes.account) == ["travels"])
+        #expect(changes.first?.value == secret("goes") && changes.first?.deleted == false)
+    }
+
+    @Test("items already in the vault when it enrolls enter the outbox")
+    func enrollmentQueuesExistingItems() throws {
+        let plain = try Vault(directory.vaultConfiguration())
+        try plain.add(cloudItem("before", "v"))
+        let vault = try enrolledVault()
+        #expect(try outbox(vault).map(\.attributes.account) == ["before"])
+    }
+
+    @Test("a delete leaves a tombstone; an update that renames an item leaves one for the old name; clocks only go forward")
+    func tombstonesAndClocks() throws {
+        let vault = try enrolledVault()
+        try vault.add(cloudItem("one", "v1"))
+        let first = try #require(try outbox(vault).first)
+        try vault.update(Query(.genericPassword, attributes: Attributes(service: "svc", account: "one", synchronizable: true)), attributes: Attributes(account: "two"), value: nil)
+        let renamed = try outbox(vault)
+        #expect(Set(renamed.map { "\($0.attributes.account!) \($0.deleted)" }) == ["one true", "two false"])
+        #expect(renamed.allSatisfy { $0.clock > first.clock || $0.attributes.account == "two" })
+        try vault.delete(Query(.genericPassword, attributes: Attributes(service: "svc", account: "two", synchronizable: true)))
+        #expect(Set(try outbox(vault).map { "\($0.attributes.account!) \($0.deleted)" }) == ["one true", "two true"])
+    }
+
+    @Test("a write never waits for the cluster: with no endpoint answering it succeeds, stays in the outbox, and a round says why it could not send")
+    func writesDoNotWait() throws {
+        let vault = try enrolledVault()
+        try vault.add(cloudItem("offline", "v"))
+        #expect(
+            try vault.copyMatching(Query(.genericPassword, attributes: Attributes(service: "svc", account: "offline", synchronizable: true), returnData: true)).first?.value
+                == secret("v"))
+        let engine = try SyncEngine(vault: vault)
+        #expect(throws: SyncError.self) { try engine.syncOnce() }
+        #expect(try engine.outboxLength() == 1)
+    }
+
+    @Test("a received change applies only when newer, may not bring a ThisDeviceOnly item, and a local write after it wins")
+    func receivedChanges() throws {
+        let vault = try enrolledVault()
+        let far = SyncChange.nextClock(after: 0) + (3_600_000 << 16)
+        let origin = Random.bytes(16)
+        var change = SyncChange(
+            identity: [], clock: far, origin: origin, deleted: false, itemClass: .genericPassword,
+            attributes: Attributes(service: "svc", account: "remote", synchronizable: true, accessibility: .whenUnlocked), value: secret("from afar"))
+        var bound = change
+        bound.attributes.accessibility = .whenUnlockedThisDeviceOnly
+        var older = change
+        older.clock = far - 1
+        older.value = secret("older")
+        let result = try vault.withOpened(creating: false) { (open) throws(StoreError) in try open.applyReceived([change, bound, older], state: nil) }
+        #expect(result == OpenVault.ApplyResult(applied: 1, superseded: 1, refused: 1))
+        let query = Query(.genericPassword, attributes: Attributes(service: "svc", account: "remote", synchronizable: true), returnData: true)
+        #expect(try vault.copyMatching(query).first?.value == secret("from afar"))
+        #expect(try outbox(vault).isEmpty)
+        try vault.update(query, attributes: Attributes(), value: secret("mine"))
+        let mine = try #require(try outbox(vault).first)
+        #expect(mine.isNewer(thanClock: far, origin: origin))
+        change.value = secret("replayed")
+        let replay = try vault.withOpened(creating: false) { (open) throws(StoreError) in try open.applyReceived([change], state: nil) }
+        #expect(replay.superseded == 1)
+    }
+
+    @Test("an enrolled vault's schema is checked like any other: a trigger on the journal is refused")
+    func journalSchemaChecked() throws {
+        let vault = try enrolledVault()
+        try vault.add(cloudItem("x", "v"))
+        _ = vault
+        #expect(try Vault(directory.vaultConfiguration()).contains(Query(attributes: Attributes(account: "x", synchronizable: true))))
+        try RawVault(directory.vaultPath()).connection.execute("CREATE TRIGGER quiet BEFORE UPDATE ON sync_journal BEGIN SELECT RAISE(IGNORE); END")
+        #expect {
+            _ = try Vault(directory.vaultConfiguration())
+        } throws: { error in
+            if case .tampered = error as? StoreError { true } else { false }
+        }
+    }
+
+    @Test("a journal record moved to another item, or edited, fails authentication")
+    func journalRecordsSealed() throws {
+        let vault = try enrolledVault()
+        try vault.add(cloudItem("a", "1"))
+        try vault.add(cloudItem("b", "2"))
+        let raw = try RawVault(directory.vaultPath())
+        var rows: [([UInt8], [UInt8])] = []
+        try raw.connection.statement("SELECT identity, record FROM sync_journal").with([]) { (s: Statement) throws(SQLiteError) in
+            while try s.step() { rows.append((s.blob(0), s.blob(1))) }
+        }
+        try raw.connection.statement("UPDATE sync_journal SET record = ? WHERE identity = ?").run([.blob(rows[1].1), .blob(rows[0].0)])
+        #expect {
+            _ = try outbox(try Vault(directory.vaultConfiguration()))
+        } throws: { error in
+            if case .tampered = error as? StoreError { true } else { false }
+        }
+    }
+
+    @Test("an invitation code round-trips, and a mistyped or truncated one is refused with the reason")
+    func invitationCodes() throws {
+        let code = InvitationCode(userID: Random.bytes(16), secret: SecretBytes.random(count: 16))
+        let parsed = try InvitationCode(parsing: code.text.lowercased())
+        #expect(parsed.userID == code.userID && parsed.secret == code.secret)
+        #expect(throws: SyncError.self) { try InvitationCode(parsing: String(code.text.dropLast(3))) }
+        #expect(throws: SyncError.self) { try InvitationCode(parsing: code.text.replacingOccurrences(of: "-", with: "1")) }
+        #expect(throws: SyncError.self) { try InvitationCode(parsing: "KC2-" + code.text.dropFirst(4)) }
+    }
+}
