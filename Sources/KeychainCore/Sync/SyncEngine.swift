@@ -11,7 +11,7 @@ import FoundationEssentials
 /// inside its seal, not by when it reached etcd), deletes travel as tombstones.
 ///
 /// Writes never wait for the network: the vault journals each change in the write's own
-/// transaction (the outbox), and ``syncOnce()`` or ``run(until:)`` sends it when etcd answers.
+/// transaction (the outbox), and ``syncOnce()`` or ``run(until:onError:)`` sends it when etcd answers.
 /// Received changes are applied with the pull cursor in one transaction, so a crash never
 /// skips or repeats one.
 public final class SyncEngine: @unchecked Sendable {
