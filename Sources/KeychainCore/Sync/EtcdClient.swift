@@ -61,10 +61,7 @@ final class EtcdClient: Sendable {
         succeeded: Bool, current: KeyValue?, revision: Int64
     ) {
         let encodedKey = Self.base64(key)
-        let compare =
-            modRevision == 0
-            ? "{\"key\":\"\(encodedKey)\",\"target\":\"CREATE\",\"result\":\"EQUAL\",\"create_revision\":\"0\"}"
-            : "{\"key\":\"\(encodedKey)\",\"target\":\"MOD\",\"result\":\"EQUAL\",\"mod_revision\":\"\(modRevision)\"}"
+        let compare = Self.compare(encodedKey, modRevision: modRevision)
         let body = """
             {"compare":[\(compare)],"success":[{"request_put":{"key":"\(encodedKey)","value":"\(Self.base64(value))"\(lease == 0 ? "" : ",\"lease\":\"\(lease)\"")}}],\
             "failure":[{"request_range":{"key":"\(encodedKey)"}}]}
@@ -73,6 +70,26 @@ final class EtcdClient: Sendable {
         let succeeded = answer.succeeded ?? false
         let current = succeeded ? nil : try EtcdJSON.keyValues(answer.responses?.first?.response_range?.kvs).first
         return (succeeded, current, try answer.header.number())
+    }
+
+    /// Puts every value in one transaction, only if each key's revision is still the one given
+    /// (0: the key does not exist); all or none. etcd takes at most 128 operations per transaction.
+    func putAll(_ writes: [(key: [UInt8], value: [UInt8], ifModRevision: Int64)]) throws(SyncError) -> Bool {
+        var compares: [String] = []
+        var puts: [String] = []
+        for write in writes {
+            let key = Self.base64(write.key)
+            compares.append(Self.compare(key, modRevision: write.ifModRevision))
+            puts.append("{\"request_put\":{\"key\":\"\(key)\",\"value\":\"\(Self.base64(write.value))\"}}")
+        }
+        let body = "{\"compare\":[\(compares.joined(separator: ","))],\"success\":[\(puts.joined(separator: ","))]}"
+        return try call("/v3/kv/txn", body, as: EtcdJSON.Txn.self).succeeded ?? false
+    }
+
+    private static func compare(_ encodedKey: String, modRevision: Int64) -> String {
+        modRevision == 0
+            ? "{\"key\":\"\(encodedKey)\",\"target\":\"CREATE\",\"result\":\"EQUAL\",\"create_revision\":\"0\"}"
+            : "{\"key\":\"\(encodedKey)\",\"target\":\"MOD\",\"result\":\"EQUAL\",\"mod_revision\":\"\(modRevision)\"}"
     }
 
     /// A lease of `seconds`: keys put under it go when it expires.

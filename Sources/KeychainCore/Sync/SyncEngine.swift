@@ -304,34 +304,81 @@ public final class SyncEngine: @unchecked Sendable {
     /// Sends the outbox, each change by compare-and-swap against what etcd holds: written
     /// when the key is new or holds an older change; left when etcd holds a newer one (the
     /// pull applies it) or this very change (a write that timed out and committed later).
+    /// Changes go in transactions of up to 64, each put conditional on the revision seen; a
+    /// transaction that loses a race is retried one change at a time.
     private func push(_ state: inout SyncState, client: EtcdClient) throws(SyncError) -> Int {
         var sent = 0
         while true {
             let outbox = try Self.onVault(vault) { (open) throws(StoreError) in try open.outbox(limit: 256) }
             guard !outbox.entries.isEmpty else { return sent }
-            var done: [OpenVault.OutboxEntry] = []
+            var outgoing: [Outgoing] = []
             for entry in outbox.entries {
                 let key = try SyncRecords.itemKey(entry.change, state: state)
-                let sealed = try SyncRecords.sealItem(entry.change, at: key, state: state)
-                var current = try client.range(key).kvs.first
-                for _ in 0..<16 {
-                    if let current, let remote = SyncRecords.openItem(current.value, at: key, state: state),
-                        !entry.change.isNewer(thanClock: remote.clock, origin: remote.origin)
-                    {
-                        break
-                    }
-                    let written = try client.put(key, sealed, ifModRevision: current?.modRevision ?? 0)
-                    if written.succeeded {
-                        sent += 1
-                        break
-                    }
-                    current = written.current
+                outgoing.append(Outgoing(entry: entry, key: key, sealed: try SyncRecords.sealItem(entry.change, at: key, state: state)))
+            }
+            // What etcd holds at each key: one read of the whole group for a large batch.
+            var current: [[UInt8]: EtcdClient.KeyValue] = [:]
+            if outgoing.count > 16 {
+                let prefix = SyncRecords.itemsPrefix(state)
+                for kv in try client.range(prefix, rangeEnd: EtcdClient.rangeEnd(ofPrefix: prefix)).kvs { current[kv.key] = kv }
+            } else {
+                for change in outgoing { current[change.key] = try client.range(change.key).kvs.first }
+            }
+            var done: [OpenVault.OutboxEntry] = []
+            var writes: [Outgoing] = []
+            for change in outgoing {
+                if change.isSuperseded(by: current[change.key], state: state) { done.append(change.entry) } else { writes.append(change) }
+            }
+            var start = 0
+            while start < writes.count {
+                let chunk = Array(writes[start..<min(start + 64, writes.count)])
+                start += chunk.count
+                if try client.putAll(chunk.map { ($0.key, $0.sealed, current[$0.key]?.modRevision ?? 0) }) {
+                    sent += chunk.count
+                    done += chunk.map(\.entry)
+                    continue
                 }
-                done.append(entry)
+                for change in chunk {
+                    switch try pushOne(change, state: state, client: client) {
+                    case .written:
+                        sent += 1
+                        done.append(change.entry)
+                    case .superseded: done.append(change.entry)
+                    case .contended: break
+                    }
+                }
             }
             try Self.onVault(vault) { (open) throws(StoreError) in try open.acknowledge(done) }
-            if outbox.entries.count < 256 && outbox.pending <= outbox.entries.count { return sent }
+            if done.isEmpty || (outbox.entries.count < 256 && outbox.pending <= outbox.entries.count) { return sent }
         }
+    }
+
+    /// One change of the outbox, sealed for its key.
+    private struct Outgoing {
+        var entry: OpenVault.OutboxEntry
+        var key: [UInt8]
+        var sealed: [UInt8]
+
+        /// Whether etcd holds this change already, or a newer one.
+        func isSuperseded(by held: EtcdClient.KeyValue?, state: SyncState) -> Bool {
+            guard let held, let remote = SyncRecords.openItem(held.value, at: key, state: state) else { return false }
+            return !entry.change.isNewer(thanClock: remote.clock, origin: remote.origin)
+        }
+    }
+
+    private enum PushOutcome { case written, superseded, contended }
+
+    /// One change by compare-and-swap, re-reading after each lost race (a few times; then it
+    /// stays in the outbox for the next round).
+    private func pushOne(_ change: Outgoing, state: SyncState, client: EtcdClient) throws(SyncError) -> PushOutcome {
+        var current = try client.range(change.key).kvs.first
+        for _ in 0..<8 {
+            if change.isSuperseded(by: current, state: state) { return .superseded }
+            let written = try client.put(change.key, change.sealed, ifModRevision: current?.modRevision ?? 0)
+            if written.succeeded { return .written }
+            current = written.current
+        }
+        return .contended
     }
 
     /// Applies every item changed on etcd since the cursor, newest wins, with the new cursor
