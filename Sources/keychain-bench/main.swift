@@ -1,9 +1,10 @@
 import Foundation
 import KeychainCore
+import KeychainTestSupport
 import Valet
 
 // keychain-bench: our vault against its floors and its peers, in one run.
-// Usage: swift run -c release keychain-bench [--quick] [--runs N] [--out DIR] [--cli PATH] [--install-peers]
+// Usage: swift run -c release keychain-bench [--quick] [--runs N] [--out DIR] [--cli PATH] [--install-peers] [--sync-only]
 //   --install-peers: the Python peers (keyring, keyrings.alt, secretstorage) installed from PyPI
 //   into a private virtual environment (.build/bench-peers, reused), so the peer table is whole.
 
@@ -34,6 +35,14 @@ if let target = option("--profile") {
     for _ in 0..<(target == "get" ? 1 : 20) {
         if target == "get" { for key in keys { _ = try bench.valet.string(forKey: key) } } else { _ = try bench.valet.allKeys() }
     }
+    exit(0)
+}
+
+// `--sync-only`: just the sync figures (propagation and a first sync), for work on the engine.
+if arguments.contains("--sync-only") {
+    var syncReport = Report(machine: [:])
+    syncReport.measurements = try SyncBench.measure(scratch: scratch, writes: quick ? 100 : 300, items: quick ? 2_000 : 10_000)
+    print(syncReport.table())
     exit(0)
 }
 
@@ -170,6 +179,22 @@ if FileManager.default.isExecutableFile(atPath: keychainBinary) {
     try Peers.spawn(keychainBinary, ["lock", "--vault", unlockedVault])
 } else {
     report.skipped["keychain get (process)"] = "the keychain executable is not built beside keychain-bench (\(keychainBinary))"
+}
+
+if let reason = EtcdCluster.unavailableReason {
+    report.skipped["sync"] = reason
+} else {
+    log("· sync: propagation through a 3-member etcd cluster, and a first sync")
+    do {
+        let measured = try SyncBench.measure(scratch: scratch, writes: quick ? 100 : 300, items: quick ? 2_000 : 10_000)
+        report.measurements += measured
+        if let ours = measured.first(where: { $0.comparedWith != nil }), let ratio = ours.ratio {
+            report.targets.append(
+                .init(goal: "sync propagation within 2x of etcd's own put-to-watch", measured: String(format: "%.2fx (%@)", ratio, ours.note ?? ""), met: ratio <= 2))
+        }
+    } catch {
+        report.skipped["sync"] = "the sync benchmark failed: \(error)"
+    }
 }
 
 log("· set+get pairs: ours and the peers")

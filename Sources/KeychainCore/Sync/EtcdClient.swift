@@ -74,7 +74,7 @@ final class EtcdClient: Sendable {
 
     /// Puts every value in one transaction, only if each key's revision is still the one given
     /// (0: the key does not exist); all or none. etcd takes at most 128 operations per transaction.
-    func putAll(_ writes: [(key: [UInt8], value: [UInt8], ifModRevision: Int64)]) throws(SyncError) -> Bool {
+    func putAll(_ writes: [(key: [UInt8], value: [UInt8], ifModRevision: Int64)]) throws(SyncError) -> (succeeded: Bool, revision: Int64) {
         var compares: [String] = []
         var puts: [String] = []
         for write in writes {
@@ -83,7 +83,8 @@ final class EtcdClient: Sendable {
             puts.append("{\"request_put\":{\"key\":\"\(key)\",\"value\":\"\(Self.base64(write.value))\"}}")
         }
         let body = "{\"compare\":[\(compares.joined(separator: ","))],\"success\":[\(puts.joined(separator: ","))]}"
-        return try call("/v3/kv/txn", body, as: EtcdJSON.Txn.self).succeeded ?? false
+        let answer = try call("/v3/kv/txn", body, as: EtcdJSON.Txn.self)
+        return (answer.succeeded ?? false, try answer.header.number())
     }
 
     private static func compare(_ encodedKey: String, modRevision: Int64) -> String {
@@ -133,8 +134,9 @@ final class EtcdClient: Sendable {
 
     /// What a watch stream said.
     enum WatchEvent {
-        /// Keys changed; the revision of the last change.
-        case changed(revision: Int64)
+        /// Keys were put (deletes are left out: nothing here deletes a key it keeps); the
+        /// revision of the last change.
+        case changed(revision: Int64, puts: [KeyValue])
         /// The history before `revision` was compacted away: read the current state instead.
         case compacted(revision: Int64)
     }
@@ -155,7 +157,8 @@ final class EtcdClient: Sendable {
             }
             if result.canceled == true { return false }
             guard let events = result.events, !events.isEmpty else { return true }
-            return onEvent(.changed(revision: (try? result.header.number()) ?? 0))
+            let puts = (try? EtcdJSON.keyValues(events.filter { $0.type == nil || $0.type == "PUT" }.compactMap(\.kv))) ?? []
+            return onEvent(.changed(revision: (try? result.header.number()) ?? 0, puts: puts))
         }
         _ = try perform("/v3/watch", body, timeoutMilliseconds: 0, idleSeconds: idleSeconds, stream: lines)
     }

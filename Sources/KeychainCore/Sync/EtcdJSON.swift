@@ -48,7 +48,10 @@ enum EtcdJSON {
 
     struct WatchLine: Decodable {
         struct Result: Decodable {
-            struct Event: Decodable { var type: String? }
+            struct Event: Decodable {
+                var type: String?
+                var kv: KeyValue?
+            }
             var header: Header
             var canceled: Bool?
             var compact_revision: String?

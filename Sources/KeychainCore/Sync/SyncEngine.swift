@@ -17,6 +17,11 @@ import FoundationEssentials
 public final class SyncEngine: @unchecked Sendable {
     let vault: Vault
     private let mutex = Lock()
+    /// The revision etcd last gave each item key this engine read or wrote (guarded by
+    /// `mutex`): a push to a key it knows goes straight to its compare-and-swap.
+    private var knownRevisions: [[UInt8]: Int64] = [:]
+    /// The revisions of this engine's own pushes, whose watch events need no applying.
+    private var ownRevisions: Set<Int64> = []
 
     /// The engine of `vault`, which must be enrolled (``create(vault:cluster:deviceName:)``,
     /// ``join(vault:cluster:code:deviceName:)``).
@@ -161,13 +166,14 @@ public final class SyncEngine: @unchecked Sendable {
         }
     }
 
-    /// Syncs until `shouldStop` returns true: a round now, then one whenever etcd reports a
-    /// change or the outbox holds something, and at least every few seconds. Errors are
-    /// reported to `onError` and retried after a pause; ``SyncError/removed`` ends it.
+    /// Syncs until `shouldStop` returns true: a full round now and every 5 s; between them,
+    /// what the watch reports is applied as it arrives, and what this process writes is sent
+    /// at once (what other processes write, within 100 ms). Errors are reported to `onError`
+    /// and retried after a pause; ``SyncError/removed`` ends it.
     public func run(until shouldStop: @escaping @Sendable () -> Bool, onError: @escaping @Sendable (SyncError) -> Void = { _ in }) {
-        let wake = DispatchSemaphore(value: 0)
+        let inbox = Inbox()
         // A write in this process wakes the loop at once.
-        try? Self.onVault(vault) { (open) throws(StoreError) in open.mutex.withLock { open.syncWake = { wake.signal() } } }
+        try? Self.onVault(vault) { (open) throws(StoreError) in open.mutex.withLock { open.syncWake = { inbox.post(local: true) } } }
         defer { try? Self.onVault(vault) { (open) throws(StoreError) in open.mutex.withLock { open.syncWake = nil } } }
         DispatchQueue(label: "keychain.sync.watch").async { [self] in
             while !shouldStop() {
@@ -176,21 +182,31 @@ public final class SyncEngine: @unchecked Sendable {
                     continue
                 }
                 do {
-                    try client.watch(prefix: state.prefix, startRevision: state.cursor + 1, idleSeconds: 5) { _ in
-                        wake.signal()
+                    try client.watch(prefix: state.prefix, startRevision: state.cursor + 1, idleSeconds: 5) { event in
+                        switch event {
+                        case .changed(let revision, let puts): inbox.post(puts: puts, revision: revision)
+                        case .compacted: inbox.post(fullRound: true)
+                        }
                         return !shouldStop()
                     }
                 } catch {
                     sleepMilliseconds(200)
                 }
             }
-            wake.signal()
+            inbox.post(fullRound: true)
         }
         var failures = 0
+        var fullRound = true
         while !shouldStop() {
             var sentSome = false
             do throws(SyncError) {
-                sentSome = try syncOnce().sent > 0
+                if fullRound {
+                    sentSome = try syncOnce().sent > 0
+                } else {
+                    let work = inbox.take()
+                    if !work.puts.isEmpty { try applyWatched(work.puts, revision: work.revision) }
+                    if work.local || work.puts.isEmpty { sentSome = try pushOnly() > 0 }
+                }
                 failures = 0
             } catch .removed {
                 onError(.removed)
@@ -199,22 +215,97 @@ public final class SyncEngine: @unchecked Sendable {
                 onError(error)
                 failures += 1
             }
-            // More written while that round ran: another round at once. (What cannot be sent
-            // now, such as items of a locked class, waits for the next wake.)
+            // More written while that round ran: send it at once. (What cannot be sent now,
+            // such as items of a locked class, waits for the next wake.)
             let pendingAfterRound = (try? outboxLength()) ?? 0
+            fullRound = failures > 0
             if sentSome, pendingAfterRound > 0 { continue }
             // Woken by the watch or a write in this process; otherwise every 100 ms the outbox
-            // is looked at, since another process may write to the vault.
-            // A round every 5 s regardless (a watch can miss nothing, but an endpoint can hang);
-            // after failures, sooner at first, then backing off.
+            // is looked at, since another process may write to the vault. A full round every
+            // 5 s regardless (a watch misses nothing, but an endpoint can hang); after
+            // failures, sooner at first, then backing off.
             let pause = failures == 0 ? 5_000 : min(5_000, 250 << min(failures, 5))
             var waited = 0
-            while !shouldStop(), wake.wait(timeout: .now() + .milliseconds(100)) == .timedOut {
+            while !shouldStop(), inbox.wait(milliseconds: 100) == false {
                 waited += 100
-                // Another process wrote: the outbox changed.
                 if failures == 0, ((try? outboxLength()) ?? 0) != pendingAfterRound { break }
-                if waited >= pause { break }
+                if waited >= pause {
+                    fullRound = true
+                    break
+                }
             }
+            if inbox.takeFullRound() { fullRound = true }
+        }
+    }
+
+    /// What woke the loop: changes the watch reported, a write in this process, or a reason
+    /// for a full round (a compacted history, a watch that ended).
+    private final class Inbox: @unchecked Sendable {
+        private let lock = Lock()
+        private let semaphore = DispatchSemaphore(value: 0)
+        private var puts: [EtcdClient.KeyValue] = []
+        private var revision: Int64 = 0
+        private var local = false
+        private var fullRound = false
+
+        func post(puts more: [EtcdClient.KeyValue] = [], revision newest: Int64 = 0, local write: Bool = false, fullRound round: Bool = false) {
+            lock.withLock {
+                puts += more
+                revision = max(revision, newest)
+                local = local || write
+                fullRound = fullRound || round
+            }
+            semaphore.signal()
+        }
+
+        /// Whether something was posted within `milliseconds`.
+        func wait(milliseconds: Int) -> Bool { semaphore.wait(timeout: .now() + .milliseconds(milliseconds)) == .success }
+
+        func take() -> (puts: [EtcdClient.KeyValue], revision: Int64, local: Bool) {
+            lock.withLock {
+                defer {
+                    puts = []
+                    local = false
+                }
+                return (puts, revision, local)
+            }
+        }
+
+        func takeFullRound() -> Bool {
+            lock.withLock {
+                defer { fullRound = false }
+                return fullRound
+            }
+        }
+    }
+
+    /// Sends the outbox, and nothing else.
+    private func pushOnly() throws(SyncError) -> Int {
+        try mutex.withLock { () throws(SyncError) in
+            var state = try state()
+            return try push(&state, client: try EtcdClient(state.cluster))
+        }
+    }
+
+    /// Applies the item changes a watch reported (the watch started at the cursor, so every
+    /// change up to `revision` has been reported), and follows a changed member list.
+    private func applyWatched(_ puts: [EtcdClient.KeyValue], revision: Int64) throws(SyncError) {
+        try mutex.withLock { () throws(SyncError) in
+            var state = try state()
+            let items = SyncRecords.itemsPrefix(state)
+            var received: [EtcdClient.KeyValue] = []
+            var membership = false
+            for kv in puts {
+                guard kv.key.starts(with: items) else {
+                    membership = true
+                    continue
+                }
+                if ownRevisions.contains(kv.modRevision) { continue }
+                received.append(kv)
+            }
+            if membership { try refreshMembership(&state, client: try EtcdClient(state.cluster)) }
+            guard !received.isEmpty else { return }
+            _ = try apply(received, upTo: revision, &state)
         }
     }
 
@@ -316,26 +407,31 @@ public final class SyncEngine: @unchecked Sendable {
                 let key = try SyncRecords.itemKey(entry.change, state: state)
                 outgoing.append(Outgoing(entry: entry, key: key, sealed: try SyncRecords.sealItem(entry.change, at: key, state: state)))
             }
-            // What etcd holds at each key: one read of the whole group for a large batch.
+            // What etcd holds at each key: one read of the whole group for a large batch; for a
+            // few changes, a read of each key whose revision this engine does not know (a
+            // known one goes straight to its compare-and-swap, which fails if it moved).
             var current: [[UInt8]: EtcdClient.KeyValue] = [:]
             if outgoing.count > 16 {
                 let prefix = SyncRecords.itemsPrefix(state)
                 for kv in try client.range(prefix, rangeEnd: EtcdClient.rangeEnd(ofPrefix: prefix)).kvs { current[kv.key] = kv }
             } else {
-                for change in outgoing { current[change.key] = try client.range(change.key).kvs.first }
+                for change in outgoing where knownRevisions[change.key] == nil { current[change.key] = try client.range(change.key).kvs.first }
             }
             var done: [OpenVault.OutboxEntry] = []
             var writes: [Outgoing] = []
             for change in outgoing {
                 if change.isSuperseded(by: current[change.key], state: state) { done.append(change.entry) } else { writes.append(change) }
             }
+            func seen(_ key: [UInt8]) -> Int64 { current[key]?.modRevision ?? knownRevisions[key] ?? 0 }
             var start = 0
             while start < writes.count {
                 let chunk = Array(writes[start..<min(start + 64, writes.count)])
                 start += chunk.count
-                if try client.putAll(chunk.map { ($0.key, $0.sealed, current[$0.key]?.modRevision ?? 0) }) {
+                let written = try client.putAll(chunk.map { ($0.key, $0.sealed, seen($0.key)) })
+                if written.succeeded {
                     sent += chunk.count
                     done += chunk.map(\.entry)
+                    noteOwn(chunk.map(\.key), revision: written.revision)
                     continue
                 }
                 for change in chunk {
@@ -368,6 +464,13 @@ public final class SyncEngine: @unchecked Sendable {
 
     private enum PushOutcome { case written, superseded, contended }
 
+    /// Notes this engine's own write at `revision` to `keys`.
+    private func noteOwn(_ keys: [[UInt8]], revision: Int64) {
+        for key in keys { remember(key, revision: revision) }
+        if ownRevisions.count >= 10_000 { ownRevisions.removeAll(keepingCapacity: true) }
+        ownRevisions.insert(revision)
+    }
+
     /// One change by compare-and-swap, re-reading after each lost race (a few times; then it
     /// stays in the outbox for the next round).
     private func pushOne(_ change: Outgoing, state: SyncState, client: EtcdClient) throws(SyncError) -> PushOutcome {
@@ -375,7 +478,10 @@ public final class SyncEngine: @unchecked Sendable {
         for _ in 0..<8 {
             if change.isSuperseded(by: current, state: state) { return .superseded }
             let written = try client.put(change.key, change.sealed, ifModRevision: current?.modRevision ?? 0)
-            if written.succeeded { return .written }
+            if written.succeeded {
+                noteOwn([change.key], revision: written.revision)
+                return .written
+            }
             current = written.current
         }
         return .contended
@@ -393,9 +499,17 @@ public final class SyncEngine: @unchecked Sendable {
             _ = try push(&state, client: client)
             answer = try client.range(prefix, rangeEnd: EtcdClient.rangeEnd(ofPrefix: prefix))
         }
+        return try apply(answer.kvs, upTo: answer.revision, &state)
+    }
+
+    /// Opens what etcd holds at each key (refusing what does not open, or opens to an item
+    /// that belongs at another key) and applies it, newest wins, with the cursor advanced to
+    /// `revision` in the same transaction.
+    private func apply(_ kvs: [EtcdClient.KeyValue], upTo revision: Int64, _ state: inout SyncState) throws(SyncError) -> OpenVault.ApplyResult {
         var changes: [SyncChange] = []
         var refused = 0
-        for kv in answer.kvs {
+        for kv in kvs {
+            remember(kv.key, revision: kv.modRevision)
             guard let change = SyncRecords.openItem(kv.value, at: kv.key, state: state),
                 (try? SyncRecords.itemKey(change, state: state)) == kv.key
             else {
@@ -404,13 +518,19 @@ public final class SyncEngine: @unchecked Sendable {
             }
             changes.append(change)
         }
-        state.cursor = max(state.cursor, answer.revision)
+        state.cursor = max(state.cursor, revision)
         state.lastPull = Self.nowMilliseconds()
         state.refused += UInt32(refused)
         let encoded = state.encoded()
         var result = try Self.onVault(vault) { (open) throws(StoreError) in try open.applyReceived(changes, state: encoded) }
         result.refused += refused
         return result
+    }
+
+    /// Notes the revision etcd gave a key (bounded: forgotten whole when large).
+    private func remember(_ key: [UInt8], revision: Int64) {
+        if knownRevisions.count >= 100_000 { knownRevisions.removeAll(keepingCapacity: true) }
+        knownRevisions[key] = revision
     }
 
     private static func deviceKeys() throws(SyncError) -> (privateKey: SecretBytes, publicKey: [UInt8]) {
