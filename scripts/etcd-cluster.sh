@@ -11,6 +11,8 @@
 #
 # Member N listens for clients on PORT0+10N and for peers on PORT0+10N+1 (PORT0 defaults to 32300),
 # on 127.0.0.1 only; start refuses ports already in use (exit 4). Needs Debian's etcd-server and etcd-client.
+# With DIR/tls/{ca.crt,server.crt,server.key,client.crt,client.key} in place before start, clients
+# must speak TLS and present a certificate signed by that CA (peers stay plain, on loopback).
 set -euo pipefail
 
 command=${1:-}
@@ -18,7 +20,9 @@ dir=${2:-}
 [ -n "$command" ] && [ -n "$dir" ] || { sed -n '2,14p' "$0" >&2; exit 2; }
 
 port0() { cat "$dir/port0"; }
-client_url() { echo "http://127.0.0.1:$(($(port0) + $1 * 10))"; }
+tls() { [ -f "$dir/tls/ca.crt" ]; }
+scheme() { if tls; then echo https; else echo http; fi; }
+client_url() { echo "$(scheme)://127.0.0.1:$(($(port0) + $1 * 10))"; }
 peer_url() { echo "http://127.0.0.1:$(($(port0) + $1 * 10 + 1))"; }
 endpoints() { echo "$(client_url 1),$(client_url 2),$(client_url 3)"; }
 cluster() { echo "n1=$(peer_url 1),n2=$(peer_url 2),n3=$(peer_url 3)"; }
@@ -29,17 +33,27 @@ alive() { local pid; pid=$(pid_of "$1"); [ -n "$pid" ] && running "$pid"; }
 
 member() {
     local n=$1
+    local security=()
+    if tls; then
+        security=(--cert-file "$dir/tls/server.crt" --key-file "$dir/tls/server.key"
+            --trusted-ca-file "$dir/tls/ca.crt" --client-cert-auth)
+    fi
     # setsid: the members outlive the shell that started them, and a terminal's signals miss them.
     setsid etcd --name "n$n" --data-dir "$dir/n$n" \
         --listen-client-urls "$(client_url "$n")" --advertise-client-urls "$(client_url "$n")" \
         --listen-peer-urls "$(peer_url "$n")" --initial-advertise-peer-urls "$(peer_url "$n")" \
         --initial-cluster "$(cluster)" --initial-cluster-token "keychain-$(port0)" --initial-cluster-state new \
-        --heartbeat-interval 50 --election-timeout 500 --logger zap --log-outputs "$dir/n$n.log" \
+        --heartbeat-interval 50 --election-timeout 500 --logger zap --log-outputs "$dir/n$n.log" "${security[@]}" \
         </dev/null >/dev/null 2>&1 &
     echo $! > "$dir/n$n.pid"
 }
 
-healthy() { ETCDCTL_API=3 etcdctl --endpoints="$(endpoints)" --dial-timeout=300ms --command-timeout=500ms endpoint health >/dev/null 2>&1; }
+etcdctl_() {
+    local security=()
+    tls && security=(--cacert "$dir/tls/ca.crt" --cert "$dir/tls/client.crt" --key "$dir/tls/client.key")
+    ETCDCTL_API=3 etcdctl --endpoints="$(endpoints)" "${security[@]}" "$@"
+}
+healthy() { etcdctl_ --dial-timeout=300ms --command-timeout=500ms endpoint health >/dev/null 2>&1; }
 # Whether something already listens on a loopback port.
 taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
@@ -83,8 +97,8 @@ resume) kill -CONT "$(pid_of "$3")" ;;
 restart) alive "$3" && { echo "member n$3 is running" >&2; exit 1; }; member "$3" ;;
 endpoints) endpoints ;;
 compact)
-    revision=$(ETCDCTL_API=3 etcdctl --endpoints="$(endpoints)" endpoint status -w json | grep -o '"revision":[0-9]*' | head -1 | cut -d: -f2)
-    ETCDCTL_API=3 etcdctl --endpoints="$(endpoints)" compact "$revision" >/dev/null
+    revision=$(etcdctl_ endpoint status -w json | grep -o '"revision":[0-9]*' | head -1 | cut -d: -f2)
+    etcdctl_ compact "$revision" >/dev/null
     echo "$revision" ;;
 *) sed -n '2,14p' "$0" >&2; exit 2 ;;
 esac

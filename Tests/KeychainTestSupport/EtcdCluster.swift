@@ -16,12 +16,22 @@ public final class EtcdCluster: @unchecked Sendable {
         for tool in ["etcd", "etcdctl"] where !FileManager.default.isExecutableFile(atPath: "/usr/bin/" + tool) {
             return "\(tool) is not installed (apt-get install etcd-server etcd-client)"
         }
+        if !FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl") { return "openssl is not installed (apt-get install openssl)" }
         if dlopen("libcurl.so.4", RTLD_NOW) == nil { return "libcurl.so.4 is not installed (apt-get install libcurl4)" }
         return nil
     }()
 
-    public init() throws {
+    /// The PEM files of a cluster started with `tls`: its private CA, and a client
+    /// certificate and key it accepts.
+    public var caFile: String { dataDirectory + "/tls/ca.crt" }
+    public var certFile: String { dataDirectory + "/tls/client.crt" }
+    public var keyFile: String { dataDirectory + "/tls/client.key" }
+
+    /// Starts a cluster; with `tls`, one that speaks only TLS to clients, with certificates
+    /// from a private CA made for it (openssl), and asks each client for a certificate.
+    public init(tls: Bool = false) throws {
         directory = TemporaryDirectory()
+        if tls { try Self.makeCertificates(in: directory.path + "/cluster/tls") }
         var started: CommandResult?
         for _ in 0..<6 {
             // Below the kernel's ephemeral ports (32768 up), where outgoing connections would collide.
@@ -34,6 +44,24 @@ public final class EtcdCluster: @unchecked Sendable {
     }
 
     deinit { stop() }
+
+    private static func makeCertificates(in folder: String) throws {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
+        try openssl(["req", "-x509"] + ec + ["-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", "/CN=keychain-test-ca"], in: folder)
+        for (name, extensions) in [("server", "subjectAltName=IP:127.0.0.1"), ("client", "extendedKeyUsage=clientAuth")] {
+            try openssl(["req"] + ec + ["-keyout", "\(name).key", "-out", "\(name).csr", "-subj", "/CN=\(name)"], in: folder)
+            _ = FileManager.default.createFile(atPath: "\(folder)/\(name).ext", contents: Data(extensions.utf8))
+            try openssl(
+                ["x509", "-req", "-in", "\(name).csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "\(name).crt", "-days", "2", "-extfile", "\(name).ext"],
+                in: folder)
+        }
+    }
+
+    private static func openssl(_ arguments: [String], in folder: String) throws {
+        let result = try Subprocess.run("/bin/sh", ["-c", "cd \"$0\" && exec openssl \"$@\"", folder] + arguments, environment: ["PATH": "/usr/bin:/bin"])
+        guard result.status == 0 else { throw CocoaError(.executableLoad) }
+    }
 
     public func stop() { _ = try? Self.script(["stop", dataDirectory]) }
     /// SIGKILLs member `n` (1...3).

@@ -219,6 +219,25 @@ struct SyncTests {
 }
 
 extension SyncTests {
+    @Test("a cluster that speaks TLS with a private CA and asks for client certificates: refused without them, synced with them")
+    func tlsWithClientCertificates() throws {
+        let secure = try EtcdCluster(tls: true)
+        defer { secure.stop() }
+        let alpha = Machine("alpha", secure)
+        let withoutCA = try alpha.keychain(["sync", "init", "--endpoints", secure.endpoints])
+        #expect(withoutCA.status == 4 && withoutCA.stderr.contains("certificate"), "\(withoutCA.stderr)")
+        let withoutCertificate = try alpha.keychain(["sync", "init", "--endpoints", secure.endpoints, "--ca", secure.caFile])
+        #expect(withoutCertificate.status == 4 && withoutCertificate.stderr.contains("No etcd endpoint answered"), "\(withoutCertificate.stderr)")
+        let tls = ["--endpoints", secure.endpoints, "--ca", secure.caFile, "--cert", secure.certFile, "--key", secure.keyFile]
+        try alpha.ok(["sync", "init"] + tls)
+        try alpha.setCloud("token", "over-tls")
+        try alpha.round()
+        let beta = Machine("beta", secure)
+        try beta.ok(["sync", "join", try alpha.invite()] + tls)
+        #expect(try beta.getCloud("token") == "over-tls")
+        #expect(secure.endpoints.hasPrefix("https://"))
+    }
+
     @Test("an invitation is used once; a made-up code finds nothing; an enrolled vault does not join twice")
     func invitationsAreOneUse() throws {
         let alpha = Machine("alpha", cluster)
