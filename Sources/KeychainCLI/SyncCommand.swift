@@ -56,7 +56,15 @@ enum SyncCommand {
         case "run":
             let engine = try sync { () throws(SyncError) in try SyncEngine(vault: vault) }
             if context.arguments.has("once") {
-                let round = try sync { () throws(SyncError) in try engine.syncOnce() }
+                let round: SyncRound
+                do {
+                    round = try engine.syncOnce()
+                } catch .unreachable(let why) {
+                    let waiting = (try? engine.outboxLength()) ?? 0
+                    throw CommandFailure("\(SyncError.unreachable(why).description) Reads and writes go on here; \(waiting) changes wait in the outbox.", code: .failure)
+                } catch {
+                    throw Self.failure(error)
+                }
                 try report(round, context)
                 return .success
             }
@@ -152,12 +160,16 @@ enum SyncCommand {
         do {
             return try body()
         } catch {
-            switch error {
-            case .store(let storeError): throw CommandFailure(storeError)
-            case .invalidArgument, .invalidInvitation: throw CommandFailure(error.description, code: .usage)
-            case .notEnrolled: throw CommandFailure(error.description, code: .notFound)
-            default: throw CommandFailure(error.description, code: .failure)
-            }
+            throw failure(error)
+        }
+    }
+
+    private static func failure(_ error: SyncError) -> CommandFailure {
+        switch error {
+        case .store(let storeError): CommandFailure(storeError)
+        case .invalidArgument, .invalidInvitation: CommandFailure(error.description, code: .usage)
+        case .notEnrolled: CommandFailure(error.description, code: .notFound)
+        default: CommandFailure(error.description, code: .failure)
         }
     }
 }

@@ -395,26 +395,29 @@ public final class SyncEngine: @unchecked Sendable {
     /// Sends the outbox, each change by compare-and-swap against what etcd holds: written
     /// when the key is new or holds an older change; left when etcd holds a newer one (the
     /// pull applies it) or this very change (a write that timed out and committed later).
-    /// Changes go in transactions of up to 64, each put conditional on the revision seen; a
+    /// Changes go in transactions of up to 128, each put conditional on the revision seen; a
     /// transaction that loses a race is retried one change at a time.
     private func push(_ state: inout SyncState, client: EtcdClient) throws(SyncError) -> Int {
         var sent = 0
+        // What etcd holds at each key, read once for the whole group when the outbox is large.
+        var current: [[UInt8]: EtcdClient.KeyValue] = [:]
+        var readWholeGroup = false
         while true {
-            let outbox = try Self.onVault(vault) { (open) throws(StoreError) in try open.outbox(limit: 256) }
+            let outbox = try Self.onVault(vault) { (open) throws(StoreError) in try open.outbox(limit: Self.outboxBatch) }
             guard !outbox.entries.isEmpty else { return sent }
             var outgoing: [Outgoing] = []
             for entry in outbox.entries {
                 let key = try SyncRecords.itemKey(entry.change, state: state)
                 outgoing.append(Outgoing(entry: entry, key: key, sealed: try SyncRecords.sealItem(entry.change, at: key, state: state)))
             }
-            // What etcd holds at each key: one read of the whole group for a large batch; for a
-            // few changes, a read of each key whose revision this engine does not know (a
-            // known one goes straight to its compare-and-swap, which fails if it moved).
-            var current: [[UInt8]: EtcdClient.KeyValue] = [:]
-            if outgoing.count > 16 {
+            // A large outbox: one read of the whole group; a few changes: a read of each key
+            // whose revision this engine does not know (a known one goes straight to its
+            // compare-and-swap, which fails if it moved).
+            if outgoing.count > 16, !readWholeGroup {
                 let prefix = SyncRecords.itemsPrefix(state)
                 for kv in try client.range(prefix, rangeEnd: EtcdClient.rangeEnd(ofPrefix: prefix)).kvs { current[kv.key] = kv }
-            } else {
+                readWholeGroup = true
+            } else if !readWholeGroup {
                 for change in outgoing where knownRevisions[change.key] == nil { current[change.key] = try client.range(change.key).kvs.first }
             }
             var done: [OpenVault.OutboxEntry] = []
@@ -425,16 +428,18 @@ public final class SyncEngine: @unchecked Sendable {
             func seen(_ key: [UInt8]) -> Int64 { current[key]?.modRevision ?? knownRevisions[key] ?? 0 }
             var start = 0
             while start < writes.count {
-                let chunk = Array(writes[start..<min(start + 64, writes.count)])
+                let chunk = Array(writes[start..<min(start + Self.transactionSize, writes.count)])
                 start += chunk.count
                 let written = try client.putAll(chunk.map { ($0.key, $0.sealed, seen($0.key)) })
                 if written.succeeded {
                     sent += chunk.count
                     done += chunk.map(\.entry)
                     noteOwn(chunk.map(\.key), revision: written.revision)
+                    for change in chunk { current[change.key] = nil }
                     continue
                 }
                 for change in chunk {
+                    current[change.key] = nil
                     switch try pushOne(change, state: state, client: client) {
                     case .written:
                         sent += 1
@@ -445,7 +450,7 @@ public final class SyncEngine: @unchecked Sendable {
                 }
             }
             try Self.onVault(vault) { (open) throws(StoreError) in try open.acknowledge(done) }
-            if done.isEmpty || (outbox.entries.count < 256 && outbox.pending <= outbox.entries.count) { return sent }
+            if done.isEmpty || (outbox.entries.count < Self.outboxBatch && outbox.pending <= outbox.entries.count) { return sent }
         }
     }
 
@@ -461,6 +466,12 @@ public final class SyncEngine: @unchecked Sendable {
             return !entry.change.isNewer(thanClock: remote.clock, origin: remote.origin)
         }
     }
+
+    /// How many outbox entries a push reads (and acknowledges, in one vault transaction) at a time.
+    static let outboxBatch = 1_024
+    /// Changes per transaction: etcd takes up to 128 operations in each of a transaction's
+    /// compare and success lists (`--max-txn-ops`).
+    static let transactionSize = 128
 
     private enum PushOutcome { case written, superseded, contended }
 

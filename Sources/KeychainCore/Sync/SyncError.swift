@@ -31,7 +31,7 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .notEnrolled: "This vault is not enrolled in a sync group; run 'keychain sync init' on the first machine, 'keychain sync join' on the others."
         case .alreadyEnrolled: "This vault is already enrolled in a sync group."
-        case .unreachable(let why): "No etcd endpoint answered (\(why)); changes stay in the outbox and are sent when one does."
+        case .unreachable(let why): "No etcd endpoint answered (\(why))."
         case .server(let code, let message): "etcd refused the request: \(message) (code \(code))."
         case .malformed(let what): "etcd answered something unexpected: \(what)."
         case .invalidInvitation(let why): "That is not an invitation code: \(why)."
