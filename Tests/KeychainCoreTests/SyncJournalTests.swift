@@ -100,6 +100,22 @@ struct SyncJournalTests {
         #expect(replay.superseded == 1)
     }
 
+    @Test("new keys (a first passphrase, a rekey) keep the journal and the sync state: the outbox still opens, keyed by the new digests")
+    func keyRotationKeepsTheJournal() throws {
+        let vault = try enrolledVault()
+        try vault.add(cloudItem("kept", "v"))
+        try vault.withOpened(creating: false) { (open) throws(StoreError) in try open.acknowledge(try open.outbox(limit: 10).entries) }
+        try vault.add(cloudItem("pending", "w"))
+        try vault.changePassphrase(from: nil, to: secret("first passphrase"))
+        try vault.rekey(passphrase: secret("first passphrase"))
+        #expect(try outbox(vault).map(\.attributes.account) == ["pending"])
+        let state = try vault.withOpened(creating: false) { (open) throws(StoreError) in try open.readSyncState() }
+        #expect(state.flatMap { SyncState.decode($0) }?.deviceName == "test")
+        try vault.delete(Query(.genericPassword, attributes: Attributes(service: "svc", account: "kept", synchronizable: true)))
+        let entries = try vault.withOpened(creating: false) { (open) throws(StoreError) in try open.journalEntries() }
+        #expect(entries.count == 2 && entries.allSatisfy(\.pending))
+    }
+
     @Test("an enrolled vault's schema is checked like any other: a trigger on the journal is refused")
     func journalSchemaChecked() throws {
         let vault = try enrolledVault()

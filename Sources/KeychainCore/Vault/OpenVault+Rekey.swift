@@ -1,8 +1,8 @@
 import FoundationEssentials
 
 /// Key rotation: a new master key, new class keys and a new lookup key, every item re-sealed
-/// (its digests recomputed, its value re-sealed, a presence item's inner seal too), all in one
-/// transaction. Afterwards an old key file, or an old header opened with an old passphrase,
+/// (its digests recomputed, its value re-sealed, a presence item's inner seal too), the sync
+/// journal and state re-sealed, all in one transaction. Afterwards an old key file, or an old header opened with an old passphrase,
 /// opens nothing current: they unwrap only the retired master key.
 extension OpenVault {
     /// Rotates every key of a passphrase vault; the passphrase stays the same.
@@ -43,6 +43,10 @@ extension OpenVault {
             let value = try open(row.value ?? [], row: row, part: .value)
             plaintext.append((row, attributes, value))
         }
+        // The sync journal and state are sealed under a key that follows the lookup key, and
+        // the journal is keyed by identity digests: both are read now and written anew.
+        let journal = try journalEntries()
+        let syncState = try syncState()
 
         // New keys: a new master key wrapped under the same passphrase with a new salt.
         let oldKeys = keys, oldHeader = header
@@ -83,6 +87,7 @@ extension OpenVault {
                         row, protection: RecordCoding.protectionCode(row.accessibility, row.accessControl), with: sealed,
                         missing: "a rekey did not rewrite the row it read")
                 }
+                if let syncState { try rewriteJournal(journal, state: syncState) }
                 // Every row changed, and so did the ledger's key (it follows the lookup key).
                 try recountLedger()
             }

@@ -54,6 +54,33 @@ extension OpenVault {
         }
     }
 
+    /// Every journal entry, opened, with whether it is pending.
+    func journalEntries() throws(StoreError) -> [(change: SyncChange, pending: Bool)] {
+        guard syncEnrolled else { return [] }
+        let rows = try sql { () throws(SQLiteError) -> [(identity: [UInt8], pending: Bool, record: [UInt8])] in
+            try connection.statement(VaultSchema.readAllJournal).with([]) { (s: Statement) throws(SQLiteError) in
+                var rows: [(identity: [UInt8], pending: Bool, record: [UInt8])] = []
+                while try s.step() { rows.append((s.blob(0), s.integer(1) != 0, s.blob(2))) }
+                return rows
+            }
+        }
+        var entries: [(change: SyncChange, pending: Bool)] = []
+        for row in rows { entries.append((try openJournalRecord(row.record, identity: row.identity), row.pending)) }
+        return entries
+    }
+
+    /// Writes the journal again under the current keys (after a key rotation): each entry
+    /// keyed by its item's new identity digest, sealed under the new journal key.
+    func rewriteJournal(_ entries: [(change: SyncChange, pending: Bool)], state: SecretBytes) throws(StoreError) {
+        try sql { () throws(SQLiteError) in try connection.execute("DELETE FROM sync_journal") }
+        for entry in entries {
+            var change = entry.change
+            change.identity = try identityDigest(change.itemClass, change.attributes)
+            try storeJournalEntry(change, pending: entry.pending)
+        }
+        try storeSyncState(state)
+    }
+
     func openJournalRecord(_ sealed: [UInt8], identity: [UInt8]) throws(StoreError) -> SyncChange {
         let key = try journalKey()
         guard let opened = try? key.open(sealed, associatedData: journalAssociatedData(identity)), var change = SyncChange.decode(opened) else {
