@@ -114,6 +114,8 @@ struct SyncTests {
         try machines[0].round()
         #expect(try machines[0].getCloud("other") == "after-wipe")
         #expect(try machines[1].getCloud("token") == "before-wipe")
+        let members = try machines[0].status()["devices"] as? [[String: Any]]
+        #expect(Set(members?.compactMap { $0["name"] as? String } ?? []) == ["alpha", "beta"])
         let client = try EtcdClient(EtcdClient.Configuration(endpoints: cluster.endpoints.components(separatedBy: ",")))
         #expect(try client.range(Array("/kc1/".utf8), rangeEnd: EtcdClient.rangeEnd(ofPrefix: Array("/kc1/".utf8))).kvs.count >= 3)
     }
@@ -156,7 +158,7 @@ struct SyncTests {
         #expect(found.isEmpty, "\(found)")
     }
 
-    @Test("values edited, moved between keys or replayed from the past on etcd are never served")
+    @Test("values edited, moved between keys, replayed from the past or deleted on etcd are never served and delete nothing")
     func hostileEtcd() throws {
         let machines = try group(["alpha", "beta"], on: cluster)
         try machines[0].setCloud("one", "first-value")
@@ -190,6 +192,15 @@ struct SyncTests {
         #expect(round.output.contains("\"superseded\":1"), "\(round.output)")
         let values = [try machines[1].getCloud("one"), try machines[1].getCloud("two")]
         #expect(Set(values.compactMap { $0 }) == ["newer-value", "newer-two"])
+        // Deleted: every item key removed from etcd. Nothing is deleted on the machines (a
+        // delete travels as a tombstone, never as a missing key), and the next write puts it back.
+        try client.delete(prefix, rangeEnd: EtcdClient.rangeEnd(ofPrefix: prefix))
+        try machines[1].round()
+        #expect(try machines[1].getCloud("one") == "newer-value")
+        try machines[1].setCloud("one", "after-the-wipe")
+        try machines[1].round()
+        try machines[0].round()
+        #expect(try machines[0].getCloud("one") == "after-the-wipe")
     }
 
     @Test("'keychain sync run' keeps a machine in step while it runs: a write elsewhere arrives without a command")

@@ -362,18 +362,29 @@ public final class SyncEngine: @unchecked Sendable {
     }
 
     /// Follows the member list to a newer epoch: its key comes in a share sealed to this
-    /// device; a newer epoch with no share for it means it was removed.
+    /// device; a newer epoch with no share for it means it was removed. A cluster that lost
+    /// the list (wiped) gets it back from its devices, each adding itself.
     private func refreshMembership(_ state: inout SyncState, client: EtcdClient) throws(SyncError) {
+        let me = SyncRecords.Member(deviceID: state.deviceID, publicKey: state.publicKey, name: state.deviceName)
         guard let list = try client.range(SyncRecords.membersKey(state.prefix)).kvs.first else {
-            // The cluster lost the group (wiped): this device puts it back.
-            let members = [SyncRecords.Member(deviceID: state.deviceID, publicKey: state.publicKey, name: state.deviceName)]
             _ = try client.put(
-                SyncRecords.membersKey(state.prefix), try SyncRecords.sealMembers(members, epoch: state.epoch, key: state.epochKey, prefix: state.prefix),
+                SyncRecords.membersKey(state.prefix), try SyncRecords.sealMembers([me], epoch: state.epoch, key: state.epochKey, prefix: state.prefix),
                 ifModRevision: 0)
             return
         }
         guard let epoch = SyncRecords.membersEpoch(list.value) else { throw .tampered("the member list has no epoch") }
-        guard epoch > state.epoch else { return }
+        // An older list (a cluster refilled from an old copy): this device's epoch stands.
+        guard epoch >= state.epoch else { return }
+        if epoch == state.epoch {
+            var members = try SyncRecords.openMembers(list.value, key: state.epochKey, prefix: state.prefix)
+            guard !members.contains(where: { $0.deviceID == state.deviceID }) else { return }
+            // A removal always starts a new epoch: missing from a list of its own epoch, this
+            // device was lost with a wiped cluster (or a list from before it joined came back).
+            members.append(me)
+            let sealed = try SyncRecords.sealMembers(members, epoch: epoch, key: state.epochKey, prefix: state.prefix)
+            _ = try client.put(SyncRecords.membersKey(state.prefix), sealed, ifModRevision: list.modRevision)
+            return
+        }
         var changed = false
         while state.epoch < epoch {
             let next = state.epoch + 1
