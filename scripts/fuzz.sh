@@ -4,13 +4,13 @@
 # target; exits 1 if any input crashed, leaving it in .build/fuzz/crash-<target>-*: copy it
 # into Fuzz/Corpus/<target>/ once fixed, and FuzzRegressionTests replays it forever after.
 #
-#   scripts/fuzz.sh [SECONDS] [TARGET...]     targets: header attributes cache presence payload arguments state
+#   scripts/fuzz.sh [SECONDS] [TARGET...]     targets: header attributes cache presence payload arguments state sync
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(header attributes cache presence payload arguments state)
+[ ${#targets[@]} -gt 0 ] || targets=(header attributes cache presence payload arguments state sync)
 
 build=.build/fuzz
 # One -sanitize= flag with both: given as two flags, the Swift driver keeps only the last one
@@ -27,7 +27,7 @@ objects=""
 for module in $modules; do
     objects="$objects $(grep -o '"object" *: *"[^"]*"' "$build/debug/$module.build/output-file-map.json" | sed 's/.*"\([^"]*\)"$/\1/' | sort -u)"
 done
-objects="$objects $(find "$build/debug/" -path '*/CKeyring.build/*.o' -o -path '*/CSystem.build/*.o')"
+objects="$objects $(find "$build/debug/" -path '*/CKeyring.build/*.o' -o -path '*/CSystem.build/*.o' -o -path '*/CCurl.build/*.o')"
 # shellcheck disable=SC2086
 swiftc -sanitize=fuzzer,address $objects -lsqlite3 -lcrypto -o "$build/keychain-fuzz" >"$build/link.log" 2>&1 || { cat "$build/link.log"; exit 1; }
 

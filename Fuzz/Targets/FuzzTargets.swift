@@ -20,6 +20,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case arguments
     /// The item ledger, the generation table and the size padding.
     case state
+    /// What sync reads from etcd and its journal: JSON answers, changes, member lists, state, codes.
+    case sync
 
     /// Feeds `bytes` to the parser. Crashing (or tripping a sanitizer) is the only failure.
     @discardableResult
@@ -31,6 +33,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .presence: FuzzEntryPoints.presenceKeyRecord(bytes)
         case .payload: LocksmithFuzzEntryPoints.payload(bytes)
         case .state: FuzzEntryPoints.vaultState(bytes)
+        case .sync: FuzzEntryPoints.syncRecords(bytes)
         case .arguments: KeychainCommand.parseOnly(bytes.split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) })
         }
     }

@@ -86,16 +86,18 @@ enum SyncRecords {
         guard value.count > 4, let sealingKey = try? derive(key, "members"),
             let plain = try? AESGCM.open(Array(value[4...]), key: sealingKey, associatedData: membersKey(prefix) + Array(value[0..<4]))
         else { throw .tampered("the member list does not open with the group key") }
-        let members = plain.withUnsafeBytes { raw -> [Member]? in
-            var reader = ByteReader(raw)
-            var members: [Member] = []
-            while reader.remaining > 0 {
-                guard let id = reader.take(16), let publicKey = reader.take(32), let length = reader.u8(), let name = reader.take(Int(length)) else { return nil }
-                members.append(Member(deviceID: id, publicKey: publicKey, name: String(decoding: name, as: UTF8.self)))
-            }
-            return members
+        guard let members = plain.withUnsafeBytes({ decodeMembers($0) }) else { throw .tampered("the member list is malformed") }
+        return members
+    }
+
+    /// An opened member list: `device id (16) || public key (32) || name length (1) || name`, repeated.
+    static func decodeMembers(_ raw: UnsafeRawBufferPointer) -> [Member]? {
+        var reader = ByteReader(raw)
+        var members: [Member] = []
+        while reader.remaining > 0 {
+            guard let id = reader.take(16), let publicKey = reader.take(32), let length = reader.u8(), let name = reader.take(Int(length)) else { return nil }
+            members.append(Member(deviceID: id, publicKey: publicKey, name: String(decoding: name, as: UTF8.self)))
         }
-        guard let members else { throw .tampered("the member list is malformed") }
         return members
     }
 
