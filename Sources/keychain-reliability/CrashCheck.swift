@@ -88,12 +88,48 @@ enum CrashCheck {
                 result.fail("round \(round): the vault does not open or verify after the kill: \(error)")
             }
         }
+        checkCreation(env, kills: max(20, kills / 3), &result)
         result.figure("kills survived", kills)
         result.figure("kills that landed inside an operation", duringOperation)
         result.figure("in-flight operations found committed", inFlightApplied)
         result.figure("acknowledged operations, all found", acknowledged)
         result.figure("integrity checks passed", kills - result.failures.filter { $0.contains("does not open") }.count)
         return result
+    }
+
+    /// SIGKILLs a worker that creates vault after vault: every vault it leaves is whole, and
+    /// no key file is left without its vault (which would read as a vault moved away, and
+    /// keep its location from ever being used again).
+    private static func checkCreation(_ env: CheckEnvironment, kills: Int, _ result: inout CheckResult) {
+        var random = SeededRandom(seed: env.seed &+ 7)
+        var created = 0
+        for round in 0..<kills {
+            let directory = env.directory("create-\(round)")
+            guard let launched = try? Subprocess.launchReadingOutput(env.program, ["worker", "create", directory], environment: env.workerEnvironment) else {
+                result.fail("cannot start the creating worker")
+                return
+            }
+            _ = Subprocess.readOutput(launched.stdout, until: "ready")
+            usleep(useconds_t(1_000 + random.next(below: 40_000)))
+            kill(launched.pid, SIGKILL)
+            _ = Subprocess.wait(for: launched.pid)
+            close(launched.stdout)
+            let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+            for keyFile in files where keyFile.hasSuffix(".keychain.key") {
+                let vault = String(keyFile.dropLast(4))
+                guard files.contains(vault) else {
+                    result.fail("round \(round): a killed creation left the key file \(keyFile) without its vault")
+                    continue
+                }
+                do {
+                    try Workers.openVault(directory + "/" + vault).verifyIntegrity()
+                    created += 1
+                } catch {
+                    result.fail("round \(round): a vault the killed creator left does not open: \(error)")
+                }
+            }
+        }
+        result.figure("vault creations killed", "\(kills) kills, \(created) vaults left whole, no key file alone")
     }
 
     private static func parseSeq(_ value: String, key: String) -> Int? {

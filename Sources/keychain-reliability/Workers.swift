@@ -35,6 +35,17 @@ enum Workers {
 
     static let crashKeys = (0..<16).map { "key-\($0)" }
 
+    /// Creates new vaults one after another in `directory` (each by its first write), until killed.
+    static func createVaults(in directory: String) throws -> Int32 {
+        say("ready")
+        var index = 0
+        while true {
+            let vault = try openVault("\(directory)/v\(index).keychain")
+            try vault.add(Item(.genericPassword, attributes: Attributes(service: "create", account: "first"), value: SecretBytes(utf8: "v")))
+            index += 1
+        }
+    }
+
     /// Sets and removes random keys through Valet forever, announcing each operation before
     /// ("B S key seq" or "B R key") and acknowledging it after ("A").
     static func crash(vaultPath: String, firstSeq: Int, seed: UInt64) throws -> Int32 {

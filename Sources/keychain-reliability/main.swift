@@ -26,6 +26,7 @@ func workerMain(_ arguments: [String]) -> Int32 {
         case ("memory", 3): return try Workers.memory(vaultPath: arguments[1], secretPath: arguments[2])
         case ("fsize", 3): return try Workers.fileSizeLimit(vaultPath: arguments[1], limit: Int(arguments[2]) ?? 1 << 20)
         case ("readonly", 2): return Workers.readOnly(vaultPath: arguments[1])
+        case ("create", 2): return try Workers.createVaults(in: arguments[1])
         case ("valet-identity", 1): return ValetIdentityWorker.run()
         case ("sync-set", 4): return try SyncWorker.set(vaultPath: arguments[1], key: arguments[2], value: arguments[3])
         case ("sync-wait", 4): return try SyncWorker.wait(vaultPath: arguments[1], key: arguments[2], value: arguments[3])

@@ -86,22 +86,21 @@ extension OpenVault {
         header.wrappedMasterKey = try crypto { () throws(OpenSSLError) in
             try AESGCM.seal(master, key: keyFile, associatedData: RecordCoding.masterKeyAssociatedData(header))
         }
-        guard try VaultFile.createExclusively(keyFile, at: location.keyFilePath) else {
+        // The new vault is made whole under a temporary name first; then its key file and the
+        // vault are linked into place one right after the other, so that a process killed
+        // while creating a vault leaves either nothing or both (a key file alone would be
+        // taken, rightly, for a vault that was moved away).
+        let temporary = VaultFile.temporaryName(for: location.path)
+        defer { for path in [temporary, temporary + "-wal", temporary + "-shm"] { unlink(path) } }
+        do throws(FileSystem.Failure) { try FileSystem.createPrivateFile(temporary) } catch { throw map(error) }
+        try initializeFile(temporary, header: header, master: master)
+        FileSystem.syncFile(temporary)
+        guard try VaultFile.createExclusively(keyFile, at: location.keyFilePath, syncDirectory: false) else {
             // Another process may be creating this vault right now: give it a moment.
             guard VaultFile.waitForFile(location.path) else { throw .orphanedKeyFile(vault: location.path, keyFile: location.keyFilePath) }
             return
         }
-        let temporary = VaultFile.temporaryName(for: location.path)
-        defer { for path in [temporary, temporary + "-wal", temporary + "-shm"] { unlink(path) } }
-        do {
-            try FileSystem.createPrivateFile(temporary)
-        } catch {
-            FileSystem.remove(location.keyFilePath)
-            throw map(error)
-        }
         do throws(StoreError) {
-            try initializeFile(temporary, header: header, master: master)
-            FileSystem.syncFile(temporary)
             guard try VaultFile.linkIntoPlace(temporary, location.path) else {
                 throw .orphanedKeyFile(vault: location.path, keyFile: location.keyFilePath)
             }

@@ -98,7 +98,7 @@ enum VaultFile {
     /// file in the same directory, fsync, `link` into place (which fails if `path` exists),
     /// fsync of the directory.
     /// - Returns: false when `path` already existed (nothing was written there).
-    static func createExclusively(_ contents: SecretBytes, at path: String) throws(StoreError) -> Bool {
+    static func createExclusively(_ contents: SecretBytes, at path: String, syncDirectory: Bool = true) throws(StoreError) -> Bool {
         let temporary = temporaryName(for: path)
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw failure("create", temporary, errno) }
@@ -110,16 +110,17 @@ enum VaultFile {
         if code == 0 && fsync(fd) != 0 { code = errno }
         close(fd)
         if code != 0 { throw failure("write", temporary, code) }
-        return try linkIntoPlace(temporary, path)
+        return try linkIntoPlace(temporary, path, syncDirectory: syncDirectory)
     }
 
-    /// Links a finished temporary file into place; false when `path` exists already.
-    static func linkIntoPlace(_ temporary: String, _ path: String) throws(StoreError) -> Bool {
+    /// Links a finished temporary file into place (and makes the link durable, unless the
+    /// caller links another file next and syncs once after it); false when `path` exists already.
+    static func linkIntoPlace(_ temporary: String, _ path: String, syncDirectory: Bool = true) throws(StoreError) -> Bool {
         guard link(temporary, path) == 0 else {
             if errno == EEXIST { return false }
             throw failure("link", path, errno)
         }
-        FileSystem.syncDirectory(of: path)
+        if syncDirectory { FileSystem.syncDirectory(of: path) }
         return true
     }
 
