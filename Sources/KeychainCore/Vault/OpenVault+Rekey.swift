@@ -2,8 +2,9 @@ import FoundationEssentials
 
 /// Key rotation: a new master key, new class keys and a new lookup key, every item re-sealed
 /// (its digests recomputed, its value re-sealed, a presence item's inner seal too), the sync
-/// journal and state re-sealed, all in one transaction. Afterwards an old key file, or an old header opened with an old passphrase,
-/// opens nothing current: they unwrap only the retired master key.
+/// journal and state re-sealed, all in one transaction. Afterwards an old key file, or an old
+/// header opened with an old passphrase, opens nothing current: they unwrap only the retired
+/// master key.
 extension OpenVault {
     /// Rotates every key of a passphrase vault; the passphrase stays the same.
     /// - Throws: ``StoreError/wrongPassphrase`` (nothing changes), ``StoreError/invalidArgument(_:)``

@@ -247,7 +247,7 @@ public final class Vault: Store, @unchecked Sendable {
         let adds = operations.contains { if case .add = $0 { true } else if case .upsert = $0 { true } else { false } }
         if let vault = try vault(creating: adds) {
             let result = try unlockingOnNeed(vault) { () throws(StoreError) in try vault.write(operations) }
-            if vault.journaledLastWrite { syncInBackground(vault) }
+            if vault.mutex.withLock({ vault.journaledLastWrite }) { syncInBackground(vault) }
             return result
         }
         // Only updates and deletes, and no vault: nothing to change, as in an empty vault.
