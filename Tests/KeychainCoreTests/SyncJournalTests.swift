@@ -148,6 +148,42 @@ struct SyncJournalTests {
         }
     }
 
+    @Test("the journal is covered by the item ledger: an older record put back, a pending change marked sent or deleted, is caught")
+    func journalCoveredByLedger() throws {
+        let vault = try enrolledVault()
+        try vault.add(cloudItem("a", "1"))
+        let raw = try RawVault(directory.vaultPath())
+        func record() throws -> (identity: [UInt8], record: [UInt8]) {
+            var row: ([UInt8], [UInt8]) = ([], [])
+            try raw.connection.statement("SELECT identity, record FROM sync_journal").with([]) { (s: Statement) throws(SQLiteError) in
+                if try s.step() { row = (s.blob(0), s.blob(1)) }
+            }
+            return row
+        }
+        let older = try record()
+        try vault.update(Query(.genericPassword, attributes: Attributes(service: "svc", account: "a", synchronizable: true)), attributes: Attributes(), value: secret("2"))
+        let current = try record()
+        let read = Query(.genericPassword, attributes: Attributes(service: "svc", account: "a", synchronizable: true), returnData: true)
+        func refused(_ edit: String, _ values: [Statement.Value]) throws -> Bool {
+            try raw.connection.statement(edit).run(values)
+            defer { try? raw.connection.execute("DELETE FROM sync_journal") }
+            do {
+                _ = try Vault(directory.vaultConfiguration()).copyMatching(read)
+                return false
+            } catch .tampered {
+                return true
+            } catch {
+                return false
+            }
+        }
+        #expect(try refused("UPDATE sync_journal SET record = ? WHERE identity = ?", [.blob(older.record), .blob(older.identity)]))
+        try raw.connection.statement("INSERT OR REPLACE INTO sync_journal(identity, pending, record) VALUES(?, 1, ?)").run([.blob(current.identity), .blob(current.record)])
+        #expect(try Vault(directory.vaultConfiguration()).copyMatching(read).first?.value == secret("2"))
+        #expect(try refused("UPDATE sync_journal SET pending = 0", []))
+        try raw.connection.statement("INSERT OR REPLACE INTO sync_journal(identity, pending, record) VALUES(?, 1, ?)").run([.blob(current.identity), .blob(current.record)])
+        #expect(try refused("DELETE FROM sync_journal", []))
+    }
+
     @Test("an invitation code round-trips, and a mistyped or truncated one is refused with the reason")
     func invitationCodes() throws {
         let code = InvitationCode(userID: Random.bytes(16), secret: SecretBytes.random(count: 16))

@@ -41,6 +41,18 @@ struct ItemLedger: Equatable {
         return key.authenticationCode(message)
     }
 
+    /// The element of a sync journal row (``VaultSchema/syncObjects``): its identity, whether
+    /// it is pending, and its sealed record, so that a journal row deleted, put back from an
+    /// older copy or flipped from pending to sent is caught like an item row.
+    static func journalElement(identity: [UInt8], pending: Bool, record: [UInt8], key: HMACKey, vaultID: [UInt8]) -> [UInt8] {
+        var message = journalLabel
+        message.append(contentsOf: vaultID)
+        message.append(pending ? 1 : 0)
+        message.append(contentsOf: record.withUnsafeBytes { Digest.sha256($0) })
+        message.append(contentsOf: identity)
+        return key.authenticationCode(message)
+    }
+
     mutating func insert(_ element: [UInt8]) {
         count &+= 1
         xor(element)
@@ -77,6 +89,7 @@ struct ItemLedger: Equatable {
     }
 
     private static let rowLabel = Array("swift-keychain ledger row v2".utf8)
+    private static let journalLabel = Array("swift-keychain ledger journal v1".utf8)
     private static let ledgerLabel = Array("swift-keychain ledger v2".utf8)
 }
 

@@ -75,6 +75,12 @@ extension OpenVault {
                     found.insert(ItemLedger.element(row, key: key, vaultID: vaultID))
                 }
             }
+            guard syncEnrolled else { return }
+            try connection.statement(VaultSchema.readAllJournal).with([]) { (s: Statement) throws(SQLiteError) in
+                while try s.step() {
+                    found.insert(ItemLedger.journalElement(identity: s.blob(0), pending: s.integer(1) != 0, record: s.blob(2), key: key, vaultID: vaultID))
+                }
+            }
         }
         return found
     }

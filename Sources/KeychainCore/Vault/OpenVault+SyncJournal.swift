@@ -49,9 +49,24 @@ extension OpenVault {
         let key = try journalKey()
         let aad = journalAssociatedData(change.identity)
         let sealed = try Self.crypto { () throws(OpenSSLError) in try key.seal(change.encoded(withValue: false), associatedData: aad) }
-        try sql { () throws(SQLiteError) in
+        let replaced = try sql { () throws(SQLiteError) -> (pending: Bool, record: [UInt8])? in
+            let old = try connection.statement(VaultSchema.readJournal).with([.blob(change.identity)]) { (s: Statement) throws(SQLiteError) in
+                try s.step() ? (s.integer(0) != 0, s.blob(1)) : nil
+            }
             try connection.statement(VaultSchema.writeJournal).run([.blob(change.identity), .integer(pending ? 1 : 0), .blob(sealed)])
+            return old
         }
+        if let replaced { try ledgerJournal(remove: change.identity, pending: replaced.pending, record: replaced.record) }
+        try ledgerJournal(insert: change.identity, pending: pending, record: sealed)
+    }
+
+    /// The ledger's account of a journal row written or removed in the write in progress.
+    func ledgerJournal(insert identity: [UInt8], pending: Bool, record: [UInt8]) throws(StoreError) {
+        ledger?.insert(ItemLedger.journalElement(identity: identity, pending: pending, record: record, key: try ledgerKey(), vaultID: header.vaultID))
+    }
+
+    func ledgerJournal(remove identity: [UInt8], pending: Bool, record: [UInt8]) throws(StoreError) {
+        ledger?.remove(ItemLedger.journalElement(identity: identity, pending: pending, record: record, key: try ledgerKey(), vaultID: header.vaultID))
     }
 
     /// Every journal entry, opened, with whether it is pending.

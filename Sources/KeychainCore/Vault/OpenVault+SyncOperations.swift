@@ -47,6 +47,7 @@ extension OpenVault {
                 guard syncEnrolled else { return }
                 try sql { () throws(SQLiteError) in try connection.execute(VaultSchema.dropSync) }
                 syncEnrolled = false
+                try recountLedger()
             }
         }
     }
@@ -114,9 +115,17 @@ extension OpenVault {
         try withState { () throws(StoreError) in
             try ledgerWrite { () throws(StoreError) in
                 guard syncEnrolled else { return }
-                try sql { () throws(SQLiteError) in
+                let cleared = try sql { () throws(SQLiteError) -> [OutboxEntry] in
                     let statement = try connection.statement(VaultSchema.clearPending)
-                    for entry in entries { try statement.run([.blob(entry.change.identity), .blob(entry.record)]) }
+                    var cleared: [OutboxEntry] = []
+                    for entry in entries where try statement.runCountingChanges([.blob(entry.change.identity), .blob(entry.record)]) == 1 {
+                        cleared.append(entry)
+                    }
+                    return cleared
+                }
+                for entry in cleared {
+                    try ledgerJournal(remove: entry.change.identity, pending: true, record: entry.record)
+                    try ledgerJournal(insert: entry.change.identity, pending: false, record: entry.record)
                 }
             }
         }
@@ -128,6 +137,7 @@ extension OpenVault {
             try ledgerWrite { () throws(StoreError) in
                 guard syncEnrolled else { return }
                 try sql { () throws(SQLiteError) in try connection.execute(VaultSchema.markAllPending) }
+                try recountLedger()
             }
         }
     }

@@ -60,7 +60,7 @@ enum VaultSchema {
     static let readPendingJournal = "SELECT identity, record FROM sync_journal WHERE pending = 1 LIMIT ?"
     static let countPendingJournal = "SELECT count(*) FROM sync_journal WHERE pending = 1"
     static let readAllJournal = "SELECT identity, pending, record FROM sync_journal"
-    static let clearPending = "UPDATE sync_journal SET pending = 0 WHERE identity = ? AND record = ?"
+    static let clearPending = "UPDATE sync_journal SET pending = 0 WHERE identity = ? AND record = ? AND pending = 1"
     static let markAllPending = "UPDATE sync_journal SET pending = 1"
     static let readSyncState = "SELECT value FROM meta WHERE name = 'sync'"
     static let writeSyncState = "INSERT OR REPLACE INTO meta(name, value) VALUES('sync', ?)"
