@@ -53,3 +53,14 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// `import Security` on Linux: Apple's SecItem API over KeychainCore, so that code written for
+// it (and every wrapper around it) compiles unchanged. On Apple platforms the system framework
+// keeps the name.
+#if os(Linux)
+    package.products.append(.library(name: "Security", targets: ["Security"]))
+    package.targets += [
+        .target(name: "Security", dependencies: ["KeychainCore"]),
+        .testTarget(name: "SecurityTests", dependencies: ["Security", "KeychainCore", "KeychainTestSupport"]),
+    ]
+#endif
