@@ -47,3 +47,12 @@ public func CFErrorGetDomain(_ error: CFError) -> CFString { error.domain as NSS
 public func CFErrorGetCode(_ error: CFError) -> Int { error.code }
 /// The error's user info.
 public func CFErrorCopyUserInfo(_ error: CFError) -> CFDictionary { error.userInfo as NSDictionary }
+
+// On Apple platforms an NSString key and a String key are the same AnyHashable; on Linux they
+// are not, so a `[AnyHashable: Any]` result looked up with `kSecAttrAccount as String` (or a
+// CFString) found nothing. Security brings Apple's behaviour back for the whole process.
+// swift-format-ignore: AvoidRetroactiveConformances
+extension NSString: @retroactive _HasCustomAnyHashableRepresentation {
+    /// The string as a Swift `String`, so that it hashes and compares as one.
+    public func _toCustomAnyHashable() -> AnyHashable? { AnyHashable(String(self)) }
+}

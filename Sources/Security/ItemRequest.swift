@@ -17,6 +17,8 @@ struct ItemRequest {
     var limitCount: Int?
     var returnData = false
     var returnAttributes = false
+    var returnPersistentReference = false
+    var returnReference = false
     var synchronizableAny = false
 
     /// Reads `dictionary`. `purpose` says which keys may appear: a search takes match and
@@ -29,10 +31,12 @@ struct ItemRequest {
         if purpose != .changes {
             guard itemClass != nil else { throw Refusal(errSecParam) }
         }
-        if purpose == .search, returnData, limit == .all {
-            // Apple: data of several password items at once is refused (each may need its own proof).
+        if purpose == .search, returnData, limit == .all, !returnAttributes, !returnPersistentReference {
+            // Bare data of several password items at once is refused (Apple: each may need its
+            // own proof); with their attributes, as iOS's keychain gives them, it is returned.
             throw Refusal(errSecParam)
         }
+        if returnReference, !returnData, !returnAttributes, !returnPersistentReference { throw Refusal(errSecUnimplemented) }
         if !synchronizableAny, purpose != .changes, attributes.synchronizable == nil { attributes.synchronizable = false }
     }
 
@@ -42,6 +46,12 @@ struct ItemRequest {
         func text() throws(Refusal) -> String { guard let s = Self.string(value) else { throw Refusal(errSecParam) }; return s }
         func bool() throws(Refusal) -> Bool { guard let b = Self.bool(value) else { throw Refusal(errSecParam) }; return b }
         func number() throws(Refusal) -> Int { guard let n = Self.int(value) else { throw Refusal(errSecParam) }; return n }
+        // Apple stores these as bytes and takes CFData too; UTF-8 bytes name the same item here.
+        func textOrData() throws(Refusal) -> String {
+            if let s = Self.string(value) { return s }
+            if let data = Self.data(value), let s = String(validating: [UInt8](data), as: UTF8.self) { return s }
+            throw Refusal(errSecParam)
+        }
         func code() throws(Refusal) -> UInt32 {
             if let n = Self.int(value), let u = UInt32(exactly: n) { return u }
             throw Refusal(errSecParam)
@@ -55,8 +65,8 @@ struct ItemRequest {
             case "cert", "keys", "idnt": throw Refusal(errSecUnimplemented)
             default: throw Refusal(errSecParam)
             }
-        case "svce": attributes.service = try text()
-        case "acct": attributes.account = try text()
+        case "svce": attributes.service = try textOrData()
+        case "acct": attributes.account = try textOrData()
         case "agrp": attributes.accessGroup = try text()
         case "sync":
             if Self.string(value) == "syna" {
@@ -109,9 +119,18 @@ struct ItemRequest {
             }
         case "r_Data": guard purpose != .changes else { throw Refusal(errSecParam) }; returnData = try bool()
         case "r_Attributes": guard purpose != .changes else { throw Refusal(errSecParam) }; returnAttributes = try bool()
-        case "r_Ref", "r_PersistentRef", "v_Ref", "v_PersistentRef":
-            // A reference asked for or given: passwords have none here.
-            if Self.bool(value) ?? true { throw Refusal(errSecUnimplemented) }
+        case "r_PersistentRef": guard purpose != .changes else { throw Refusal(errSecParam) }; returnPersistentReference = try bool()
+        case "v_PersistentRef":
+            guard purpose == .search, let data = Self.data(value), let (named, identity) = PersistentReference.read(data) else { throw Refusal(errSecParam) }
+            itemClass = named
+            attributes = attributes.merging(identity)
+        case "r_Ref":
+            // Passwords have no object references here: asked for beside data or attributes
+            // (as KeychainAccess does), it adds nothing; asked for alone, it is not supported.
+            guard purpose != .changes else { throw Refusal(errSecParam) }
+            returnReference = try bool()
+        case "v_Ref":
+            throw Refusal(errSecUnimplemented)
         case "u_OpPrompt", "u_AuthUI", "u_AuthCtx", "u_NoAuthUI", "nleg":
             guard purpose != .changes else { throw Refusal(errSecParam) }
         default:

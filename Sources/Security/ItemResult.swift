@@ -5,11 +5,14 @@ import KeychainCore
 /// (with the data under `v_Data` when asked for), or an array of dictionaries for match-all.
 enum ItemResult {
     static func shape(_ items: [Item], request: ItemRequest) -> CFTypeRef? {
-        guard request.returnData || request.returnAttributes else { return nil }
+        guard request.returnData || request.returnAttributes || request.returnPersistentReference else { return nil }
         func one(_ item: Item) -> AnyObject {
-            guard request.returnAttributes else { return (item.value.map { data($0) } ?? Data()) as NSData }
-            var dictionary = attributes(of: item)
+            let asked = [request.returnData, request.returnAttributes, request.returnPersistentReference].filter { $0 }.count
+            if asked == 1, request.returnData { return (item.value.map { data($0) } ?? Data()) as NSData }
+            if asked == 1, request.returnPersistentReference { return PersistentReference.make(item) as NSData }
+            var dictionary = request.returnAttributes ? attributes(of: item) : [:]
             if request.returnData { dictionary["v_Data"] = (item.value.map { data($0) } ?? Data()) as NSData }
+            if request.returnPersistentReference { dictionary["v_PersistentRef"] = PersistentReference.make(item) as NSData }
             return dictionary as NSDictionary
         }
         if request.limit == .one, let first = items.first { return one(first) }

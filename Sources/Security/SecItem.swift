@@ -17,7 +17,7 @@ public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointe
         itemAttributes.accessibility = itemAttributes.accessibility ?? .whenUnlocked
         let item = Item(request.itemClass!, attributes: itemAttributes, value: SecretBytes([UInt8](request.value ?? Data())))
         try SecItemCall.perform { () throws(StoreError) in try store.add(item) }
-        if let result, request.returnData || request.returnAttributes {
+        if let result, request.returnData || request.returnAttributes || request.returnPersistentReference {
             var query = Query(identifying: item)
             query.limit = .one
             query.returnData = request.returnData
@@ -36,7 +36,9 @@ public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePo
     SecItemCall.run { () throws(SecItemCall.Failure) in
         let request = try SecItemCall.read(query, .search)
         let store = try SecItemCall.store()
-        var search = Query(request.itemClass, attributes: request.attributes, limit: request.limit, returnData: request.returnData, returnAttributes: request.returnAttributes)
+        var search = Query(
+            request.itemClass, attributes: request.attributes, limit: request.limit, returnData: request.returnData,
+            returnAttributes: request.returnAttributes || request.returnPersistentReference)
         search.limit = request.limit
         var found = try SecItemCall.perform { () throws(StoreError) in try store.copyMatching(search) }
         if let count = request.limitCount { found = Array(found.prefix(count)) }

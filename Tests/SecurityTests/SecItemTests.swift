@@ -81,6 +81,22 @@ struct SecItemTests {
             #expect(dataOfAll.0 == errSecParam)
             let attributesOfAll = copy(base.merging([kSecReturnAttributes as String: true, kSecMatchLimit as String: kSecMatchLimitAll]) { $1 })
             #expect((attributesOfAll.1 as? [[String: Any]])?.count == 1)
+            // With their attributes, as iOS's keychain gives them (KeychainAccess's allItems relies on it).
+            let everything = copy(base.merging([kSecReturnData as String: true, kSecReturnAttributes as String: true, kSecMatchLimit as String: kSecMatchLimitAll]) { $1 })
+            #expect(((everything.1 as? [[String: Any]])?.first?[kSecValueData as String] as? Data) == Data("value".utf8))
+            // A persistent reference names the item again, alone or beside the rest.
+            let reference = copy(base.merging([kSecReturnPersistentRef as String: true]) { $1 }).1 as? Data
+            let again = copy([kSecClass as String: kSecClassGenericPassword, kSecValuePersistentRef as String: reference ?? Data(), kSecReturnData as String: true])
+            #expect(again.0 == errSecSuccess && (again.1 as? Data) == Data("value".utf8))
+            #expect(copy([kSecClass as String: kSecClassGenericPassword, kSecValuePersistentRef as String: Data("junk".utf8)]).0 == errSecParam)
+            // A reference asked for beside the rest adds nothing (passwords have none); alone, it is not supported.
+            let withReference = copy(base.merging([kSecReturnAttributes as String: true, kSecReturnRef as String: true]) { $1 })
+            #expect(withReference.0 == errSecSuccess && withReference.1 is NSDictionary)
+            #expect(copy(base.merging([kSecReturnRef as String: true]) { $1 }).0 == errSecUnimplemented)
+            // Looked up as [AnyHashable: Any] with a String key, as on Apple platforms.
+            let hashable = (both.1 as? [AnyHashable: Any])?[kSecAttrAccount as String] as? String
+            #expect(hashable == "acct")
+            #expect((both.1 as? [AnyHashable: Any])?[AnyHashable(kSecAttrAccount)] as? String == "acct")
         }
     }
 
@@ -133,13 +149,19 @@ struct SecItemTests {
         }
     }
 
-    @Test("malformed dictionaries get errSecParam (no class, an unknown class, a value of the wrong type, an unknown key, a read-only date), other classes errSecUnimplemented")
+    @Test(
+        "malformed dictionaries get errSecParam (no class, an unknown class, a value of the wrong type, bytes that are not text, an unknown key, a read-only date), other classes errSecUnimplemented"
+    )
     func malformed() throws {
         try with(.vault) {
             #expect(SecItemAdd([kSecAttrAccount as String: "a"] as CFDictionary, nil) == errSecParam)
             #expect(SecItemAdd([kSecClass as String: "nope"] as CFDictionary, nil) == errSecParam)
             #expect(SecItemAdd([kSecClass as String: kSecClassCertificate] as CFDictionary, nil) == errSecUnimplemented)
-            #expect(SecItemAdd([kSecClass as String: kSecClassGenericPassword, kSecAttrAccount as String: Data()] as CFDictionary, nil) == errSecParam)
+            #expect(SecItemAdd([kSecClass as String: kSecClassGenericPassword, kSecAttrAccount as String: 42] as CFDictionary, nil) == errSecParam)
+            #expect(SecItemAdd([kSecClass as String: kSecClassGenericPassword, kSecAttrAccount as String: Data([0xFF, 0xFE])] as CFDictionary, nil) == errSecParam)
+            // An account given as UTF-8 bytes (as SwiftKeychainWrapper gives it) names the same item as the text.
+            #expect(SecItemAdd([kSecClass as String: kSecClassGenericPassword, kSecAttrAccount as String: Data("bytes".utf8)] as CFDictionary, nil) == errSecSuccess)
+            #expect(SecItemAdd([kSecClass as String: kSecClassGenericPassword, kSecAttrAccount as String: "bytes"] as CFDictionary, nil) == errSecDuplicateItem)
             #expect(SecItemAdd([kSecClass as String: kSecClassGenericPassword, kSecValueData as String: "text, not data"] as CFDictionary, nil) == errSecParam)
             #expect(SecItemAdd([kSecClass as String: kSecClassGenericPassword, "zzzz": "x"] as CFDictionary, nil) == errSecParam)
             #expect(SecItemAdd([kSecClass as String: kSecClassGenericPassword, kSecAttrCreationDate as String: Date()] as CFDictionary, nil) == errSecParam)
