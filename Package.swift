@@ -58,9 +58,12 @@ let package = Package(
 // it (and every wrapper around it) compiles unchanged. On Apple platforms the system framework
 // keeps the name.
 #if os(Linux)
-    package.products.append(.library(name: "Security", targets: ["Security"]))
+    package.products += [
+        .library(name: "Security", targets: ["Security"]), .library(name: "LocalAuthentication", targets: ["LocalAuthentication"]),
+    ]
     package.targets += [
-        .target(name: "Security", dependencies: ["KeychainCore"]),
-        .testTarget(name: "SecurityTests", dependencies: ["Security", "KeychainCore", "KeychainTestSupport"]),
+        .target(name: "LocalAuthentication", dependencies: ["KeychainCore"]),
+        .target(name: "Security", dependencies: ["KeychainCore", "LocalAuthentication"]),
+        .testTarget(name: "SecurityTests", dependencies: ["Security", "LocalAuthentication", "KeychainCore", "KeychainTestSupport"]),
     ]
 #endif

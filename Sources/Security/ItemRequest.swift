@@ -1,5 +1,6 @@
 import Foundation
 import KeychainCore
+import LocalAuthentication
 
 /// A SecItem dictionary, read and checked: the class, the attributes, the value, the match
 /// limit and what to return. Anything malformed (an unknown key's value of the wrong type, a
@@ -19,6 +20,23 @@ struct ItemRequest {
     var returnAttributes = false
     var returnPersistentReference = false
     var returnReference = false
+    /// Who proves presence for items under an access control (`kSecUseAuthenticationContext`).
+    var authentication: AuthenticationContext?
+    var prompt: String?
+    /// `kSecUseAuthenticationUIFail` (or `kSecUseNoAuthenticationUI`): never ask for a proof.
+    var noInteraction = false
+
+    /// The context a read proves presence through: the one given, or one made for the prompt
+    /// and the interaction rule.
+    var readContext: AuthenticationContext? {
+        if let authentication {
+            // A context that may ask, under a query that says never to: one that never asks.
+            guard noInteraction, !authentication.interactionNotAllowed else { return authentication }
+            return AuthenticationContext(authenticator: authentication.authenticator, reason: authentication.localizedReason, interactionNotAllowed: true)
+        }
+        guard prompt != nil || noInteraction else { return nil }
+        return AuthenticationContext(reason: prompt ?? "", interactionNotAllowed: noInteraction)
+    }
     var synchronizableAny = false
 
     /// Reads `dictionary`. `purpose` says which keys may appear: a search takes match and
@@ -131,7 +149,21 @@ struct ItemRequest {
             returnReference = try bool()
         case "v_Ref":
             throw Refusal(errSecUnimplemented)
-        case "u_OpPrompt", "u_AuthUI", "u_AuthCtx", "u_NoAuthUI", "nleg":
+        case "u_AuthCtx":
+            guard purpose != .changes, let context = value as? LAContext else { throw Refusal(errSecParam) }
+            authentication = context.authenticationContext
+        case "u_OpPrompt":
+            guard purpose != .changes else { throw Refusal(errSecParam) }
+            prompt = try text()
+        case "u_AuthUI":
+            guard purpose != .changes else { throw Refusal(errSecParam) }
+            let mode = try text()
+            guard ["u_AuthUIA", "u_AuthUIF", "u_AuthUIS"].contains(mode) else { throw Refusal(errSecParam) }
+            noInteraction = mode != "u_AuthUIA"
+        case "u_NoAuthUI":
+            guard purpose != .changes else { throw Refusal(errSecParam) }
+            noInteraction = try bool()
+        case "nleg":
             guard purpose != .changes else { throw Refusal(errSecParam) }
         default:
             throw Refusal(errSecParam)

@@ -38,7 +38,7 @@ public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePo
         let store = try SecItemCall.store()
         var search = Query(
             request.itemClass, attributes: request.attributes, limit: request.limit, returnData: request.returnData,
-            returnAttributes: request.returnAttributes || request.returnPersistentReference)
+            returnAttributes: request.returnAttributes || request.returnPersistentReference, authentication: request.readContext)
         search.limit = request.limit
         var found = try SecItemCall.perform { () throws(StoreError) in try store.copyMatching(search) }
         if let count = request.limitCount { found = Array(found.prefix(count)) }
