@@ -66,4 +66,6 @@ let package = Package(
         .target(name: "Security", dependencies: ["KeychainCore", "LocalAuthentication"]),
         .testTarget(name: "SecurityTests", dependencies: ["Security", "LocalAuthentication", "KeychainCore", "KeychainTestSupport"]),
     ]
+    // The fuzz targets take Security's parser of caller dictionaries too.
+    for target in package.targets where target.name == "KeychainFuzzTargets" { target.dependencies.append("Security") }
 #endif

@@ -4,13 +4,13 @@
 # target; exits 1 if any input crashed, leaving it in .build/fuzz/crash-<target>-*: copy it
 # into Fuzz/Corpus/<target>/ once fixed, and FuzzRegressionTests replays it forever after.
 #
-#   scripts/fuzz.sh [SECONDS] [TARGET...]     targets: header attributes cache presence payload arguments state sync
+#   scripts/fuzz.sh [SECONDS] [TARGET...]     targets: header attributes cache presence payload arguments state sync query
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(header attributes cache presence payload arguments state sync)
+[ ${#targets[@]} -gt 0 ] || targets=(header attributes cache presence payload arguments state sync query)
 
 build=.build/fuzz
 # One -sanitize= flag with both: given as two flags, the Swift driver keeps only the last one
@@ -22,7 +22,7 @@ swift build --scratch-path "$build" --target KeychainFuzzTargets "${flags[@]}" >
 echo "${flags[*]}" > "$build/flags"
 # The objects of the fuzz targets' module and of every module it depends on, as SwiftPM's
 # output file maps list them (so stale objects of deleted sources stay out), and the C shim.
-modules="KeychainFuzzTargets KeychainCore ValetNaming KeychainCLI Locksmith"
+modules="KeychainFuzzTargets KeychainCore ValetNaming KeychainCLI Locksmith Security LocalAuthentication"
 objects=""
 for module in $modules; do
     objects="$objects $(grep -o '"object" *: *"[^"]*"' "$build/debug/$module.build/output-file-map.json" | sed 's/.*"\([^"]*\)"$/\1/' | sort -u)"

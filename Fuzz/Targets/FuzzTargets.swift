@@ -3,6 +3,10 @@ import Foundation
 @_spi(Fuzzing) import KeychainCore
 @_spi(Fuzzing) import Locksmith
 
+#if os(Linux)
+    @_spi(Fuzzing) import Security
+#endif
+
 /// Every parser of untrusted bytes we have, as libFuzzer targets (scripts/fuzz.sh builds and
 /// runs them; FuzzRegressionTests replays the corpus and every crash ever found).
 public enum FuzzTarget: String, CaseIterable, Sendable {
@@ -22,6 +26,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case state
     /// What sync reads from etcd and its journal: JSON answers, changes, member lists, state, codes.
     case sync
+    /// SecItem dictionaries as callers of the Security module pass them.
+    case query
 
     /// Feeds `bytes` to the parser. Crashing (or tripping a sanitizer) is the only failure.
     @discardableResult
@@ -34,6 +40,12 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .payload: LocksmithFuzzEntryPoints.payload(bytes)
         case .state: FuzzEntryPoints.vaultState(bytes)
         case .sync: FuzzEntryPoints.syncRecords(bytes)
+        case .query:
+            #if os(Linux)
+                SecurityFuzzEntryPoints.query(bytes)
+            #else
+                false
+            #endif
         case .arguments: KeychainCommand.parseOnly(bytes.split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) })
         }
     }
