@@ -64,7 +64,7 @@ let package = Package(
     package.targets += [
         .target(name: "LocalAuthentication", dependencies: ["KeychainCore"]),
         .target(name: "Security", dependencies: ["KeychainCore", "LocalAuthentication"]),
-        .testTarget(name: "SecurityTests", dependencies: ["Security", "LocalAuthentication", "KeychainCore", "KeychainTestSupport"]),
+        .testTarget(name: "SecurityTests", dependencies: ["Security", "LocalAuthentication", "KeychainCore", "Valet", "KeychainTestSupport"]),
     ]
     // The fuzz targets take Security's parser of caller dictionaries too.
     for target in package.targets where target.name == "KeychainFuzzTargets" { target.dependencies.append("Security") }
