@@ -30,7 +30,9 @@ struct ValetInteropTests {
             #expect((found?[Security.kSecValueData as String] as? Data) == Data("from-valet".utf8))
             #expect(found?[Security.kSecAttrAccessible as String] as? String == Security.kSecAttrAccessibleWhenUnlocked as String)
 
-            let target: [String: Any] = [Security.kSecClass as String: Security.kSecClassGenericPassword, Security.kSecAttrService as String: service, Security.kSecAttrAccount as String: "token"]
+            let target: [String: Any] = [
+                Security.kSecClass as String: Security.kSecClassGenericPassword, Security.kSecAttrService as String: service, Security.kSecAttrAccount as String: "token",
+            ]
             #expect(SecItemUpdate(target as CFDictionary, [Security.kSecValueData as String: Data("from-secitem".utf8)] as CFDictionary) == errSecSuccess)
             #expect(try valet.string(forKey: "token") == "from-secitem")
             let added: [String: Any] = [
