@@ -33,6 +33,14 @@ enum FileSystem {
 
     /// Creates an empty file with mode 0600, failing if it exists, so SQLite (which gives its
     /// -wal and -shm files the database's mode) never creates anything more open.
+    /// Whether two paths name one file (the same device and inode).
+    static func sameFile(_ a: String, _ b: String) -> Bool {
+        var first = stat()
+        var second = stat()
+        guard lstat(a, &first) == 0, lstat(b, &second) == 0 else { return false }
+        return first.st_dev == second.st_dev && first.st_ino == second.st_ino
+    }
+
     static func createPrivateFile(_ path: String) throws(Failure) {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Failure(operation: "create", path: path, code: errno) }

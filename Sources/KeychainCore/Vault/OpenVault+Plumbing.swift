@@ -102,6 +102,9 @@ extension OpenVault {
         }
         do throws(StoreError) {
             guard try VaultFile.linkIntoPlace(temporary, location.path) else {
+                // Another process may have finished this very creation (it found the key file
+                // alone for a moment): then the vault in place is this one.
+                if FileSystem.sameFile(temporary, location.path) { return }
                 throw .orphanedKeyFile(vault: location.path, keyFile: location.keyFilePath)
             }
         } catch {

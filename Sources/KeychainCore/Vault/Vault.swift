@@ -55,10 +55,18 @@ public final class Vault: Store, @unchecked Sendable {
         if case .missing = entry {
             if case .present(let key) = try VaultFile.entry(location.keyFilePath) {
                 // A key file seconds old with no vault yet is most probably another process
-                // creating this vault right now (it links the key file first): wait for it.
-                guard Self.isFresh(key), VaultFile.waitForFile(location.path) else {
+                // creating this vault right now (it links the key file, then at once the
+                // vault): wait for it.
+                if Self.isFresh(key), VaultFile.waitForFile(location.path) {
+                    opened = try OpenVault(configuration)
+                    return opened
+                }
+                // Or a creation killed between the two links: its finished vault waits under
+                // its temporary name. A write finishes the creation; a read finds no vault yet.
+                guard let interrupted = OpenVault.interruptedCreation(location, forWrite: creating) else {
                     throw .orphanedKeyFile(vault: location.path, keyFile: location.keyFilePath)
                 }
+                guard creating, try OpenVault.finishInterruptedCreation(interrupted, location) else { return nil }
                 opened = try OpenVault(configuration)
                 return opened
             }

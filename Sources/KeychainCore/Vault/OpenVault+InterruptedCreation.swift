@@ -1,0 +1,46 @@
+import FoundationEssentials
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A vault creation interrupted between linking the key file and linking the vault (a kill in
+/// those microseconds) leaves the key file, and the finished vault under its temporary name
+/// (`<vault>.new-<pid>-<random>`). Found beside an orphaned key file, such a vault, whose
+/// header opens with that key file, is the one the key file belongs to: a write links it into
+/// place (finishing the creation; it holds no item yet), and a read finds no vault yet.
+extension OpenVault {
+    /// The temporary file of an interrupted creation of the vault at `location`, if there is one.
+    /// A read (`forWrite` false) opens the candidates read-only.
+    static func interruptedCreation(_ location: VaultLocation, forWrite: Bool) -> String? {
+        let directory = location.directory
+        let prefix = String(location.path.split(separator: "/").last ?? "") + ".new-"
+        guard let handle = opendir(directory) else { return nil }
+        defer { closedir(handle) }
+        var names: [String] = []
+        while let entry = readdir(handle) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name.hasPrefix(prefix), !name.hasSuffix("-wal"), !name.hasSuffix("-shm") { names.append(name) }
+        }
+        guard case .present? = try? VaultFile.entry(location.keyFilePath), let keyFile = try? VaultFile.readKeyFile(location.keyFilePath) else { return nil }
+        for name in names.sorted() {
+            let path = directory + "/" + name
+            guard (try? VaultFile.checkFile(path)) == true,
+                let connection = try? Connection(path: path, create: false, readOnly: !forWrite, persistentSidecars: false),
+                let bytes = try? storedHeader(in: connection), let header = try? VaultHeader.decode(bytes),
+                (try? AESGCM.open(header.wrappedMasterKey, key: keyFile, associatedData: RecordCoding.masterKeyAssociatedData(header))) != nil
+            else { continue }
+            return path
+        }
+        return nil
+    }
+
+    /// Links the interrupted creation's vault into place; true when a vault is in place after
+    /// (this process's link, or another's a moment before).
+    static func finishInterruptedCreation(_ temporary: String, _ location: VaultLocation) throws(StoreError) -> Bool {
+        let linked = try VaultFile.linkIntoPlace(temporary, location.path)
+        if linked { unlink(temporary) }
+        if case .present = try VaultFile.entry(location.path) { return true }
+        return false
+    }
+}
