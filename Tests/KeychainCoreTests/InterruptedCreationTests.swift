@@ -29,8 +29,10 @@ struct InterruptedCreationTests {
     func finishedByTheNextWrite() throws {
         let location = try interruptedCreation()
         let configuration = directory.vaultConfiguration()
+        let before = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
         #expect(throws: StoreError.itemNotFound) { try Vault(configuration).copyMatching(Query(attributes: Attributes(account: "a"))) }
         #expect(!FileManager.default.fileExists(atPath: location.path))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == before, "a read created or removed a file")
         let keyBefore = try Data(contentsOf: URL(fileURLWithPath: location.keyFilePath))
         try Vault(configuration).add(Item(.genericPassword, attributes: Attributes(service: "s", account: "a"), value: secret("v")))
         #expect(try Vault(configuration).copyMatching(Query(attributes: Attributes(account: "a"), returnData: true)).first?.value == secret("v"))

@@ -8,10 +8,11 @@ import FoundationEssentials
 /// those microseconds) leaves the key file, and the finished vault under its temporary name
 /// (`<vault>.new-<pid>-<random>`). Found beside an orphaned key file, such a vault, whose
 /// header opens with that key file, is the one the key file belongs to: a write links it into
-/// place (finishing the creation; it holds no item yet), and a read finds no vault yet.
+/// place (finishing the creation; it holds no item yet), and a read finds no vault yet (it only
+/// looks for the file: opening it would make SQLite write beside it, and a read writes nothing).
 extension OpenVault {
     /// The temporary file of an interrupted creation of the vault at `location`, if there is one.
-    /// A read (`forWrite` false) opens the candidates read-only.
+    /// For a read (`forWrite` false), the first candidate file, unopened.
     static func interruptedCreation(_ location: VaultLocation, forWrite: Bool) -> String? {
         let directory = location.directory
         let prefix = String(location.path.split(separator: "/").last ?? "") + ".new-"
@@ -25,8 +26,9 @@ extension OpenVault {
         guard case .present? = try? VaultFile.entry(location.keyFilePath), let keyFile = try? VaultFile.readKeyFile(location.keyFilePath) else { return nil }
         for name in names.sorted() {
             let path = directory + "/" + name
-            guard (try? VaultFile.checkFile(path)) == true,
-                let connection = try? Connection(path: path, create: false, readOnly: !forWrite, persistentSidecars: false),
+            guard (try? VaultFile.checkFile(path)) == true else { continue }
+            guard forWrite else { return path }
+            guard let connection = try? Connection(path: path, create: false, persistentSidecars: false),
                 let bytes = try? storedHeader(in: connection), let header = try? VaultHeader.decode(bytes),
                 (try? AESGCM.open(header.wrappedMasterKey, key: keyFile, associatedData: RecordCoding.masterKeyAssociatedData(header))) != nil
             else { continue }
