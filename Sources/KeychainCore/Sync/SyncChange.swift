@@ -22,11 +22,13 @@ struct SyncChange: Sendable {
 
     /// The clock for a change made now after one at `previous`: ahead of the wall clock's
     /// milliseconds and of every clock this item has seen, so a write always wins over what it replaced.
-    static func nextClock(after previous: UInt64) -> UInt64 {
+    static func nextClock(after previous: UInt64) -> UInt64 { max(nowMilliseconds() << 16, previous &+ 1) }
+
+    /// Milliseconds since 1970 by the wall clock.
+    static func nowMilliseconds() -> UInt64 {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        let wall = UInt64(now.tv_sec) * 1_000 + UInt64(now.tv_nsec) / 1_000_000
-        return max(wall << 16, previous &+ 1)
+        return UInt64(now.tv_sec) * 1_000 + UInt64(now.tv_nsec) / 1_000_000
     }
 
     /// Whether an item travels: synchronizable, not bound to this device, not behind a proof of presence.

@@ -39,11 +39,7 @@ enum SyncRecords {
         let itemsKey = try derive(state.epochKey, "items")
         let padded = change.encoded(withValue: true).withUnsafeBytes { SizePadding.pad($0) }
         let header = [SyncChange.version] + VaultHeader.be(state.epoch)
-        do {
-            return header + (try AESGCM.seal(padded, key: itemsKey, associatedData: key + header))
-        } catch {
-            throw .store(.unavailable("OpenSSL failed to seal: \(error)"))
-        }
+        return try crypto { () throws(OpenSSLError) in header + (try AESGCM.seal(padded, key: itemsKey, associatedData: key + header)) }
     }
 
     /// The change a value holds, or nil when it does not open with the group's keys.
@@ -69,11 +65,7 @@ enum SyncRecords {
         }
         let header = VaultHeader.be(epoch)
         let sealingKey = try derive(key, "members")
-        do {
-            return header + (try AESGCM.seal(SecretBytes(plain), key: sealingKey, associatedData: membersKey(prefix) + header))
-        } catch {
-            throw .store(.unavailable("OpenSSL failed to seal: \(error)"))
-        }
+        return try crypto { () throws(OpenSSLError) in header + (try AESGCM.seal(SecretBytes(plain), key: sealingKey, associatedData: membersKey(prefix) + header)) }
     }
 
     /// The epoch a member list is at (readable without keys).
@@ -105,13 +97,8 @@ enum SyncRecords {
 
     static func sealShare(_ newKey: SecretBytes, epoch: UInt32, to member: Member, previousKey: SecretBytes, prefix: [UInt8]) throws(SyncError) -> [UInt8] {
         let path = shareKey(prefix, epoch: epoch, device: member.deviceID)
-        do {
-            let sealed = try PresenceSeal.seal(newKey, to: member.publicKey, associatedData: path).withUnsafeBytes { Array($0) }
-            let tag = HMACKey(try derive(previousKey, "shares")).authenticationCode(path + sealed)
-            return sealed + tag
-        } catch {
-            throw .store(.unavailable("OpenSSL failed to seal: \(error)"))
-        }
+        let sealed = try crypto { () throws(OpenSSLError) in try PresenceSeal.seal(newKey, to: member.publicKey, associatedData: path) }.withUnsafeBytes { Array($0) }
+        return sealed + HMACKey(try derive(previousKey, "shares")).authenticationCode(path + sealed)
     }
 
     /// The new epoch's key, if the share is sealed to this device and tagged by a holder of the previous key.
@@ -137,11 +124,8 @@ enum SyncRecords {
             key.withUnsafeBytes { plain += $0 }
         }
         defer { for index in plain.indices { plain[index] = 0 } }
-        do {
-            return try AESGCM.seal(SecretBytes(plain), key: try derive(secret, "invitation"), associatedData: invitationKey(state.prefix, secret: secret))
-        } catch {
-            throw .store(.unavailable("OpenSSL failed to seal: \(error)"))
-        }
+        let sealingKey = try derive(secret, "invitation")
+        return try crypto { () throws(OpenSSLError) in try AESGCM.seal(SecretBytes(plain), key: sealingKey, associatedData: invitationKey(state.prefix, secret: secret)) }
     }
 
     static func openInvitation(_ value: [UInt8], secret: SecretBytes, prefix: [UInt8]) throws(SyncError) -> (epoch: UInt32, naming: SecretBytes, keys: [UInt32: SecretBytes]) {
@@ -165,11 +149,12 @@ enum SyncRecords {
 
     // MARK: -
 
+    /// Runs OpenSSL work, its failure reported as the vault reports one.
+    static func crypto<R>(_ body: () throws(OpenSSLError) -> R) throws(SyncError) -> R {
+        do { return try OpenVault.crypto(body) } catch { throw .store(error) }
+    }
+
     static func derive(_ key: SecretBytes, _ purpose: String) throws(SyncError) -> SecretBytes {
-        do {
-            return try HKDF.deriveKey(from: key, info: "swift-keychain sync \(purpose) v1")
-        } catch {
-            throw .store(.unavailable("OpenSSL failed to derive a key: \(error)"))
-        }
+        return try crypto { () throws(OpenSSLError) in try HKDF.deriveKey(from: key, info: "swift-keychain sync \(purpose) v1") }
     }
 }

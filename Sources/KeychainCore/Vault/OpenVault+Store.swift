@@ -85,12 +85,17 @@ extension OpenVault {
         }
     }
 
+    /// Before any write (mutex held): keys another process rotated since this one took them
+    /// must not seal anything, and a format-1 vault is upgraded first.
+    func prepareWrite() throws(StoreError) {
+        if try dropKeysIfRotated() { throw .locked }
+        try upgradeBeforeWrite()
+    }
+
     @discardableResult
     func write(_ operations: [WriteOperation]) throws(StoreError) -> WriteResult {
         try withState { () throws(StoreError) -> WriteResult in
-            // Keys another process rotated since this one took them must not seal anything.
-            if try dropKeysIfRotated() { throw .locked }
-            try upgradeBeforeWrite()
+            try prepareWrite()
             return try ledgerWrite { () throws(StoreError) -> WriteResult in
                 var counts: [Int] = []
                 for operation in operations {

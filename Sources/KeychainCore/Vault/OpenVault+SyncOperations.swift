@@ -21,8 +21,7 @@ extension OpenVault {
     /// already in the vault goes into the outbox.
     func enrollSync(device: [UInt8], state: SecretBytes) throws(StoreError) {
         try withState { () throws(StoreError) in
-            if try dropKeysIfRotated() { throw .locked }
-            try upgradeBeforeWrite()
+            try prepareWrite()
             try ledgerWrite { () throws(StoreError) in
                 guard !syncEnrolled else { throw .duplicateItem }
                 try sql { () throws(SQLiteError) in
@@ -146,7 +145,7 @@ extension OpenVault {
     /// advanced cursor) in the same transaction.
     func applyReceived(_ changes: [SyncChange], state: SecretBytes?) throws(StoreError) -> ApplyResult {
         try withState { () throws(StoreError) in
-            if try dropKeysIfRotated() { throw .locked }
+            try prepareWrite()
             return try ledgerWrite { () throws(StoreError) -> ApplyResult in
                 guard syncEnrolled else { throw .itemNotFound }
                 applyingRemoteChanges = true

@@ -1,0 +1,190 @@
+import Dispatch
+import FoundationEssentials
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Rounds: one on demand, or a loop that keeps the vault in step while the process runs.
+extension SyncEngine {
+    // MARK: - Rounds
+
+    /// Sends the outbox and applies what the other devices wrote since the last round.
+    ///
+    /// - Throws: ``SyncError/unreachable(_:)`` when no endpoint answers (nothing is lost: the
+    ///   outbox stays), ``SyncError/removed`` when this device was removed from the group.
+    @discardableResult
+    public func syncOnce() throws(SyncError) -> SyncRound {
+        try mutex.withLock { () throws(SyncError) in
+            var state = try state()
+            let client = try EtcdClient(state.cluster)
+            var round = SyncRound()
+            try refreshMembership(&state, client: client)
+            round.sent = try push(&state, client: client)
+            let pulled = try pull(&state, client: client)
+            round.received = pulled.applied
+            round.superseded = pulled.superseded
+            round.refused = pulled.refused
+            return round
+        }
+    }
+
+    /// Syncs until `shouldStop` returns true: a full round now and every 5 s; between them,
+    /// what the watch reports is applied as it arrives, and what this process writes is sent
+    /// at once (what other processes write, within 100 ms). Errors are reported to `onError`
+    /// and retried after a pause; ``SyncError/removed`` ends it.
+    public func run(until shouldStop: @escaping @Sendable () -> Bool, onError: @escaping @Sendable (SyncError) -> Void = { _ in }) {
+        let inbox = Inbox()
+        // A write in this process wakes the loop at once.
+        try? Self.onVault(vault) { (open) throws(StoreError) in open.mutex.withLock { open.syncWake = { inbox.post(local: true) } } }
+        defer { try? Self.onVault(vault) { (open) throws(StoreError) in open.mutex.withLock { open.syncWake = nil } } }
+        DispatchQueue(label: "keychain.sync.watch").async { [self] in
+            while !shouldStop() {
+                guard let state = try? state(), let client = try? EtcdClient(state.cluster) else {
+                    sleepMilliseconds(500)
+                    continue
+                }
+                do {
+                    try client.watch(prefix: state.prefix, startRevision: state.cursor + 1, idleSeconds: 5) { event in
+                        switch event {
+                        case .changed(let revision, let puts): inbox.post(puts: puts, revision: revision)
+                        case .compacted: inbox.post(fullRound: true)
+                        }
+                        return !shouldStop()
+                    }
+                } catch {
+                    sleepMilliseconds(200)
+                }
+            }
+            inbox.post(fullRound: true)
+        }
+        var failures = 0
+        var fullRound = true
+        while !shouldStop() {
+            var sentSome = false
+            do throws(SyncError) {
+                if fullRound {
+                    sentSome = try syncOnce().sent > 0
+                } else {
+                    let work = inbox.take()
+                    if !work.puts.isEmpty { try applyWatched(work.puts, revision: work.revision) }
+                    if work.local || work.puts.isEmpty { sentSome = try pushOnly() > 0 }
+                }
+                failures = 0
+            } catch .removed {
+                onError(.removed)
+                return
+            } catch {
+                onError(error)
+                failures += 1
+            }
+            // More written while that round ran: send it at once. (What cannot be sent now,
+            // such as items of a locked class, waits for the next wake.)
+            let pendingAfterRound = (try? outboxLength()) ?? 0
+            fullRound = failures > 0
+            if sentSome, pendingAfterRound > 0 { continue }
+            // Woken by the watch or a write in this process; otherwise every 100 ms the outbox
+            // is looked at, since another process may write to the vault. A full round every
+            // 5 s regardless (a watch misses nothing, but an endpoint can hang); after
+            // failures, sooner at first, then backing off.
+            let pause = failures == 0 ? 5_000 : min(5_000, 250 << min(failures, 5))
+            var waited = 0
+            while !shouldStop(), inbox.wait(milliseconds: 100) == false {
+                waited += 100
+                if failures == 0, ((try? outboxLength()) ?? 0) != pendingAfterRound { break }
+                if waited >= pause {
+                    fullRound = true
+                    break
+                }
+            }
+            if inbox.takeFullRound() { fullRound = true }
+        }
+    }
+
+    /// What woke the loop: changes the watch reported, a write in this process, or a reason
+    /// for a full round (a compacted history, a watch that ended).
+    private final class Inbox: @unchecked Sendable {
+        private let lock = Lock()
+        private let semaphore = DispatchSemaphore(value: 0)
+        private var puts: [EtcdClient.KeyValue] = []
+        private var revision: Int64 = 0
+        private var local = false
+        private var fullRound = false
+
+        func post(puts more: [EtcdClient.KeyValue] = [], revision newest: Int64 = 0, local write: Bool = false, fullRound round: Bool = false) {
+            lock.withLock {
+                puts += more
+                revision = max(revision, newest)
+                local = local || write
+                fullRound = fullRound || round
+            }
+            semaphore.signal()
+        }
+
+        /// Whether something was posted within `milliseconds`.
+        func wait(milliseconds: Int) -> Bool { semaphore.wait(timeout: .now() + .milliseconds(milliseconds)) == .success }
+
+        func take() -> (puts: [EtcdClient.KeyValue], revision: Int64, local: Bool) {
+            lock.withLock {
+                defer {
+                    puts = []
+                    local = false
+                }
+                return (puts, revision, local)
+            }
+        }
+
+        func takeFullRound() -> Bool {
+            lock.withLock {
+                defer { fullRound = false }
+                return fullRound
+            }
+        }
+    }
+
+    /// Sends the outbox, and nothing else.
+    private func pushOnly() throws(SyncError) -> Int {
+        try mutex.withLock { () throws(SyncError) in
+            var state = try state()
+            return try push(&state, client: try EtcdClient(state.cluster))
+        }
+    }
+
+    /// Applies the item changes a watch reported (the watch started at the cursor, so every
+    /// change up to `revision` has been reported), and follows a changed member list.
+    private func applyWatched(_ puts: [EtcdClient.KeyValue], revision: Int64) throws(SyncError) {
+        try mutex.withLock { () throws(SyncError) in
+            var state = try state()
+            let items = SyncRecords.itemsPrefix(state)
+            var received: [EtcdClient.KeyValue] = []
+            var membership = false
+            for kv in puts {
+                guard kv.key.starts(with: items) else {
+                    membership = true
+                    continue
+                }
+                if ownRevisions.contains(kv.modRevision) { continue }
+                received.append(kv)
+            }
+            if membership { try refreshMembership(&state, client: try EtcdClient(state.cluster)) }
+            guard !received.isEmpty else { return }
+            _ = try apply(received, upTo: revision, &state)
+        }
+    }
+
+    /// How many changes wait in the outbox.
+    public func outboxLength() throws(SyncError) -> Int {
+        return try Self.onVault(vault) { (open) throws(StoreError) in try open.outbox(limit: 0).pending }
+    }
+
+    /// Syncs `vault` for as long as the process runs, on a thread of its own, if it is
+    /// enrolled (what ``VaultConfiguration/syncsInBackground`` starts). Failures are retried
+    /// quietly; `keychain sync status` shows the outbox.
+    static func startInBackground(_ vault: Vault) {
+        guard let engine = try? SyncEngine(vault: vault) else { return }
+        DispatchQueue(label: "keychain.sync").async { engine.run(until: { false }) }
+    }
+
+}
+
+private func sleepMilliseconds(_ milliseconds: Int) { usleep(UInt32(milliseconds) * 1_000) }
