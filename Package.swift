@@ -68,4 +68,6 @@ let package = Package(
     ]
     // The fuzz targets take Security's parser of caller dictionaries too.
     for target in package.targets where target.name == "KeychainFuzzTargets" { target.dependencies.append("Security") }
+    // Valet reads migration queries as SecItem reads them, and brings Apple's names as Foundation does there.
+    for target in package.targets where target.name == "Valet" { target.dependencies.append("Security") }
 #endif

@@ -84,7 +84,16 @@ struct ItemRequest {
             default: throw Refusal(errSecParam)
             }
         case "svce": attributes.service = try textOrData()
-        case "acct": attributes.account = try textOrData()
+        case "acct":
+            attributes.account = try textOrData()
+            // The form it was given in is kept for the item (Apple returns bytes as bytes), and
+            // is no criterion of a search.
+            let isData = Self.string(value) == nil
+            switch purpose {
+            case .add: attributes.accountIsData = isData ? true : nil
+            case .changes: attributes.accountIsData = isData
+            case .search: break
+            }
         case "agrp": attributes.accessGroup = try text()
         case "sync":
             if Self.string(value) == "syna" {

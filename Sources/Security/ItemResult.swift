@@ -27,7 +27,8 @@ enum ItemResult {
         var out: [String: Any] = ["class": item.itemClass == .genericPassword ? "genp" : "inet"]
         func put(_ key: String, _ value: Any?) { if let value { out[key] = value } }
         put("svce", a.service)
-        put("acct", a.account ?? "")
+        let account = a.account ?? ""
+        put("acct", a.accountIsData == true ? Data(account.utf8) as NSData : account)
         put("agrp", a.accessGroup)
         out["sync"] = NSNumber(value: a.synchronizable ?? false)
         put("pdmn", a.accessibility?.rawValue)

@@ -36,11 +36,7 @@ public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePo
     SecItemCall.run { () throws(SecItemCall.Failure) in
         let request = try SecItemCall.read(query, .search)
         let store = try SecItemCall.store()
-        var search = Query(
-            request.itemClass, attributes: request.attributes, limit: request.limit, returnData: request.returnData,
-            returnAttributes: request.returnAttributes || request.returnPersistentReference, authentication: request.readContext)
-        search.limit = request.limit
-        var found = try SecItemCall.perform { () throws(StoreError) in try store.copyMatching(search) }
+        var found = try SecItemCall.perform { () throws(StoreError) in try store.copyMatching(request.searchQuery) }
         if let count = request.limitCount { found = Array(found.prefix(count)) }
         result?.pointee = ItemResult.shape(found, request: request)
     }

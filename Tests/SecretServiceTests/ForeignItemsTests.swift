@@ -110,11 +110,11 @@ final class ForeignItemsTests {
         try ValetStore.withStore(store) { () throws in
             let valet = Valet.valet(with: Identifier(nonEmpty: "Druidia")!, accessibility: .whenUnlocked)
             #expect(throws: KeychainError.itemNotFound) {
-                try valet.migrateObjects(matching: [kSecClass: kSecClassGenericPassword], removeOnCompletion: true)
+                try valet.migrateObjects(matching: [kSecClass as String: kSecClassGenericPassword], removeOnCompletion: true)
             }
             #expect(try valet.allKeys().isEmpty)
         }
-        try expectAllSurvive("Valet.migrateObjects(matching: [kSecClass: kSecClassGenericPassword], removeOnCompletion: true)")
+        try expectAllSurvive("Valet.migrateObjects(matching: [kSecClass as String: kSecClassGenericPassword], removeOnCompletion: true)")
     }
 
     @Test("UICKeyChainStore's removeAllItems and Locksmith's delete leave them alone")

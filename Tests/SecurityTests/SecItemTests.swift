@@ -130,6 +130,27 @@ struct SecItemTests {
         }
     }
 
+    @Test("an account given as bytes comes back as bytes, one given as text as text; its UTF-8 bytes and its text name the same item", arguments: stores)
+    func accountKeepsItsForm(_ kind: StoreUnderTest) throws {
+        try with(kind) {
+            let asBytes: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "svc", kSecAttrAccount as String: Data("bytes".utf8)]
+            #expect(SecItemAdd(asBytes.merging([kSecValueData as String: Data("1".utf8)]) { $1 } as CFDictionary, nil) == errSecSuccess)
+            #expect(add("svc", "text", "2") == errSecSuccess)
+            let all = copy([
+                kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "svc", kSecReturnAttributes as String: true, kSecMatchLimit as String: kSecMatchLimitAll,
+            ])
+            let accounts = (all.1 as? [[String: Any]] ?? []).map { $0[kSecAttrAccount as String] }
+            #expect(accounts.compactMap { $0 as? Data } == [Data("bytes".utf8)])
+            #expect(accounts.compactMap { $0 as? String } == ["text"])
+            let byText: [String: Any] = [kSecClass as String: kSecClassGenericPassword, kSecAttrAccount as String: "bytes", kSecReturnData as String: true]
+            #expect((copy(byText).1 as? Data) == Data("1".utf8))
+            // Renamed through an update given text, the account is text from then on.
+            #expect(SecItemUpdate(asBytes as CFDictionary, [kSecAttrAccount as String: "renamed"] as CFDictionary) == errSecSuccess)
+            let renamed = copy([kSecClass as String: kSecClassGenericPassword, kSecAttrAccount as String: "renamed", kSecReturnAttributes as String: true])
+            #expect((renamed.1 as? [String: Any])?[kSecAttrAccount as String] as? String == "renamed")
+        }
+    }
+
     @Test("internet passwords: server, protocol, port, path and authentication type name them", arguments: stores)
     func internetPasswords(_ kind: StoreUnderTest) throws {
         try with(kind) {

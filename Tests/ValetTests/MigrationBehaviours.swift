@@ -170,7 +170,7 @@ struct MigrationsOnSecretService {
     func fromAnotherProgram() throws {
         var environment = ProcessInfo.processInfo.environment
         environment["PATH"] = "/usr/bin:/bin"
-        let query: [String: AnyHashable] = [kSecClass: kSecClassGenericPassword, kSecAttrService: "legacy-app"]
+        let query: [String: AnyHashable] = [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "legacy-app"]
 
         // By default other programs' items are invisible: nothing to migrate, nothing touched.
         let hidden = try Fixture(.secretService)

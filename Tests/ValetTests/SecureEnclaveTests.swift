@@ -153,7 +153,7 @@ struct SecureEnclaveTests {
             authenticator.script(.passphrase(Self.passphrase))
             #expect(try valet.string(forKey: "combination", withPrompt: "") == "12345")
             #expect(throws: MigrationError.invalidQuery) {
-                try valet.migrateObjects(matching: [kSecClass: kSecClassGenericPassword, kSecAttrAccessControl: "x"], removeOnCompletion: false)
+                try valet.migrateObjects(matching: [kSecClass as String: kSecClassGenericPassword, kSecAttrAccessControl as String: "x"], removeOnCompletion: false)
             }
         }
     }

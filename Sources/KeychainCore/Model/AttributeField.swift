@@ -6,7 +6,7 @@ import FoundationEssentials
 enum AttributeField: UInt8, CaseIterable, Sendable {
     case service = 1, account, accessGroup, synchronizable, server, `protocol`, authenticationType, port, path
     case securityDomain, accessibility, label, comment, description, generic, creator, type, isInvisible, isNegative
-    case creationDate, modificationDate, accessControl
+    case creationDate, modificationDate, accessControl, accountIsData
 
     /// The fields that identify an item of `itemClass` (its primary key), besides the class.
     static func identity(of itemClass: ItemClass) -> [AttributeField] {
@@ -46,6 +46,7 @@ enum AttributeField: UInt8, CaseIterable, Sendable {
         case .creationDate: a.creationDate != nil
         case .modificationDate: a.modificationDate != nil
         case .accessControl: a.accessControl != nil
+        case .accountIsData: a.accountIsData != nil
         }
     }
 
@@ -95,6 +96,7 @@ enum AttributeField: UInt8, CaseIterable, Sendable {
         case .creationDate: target.creationDate = source.creationDate
         case .modificationDate: target.modificationDate = source.modificationDate
         case .accessControl: target.accessControl = source.accessControl
+        case .accountIsData: target.accountIsData = source.accountIsData
         }
     }
 
@@ -123,6 +125,7 @@ enum AttributeField: UInt8, CaseIterable, Sendable {
         case .creationDate: a.creationDate.map { Self.bytes(Int64(($0.timeIntervalSince1970 * 1000).rounded())) }
         case .modificationDate: a.modificationDate.map { Self.bytes(Int64(($0.timeIntervalSince1970 * 1000).rounded())) }
         case .accessControl: a.accessControl.map { [$0.rawValue] }
+        case .accountIsData: a.accountIsData.map { [$0 ? 1 : 0] }
         }
     }
 
@@ -155,6 +158,7 @@ enum AttributeField: UInt8, CaseIterable, Sendable {
         case .creationDate: guard let v = date() else { return false }; a.creationDate = v
         case .modificationDate: guard let v = date() else { return false }; a.modificationDate = v
         case .accessControl: guard bytes.count == 1, let v = AccessControl(rawValue: bytes[0]) else { return false }; a.accessControl = v
+        case .accountIsData: guard let v = bool() else { return false }; a.accountIsData = v
         }
         return true
     }

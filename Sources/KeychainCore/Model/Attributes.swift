@@ -11,6 +11,11 @@ public struct Attributes: Sendable, Hashable {
     public var service: String?
     /// The account (`kSecAttrAccount`).
     public var account: String?
+    /// Whether the account was given as bytes (`CFData`, as SwiftKeychainWrapper gives it)
+    /// rather than text. The `Security` face hands it back in the form it was given, as
+    /// Apple's keychain does; it is not part of the identity (text and its UTF-8 bytes name
+    /// the same item).
+    public var accountIsData: Bool?
     /// The access group (`kSecAttrAccessGroup`): a namespace shared by the programs that name it.
     public var accessGroup: String?
     /// Whether the item is synchronizable (`kSecAttrSynchronizable`): an iCloud valet's.

@@ -13,6 +13,7 @@ import FoundationEssentials
 /// | `accessibility` | Apple's raw value: `ak`, `ck`, `akpu`, `aku`, `cku`, `dk`, `dku` (missing: `ak`) |
 /// | `server`, `protocol`, `authentication-type`, `port`, `path`, `security-domain` | internet passwords |
 /// | `comment`, `description`, `generic` (base64), `creator`, `type`, `invisible`, `negative` | when set |
+/// | `account-is-data` | `true` when the account was given as bytes |
 ///
 /// The item's label is the Secret Service label (what Seahorse shows).
 enum SecretServiceAttributes {
@@ -24,6 +25,7 @@ enum SecretServiceAttributes {
         .server: "server", .protocol: "protocol", .authenticationType: "authentication-type", .port: "port", .path: "path",
         .securityDomain: "security-domain", .accessibility: "accessibility", .comment: "comment", .description: "description",
         .generic: "generic", .creator: "creator", .type: "type", .isInvisible: "invisible", .isNegative: "negative",
+        .accountIsData: "account-is-data",
     ]
 
     /// The attributes to store for an item (defaults omitted where the decoder restores them).
@@ -77,6 +79,7 @@ enum SecretServiceAttributes {
             case .synchronizable: attributes.synchronizable = value == "true"
             case .isInvisible: attributes.isInvisible = value == "true"
             case .isNegative: attributes.isNegative = value == "true"
+            case .accountIsData: attributes.accountIsData = value == "true"
             case .port: attributes.port = Int(value)
             case .creator: attributes.creator = UInt32(value)
             case .type: attributes.type = UInt32(value)
@@ -129,6 +132,7 @@ enum SecretServiceAttributes {
         case .type: return a.type.map { String($0) }
         case .isInvisible: return a.isInvisible.map { $0 ? "true" : "false" }
         case .isNegative: return a.isNegative.map { $0 ? "true" : "false" }
+        case .accountIsData: return a.accountIsData == true ? "true" : nil
         default: return nil
         }
     }

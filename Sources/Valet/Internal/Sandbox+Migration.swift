@@ -1,5 +1,6 @@
 import Foundation
 import KeychainCore
+@_spi(KeychainFaces) import Security
 import ValetNaming
 
 // Valet's migration, once for every flavour: validate the query as Valet does, read the
@@ -38,47 +39,32 @@ extension Sandbox {
 
     var baseQuery: Query { Query(.genericPassword, attributes: baseAttributes, returnData: true) }
 
-    func legacyQuery(accessible: String, description: String, fullOverrides: Bool) -> [String: AnyHashable] {
+    func legacyQuery(accessible: CFString, description: String, fullOverrides: Bool) -> [String: AnyHashable] {
         var query: [String: AnyHashable] = [
-            kSecClass: kSecClassGenericPassword, kSecAttrAccessible: accessible,
-            kSecAttrService: service.legacyDescription(accessibility: description, fullOverrides: fullOverrides),
+            kSecClass as String: kSecClassGenericPassword as String, kSecAttrAccessible as String: accessible as String,
+            kSecAttrService as String: service.legacyDescription(accessibility: description, fullOverrides: fullOverrides),
         ]
-        if !baseAttributes.accessGroup!.isEmpty { query[kSecAttrAccessGroup] = baseAttributes.accessGroup! }
-        if configuration.isSynchronizable { query[kSecAttrSynchronizable] = true }
+        if !baseAttributes.accessGroup!.isEmpty { query[kSecAttrAccessGroup as String] = baseAttributes.accessGroup! }
+        if configuration.isSynchronizable { query[kSecAttrSynchronizable as String] = true }
         return query
     }
 
-    /// Validates a keychain query as Valet does and translates it for the store.
+    /// Validates a keychain query as Valet does, then reads it as SecItemCopyMatching does.
     static func migrationQuery(_ query: [String: AnyHashable]) throws(MigrationError) -> Query {
+        func text(_ key: CFString) -> String? { query[key as String] as? String }
+        func flag(_ key: CFString) -> Bool? { query[key as String] as? Bool }
         guard !query.isEmpty,
-            query[kSecMatchLimit] != AnyHashable(kSecMatchLimitOne),
-            query[kSecReturnData] != AnyHashable(true),
-            query[kSecReturnAttributes] != AnyHashable(false),
-            query[kSecReturnRef] != AnyHashable(true),
-            query[kSecReturnPersistentRef] != AnyHashable(false),
-            query[kSecClass] == AnyHashable(kSecClassGenericPassword),
-            query[kSecAttrAccessControl] == nil
+            text(kSecMatchLimit) != kSecMatchLimitOne as String,
+            flag(kSecReturnData) != true, flag(kSecReturnAttributes) != false,
+            flag(kSecReturnRef) != true, flag(kSecReturnPersistentRef) != false,
+            text(kSecClass) == kSecClassGenericPassword as String,
+            query[kSecAttrAccessControl as String] == nil,
+            var translated = SecItemStoreQuery.search(query as NSDictionary)
         else { throw .invalidQuery }
-        var attributes = Attributes()
-        attributes.service = query[kSecAttrService] as? String
-        attributes.account = query[kSecAttrAccount] as? String
-        attributes.accessGroup = query[kSecAttrAccessGroup] as? String
-        attributes.label = query[kSecAttrLabel] as? String
-        attributes.comment = query[kSecAttrComment] as? String
-        attributes.description = query[kSecAttrDescription] as? String
-        attributes.generic = query[kSecAttrGeneric] as? Data
-        if let accessible = query[kSecAttrAccessible] as? String {
-            guard let accessibility = KeychainCore.Accessibility(rawValue: accessible) else { throw .invalidQuery }
-            attributes.accessibility = accessibility
-        }
-        // As on Apple: a query that does not name synchronizable matches only local items;
-        // kSecAttrSynchronizableAny matches both.
-        switch query[kSecAttrSynchronizable] {
-        case nil: attributes.synchronizable = false
-        case AnyHashable(kSecAttrSynchronizableAny): attributes.synchronizable = nil
-        case let value: attributes.synchronizable = (value as? Bool) ?? ((value as? String) == "1")
-        }
-        return Query(.genericPassword, attributes: attributes, returnData: true)
+        translated.limit = .all
+        translated.returnData = true
+        translated.returnAttributes = true
+        return translated
     }
 
     /// The one migration path: read the source, stage every pair (validating as Valet does,
