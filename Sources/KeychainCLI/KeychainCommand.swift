@@ -24,6 +24,9 @@ public enum KeychainCommand {
             }
             arguments.append(text)
         }
+        // A short-lived command's OpenSSL is KeychainCore's alone, except sync's: its TLS goes
+        // through libcurl and keeps the system's policy from openssl.cnf.
+        if arguments.first != "sync" { OpenSSLConfiguration.setUpForShortLivedProgram() }
         return run(arguments)
     }
 
