@@ -107,6 +107,30 @@ func aesGCMRoundTrips(_ count: Int, valueSize: Int) {
     }
 }
 
+/// Open one sealed value with AES-256-GCM, `count` times: the crypto half of a read's floor.
+func aesGCMOpens(_ count: Int, valueSize: Int) {
+    let key = [UInt8](repeating: 7, count: 32), nonce = [UInt8](repeating: 9, count: 12)
+    let plaintext = [UInt8](repeating: 1, count: valueSize)
+    var ciphertext = [UInt8](repeating: 0, count: valueSize + 16)
+    var tag = [UInt8](repeating: 0, count: 16)
+    var length: Int32 = 0
+    let seal = EVP_CIPHER_CTX_new()
+    EVP_EncryptInit_ex(seal, EVP_aes_256_gcm(), nil, key, nonce)
+    EVP_EncryptUpdate(seal, &ciphertext, &length, plaintext, Int32(valueSize))
+    EVP_EncryptFinal_ex(seal, &ciphertext[Int(length)], &length)
+    EVP_CIPHER_CTX_ctrl(seal, EVP_CTRL_GCM_GET_TAG, 16, &tag)
+    EVP_CIPHER_CTX_free(seal)
+    for _ in 0..<count {
+        let open = EVP_CIPHER_CTX_new()
+        var out = [UInt8](repeating: 0, count: valueSize + 16)
+        EVP_DecryptInit_ex(open, EVP_aes_256_gcm(), nil, key, nonce)
+        EVP_DecryptUpdate(open, &out, &length, ciphertext, Int32(valueSize))
+        EVP_CIPHER_CTX_ctrl(open, EVP_CTRL_GCM_SET_TAG, 16, &tag)
+        EVP_DecryptFinal_ex(open, &out[Int(length)], &length)
+        EVP_CIPHER_CTX_free(open)
+    }
+}
+
 struct BenchError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }

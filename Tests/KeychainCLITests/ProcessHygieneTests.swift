@@ -49,6 +49,17 @@ struct ProcessHygieneTests {
         #expect(core?.dropFirst(4).prefix(2) == ["0", "0"], "\(core ?? [])")
     }
 
+    @Test("the command reads nothing from OpenSSL's configuration: a broken OPENSSL_CONF does not stop a get")
+    func opensslConfigurationNotRead() throws {
+        #expect(try run(["set", "--identifier", "Druidia", "Skroob"], input: "12345").status == 0)
+        // A configuration that makes OpenSSL's default initialisation fail: it asks for a
+        // provider that does not exist, with diagnostics on.
+        let broken = directory.file(
+            "broken.cnf", "config_diagnostics = 1\nopenssl_conf = init\n[init]\nproviders = providers\n[providers]\nabsent = absent\n[absent]\nactivate = 1\n")
+        let result = try run(["get", "--identifier", "Druidia", "Skroob"], environment: ["OPENSSL_CONF": broken])
+        #expect(result.status == 0 && result.output.hasPrefix("12345"), "\(result.status) \(result.stderr)")
+    }
+
     @Test("a passphrase file others can read is refused, with the reason and the fix")
     func loosePassphraseFileRefused() throws {
         let passphrase = directory.file("pw", "correct horse")
