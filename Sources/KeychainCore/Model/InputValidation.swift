@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The checks every store makes on what it is given, before it touches anything, so that the
 /// vault and the Secret Service refuse the same inputs with the same error.
 extension Attributes {
@@ -7,7 +11,7 @@ extension Attributes {
     public func validate() throws(StoreError) {
         // Field by field, without building a collection: this runs on every read.
         func check(_ value: String?, _ name: String) throws(StoreError) {
-            if let value, value.utf8.contains(0) { throw .invalidArgument("the \(name) contains a NUL character") }
+            if let value, Self.containsNUL(value) { throw .invalidArgument("the \(name) contains a NUL character") }
         }
         try check(service, "service")
         try check(account, "account")
@@ -20,6 +24,17 @@ extension Attributes {
         try check(description, "description")
         try check(`protocol`?.rawValue, "protocol")
         try check(authenticationType?.rawValue, "authentication type")
+    }
+}
+
+extension Attributes {
+    /// memchr over a native string's contiguous bytes (byte by byte through the UTF-8 view
+    /// cost a twentieth of a read).
+    fileprivate static func containsNUL(_ text: String) -> Bool {
+        text.utf8.withContiguousStorageIfAvailable { bytes in
+            guard let start = bytes.baseAddress else { return false }
+            return memchr(start, 0, bytes.count) != nil
+        } ?? text.utf8.contains(0)
     }
 }
 

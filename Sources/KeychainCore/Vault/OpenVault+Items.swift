@@ -278,6 +278,7 @@ extension OpenVault {
         for itemClass in query.itemClass.map({ [$0] }) ?? ItemClass.allCases {
             let path: VaultSchema.Lookup
             var values: [Statement.Value]
+            var scopeMessage: [UInt8]?
             var covered = AttributeField.Mask([.accessibility, .accessControl]).bits | AttributeField.dates.bits
             if present.contains(all: RecordCoding.identityMask(itemClass)) {
                 path = .identity
@@ -285,7 +286,8 @@ extension OpenVault {
                 covered |= RecordCoding.identityMask(itemClass).bits
             } else if present.contains(all: RecordCoding.scopeMask(itemClass)) {
                 path = .scope
-                values = [.blob(try lookupKey().authenticationCode(RecordCoding.scopeMessage(itemClass, wanted)))]
+                scopeMessage = RecordCoding.scopeMessage(itemClass, wanted)
+                values = [.blob(try lookupKey().authenticationCode(scopeMessage!))]
                 covered |= RecordCoding.scopeMask(itemClass).bits
             } else {
                 path = .itemClass
@@ -298,9 +300,10 @@ extension OpenVault {
             let uncovered = uncoveredMask.isEmpty ? [] : uncoveredMask.fields
             // A row found by its scope digest is checked against its attributes: the digest is
             // a column anyone with the file can edit, and a row moved into another scope must
-            // never be listed, changed or deleted as part of it.
-            let scopeDigest: [UInt8]? = path == .scope ? { if case .blob(let digest) = values[0] { digest } else { nil } }() : nil
-            let decrypt = needAttributes || !uncovered.isEmpty || scopeDigest != nil
+            // never be listed, changed or deleted as part of it. Its authenticated attributes
+            // must encode the scope asked for (the digest is an HMAC of exactly that encoding,
+            // so comparing encodings says the same as recomputing the HMAC, for no HMAC per row).
+            let decrypt = needAttributes || !uncovered.isEmpty || scopeMessage != nil
             let sqlText = VaultSchema.select(path, includeValue: includeValue, byProtection: wanted.accessibility != nil, format: Int(header.version))
             let statement = try sql { () throws(SQLiteError) in try connection.statement(sqlText) }
             let limit = (query.limit == .one && !decrypt) ? 1 : nil
@@ -317,9 +320,8 @@ extension OpenVault {
                         unavailable = unavailable ?? error
                         continue
                     }
-                    if let scopeDigest {
-                        let actual = try lookupKey().authenticationCode(RecordCoding.scopeMessage(itemClass, attributes.normalizedIdentity(for: itemClass)))
-                        guard Digest.equal(actual, scopeDigest) else {
+                    if let scopeMessage {
+                        guard RecordCoding.scopeMessage(itemClass, attributes) == scopeMessage else {
                             unavailable = unavailable ?? .tampered("an item's scope digest does not match its attributes (moved into another scope)")
                             continue
                         }
