@@ -176,8 +176,9 @@ private struct StatementKey: Hashable {
     func hash(into hasher: inout Hasher) {
         let utf8 = sql.utf8
         hasher.combine(utf8.count)
-        let hashedTail = utf8.withContiguousStorageIfAvailable { bytes in
+        let hashedTail: Bool? = utf8.withContiguousStorageIfAvailable { bytes in
             hasher.combine(bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes.suffix(48))))
+            return true
         }
         if hashedTail == nil { for byte in utf8.suffix(48) { hasher.combine(byte) } }
     }
