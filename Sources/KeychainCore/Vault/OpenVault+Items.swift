@@ -301,18 +301,22 @@ extension OpenVault {
             // A row found by its scope digest is checked against its attributes: the digest is
             // a column anyone with the file can edit, and a row moved into another scope must
             // never be listed, changed or deleted as part of it. Its authenticated attributes
-            // must encode the scope asked for (the digest is an HMAC of exactly that encoding,
-            // so comparing encodings says the same as recomputing the HMAC, for no HMAC per row).
+            // must have the scope asked for, byte for byte (the digest is an HMAC of exactly
+            // those bytes, so comparing them says the same as recomputing the HMAC, for none per row).
             let decrypt = needAttributes || !uncovered.isEmpty || scopeMessage != nil
             let sqlText = VaultSchema.select(path, includeValue: includeValue, byProtection: wanted.accessibility != nil, format: Int(header.version))
             let statement = try sql { () throws(SQLiteError) in try connection.statement(sqlText) }
             let limit = (query.limit == .one && !decrypt) ? 1 : nil
-            for var row in try fetch(statement, values, includeValue: includeValue, limit: limit) {
-                if let wantedControl = wanted.accessControl, row.accessControl != wantedControl { continue }
+            // Rows are checked and completed where they lie, the kept ones moved to the front:
+            // a listing builds thousands, and each copy of a row retains every field it holds.
+            var fetched = try fetch(statement, values, includeValue: includeValue, limit: limit)
+            var kept = 0
+            for index in fetched.indices {
+                if let wantedControl = wanted.accessControl, fetched[index].accessControl != wantedControl { continue }
                 if decrypt {
                     let attributes: Attributes
                     do {
-                        attributes = try decryptAttributes(row)
+                        attributes = try decryptAttributes(fetched[index])
                     } catch {
                         // Passed over: what this process cannot open, and what is damaged
                         // (one damaged row never stops reads of the others).
@@ -320,8 +324,8 @@ extension OpenVault {
                         unavailable = unavailable ?? error
                         continue
                     }
-                    if let scopeMessage {
-                        guard RecordCoding.scopeMessage(itemClass, attributes) == scopeMessage else {
+                    if scopeMessage != nil {
+                        guard RecordCoding.sameScope(itemClass, attributes, wanted) else {
                             unavailable = unavailable ?? .tampered("an item's scope digest does not match its attributes (moved into another scope)")
                             continue
                         }
@@ -330,21 +334,30 @@ extension OpenVault {
                         let normalized = attributes.normalizedIdentity(for: itemClass)
                         guard uncovered.allSatisfy({ $0.equal(normalized, wanted) }) else { continue }
                     }
-                    row.attributes = attributes
+                    fetched[index].attributes = attributes
                 }
-                results.append(row)
-                if query.limit == .one { return results }
+                if kept != index { fetched.swapAt(kept, index) }
+                kept += 1
+                if query.limit == .one { break }
             }
+            fetched.removeSubrange(kept...)
+            if results.isEmpty { results = fetched } else { results.append(contentsOf: fetched) }
+            if query.limit == .one, !results.isEmpty { return results }
         }
         return results
     }
 
     func decryptAttributes(_ row: Row) throws(StoreError) -> Attributes {
         if let attributes = row.attributes { return attributes }
-        let plaintext = try open(row.sealedAttributes, row: row, part: .attributes)
-        guard var attributes = plaintext.withUnsafeBytes({ RecordCoding.decodeAttributes($0) }) else {
-            throw .corrupted("an item's attributes do not decode")
+        // Decoded where they were opened, padding and all: a listing opens every row, and a
+        // copy without the padding was a second locked allocation per row.
+        let padded = try openPadded(row.sealedAttributes, row: row, part: .attributes)
+        let decoded = padded.withUnsafeBytes { bytes -> Attributes?? in
+            guard let count = row.generation > 0 ? SizePadding.contentCount(bytes) : bytes.count else { return .none }
+            return .some(RecordCoding.decodeAttributes(UnsafeRawBufferPointer(rebasing: bytes[..<count])))
         }
+        guard let decodedOrNot = decoded else { throw .corrupted("an item's padding is malformed") }
+        guard var attributes = decodedOrNot else { throw .corrupted("an item's attributes do not decode") }
         // The protection code is authenticated as associated data, so it is the truth.
         attributes.accessibility = row.accessibility
         attributes.accessControl = row.accessControl
@@ -352,6 +365,11 @@ extension OpenVault {
     }
 
     func open(_ sealed: [UInt8], row: Row, part: RecordCoding.Part) throws(StoreError) -> SecretBytes {
+        try unpadded(openPadded(sealed, row: row, part: part), row: row)
+    }
+
+    /// What a row sealed, with the size padding format 2 adds still on.
+    private func openPadded(_ sealed: [UInt8], row: Row, part: RecordCoding.Part) throws(StoreError) -> SecretBytes {
         let key = try classKey(row.accessibility, create: false)
         let aad = RecordCoding.itemAssociatedData(
             vaultID: header.vaultID, identity: row.identity, itemClass: row.itemClass,
@@ -365,7 +383,7 @@ extension OpenVault {
             if (try? dropKeysIfRotated()) == true { throw .locked }
             throw .tampered("an item's \(part == .value ? "value" : "attributes") failed authentication")
         }
-        guard part == .value, let accessControl = row.accessControl else { return try unpadded(opened, row: row) }
+        guard part == .value, let accessControl = row.accessControl else { return opened }
         guard let presenceKey, let record = try storedPresenceKey() else {
             presenceNeeded = accessControl
             throw .interactionNotAllowed
@@ -373,7 +391,7 @@ extension OpenVault {
         guard let value = PresenceSeal.open(opened, privateKey: presenceKey, publicKey: record.publicKey, associatedData: aad) else {
             throw .tampered("an item's value failed authentication under the presence key")
         }
-        return try unpadded(value, row: row)
+        return value
     }
 
     /// What a row sealed, without the size padding format 2 adds.

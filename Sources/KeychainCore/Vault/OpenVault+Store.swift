@@ -46,14 +46,17 @@ extension OpenVault {
     }
 
     func copyMatchingLocked(_ query: Query) throws(StoreError) -> [Item] {
-        let rows = try matchingRows(query, includeValue: query.returnData, needAttributes: query.returnAttributes)
+        var rows = try matchingRows(query, includeValue: query.returnData, needAttributes: query.returnAttributes)
         guard !rows.isEmpty else { throw .itemNotFound }
         var items: [Item] = []
         items.reserveCapacity(rows.count)
         var damaged: StoreError?
-        for row in rows {
+        for index in rows.indices {
+            // Each row's attributes move into its item (a listing builds thousands).
+            let attributes = rows[index].attributes.take()
+            let row = rows[index]
             var item: Item
-            if let attributes = row.attributes {
+            if let attributes {
                 item = Item(row.itemClass, attributes: attributes)
             } else {
                 var named = query.attributes

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The canonical bytes the vault seals, digests and binds as associated data.
 ///
 /// Attributes are a sequence of (field tag u8, length u32, bytes) entries in tag order; the
@@ -108,6 +112,23 @@ enum RecordCoding {
     private static let internetIdentityMask = AttributeField.Mask(AttributeField.identity(of: .internetPassword))
     private static let genericScopeMask = AttributeField.Mask(scopeFields(.genericPassword))
     private static let internetScopeMask = AttributeField.Mask(scopeFields(.internetPassword))
+
+    /// Whether `a` and `b` have the same scope (access group, service or server,
+    /// synchronizable, absent ones as their empty values), byte for byte as ``scopeMessage(_:_:)``
+    /// encodes them, without encoding either.
+    static func sameScope(_ itemClass: ItemClass, _ a: Attributes, _ b: Attributes) -> Bool {
+        func same(_ x: String?, _ y: String?) -> Bool {
+            var x = x ?? "", y = y ?? ""
+            return x.withUTF8 { a in
+                y.withUTF8 { b in a.count == b.count && (a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0) }
+            }
+        }
+        guard (a.synchronizable ?? false) == (b.synchronizable ?? false), same(a.accessGroup, b.accessGroup) else { return false }
+        switch itemClass {
+        case .genericPassword: return same(a.service, b.service)
+        case .internetPassword: return same(a.server, b.server)
+        }
+    }
 
     static func scopeMessage(_ itemClass: ItemClass, _ attributes: Attributes) -> [UInt8] {
         [0x53, itemClass.code] + encode(attributes.normalizedIdentity(for: itemClass), fields: scopeFields(itemClass))

@@ -30,7 +30,10 @@ enum SizePadding {
     }
 
     static func contentCount(_ padded: UnsafeRawBufferPointer) -> Int? {
-        var index = padded.count - 1
+        // The zeros after the marker fill most of a bucket: skip them a word at a time.
+        var end = padded.count
+        while end >= 8, padded.loadUnaligned(fromByteOffset: end - 8, as: UInt64.self) == 0 { end -= 8 }
+        var index = end - 1
         while index >= 0 && padded[index] == 0 { index -= 1 }
         guard index >= 0, padded[index] == 0x80 else { return nil }
         return index

@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+
+@testable import KeychainCore
+
+/// The read path's shortcuts give exactly the answers of the plain code they replaced.
+@Suite("Read fast paths answer as the plain code did")
+struct ReadFastPathTests {
+    /// The plain definition: the last non-zero byte must be the 0x80 marker.
+    func plainContentCount(_ bytes: [UInt8]) -> Int? {
+        guard let last = bytes.lastIndex(where: { $0 != 0 }), bytes[last] == 0x80 else { return nil }
+        return last
+    }
+
+    @Test("padding: the content length, skipping zeros a word at a time, for every length and marker position up to 40 bytes")
+    func paddingContentCount() {
+        for length in 0...40 {
+            for marker in -1..<length {
+                for markerByte: UInt8 in [0x80, 0x01, 0xFF] {
+                    var bytes = [UInt8](repeating: 0, count: length)
+                    if marker >= 0 { bytes[marker] = markerByte }
+                    if marker > 0 { bytes[marker - 1] = 0x41 }
+                    let fast = bytes.withUnsafeBytes { SizePadding.contentCount($0) }
+                    #expect(fast == plainContentCount(bytes), "length \(length), marker \(marker), byte \(markerByte)")
+                }
+            }
+        }
+    }
+
+    @Test("text: ASCII, other UTF-8 and invalid bytes at every offset decode as String(validating:) does")
+    func textDecoding() {
+        let samples: [[UInt8]] = [
+            [], Array("account".utf8), Array("a-much-longer-service-name.example.com".utf8), Array("café".utf8),
+            Array("e\u{301}tude".utf8), [0x61, 0x80], [0xC3], [0xFF, 0x61, 0x62, 0x63, 0x64, 0x65, 0x66, 0x67, 0x68],
+            Array(repeating: 0x61, count: 15) + [0xE2, 0x82],
+        ]
+        for sample in samples {
+            let fast = sample.withUnsafeBytes { AttributeField.text($0) }
+            let plain = sample.withUnsafeBytes { String(validating: $0, as: UTF8.self) }
+            #expect(fast == plain && fast?.utf8.elementsEqual(sample) != false, "\(sample)")
+        }
+    }
+
+    @Test("scope: the same scope byte for byte, absent as empty; canonically equal but different bytes are another scope")
+    func sameScope() {
+        let precomposed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        #expect(precomposed == decomposed, "Swift calls them equal")
+        let a = Attributes(service: precomposed, accessGroup: nil, synchronizable: nil)
+        #expect(RecordCoding.sameScope(.genericPassword, a, Attributes(service: precomposed, accessGroup: "", synchronizable: false)))
+        #expect(!RecordCoding.sameScope(.genericPassword, a, Attributes(service: decomposed)))
+        #expect(!RecordCoding.sameScope(.genericPassword, a, Attributes(service: precomposed, synchronizable: true)))
+        #expect(!RecordCoding.sameScope(.genericPassword, a, Attributes(service: precomposed, accessGroup: "group")))
+        #expect(RecordCoding.sameScope(.internetPassword, Attributes(server: "example.com"), Attributes(service: "ignored", server: "example.com")))
+        // The same answer as comparing the encodings the scope digest is made of.
+        for (x, y) in [(a, Attributes(service: decomposed)), (a, Attributes(service: precomposed))] {
+            #expect(RecordCoding.sameScope(.genericPassword, x, y) == (RecordCoding.scopeMessage(.genericPassword, x) == RecordCoding.scopeMessage(.genericPassword, y)))
+        }
+    }
+}
