@@ -52,20 +52,12 @@ extension OpenVault {
         items.reserveCapacity(rows.count)
         var damaged: StoreError?
         for index in rows.indices {
-            // Each row's attributes move into its item (a listing builds thousands).
-            let attributes = rows[index].attributes.take()
-            let row = rows[index]
-            var item: Item
-            if let attributes {
-                item = Item(row.itemClass, attributes: attributes)
-            } else {
-                var named = query.attributes
-                named.accessibility = row.accessibility
-                item = Item(row.itemClass, attributes: named)
-            }
-            if query.returnData, let sealed = row.value {
+            // Each row's attributes move into its item, and the row is read where it lies: a
+            // listing builds thousands, and every copy retains each field it holds.
+            var item = Item(rows[index].itemClass, attributes: rows[index].attributes.take() ?? Self.named(query, rows[index].accessibility))
+            if query.returnData, let sealed = rows[index].value {
                 do {
-                    item.value = try open(sealed, row: row, part: .value)
+                    item.value = try open(sealed, row: rows[index], part: .value)
                 } catch {
                     // One damaged item never hides the others; alone, it is reported.
                     guard error.isDamage, rows.count > 1 else { throw error }
@@ -77,6 +69,13 @@ extension OpenVault {
         }
         if items.isEmpty, let damaged { throw damaged }
         return items
+    }
+
+    /// An item's attributes where its own were not decrypted: those the query named.
+    private static func named(_ query: Query, _ accessibility: Accessibility) -> Attributes {
+        var named = query.attributes
+        named.accessibility = accessibility
+        return named
     }
 
     /// Whether an item matches, without decrypting any value (and any attribute the digests cover).
