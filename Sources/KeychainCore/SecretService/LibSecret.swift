@@ -41,7 +41,9 @@ struct LibSecret: @unchecked Sendable {
     let collectionForAliasSync: @convention(c) (Pointer?, UnsafePointer<CChar>?, Int32, Pointer?, ErrorOut?) -> Pointer?
     let collectionGetLocked: @convention(c) (Pointer?) -> Int32
     let collectionGetLabel: @convention(c) (Pointer?) -> Pointer?
-    let collectionSearchSync: @convention(c) (Pointer?, Pointer?, Pointer?, Int32, Pointer?, ErrorOut?) -> Pointer?
+    let collectionSearchForPathsSync: @convention(c) (Pointer?, Pointer?, Pointer?, Pointer?, ErrorOut?) -> Pointer?
+    let itemNewForPathSync: @convention(c) (Pointer?, UnsafePointer<CChar>?, Int32, Pointer?, ErrorOut?) -> Pointer?
+    let strfreev: @convention(c) (Pointer?) -> Void
     let itemGetLocked: @convention(c) (Pointer?) -> Int32
     let itemGetAttributes: @convention(c) (Pointer?) -> Pointer?
     let itemGetLabel: @convention(c) (Pointer?) -> Pointer?
@@ -62,7 +64,6 @@ struct LibSecret: @unchecked Sendable {
     let valueUnref: @convention(c) (Pointer?) -> Void
 
     // Flags, as in libsecret's headers.
-    static let searchAll: Int32 = 1 << 1
     static let searchLoadSecrets: Int32 = 1 << 3
     static let serviceOpenSession: Int32 = 1 << 1
 
@@ -114,9 +115,13 @@ struct LibSecret: @unchecked Sendable {
                 ?? { _, _, _, _, _ in nil },
             collectionGetLocked: symbol("secret_collection_get_locked", as: (@convention(c) (Pointer?) -> Int32).self) ?? { _ in 1 },
             collectionGetLabel: symbol("secret_collection_get_label", as: (@convention(c) (Pointer?) -> Pointer?).self) ?? { _ in nil },
-            collectionSearchSync: symbol("secret_collection_search_sync", as: (@convention(c) (Pointer?, Pointer?, Pointer?, Int32, Pointer?, ErrorOut?) -> Pointer?).self) ?? {
-                _, _, _, _, _, _ in nil
-            },
+            collectionSearchForPathsSync: symbol(
+                "secret_collection_search_for_dbus_paths_sync", as: (@convention(c) (Pointer?, Pointer?, Pointer?, Pointer?, ErrorOut?) -> Pointer?).self) ?? {
+                    _, _, _, _, _ in nil
+                },
+            itemNewForPathSync: symbol("secret_item_new_for_dbus_path_sync", as: (@convention(c) (Pointer?, UnsafePointer<CChar>?, Int32, Pointer?, ErrorOut?) -> Pointer?).self)
+                ?? { _, _, _, _, _ in nil },
+            strfreev: symbol("g_strfreev", as: (@convention(c) (Pointer?) -> Void).self) ?? { _ in },
             itemGetLocked: symbol("secret_item_get_locked", as: (@convention(c) (Pointer?) -> Int32).self) ?? { _ in 1 },
             itemGetAttributes: symbol("secret_item_get_attributes", as: (@convention(c) (Pointer?) -> Pointer?).self) ?? { _ in nil },
             itemGetLabel: symbol("secret_item_get_label", as: (@convention(c) (Pointer?) -> Pointer?).self) ?? { _ in nil },
@@ -204,6 +209,19 @@ struct LibSecret: @unchecked Sendable {
     }
 
     /// A gchar* the caller owns, as a String, then freed.
+    /// The strings of a NULL-terminated `gchar**`, which is freed.
+    func takeStrings(_ vector: Pointer?) -> [String] {
+        guard let vector else { return [] }
+        defer { strfreev(vector) }
+        var result: [String] = []
+        var offset = 0
+        while let string = vector.load(fromByteOffset: offset, as: Pointer?.self) {
+            result.append(String(cString: string.assumingMemoryBound(to: CChar.self)))
+            offset += MemoryLayout<Pointer>.size
+        }
+        return result
+    }
+
     func takeString(_ pointer: Pointer?) -> String? {
         guard let pointer else { return nil }
         defer { free(pointer) }

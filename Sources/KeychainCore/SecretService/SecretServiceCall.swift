@@ -170,6 +170,25 @@ struct SecretServiceCall {
         return result
     }
 
+    /// Runs one libsecret call that returns a NULL-terminated string vector (NULL is empty).
+    func strings(
+        _ what: String, proxies: [LibSecret.Pointer?],
+        _ body: (LibSecret.Pointer?, LibSecret.ErrorOut) -> LibSecret.Pointer?
+    ) throws(StoreError) -> [String] {
+        let library = self.library
+        return library.takeStrings(try perform(what, .read, proxies: proxies, discard: { library.strfreev($0) }, body))
+    }
+
+    /// Runs one libsecret call that loads an object by its D-Bus path: nil when there is no
+    /// longer such an object (another program deleted it since it was listed).
+    func objectUnlessGone(
+        _ what: String, proxies: [LibSecret.Pointer?],
+        _ body: (LibSecret.Pointer?, LibSecret.ErrorOut) -> LibSecret.Pointer?
+    ) throws(StoreError) -> LibSecret.Pointer? {
+        let library = self.library
+        return try perform(what, .read, proxies: proxies, discard: { library.objectUnref($0) }, goneIsNil: true, body)
+    }
+
     /// Runs one libsecret call that returns a GList of new GObject references (NULL is empty).
     func list(
         _ what: String, proxies: [LibSecret.Pointer?],
@@ -182,7 +201,7 @@ struct SecretServiceCall {
 
     private func perform(
         _ what: String, _ effect: Effect, proxies: [LibSecret.Pointer?], discard: (LibSecret.Pointer) -> Void,
-        _ body: (LibSecret.Pointer?, LibSecret.ErrorOut) -> LibSecret.Pointer?
+        goneIsNil: Bool = false, _ body: (LibSecret.Pointer?, LibSecret.ErrorOut) -> LibSecret.Pointer?
     ) throws(StoreError) -> LibSecret.Pointer? {
         let remaining = deadline.remainingMilliseconds
         guard remaining > 0 else { throw timedOut(what, effect, sent: false) }
@@ -200,7 +219,17 @@ struct SecretServiceCall {
         guard let failure else { return result }
         if let result { discard(result) }
         if fired || Self.isTimeout(failure) { throw timedOut(what, effect, sent: true) }
+        if goneIsNil, Self.isNoSuchObject(failure) { return nil }
         throw Self.classify(failure, what: what)
+    }
+
+    static func isNoSuchObject(_ error: LibSecret.GError) -> Bool {
+        switch (error.domain, error.code) {
+        // SECRET_ERROR_NO_SUCH_OBJECT, G_DBUS_ERROR_UNKNOWN_OBJECT, and G_DBUS_ERROR_UNKNOWN_METHOD,
+        // which libsecret sets ("No such secret item at path") when a path has no properties.
+        case (secretDomain, 3), (dbusDomain, 41), (dbusDomain, 19): true
+        default: false
+        }
     }
 
     private func timedOut(_ what: String, _ effect: Effect, sent: Bool) -> StoreError {

@@ -344,11 +344,17 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
         if hidesForeign { attributes["xdg:schema"] = SecretServiceAttributes.schemaName }
         let table = library.hashTable(attributes)
         defer { library.hashTableUnref(table) }
-        let items = try session.call.list("search the collection", proxies: [session.service, session.collection]) { cancellable, error in
-            library.collectionSearchSync(session.collection, nil, table, LibSecret.searchAll, cancellable, error)
+        // The matching paths first, then each item: one deleted by another program in between
+        // is passed over (libsecret's own search would fail as a whole).
+        let paths = try session.call.strings("search the collection", proxies: [session.service, session.collection]) { cancellable, error in
+            library.collectionSearchForPathsSync(session.collection, nil, table, cancellable, error)
         }
         var matches: [Match] = []
-        for item in items {
+        for path in paths {
+            let loaded = try session.call.objectUnlessGone("load an item", proxies: [session.service]) { cancellable, error in
+                path.withCString { library.itemNewForPathSync(session.service, $0, 0, cancellable, error) }
+            }
+            guard let item = loaded else { continue }
             let attributesTable = library.itemGetAttributes(item)
             var raw = library.dictionary(attributesTable)
             library.hashTableUnref(attributesTable)
