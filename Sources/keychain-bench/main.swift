@@ -28,13 +28,14 @@ let scratch = NSTemporaryDirectory() + "keychain-bench-\(getpid())"
 try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(atPath: scratch) }
 
-// `--profile get|allKeys`: only that loop, for valgrind --tool=callgrind (instruction counts are
-// repeatable on these noisy machines, unlike wall-clock time).
+// `--profile get|allKeys|set`: only that loop, for valgrind --tool=callgrind (instruction counts
+// are repeatable on these noisy machines, unlike wall-clock time) or strace -c (system calls).
 if let target = option("--profile") {
     let bench = try VaultBench(directory: scratch, items: 1_000, runs: 1)
-    let keys = bench.randomKeys(5_000, seed: 1)
-    for _ in 0..<(target == "get" ? 1 : 20) {
-        if target == "get" { for key in keys { _ = try bench.valet.string(forKey: key) } } else { _ = try bench.valet.allKeys() }
+    switch target {
+    case "get": for key in bench.randomKeys(5_000, seed: 1) { _ = try bench.valet.string(forKey: key) }
+    case "set": try bench.durableSets(bench.randomKeys(200, seed: 2), round: 0)
+    default: for _ in 0..<20 { _ = try bench.valet.allKeys() }
     }
     exit(0)
 }

@@ -56,4 +56,20 @@ struct ReadFastPathTests {
             #expect(RecordCoding.sameScope(.genericPassword, x, y) == (RecordCoding.scopeMessage(.genericPassword, x) == RecordCoding.scopeMessage(.genericPassword, y)))
         }
     }
+
+    @Test("associated data: the one-allocation writer gives the bytes the appending one gave, in both formats")
+    func associatedData() {
+        let vaultID = (0..<16).map { UInt8($0) }, identity = (0..<32).map { UInt8(255 - $0) }
+        for generation: UInt64 in [0, 1, 0x0102_0304_0506_0708] {
+            for part in [RecordCoding.Part.attributes, .value] {
+                var plain = Array("SKCV-item".utf8)
+                plain += withUnsafeBytes(of: UInt16(generation == 0 ? 1 : 2).bigEndian) { Array($0) }
+                plain += vaultID + identity + [ItemClass.internetPassword.code, 0x23, part.rawValue]
+                if generation > 0 { plain += withUnsafeBytes(of: generation.bigEndian) { Array($0) } }
+                let fast = RecordCoding.itemAssociatedData(
+                    vaultID: vaultID, identity: identity, itemClass: .internetPassword, protection: 0x23, part: part, generation: generation)
+                #expect(fast == plain, "generation \(generation), part \(part)")
+            }
+        }
+    }
 }

@@ -74,31 +74,40 @@ enum AESGCM {
     /// Opens with a context already keyed for AES-256-GCM decryption; only the nonce is set here.
     static func open(_ sealed: UnsafeRawBufferPointer, context ctx: OpaquePointer, associatedData: [UInt8]) throws(AuthenticationFailure) -> SecretBytes {
         guard sealed.count >= overhead else { throw AuthenticationFailure() }
-        let plainCount = sealed.count - overhead
+        return try SecretBytes(count: sealed.count - overhead) { (out: UnsafeMutableRawBufferPointer) throws(AuthenticationFailure) in
+            try open(sealed, context: ctx, associatedData: associatedData, into: out)
+        }
+    }
+
+    /// Opens into `out`, which must hold exactly the plaintext (the sealed count less
+    /// ``overhead``). On a failure `out` may hold unauthenticated bytes: wipe or overwrite it.
+    static func open(
+        _ sealed: UnsafeRawBufferPointer, context ctx: OpaquePointer, associatedData: [UInt8], into out: UnsafeMutableRawBufferPointer
+    ) throws(AuthenticationFailure) {
+        guard sealed.count >= overhead, out.count == sealed.count - overhead else { throw AuthenticationFailure() }
+        let plainCount = out.count
         let input = sealed.baseAddress!.assumingMemoryBound(to: UInt8.self)
-        return try SecretBytes(count: plainCount) { (out: UnsafeMutableRawBufferPointer) throws(AuthenticationFailure) in
-            var ok = EVP_DecryptInit_ex(ctx, nil, nil, nil, input)
+        var ok = EVP_DecryptInit_ex(ctx, nil, nil, nil, input)
+        guard ok == 1 else { throw AuthenticationFailure() }
+        var length: Int32 = 0
+        if !associatedData.isEmpty {
+            ok = associatedData.withUnsafeBufferPointer { EVP_DecryptUpdate(ctx, nil, &length, $0.baseAddress, Int32($0.count)) }
             guard ok == 1 else { throw AuthenticationFailure() }
-            var length: Int32 = 0
-            if !associatedData.isEmpty {
-                ok = associatedData.withUnsafeBufferPointer { EVP_DecryptUpdate(ctx, nil, &length, $0.baseAddress, Int32($0.count)) }
-                guard ok == 1 else { throw AuthenticationFailure() }
-            }
-            var scratch: UInt8 = 0
-            let outBase = plainCount > 0 ? out.baseAddress!.assumingMemoryBound(to: UInt8.self) : withUnsafeMutablePointer(to: &scratch) { $0 }
-            if plainCount > 0 {
-                ok = EVP_DecryptUpdate(ctx, outBase, &length, input + nonceSize, Int32(plainCount))
-                guard ok == 1 else { throw AuthenticationFailure() }
-            }
-            let tag = UnsafeMutableRawPointer(mutating: input + nonceSize + plainCount)
-            ok = EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, Int32(tagSize), tag)
+        }
+        var scratch: UInt8 = 0
+        let outBase = plainCount > 0 ? out.baseAddress!.assumingMemoryBound(to: UInt8.self) : withUnsafeMutablePointer(to: &scratch) { $0 }
+        if plainCount > 0 {
+            ok = EVP_DecryptUpdate(ctx, outBase, &length, input + nonceSize, Int32(plainCount))
             guard ok == 1 else { throw AuthenticationFailure() }
-            var finalLength: Int32 = 0
-            var finalByte: UInt8 = 0
-            guard EVP_DecryptFinal_ex(ctx, &finalByte, &finalLength) == 1 else {
-                ERR_clear_error()
-                throw AuthenticationFailure()
-            }
+        }
+        let tag = UnsafeMutableRawPointer(mutating: input + nonceSize + plainCount)
+        ok = EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, Int32(tagSize), tag)
+        guard ok == 1 else { throw AuthenticationFailure() }
+        var finalLength: Int32 = 0
+        var finalByte: UInt8 = 0
+        guard EVP_DecryptFinal_ex(ctx, &finalByte, &finalLength) == 1 else {
+            ERR_clear_error()
+            throw AuthenticationFailure()
         }
     }
 

@@ -43,6 +43,15 @@ final class SealingKey: @unchecked Sendable {
         try plaintext.withUnsafeBytes { (p: UnsafeRawBufferPointer) throws(OpenSSLError) in try seal(p, associatedData: associatedData) }
     }
 
+    /// Opens into `out` (exactly the plaintext's size), as ``AESGCM/open(_:context:associatedData:into:)``.
+    func open(_ sealed: [UInt8], associatedData: [UInt8], into out: UnsafeMutableRawBufferPointer) throws(AESGCM.AuthenticationFailure) {
+        lock.lock()
+        defer { lock.unlock() }
+        try sealed.withBytes { (s: UnsafeRawBufferPointer) throws(AESGCM.AuthenticationFailure) in
+            try AESGCM.open(s, context: decryptor, associatedData: associatedData, into: out)
+        }
+    }
+
     func open(_ sealed: [UInt8], associatedData: [UInt8]) throws(AESGCM.AuthenticationFailure) -> SecretBytes {
         lock.lock()
         defer { lock.unlock() }

@@ -310,13 +310,14 @@ extension OpenVault {
             // Rows are checked and completed where they lie, the kept ones moved to the front:
             // a listing builds thousands, and each copy of a row retains every field it holds.
             var fetched = try fetch(statement, values, includeValue: includeValue, limit: limit)
+            let scratch = decrypt && fetched.count > 1 ? LockedScratch() : nil
             var kept = 0
             for index in fetched.indices {
                 if let wantedControl = wanted.accessControl, fetched[index].accessControl != wantedControl { continue }
                 if decrypt {
                     let attributes: Attributes
                     do {
-                        attributes = try decryptAttributes(fetched[index])
+                        attributes = try decryptAttributes(fetched[index], scratch: scratch)
                     } catch {
                         // Passed over: what this process cannot open, and what is damaged
                         // (one damaged row never stops reads of the others).
@@ -347,41 +348,66 @@ extension OpenVault {
         return results
     }
 
-    func decryptAttributes(_ row: Row) throws(StoreError) -> Attributes {
+    /// The row's attributes, opened and decoded (with `scratch`, in its buffer: a listing
+    /// passes one for all its rows).
+    func decryptAttributes(_ row: Row, scratch: LockedScratch? = nil) throws(StoreError) -> Attributes {
         if let attributes = row.attributes { return attributes }
-        // Decoded where they were opened, padding and all: a listing opens every row, and a
-        // copy without the padding was a second locked allocation per row.
-        let padded = try openPadded(row.sealedAttributes, row: row, part: .attributes)
-        let decoded = padded.withUnsafeBytes { bytes -> Attributes?? in
-            guard let count = row.generation > 0 ? SizePadding.contentCount(bytes) : bytes.count else { return .none }
-            return .some(RecordCoding.decodeAttributes(UnsafeRawBufferPointer(rebasing: bytes[..<count])))
+        // Decoded where they were opened, padding and all: a copy without the padding was a
+        // second locked allocation per row.
+        func decode(_ bytes: UnsafeRawBufferPointer) throws(StoreError) -> Attributes {
+            guard let count = row.generation > 0 ? SizePadding.contentCount(bytes) : bytes.count else { throw .corrupted("an item's padding is malformed") }
+            guard var attributes = RecordCoding.decodeAttributes(UnsafeRawBufferPointer(rebasing: bytes[..<count])) else {
+                throw .corrupted("an item's attributes do not decode")
+            }
+            // The protection code is authenticated as associated data, so it is the truth.
+            attributes.accessibility = row.accessibility
+            attributes.accessControl = row.accessControl
+            return attributes
         }
-        guard let decodedOrNot = decoded else { throw .corrupted("an item's padding is malformed") }
-        guard var attributes = decodedOrNot else { throw .corrupted("an item's attributes do not decode") }
-        // The protection code is authenticated as associated data, so it is the truth.
-        attributes.accessibility = row.accessibility
-        attributes.accessControl = row.accessControl
-        return attributes
+        guard let scratch else {
+            let padded = try openPadded(row.sealedAttributes, row: row, part: .attributes)
+            return try padded.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) throws(StoreError) in try decode(bytes) }
+        }
+        let key = try classKey(row.accessibility, create: false)
+        let plainCount = row.sealedAttributes.count - AESGCM.overhead
+        guard plainCount >= 0 else { throw authenticationFailed(.attributes) }
+        return try scratch.withBuffer(count: plainCount) { (out: UnsafeMutableRawBufferPointer) throws(StoreError) -> Attributes in
+            do {
+                try key.open(row.sealedAttributes, associatedData: associatedData(row, .attributes), into: out)
+            } catch {
+                throw authenticationFailed(.attributes)
+            }
+            return try decode(UnsafeRawBufferPointer(out))
+        }
     }
 
     func open(_ sealed: [UInt8], row: Row, part: RecordCoding.Part) throws(StoreError) -> SecretBytes {
         try unpadded(openPadded(sealed, row: row, part: part), row: row)
     }
 
-    /// What a row sealed, with the size padding format 2 adds still on.
-    private func openPadded(_ sealed: [UInt8], row: Row, part: RecordCoding.Part) throws(StoreError) -> SecretBytes {
-        let key = try classKey(row.accessibility, create: false)
-        let aad = RecordCoding.itemAssociatedData(
+    private func associatedData(_ row: Row, _ part: RecordCoding.Part) -> [UInt8] {
+        RecordCoding.itemAssociatedData(
             vaultID: header.vaultID, identity: row.identity, itemClass: row.itemClass,
             protection: RecordCoding.protectionCode(row.accessibility, row.accessControl), part: part,
             generation: row.generation)
+    }
+
+    /// A sealed part that did not open: damage, unless another process rotated the keys (a
+    /// rekey), which locks this one.
+    private func authenticationFailed(_ part: RecordCoding.Part) -> StoreError {
+        if (try? dropKeysIfRotated()) == true { return .locked }
+        return .tampered("an item's \(part == .value ? "value" : "attributes") failed authentication")
+    }
+
+    /// What a row sealed, with the size padding format 2 adds still on.
+    private func openPadded(_ sealed: [UInt8], row: Row, part: RecordCoding.Part) throws(StoreError) -> SecretBytes {
+        let key = try classKey(row.accessibility, create: false)
+        let aad = associatedData(row, part)
         let opened: SecretBytes
         do {
             opened = try key.open(sealed, associatedData: aad)
         } catch {
-            // Keys rotated by another process (a rekey) are not damage: this process is locked.
-            if (try? dropKeysIfRotated()) == true { throw .locked }
-            throw .tampered("an item's \(part == .value ? "value" : "attributes") failed authentication")
+            throw authenticationFailed(part)
         }
         guard part == .value, let accessControl = row.accessControl else { return opened }
         guard let presenceKey, let record = try storedPresenceKey() else {
