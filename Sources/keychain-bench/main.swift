@@ -28,10 +28,11 @@ let scratch = NSTemporaryDirectory() + "keychain-bench-\(getpid())"
 try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(atPath: scratch) }
 
-// `--profile get|allKeys|set`: only that loop, for valgrind --tool=callgrind (instruction counts
-// are repeatable on these noisy machines, unlike wall-clock time) or strace -c (system calls).
+// `--profile get|allKeys|set [--items N]`: only that loop over N items (1,000 by default), for
+// valgrind --tool=callgrind (instruction counts are repeatable on these noisy machines, unlike
+// wall-clock time) or strace -c (system calls).
 if let target = option("--profile") {
-    let bench = try VaultBench(directory: scratch, items: 1_000, runs: 1)
+    let bench = try VaultBench(directory: scratch, items: option("--items").flatMap(Int.init) ?? 1_000, runs: 1)
     switch target {
     case "get": for key in bench.randomKeys(5_000, seed: 1) { _ = try bench.valet.string(forKey: key) }
     case "set": try bench.durableSets(bench.randomKeys(200, seed: 2), round: 0)

@@ -72,4 +72,26 @@ struct ReadFastPathTests {
             }
         }
     }
+
+    @Test("record encoding: text copied from each string gives the bytes the per-field arrays gave, for every field")
+    func recordEncoding() {
+        var a = Attributes(
+            service: "svc", account: "caf\u{E9}", accessGroup: "", synchronizable: true, server: "example.com",
+            protocol: InternetProtocol(rawValue: "htps"), authenticationType: AuthenticationType(rawValue: "form"), port: 443, path: "/p",
+            securityDomain: "realm", accessibility: .afterFirstUnlock, label: "l", comment: "c", description: "d", generic: Data([1, 2]),
+            creator: 7, type: 9, isInvisible: false, isNegative: true, accessControl: .userPresence)
+        a.accountIsData = true
+        a.creationDate = Date(timeIntervalSince1970: 1_700_000_000.123)
+        a.modificationDate = Date(timeIntervalSince1970: 1_700_000_001)
+        var plain: [UInt8] = []
+        for field in AttributeField.allCases {
+            guard let bytes = field.encode(a) else { continue }
+            plain.append(field.rawValue)
+            plain += withUnsafeBytes(of: UInt32(bytes.count).bigEndian) { Array($0) }
+            plain += bytes
+        }
+        #expect(RecordCoding.encode(a) == plain)
+        #expect(plain.withUnsafeBytes { RecordCoding.decodeAttributes($0) }?.account == "caf\u{E9}")
+        #expect(RecordCoding.identityMessage(.internetPassword, a).starts(with: [0x49, ItemClass.internetPassword.code]))
+    }
 }

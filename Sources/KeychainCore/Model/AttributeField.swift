@@ -100,6 +100,25 @@ enum AttributeField: UInt8, CaseIterable, Sendable {
         }
     }
 
+    /// The field's text, for the fields whose canonical bytes are their UTF-8; nil for the
+    /// others and when unset.
+    func text(in a: Attributes) -> String? {
+        switch self {
+        case .service: a.service
+        case .account: a.account
+        case .accessGroup: a.accessGroup
+        case .server: a.server
+        case .path: a.path
+        case .securityDomain: a.securityDomain
+        case .label: a.label
+        case .comment: a.comment
+        case .description: a.description
+        case .protocol: a.protocol?.rawValue
+        case .authenticationType: a.authenticationType?.rawValue
+        default: nil
+        }
+    }
+
     /// The field's canonical bytes, or nil when unset.
     func encode(_ a: Attributes) -> [UInt8]? {
         switch self {
