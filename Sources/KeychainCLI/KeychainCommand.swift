@@ -30,7 +30,7 @@ public enum KeychainCommand {
         return run(arguments)
     }
 
-    public static func run(_ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment) -> Int32 {
+    public static func run(_ arguments: [String], environment: [String: String] = ProcessEnvironment.current) -> Int32 {
         let terminal = Terminal()
         do {
             return try dispatch(arguments, environment: environment, terminal: terminal).rawValue

@@ -95,3 +95,29 @@ struct ReadFastPathTests {
         #expect(RecordCoding.identityMessage(.internetPassword, a).starts(with: [0x49, ItemClass.internetPassword.code]))
     }
 }
+
+extension ReadFastPathTests {
+    @Test("paths: the already-standard shortcut agrees with the full standardisation")
+    func standardPaths() {
+        let paths = [
+            "/", "/a", "/a/b.keychain", "/a/.b", "/a/..b", "/a/b.", "/a/...", "//a", "/a//b", "/a/", "/a/.", "/a/..", "/./a", "/../a",
+            "/a/./b", "/a/../b", "a/b", "", "~", "~/x", ".", "/a/b/c.d/e", "/é/ü",
+        ]
+        for path in paths {
+            let full = FileSystem.standardizedComponentwise(path, home: "/home/u")
+            #expect(FileSystem.isStandardAbsolute(path) == (path.hasPrefix("/") && full == path), "\(path) → \(full)")
+            #expect(FileSystem.standardized(path, home: "/home/u") == full, "\(path)")
+        }
+    }
+}
+
+extension ReadFastPathTests {
+    @Test("environment: read from environ byte-wise, the same dictionary Foundation builds")
+    func environment() {
+        // (No setenv here: other suites read the environment on other threads meanwhile.)
+        let ours = ProcessEnvironment.current
+        #expect(ours == ProcessInfo.processInfo.environment)
+        #expect(!ours.isEmpty)
+        for (name, value) in ours.prefix(5) { #expect(ProcessEnvironment.value(name) == value) }
+    }
+}

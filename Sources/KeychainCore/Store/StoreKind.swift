@@ -11,7 +11,7 @@ public enum StoreKind: String, Sendable, CaseIterable, CustomStringConvertible {
 
     /// `KEYCHAIN_BACKEND` (`vault` or `secret-service`), or the vault when it is not set.
     /// - Throws: ``StoreError/invalidArgument(_:)`` for any other value.
-    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws(StoreError) -> StoreKind {
+    public static func fromEnvironment(_ environment: [String: String] = ProcessEnvironment.current) throws(StoreError) -> StoreKind {
         guard let name = environment["KEYCHAIN_BACKEND"], !name.isEmpty else { return .vault }
         guard let kind = StoreKind(rawValue: name) else {
             throw .invalidArgument("KEYCHAIN_BACKEND must be vault or secret-service, not '\(name)'")
@@ -26,7 +26,7 @@ public enum StoreKind: String, Sendable, CaseIterable, CustomStringConvertible {
     /// - Throws: ``StoreError/invalidArgument(_:)`` for a `KEYCHAIN_TIMEOUT` that is not a
     ///   number of seconds in ``SecretServiceStore/Configuration/timeoutRange``.
     public func open(
-        environment: [String: String] = ProcessInfo.processInfo.environment,
+        environment: [String: String] = ProcessEnvironment.current,
         foreignItems: SecretServiceStore.ForeignItems = .hidden
     ) throws(StoreError) -> any Store {
         switch self {

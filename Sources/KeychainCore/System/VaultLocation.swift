@@ -20,7 +20,7 @@ public struct VaultLocation: Sendable, Hashable, CustomStringConvertible {
 
     /// `KEYCHAIN_PATH` if set; else `$XDG_DATA_HOME/keychain/default.keychain`, falling back
     /// to `~/.local/share/keychain/default.keychain`.
-    public static func `default`(environment: [String: String] = ProcessInfo.processInfo.environment) -> VaultLocation {
+    public static func `default`(environment: [String: String] = ProcessEnvironment.current) -> VaultLocation {
         if let explicit = environment["KEYCHAIN_PATH"], !explicit.isEmpty {
             return VaultLocation(path: explicit)
         }

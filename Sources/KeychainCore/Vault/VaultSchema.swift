@@ -148,29 +148,43 @@ enum VaultSchema {
     /// in, so large values are not read when only attributes are wanted) and the protection filter.
     /// Built once: the statement cache is keyed by this text.
     static func select(_ lookup: Lookup, includeValue: Bool, byProtection: Bool, format: Int) -> String {
-        selects[lookup]![format >= 2 ? 1 : 0][includeValue ? 1 : 0][byProtection ? 1 : 0]
+        selects[selectIndex(lookup, format: format >= 2 ? 2 : 1, includeValue: includeValue, byProtection: byProtection)]
     }
 
-    private static let selects: [Lookup: [[[String]]]] = Dictionary(
-        uniqueKeysWithValues: Lookup.allCases.map { lookup in
+    private static func selectIndex(_ lookup: Lookup, format: Int, includeValue: Bool, byProtection: Bool) -> Int {
+        let path: Int
+        switch lookup {
+        case .identity: path = 0
+        case .scope: path = 1
+        case .itemClass: path = 2
+        }
+        return path * 8 + (format - 1) * 4 + (includeValue ? 2 : 0) + (byProtection ? 1 : 0)
+    }
+
+    // One flat table, indexed arithmetically: every read takes its text from here, and a
+    // command builds it once at start-up (interpolating each of the 24 texts cost ~18,000
+    // instructions apiece).
+    private static let selects: [String] = {
+        var table = [String](repeating: "", count: 24)
+        for lookup in Lookup.allCases {
             let filter: String
             switch lookup {
-            case .identity: filter = "identity = ? AND class = ?"
-            case .scope: filter = "scope = ? AND class = ?"
-            case .itemClass: filter = "class = ?"
+            case .identity: filter = " FROM items WHERE identity = ? AND class = ?"
+            case .scope: filter = " FROM items WHERE scope = ? AND class = ?"
+            case .itemClass: filter = " FROM items WHERE class = ?"
             }
-            return (
-                lookup,
-                [1, 2].map { format in
-                    [false, true].map { value in
-                        [false, true].map { protection in
-                            "SELECT \(itemColumns(format: format, includeValue: value)) FROM items WHERE \(filter)"
-                                + (protection ? " AND (protection & 15) = ?" : "") + " ORDER BY id"
-                        }
+            for format in [1, 2] {
+                for value in [false, true] {
+                    let head = "SELECT " + itemColumns(format: format, includeValue: value) + filter
+                    for protection in [false, true] {
+                        table[selectIndex(lookup, format: format, includeValue: value, byProtection: protection)] =
+                            head + (protection ? " AND (protection & 15) = ? ORDER BY id" : " ORDER BY id")
                     }
                 }
-            )
-        })
+            }
+        }
+        return table
+    }()
     static let selectValue = "SELECT value FROM items WHERE id = ?"
     static let insertItem = "INSERT INTO items(class, protection, identity, scope, attributes, value, generation) VALUES(?, ?, ?, ?, ?, ?, ?)"
     /// Keeps the row id: an upgrade carries rows over as they were numbered.
