@@ -83,52 +83,45 @@ struct SQLiteFloor {
     }
 }
 
-/// Seal then open one value with AES-256-GCM, through the same EVP calls the vault makes.
-func aesGCMRoundTrips(_ count: Int, valueSize: Int) {
-    let key = [UInt8](repeating: 7, count: 32), nonce = [UInt8](repeating: 9, count: 12)
-    let plaintext = [UInt8](repeating: 1, count: valueSize)
-    var ciphertext = [UInt8](repeating: 0, count: valueSize + 16)
-    var tag = [UInt8](repeating: 0, count: 16)
-    var length: Int32 = 0
-    for _ in 0..<count {
-        let seal = EVP_CIPHER_CTX_new()
-        EVP_EncryptInit_ex(seal, EVP_aes_256_gcm(), nil, key, nonce)
-        EVP_EncryptUpdate(seal, &ciphertext, &length, plaintext, Int32(valueSize))
-        EVP_EncryptFinal_ex(seal, &ciphertext[Int(length)], &length)
-        EVP_CIPHER_CTX_ctrl(seal, EVP_CTRL_GCM_GET_TAG, 16, &tag)
-        EVP_CIPHER_CTX_free(seal)
-        let open = EVP_CIPHER_CTX_new()
-        var out = [UInt8](repeating: 0, count: valueSize + 16)
-        EVP_DecryptInit_ex(open, EVP_aes_256_gcm(), nil, key, nonce)
-        EVP_DecryptUpdate(open, &out, &length, ciphertext, Int32(valueSize))
-        EVP_CIPHER_CTX_ctrl(open, EVP_CTRL_GCM_SET_TAG, 16, &tag)
-        EVP_DecryptFinal_ex(open, &out[Int(length)], &length)
-        EVP_CIPHER_CTX_free(open)
+/// Raw AES-256-GCM through the same EVP calls the vault makes, one fresh context per call.
+private enum RawAESGCM {
+    static let key = [UInt8](repeating: 7, count: 32), nonce = [UInt8](repeating: 9, count: 12)
+
+    /// The ciphertext and tag of `plaintext`.
+    static func seal(_ plaintext: [UInt8]) -> (ciphertext: [UInt8], tag: [UInt8]) {
+        var ciphertext = [UInt8](repeating: 0, count: plaintext.count + 16), tag = [UInt8](repeating: 0, count: 16)
+        var length: Int32 = 0
+        let context = EVP_CIPHER_CTX_new()
+        EVP_EncryptInit_ex(context, EVP_aes_256_gcm(), nil, key, nonce)
+        EVP_EncryptUpdate(context, &ciphertext, &length, plaintext, Int32(plaintext.count))
+        EVP_EncryptFinal_ex(context, &ciphertext[Int(length)], &length)
+        EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_GET_TAG, 16, &tag)
+        EVP_CIPHER_CTX_free(context)
+        return (ciphertext, tag)
     }
+
+    static func open(_ sealed: (ciphertext: [UInt8], tag: [UInt8]), count: Int) {
+        var out = [UInt8](repeating: 0, count: count + 16), tag = sealed.tag
+        var length: Int32 = 0
+        let context = EVP_CIPHER_CTX_new()
+        EVP_DecryptInit_ex(context, EVP_aes_256_gcm(), nil, key, nonce)
+        EVP_DecryptUpdate(context, &out, &length, sealed.ciphertext, Int32(count))
+        EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_SET_TAG, 16, &tag)
+        EVP_DecryptFinal_ex(context, &out[Int(length)], &length)
+        EVP_CIPHER_CTX_free(context)
+    }
+}
+
+/// Seal then open one value with AES-256-GCM, `count` times.
+func aesGCMRoundTrips(_ count: Int, valueSize: Int) {
+    let plaintext = [UInt8](repeating: 1, count: valueSize)
+    for _ in 0..<count { RawAESGCM.open(RawAESGCM.seal(plaintext), count: valueSize) }
 }
 
 /// Open one sealed value with AES-256-GCM, `count` times: the crypto half of a read's floor.
 func aesGCMOpens(_ count: Int, valueSize: Int) {
-    let key = [UInt8](repeating: 7, count: 32), nonce = [UInt8](repeating: 9, count: 12)
-    let plaintext = [UInt8](repeating: 1, count: valueSize)
-    var ciphertext = [UInt8](repeating: 0, count: valueSize + 16)
-    var tag = [UInt8](repeating: 0, count: 16)
-    var length: Int32 = 0
-    let seal = EVP_CIPHER_CTX_new()
-    EVP_EncryptInit_ex(seal, EVP_aes_256_gcm(), nil, key, nonce)
-    EVP_EncryptUpdate(seal, &ciphertext, &length, plaintext, Int32(valueSize))
-    EVP_EncryptFinal_ex(seal, &ciphertext[Int(length)], &length)
-    EVP_CIPHER_CTX_ctrl(seal, EVP_CTRL_GCM_GET_TAG, 16, &tag)
-    EVP_CIPHER_CTX_free(seal)
-    for _ in 0..<count {
-        let open = EVP_CIPHER_CTX_new()
-        var out = [UInt8](repeating: 0, count: valueSize + 16)
-        EVP_DecryptInit_ex(open, EVP_aes_256_gcm(), nil, key, nonce)
-        EVP_DecryptUpdate(open, &out, &length, ciphertext, Int32(valueSize))
-        EVP_CIPHER_CTX_ctrl(open, EVP_CTRL_GCM_SET_TAG, 16, &tag)
-        EVP_DecryptFinal_ex(open, &out[Int(length)], &length)
-        EVP_CIPHER_CTX_free(open)
-    }
+    let sealed = RawAESGCM.seal([UInt8](repeating: 1, count: valueSize))
+    for _ in 0..<count { RawAESGCM.open(sealed, count: valueSize) }
 }
 
 struct BenchError: Error, CustomStringConvertible {
