@@ -60,6 +60,18 @@ struct ProcessHygieneTests {
         #expect(result.status == 0 && result.output.hasPrefix("12345"), "\(result.status) \(result.stderr)")
     }
 
+    @Test("where OpenSSL reads a broken configuration (sync keeps it, for TLS), the vault says OpenSSL has no algorithms, not that it is corrupted")
+    func brokenOpenSSLIsNotCorruption() throws {
+        #expect(try run(["set", "--identifier", "Druidia", "Skroob"], input: "12345").status == 0)
+        let broken = directory.file(
+            "broken.cnf", "config_diagnostics = 1\nopenssl_conf = init\n[init]\nproviders = providers\n[providers]\nabsent = absent\n[absent]\nactivate = 1\n")
+        let before = FileManager.default.contents(atPath: vaultPath)
+        let result = try run(["sync", "status"], environment: ["OPENSSL_CONF": broken])
+        #expect(result.status == 4 && result.stderr.contains("OpenSSL has no SHA-256") && !result.stderr.contains("corrupted"), "\(result.status) \(result.stderr)")
+        #expect(FileManager.default.contents(atPath: vaultPath) == before, "the vault is untouched")
+        #expect(try run(["get", "--identifier", "Druidia", "Skroob"]).output.hasPrefix("12345"))
+    }
+
     @Test("a passphrase file others can read is refused, with the reason and the fix")
     func loosePassphraseFileRefused() throws {
         let passphrase = directory.file("pw", "correct horse")

@@ -6,7 +6,10 @@ enum Digest {
 
     static func sha256(_ message: UnsafeRawBufferPointer) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: size)
-        _ = SHA256(message.baseAddress?.assumingMemoryBound(to: UInt8.self), message.count, &out)
+        // Fails only when OpenSSL itself could not start (vaults check that before use): a
+        // digest of zeros would pass for a checksum, so it must never be returned.
+        let computed = SHA256(message.baseAddress?.assumingMemoryBound(to: UInt8.self), message.count, &out)
+        precondition(computed != nil, "OpenSSL's SHA-256 failed: \(OpenSSLConfiguration.initialisationFailure ?? "no reason given")")
         return out
     }
 

@@ -22,4 +22,19 @@ public enum OpenSSLConfiguration {
         let options = UInt64(OPENSSL_INIT_NO_LOAD_CONFIG) | UInt64(OPENSSL_INIT_NO_ATEXIT) | UInt64(OPENSSL_INIT_NO_LOAD_CRYPTO_STRINGS)
         _ = OPENSSL_init_crypto(options, nil)
     }
+
+    /// Why OpenSSL's algorithms cannot be used in this process, or nil when they can. OpenSSL
+    /// reads `openssl.cnf` (or the file `OPENSSL_CONF` names) at its first use unless told
+    /// otherwise; a configuration that names providers which do not load leaves it with no
+    /// algorithm at all, and every digest after that fails, which a vault would otherwise read
+    /// as a checksum that does not match, that is, as a corrupted file. The test is a fetch of
+    /// SHA-256 (after the first, a lookup in OpenSSL's cache).
+    static var initialisationFailure: String? {
+        if let digest = EVP_MD_fetch(nil, "SHA256", nil) {
+            EVP_MD_free(digest)
+            return nil
+        }
+        let reason = OpenSSLError("OpenSSL initialisation").reason
+        return "OpenSSL has no SHA-256 in this process (\(reason)); check the configuration file OPENSSL_CONF names, or openssl.cnf"
+    }
 }

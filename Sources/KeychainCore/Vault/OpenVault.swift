@@ -73,6 +73,8 @@ final class OpenVault: @unchecked Sendable {
     init(_ configuration: VaultConfiguration) throws(StoreError) {
         self.configuration = configuration
         let location = configuration.location
+        // A process whose OpenSSL cannot start would find every checksum wrong: say so instead.
+        if let failure = OpenSSLConfiguration.initialisationFailure { throw .unavailable(failure) }
         try VaultFile.checkAll(location)
         do {
             connection = try Connection(path: location.path, create: false)
