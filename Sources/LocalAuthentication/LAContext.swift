@@ -123,8 +123,9 @@ open class LAContext: NSObject, @unchecked Sendable {
         }
     }
 
-    /// The context the keychain reads through (for `kSecUseAuthenticationContext`). Not API.
-    public var authenticationContext: AuthenticationContext { lock.withLock { context } }
+    /// The context the keychain reads through (for `kSecUseAuthenticationContext`): for the
+    /// package's Security module only.
+    package var authenticationContext: AuthenticationContext { lock.withLock { context } }
 
     private func evaluate(_ policy: LAPolicy, reason: String) -> LAError? {
         let (authenticator, allowed, dead) = lock.withLock { (context.authenticator, !context.interactionNotAllowed, invalidated) }

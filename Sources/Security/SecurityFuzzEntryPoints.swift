@@ -7,7 +7,7 @@ import Foundation
         "atyp", "port", "path", "sdmn", "cdat", "mdat", "v_Data", "v_PersistentRef", "v_Ref", "m_Limit", "r_Data", "r_Attributes", "r_Ref",
         "r_PersistentRef", "u_OpPrompt", "u_AuthUI", "u_AuthCtx", "u_NoAuthUI", "nleg",
     ]
-    private static let words = ["genp", "inet", "cert", "syna", "ak", "akpu", "m_LimitOne", "m_LimitAll", "u_AuthUIF", "htps", "kcpr1", ""]
+    private static let words = ["genp", "inet", "cert", "syna", "ak", "akpu", "m_LimitOne", "m_LimitAll", "u_AuthUIF", "htps", "kcpr2", ""]
 
     /// Builds a dictionary from `bytes` (keys, and values of every type a caller may pass) and
     /// reads it as an add, a search and an update's changes. Whether any reading accepted it.

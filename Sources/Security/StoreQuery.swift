@@ -3,11 +3,10 @@ import KeychainCore
 
 /// For the package's faces that take Apple query dictionaries (Valet's migration): the store
 /// query a search dictionary means, read exactly as ``SecItemCopyMatching(_:_:)`` reads it.
-@_spi(KeychainFaces)
-public enum SecItemStoreQuery {
+package enum SecItemStoreQuery {
     /// The store query for `dictionary`; nil when SecItemCopyMatching would refuse it
     /// (`errSecParam`, `errSecUnimplemented`).
-    public static func search(_ dictionary: CFDictionary) -> Query? {
+    package static func search(_ dictionary: CFDictionary) -> Query? {
         try? ItemRequest(dictionary, purpose: .search).searchQuery
     }
 }

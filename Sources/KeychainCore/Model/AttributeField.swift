@@ -119,32 +119,24 @@ enum AttributeField: UInt8, CaseIterable, Sendable {
         }
     }
 
-    /// The field's canonical bytes, or nil when unset.
+    /// The field's canonical bytes, or nil when unset: a text field's UTF-8, else the value's bytes.
     func encode(_ a: Attributes) -> [UInt8]? {
+        if let text = text(in: a) { return Array(text.utf8) }
         switch self {
-        case .service: a.service.map { Array($0.utf8) }
-        case .account: a.account.map { Array($0.utf8) }
-        case .accessGroup: a.accessGroup.map { Array($0.utf8) }
-        case .synchronizable: a.synchronizable.map { [$0 ? 1 : 0] }
-        case .server: a.server.map { Array($0.utf8) }
-        case .protocol: a.protocol.map { Array($0.rawValue.utf8) }
-        case .authenticationType: a.authenticationType.map { Array($0.rawValue.utf8) }
-        case .port: a.port.map { Self.bytes(Int64($0)) }
-        case .path: a.path.map { Array($0.utf8) }
-        case .securityDomain: a.securityDomain.map { Array($0.utf8) }
-        case .accessibility: a.accessibility.map { [$0.code] }
-        case .label: a.label.map { Array($0.utf8) }
-        case .comment: a.comment.map { Array($0.utf8) }
-        case .description: a.description.map { Array($0.utf8) }
-        case .generic: a.generic.map { Array($0) }
-        case .creator: a.creator.map { Self.bytes(Int64($0)) }
-        case .type: a.type.map { Self.bytes(Int64($0)) }
-        case .isInvisible: a.isInvisible.map { [$0 ? 1 : 0] }
-        case .isNegative: a.isNegative.map { [$0 ? 1 : 0] }
-        case .creationDate: a.creationDate.map { Self.bytes(Int64(($0.timeIntervalSince1970 * 1000).rounded())) }
-        case .modificationDate: a.modificationDate.map { Self.bytes(Int64(($0.timeIntervalSince1970 * 1000).rounded())) }
-        case .accessControl: a.accessControl.map { [$0.rawValue] }
-        case .accountIsData: a.accountIsData.map { [$0 ? 1 : 0] }
+        case .service, .account, .accessGroup, .server, .protocol, .authenticationType, .path, .securityDomain, .label, .comment, .description:
+            return nil  // text fields, unset
+        case .synchronizable: return a.synchronizable.map { [$0 ? 1 : 0] }
+        case .port: return a.port.map { Self.bytes(Int64($0)) }
+        case .accessibility: return a.accessibility.map { [$0.code] }
+        case .generic: return a.generic.map { Array($0) }
+        case .creator: return a.creator.map { Self.bytes(Int64($0)) }
+        case .type: return a.type.map { Self.bytes(Int64($0)) }
+        case .isInvisible: return a.isInvisible.map { [$0 ? 1 : 0] }
+        case .isNegative: return a.isNegative.map { [$0 ? 1 : 0] }
+        case .creationDate: return a.creationDate.map { Self.bytes(Int64(($0.timeIntervalSince1970 * 1000).rounded())) }
+        case .modificationDate: return a.modificationDate.map { Self.bytes(Int64(($0.timeIntervalSince1970 * 1000).rounded())) }
+        case .accessControl: return a.accessControl.map { [$0.rawValue] }
+        case .accountIsData: return a.accountIsData.map { [$0 ? 1 : 0] }
         }
     }
 

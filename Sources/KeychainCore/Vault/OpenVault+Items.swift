@@ -278,7 +278,6 @@ extension OpenVault {
         for itemClass in query.itemClass.map({ [$0] }) ?? ItemClass.allCases {
             let path: VaultSchema.Lookup
             var values: [Statement.Value]
-            var scopeMessage: [UInt8]?
             var covered = AttributeField.Mask([.accessibility, .accessControl]).bits | AttributeField.dates.bits
             if present.contains(all: RecordCoding.identityMask(itemClass)) {
                 path = .identity
@@ -286,8 +285,7 @@ extension OpenVault {
                 covered |= RecordCoding.identityMask(itemClass).bits
             } else if present.contains(all: RecordCoding.scopeMask(itemClass)) {
                 path = .scope
-                scopeMessage = RecordCoding.scopeMessage(itemClass, wanted)
-                values = [.blob(try lookupKey().authenticationCode(scopeMessage!))]
+                values = [.blob(try lookupKey().authenticationCode(RecordCoding.scopeMessage(itemClass, wanted)))]
                 covered |= RecordCoding.scopeMask(itemClass).bits
             } else {
                 path = .itemClass
@@ -303,7 +301,7 @@ extension OpenVault {
             // never be listed, changed or deleted as part of it. Its authenticated attributes
             // must have the scope asked for, byte for byte (the digest is an HMAC of exactly
             // those bytes, so comparing them says the same as recomputing the HMAC, for none per row).
-            let decrypt = needAttributes || !uncovered.isEmpty || scopeMessage != nil
+            let decrypt = needAttributes || !uncovered.isEmpty || path == .scope
             let sqlText = VaultSchema.select(path, includeValue: includeValue, byProtection: wanted.accessibility != nil, format: Int(header.version))
             let statement = try sql { () throws(SQLiteError) in try connection.statement(sqlText) }
             let limit = (query.limit == .one && !decrypt) ? 1 : nil
@@ -325,7 +323,7 @@ extension OpenVault {
                         unavailable = unavailable ?? error
                         continue
                     }
-                    if scopeMessage != nil {
+                    if path == .scope {
                         guard RecordCoding.sameScope(itemClass, attributes, wanted) else {
                             unavailable = unavailable ?? .tampered("an item's scope digest does not match its attributes (moved into another scope)")
                             continue
@@ -348,8 +346,8 @@ extension OpenVault {
         return results
     }
 
-    /// The row's attributes, opened and decoded (with `scratch`, in its buffer: a listing
-    /// passes one for all its rows).
+    /// The row's attributes, opened and decoded in a locked buffer: `scratch`'s (a listing
+    /// passes one for all its rows), or one of their own.
     func decryptAttributes(_ row: Row, scratch: LockedScratch? = nil) throws(StoreError) -> Attributes {
         if let attributes = row.attributes { return attributes }
         // Decoded where they were opened, padding and all: a copy without the padding was a
@@ -364,14 +362,10 @@ extension OpenVault {
             attributes.accessControl = row.accessControl
             return attributes
         }
-        guard let scratch else {
-            let padded = try openPadded(row.sealedAttributes, row: row, part: .attributes)
-            return try padded.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) throws(StoreError) in try decode(bytes) }
-        }
         let key = try classKey(row.accessibility, create: false)
         let plainCount = row.sealedAttributes.count - AESGCM.overhead
         guard plainCount >= 0 else { throw authenticationFailed(.attributes) }
-        return try scratch.withBuffer(count: plainCount) { (out: UnsafeMutableRawBufferPointer) throws(StoreError) -> Attributes in
+        return try (scratch ?? LockedScratch()).withBuffer(count: plainCount) { (out: UnsafeMutableRawBufferPointer) throws(StoreError) -> Attributes in
             do {
                 try key.open(row.sealedAttributes, associatedData: associatedData(row, .attributes), into: out)
             } catch {
@@ -379,10 +373,6 @@ extension OpenVault {
             }
             return try decode(UnsafeRawBufferPointer(out))
         }
-    }
-
-    func open(_ sealed: [UInt8], row: Row, part: RecordCoding.Part) throws(StoreError) -> SecretBytes {
-        try unpadded(openPadded(sealed, row: row, part: part), row: row)
     }
 
     private func associatedData(_ row: Row, _ part: RecordCoding.Part) -> [UInt8] {
@@ -399,8 +389,9 @@ extension OpenVault {
         return .tampered("an item's \(part == .value ? "value" : "attributes") failed authentication")
     }
 
-    /// What a row sealed, with the size padding format 2 adds still on.
-    private func openPadded(_ sealed: [UInt8], row: Row, part: RecordCoding.Part) throws(StoreError) -> SecretBytes {
+    /// What a row sealed (a value, under its access control's presence seal too), without the
+    /// size padding format 2 adds.
+    func open(_ sealed: [UInt8], row: Row, part: RecordCoding.Part) throws(StoreError) -> SecretBytes {
         let key = try classKey(row.accessibility, create: false)
         let aad = associatedData(row, part)
         let opened: SecretBytes
@@ -409,7 +400,7 @@ extension OpenVault {
         } catch {
             throw authenticationFailed(part)
         }
-        guard part == .value, let accessControl = row.accessControl else { return opened }
+        guard part == .value, let accessControl = row.accessControl else { return try unpadded(opened, row: row) }
         guard let presenceKey, let record = try storedPresenceKey() else {
             presenceNeeded = accessControl
             throw .interactionNotAllowed
@@ -417,7 +408,7 @@ extension OpenVault {
         guard let value = PresenceSeal.open(opened, privateKey: presenceKey, publicKey: record.publicKey, associatedData: aad) else {
             throw .tampered("an item's value failed authentication under the presence key")
         }
-        return value
+        return try unpadded(value, row: row)
     }
 
     /// What a row sealed, without the size padding format 2 adds.

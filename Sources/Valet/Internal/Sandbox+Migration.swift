@@ -1,6 +1,5 @@
 import Foundation
 import KeychainCore
-@_spi(KeychainFaces) import Security
 import ValetNaming
 
 // Valet's migration, once for every flavour: validate the query as Valet does, read the

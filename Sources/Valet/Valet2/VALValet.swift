@@ -66,7 +66,7 @@ open class VALValet: NSObject, NSCopying, @unchecked Sendable {
 
     /// A Valet 2 shared access group, with the prefix Linux stands in for the team identifier.
     static func sharedGroup(_ group: String) -> SharedGroupIdentifier? {
-        let prefix = ProcessInfo.processInfo.environment["KEYCHAIN_APP_ID_PREFIX"].flatMap { $0.isEmpty ? nil : $0 }
+        let prefix = ProcessEnvironment.value("KEYCHAIN_APP_ID_PREFIX").flatMap { $0.isEmpty ? nil : $0 }
         if let prefix { return SharedGroupIdentifier(appIDPrefix: prefix, nonEmptyGroup: group) }
         return SharedGroupIdentifier(groupPrefix: "group", nonEmptyGroup: group)
     }
