@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Builds the `keychain` command as a self-contained binary (the Swift runtime and Foundation
-# linked in: it runs on a machine without a Swift toolchain, needing only libsqlite3 and
-# libcrypto from the system) and installs it under a prefix with its manual page and its bash,
-# zsh and fish completions.
+# Builds the `keychain` command as a self-contained binary (scripts/build-static.sh: the Swift
+# runtime, Foundation and the C++ runtime linked in, so it runs on a machine without a Swift
+# toolchain, needing only glibc, libsqlite3 and libcrypto) and installs it under a prefix with
+# its manual page and its bash, zsh and fish completions.
 #
 #   scripts/install.sh                 # into ~/.local (root: /usr/local)
 #   scripts/install.sh --prefix DIR    # anywhere; DESTDIR is honoured for packaging
@@ -21,8 +21,7 @@ done
 case "$prefix" in /*) ;; *) prefix="$PWD/$prefix" ;; esac
 root="${DESTDIR:-}$prefix"
 
-swift build -c release --static-swift-stdlib --product keychain
-binary="$(swift build -c release --static-swift-stdlib --show-bin-path)/keychain"
+binary=$(scripts/build-static.sh)
 
 install -d "$root/bin" "$root/share/man/man1" "$root/share/bash-completion/completions" \
     "$root/share/zsh/site-functions" "$root/share/fish/vendor_completions.d"

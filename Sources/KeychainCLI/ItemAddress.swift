@@ -112,8 +112,9 @@ struct ItemAddress {
             guard group != nil else { throw CommandFailure("--shared-group needs PREFIX.GROUP with both parts non-empty", code: .usage) }
         }
         let explicit = arguments.has("explicit")
+        let described = "Accessible" + accessibilityName.capitalizedFirst
         if arguments.has("icloud") {
-            guard let cloud = CloudAccessibility.allCases.first(where: { "\($0.accessibility)" == "Accessible" + accessibilityName.capitalizedFirst }) else {
+            guard let cloud = CloudAccessibility.allCases.first(where: { $0.accessibility.description == described }) else {
                 throw CommandFailure("an iCloud Valet takes --accessibility whenUnlocked or afterFirstUnlock", code: .usage)
             }
             switch (group, identifier, explicit) {
@@ -124,7 +125,7 @@ struct ItemAddress {
             case (nil, nil, _): throw CommandFailure("name the Valet with --identifier or --shared-group", code: .usage)
             }
         }
-        guard let accessibility = ValetNaming.Accessibility.allCases.first(where: { "\($0)" == "Accessible" + accessibilityName.capitalizedFirst }) else {
+        guard let accessibility = ValetNaming.Accessibility.allCases.first(where: { $0.description == described }) else {
             throw CommandFailure("unknown accessibility '\(accessibilityName)'", code: .usage)
         }
         switch (group, identifier, explicit) {
@@ -147,5 +148,5 @@ struct ItemAddress {
 }
 
 extension String {
-    var capitalizedFirst: String { prefix(1).uppercased() + dropFirst() }
+    var capitalizedFirst: String { prefix(1).uppercased() + String(dropFirst()) }
 }

@@ -1,21 +1,20 @@
 import Foundation
 
-/// The command as `scripts/install.sh` builds it: release, the Swift runtime and Foundation
-/// linked in (`--static-swift-stdlib`), into its own build directory.
+/// The command as `scripts/install.sh` builds it, by the same script (`scripts/build-static.sh`:
+/// release, the Swift and C++ runtimes linked in), into its own build directory.
 enum InstalledCommand {
     static let packageDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("../..").standardized.path
 
     static func build() -> Result<String, BenchError> {
-        guard let swift = Peers.which("swift") else { return .failure(BenchError("no swift on PATH to build the static command")) }
-        let scratch = "\(packageDirectory)/.build/bench-static"
-        let arguments = ["build", "-c", "release", "--static-swift-stdlib", "--product", "keychain", "--package-path", packageDirectory, "--scratch-path", scratch]
+        let script = "\(packageDirectory)/scripts/build-static.sh"
+        let arguments = ["--scratch-path", "\(packageDirectory)/.build/bench-static"]
+        let binary: String
         do {
-            try Peers.run(swift, arguments)
+            binary = String(decoding: try Peers.run(script, arguments), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         } catch {
-            return .failure(BenchError("swift \(arguments.joined(separator: " ")) failed: \(error)"))
+            return .failure(BenchError("\(script) \(arguments.joined(separator: " ")) failed: \(error)"))
         }
-        let binary = "\(scratch)/release/keychain"
         return FileManager.default.isExecutableFile(atPath: binary) ? .success(binary) : .failure(BenchError("the static build made no \(binary)"))
     }
 }

@@ -99,7 +99,7 @@ enum VaultSchema {
         }
         let described = found.map { "\($0.type) \($0.name) \($0.table) \($0.sql ?? "")" }
         let items = found.first { $0.type == "table" && $0.name == "items" }?.sql ?? ""
-        let format = items.contains("generation INTEGER") ? 2 : 1
+        let format = holds(items, "generation INTEGER") ? 2 : 1
         let synced = format >= 2 && found.contains { $0.type == "table" && $0.name == "sync_journal" }
         let objects = objects(format: format) + (synced ? syncObjects : [])
         let expected = Set(objects.map { "\($0.type) \($0.name) \($0.table) \($0.sql ?? "")" })
@@ -200,4 +200,13 @@ enum VaultSchema {
         "SELECT \(itemColumns(format: format)) FROM items WHERE (protection & 15) = ? OR protection >= 16 ORDER BY id"
     }
     static let countItems = "SELECT count(*) FROM items"
+
+    /// Whether SQL text holds `part`, byte for byte: SQL as SQLite keeps it is compared as bytes,
+    /// and `String.contains` would bring in `_StringProcessing`'s searcher, whose first use costs
+    /// every `keychain` command a fifth of a million instructions.
+    private static func holds(_ sql: String, _ part: String) -> Bool {
+        let text = Array(sql.utf8), part = Array(part.utf8)
+        guard !part.isEmpty, part.count <= text.count else { return part.isEmpty }
+        return (0...text.count - part.count).contains { start in text[start..<start + part.count].elementsEqual(part) }
+    }
 }
