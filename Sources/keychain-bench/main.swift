@@ -320,20 +320,30 @@ for index in report.measurements.indices where report.measurements[index].group.
 func fmt(_ value: Double) -> String { Report.format(value) }
 func seconds(_ rate: Double) -> Double { 1 / rate }
 if let small = sizes.first, let large = sizes.last, let getSmall = getRates[small], let getLarge = getRates[large] {
-    let select = report.measurements.first { $0.group == "floors, \(small.formatted()) rows" && $0.name == "raw SQLite point select" }
-    if let select {
+    let selectRate = { (rows: Int) in report.measurements.first { $0.group == "floors, \(rows.formatted()) rows" && $0.name == "raw SQLite point select" }?.median }
+    if let select = selectRate(small) {
         // A read's floor: the select that finds the row plus the open of its value.
-        let floor = seconds(select.median) + seconds(openFloor.median)
+        let floor = seconds(select) + seconds(openFloor.median)
         let ratio = seconds(getSmall) / floor
         report.targets.append(
             .init(
                 goal: "get within 2x of a raw SQLite point select plus one AES-GCM open",
                 measured: String(format: "%.2fx (%.1f µs against %.1f µs)", ratio, seconds(getSmall) * 1e6, floor * 1e6), met: ratio <= 2))
     }
-    report.targets.append(
-        .init(
-            goal: "get at \(large.formatted()) items within 1.3x of get at \(small) items",
-            measured: String(format: "%.2fx", getSmall / getLarge), met: getSmall / getLarge <= 1.3))
+    // The issue's bound is 1.3x "(the raw select itself slows 1.27x; do not lose more than
+    // SQLite does)": on a loaded machine the select slows far more, so both are shown.
+    let slowdown = getSmall / getLarge
+    if let selectSmall = selectRate(small), let selectLarge = selectRate(large) {
+        let selectSlowdown = selectSmall / selectLarge
+        report.targets.append(
+            .init(
+                goal: "get at \(large.formatted()) items within 1.3x of get at \(small) items",
+                measured: String(format: "%.2fx (the raw select in the same run: %.2fx)", slowdown, selectSlowdown), met: slowdown <= 1.3))
+        report.targets.append(
+            .init(
+                goal: "get at \(large.formatted()) items slows no more than the raw select does",
+                measured: String(format: "%.2fx against %.2fx", slowdown, selectSlowdown), met: slowdown <= selectSlowdown))
+    }
     if let set = report.measurements.first(where: { $0.group == "vault via Valet, \(small.formatted()) items" && $0.name.hasPrefix("setString") }), let ratio = set.ratio {
         report.targets.append(
             .init(

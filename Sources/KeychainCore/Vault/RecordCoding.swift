@@ -131,8 +131,11 @@ enum RecordCoding {
 
     /// The digest that identifies an item (its primary key) without revealing it.
     static func identityMessage(_ itemClass: ItemClass, _ attributes: Attributes) -> [UInt8] {
-        var out: [UInt8] = [0x49, itemClass.code]
+        // Reserved before the first byte: a literal then a reserve is two allocations.
+        var out: [UInt8] = []
         out.reserveCapacity(128)
+        out.append(0x49)
+        out.append(itemClass.code)
         encode(attributes.normalizedIdentity(for: itemClass), fields: AttributeField.identity(of: itemClass), into: &out)
         return out
     }
@@ -173,8 +176,11 @@ enum RecordCoding {
     }
 
     static func scopeMessage(_ itemClass: ItemClass, _ attributes: Attributes) -> [UInt8] {
-        var out: [UInt8] = [0x53, itemClass.code]
+        // Reserved before the first byte: a literal then a reserve is two allocations.
+        var out: [UInt8] = []
         out.reserveCapacity(96)
+        out.append(0x53)
+        out.append(itemClass.code)
         encode(attributes.normalizedIdentity(for: itemClass), fields: scopeFields(itemClass), into: &out)
         return out
     }
