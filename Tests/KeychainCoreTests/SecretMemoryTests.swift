@@ -58,4 +58,17 @@ struct SecretMemoryTests {
         #expect(large.count == SecureHeap.size * 2 && large.withUnsafeBytes { $0[0] } == 7)
         #expect(!large.withUnsafeBytes { SecureHeap.contains($0.baseAddress!) })
     }
+    @Test("a value loses its size padding where it was opened: the content stays, the bytes after it are wiped")
+    func truncationWipesTheTail() throws {
+        let content: [UInt8] = Array("hunter2".utf8)
+        let padded = content.withUnsafeBytes { SizePadding.pad($0) }
+        // The buffer stays allocated while `padded` lives, so its tail can be read afterwards.
+        let base = padded.withUnsafeBytes { UnsafeRawPointer($0.baseAddress!) }
+        let paddedCount = padded.count
+        let unpadded = try #require(SizePadding.unpad(padded))
+        #expect(unpadded === padded, "no second buffer")
+        #expect(unpadded.withUnsafeBytes { Array($0) } == content)
+        #expect(UnsafeRawBufferPointer(start: base + content.count, count: paddedCount - content.count).allSatisfy { $0 == 0 }, "the padding marker is wiped")
+        withExtendedLifetime(padded) {}
+    }
 }

@@ -29,7 +29,8 @@ public final class SecretBytes: @unchecked Sendable, Equatable, CustomStringConv
         countStored = count
     }
 
-    private let countStored: Int
+    // Set once by init; lowered only by `truncate(to:)`, before the buffer is shared.
+    private var countStored: Int
 
     /// Copies `bytes` into a wipeable buffer.
     public convenience init<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
@@ -53,6 +54,15 @@ public final class SecretBytes: @unchecked Sendable, Equatable, CustomStringConv
 
     deinit {
         SecureHeap.free(storage)
+    }
+
+    /// Keeps only the first `count` bytes, wiping the rest: for a buffer just filled and not
+    /// yet handed to anyone (an opened value losing its size padding), where a copy would be a
+    /// second locked allocation, copy and wipe on every read.
+    func truncate(to count: Int) {
+        precondition(count >= 0 && count <= countStored, "truncate(to:) cannot grow the bytes")
+        if count < countStored { OPENSSL_cleanse(storage.baseAddress! + count, countStored - count) }
+        countStored = count
     }
 
     /// Calls `body` with a view of the bytes, valid only for the duration of the call.

@@ -47,9 +47,9 @@
         precondition(GenerationTable.generation(in: recorded, key: stateKey, vaultID: stateVault) == generation, "the entry just recorded is not found")
         precondition(
             GenerationTable.generation(in: GenerationTable.forgetting(stateVault, in: recorded), key: stateKey, vaultID: stateVault) == nil, "a forgotten entry is still found")
-        _ = SizePadding.unpad(table)
+        _ = SizePadding.unpad(SecretBytes(bytes))
         let padded = bytes.withUnsafeBytes { SizePadding.pad($0) }
-        precondition(SizePadding.unpad(padded) == table && padded.count == SizePadding.bucket(for: bytes.count), "padding does not round-trip")
+        precondition(padded.count == SizePadding.bucket(for: bytes.count) && SizePadding.unpad(padded) == table, "padding does not round-trip")
         return ledger != nil
     }
 }

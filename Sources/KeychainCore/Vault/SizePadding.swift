@@ -20,13 +20,13 @@ enum SizePadding {
 
     /// The content of padded bytes, or nil when the padding is malformed (which, inside an
     /// authenticated plaintext, only a format bug or a forgery with the keys can cause).
+    ///
+    /// `padded` is cut to its content where it lies (`SecretBytes.truncate(to:)`): pass bytes
+    /// just opened and not yet shared. A copy was a second locked allocation on every read.
     static func unpad(_ padded: SecretBytes) -> SecretBytes? {
-        padded.withUnsafeBytes { bytes -> SecretBytes? in
-            guard let count = contentCount(bytes) else { return nil }
-            return SecretBytes(count: count) { out in
-                if count > 0 { out.baseAddress!.copyMemory(from: bytes.baseAddress!, byteCount: count) }
-            }
-        }
+        guard let count = padded.withUnsafeBytes({ contentCount($0) }) else { return nil }
+        padded.truncate(to: count)
+        return padded
     }
 
     static func contentCount(_ padded: UnsafeRawBufferPointer) -> Int? {
