@@ -1,4 +1,5 @@
 import Foundation
+import KeychainTestSupport
 import Testing
 
 @testable import KeychainCore
@@ -119,5 +120,26 @@ extension ReadFastPathTests {
         #expect(ours == ProcessInfo.processInfo.environment)
         #expect(!ours.isEmpty)
         for (name, value) in ours.prefix(5) { #expect(ProcessEnvironment.value(name) == value) }
+    }
+}
+
+extension ReadFastPathTests {
+    @Test("statement slots: every slot has its own number, and a connection keeps one prepared statement per slot, of its text")
+    func statementSlots() throws {
+        let first = StatementSlot("SELECT 1"), second = StatementSlot("SELECT 2")
+        #expect(first.index != second.index)
+        let directory = TemporaryDirectory()
+        let connection = try Connection(path: directory.path + "/slots.sqlite", create: true)
+        let statement = try connection.statement(second)
+        #expect(try connection.statement(second) === statement, "prepared once")
+        #expect(try connection.statement(first) !== statement)
+        #expect(
+            try connection.statement(first).with([]) { (s: Statement) throws(SQLiteError) -> Int64 in
+                _ = try s.step(); return s.integer(0)
+            } == 1)
+        #expect(
+            try statement.with([]) { (s: Statement) throws(SQLiteError) -> Int64 in
+                _ = try s.step(); return s.integer(0)
+            } == 2)
     }
 }

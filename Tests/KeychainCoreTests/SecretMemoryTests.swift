@@ -58,6 +58,7 @@ struct SecretMemoryTests {
         #expect(large.count == SecureHeap.size * 2 && large.withUnsafeBytes { $0[0] } == 7)
         #expect(!large.withUnsafeBytes { SecureHeap.contains($0.baseAddress!) })
     }
+
     @Test("a value loses its size padding where it was opened: the content stays, the bytes after it are wiped")
     func truncationWipesTheTail() throws {
         let content: [UInt8] = Array("hunter2".utf8)

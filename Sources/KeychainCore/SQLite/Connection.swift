@@ -5,6 +5,8 @@ internal import CSQLite
 final class Connection {
     let handle: OpaquePointer
     private var cache: [StatementKey: Statement] = [:]
+    /// The statements kept by slot (`StatementSlot.index`) rather than by text.
+    private var slots: [Statement?] = []
     /// What one statement may still do, in thousands of SQLite VM instructions (reset by each
     /// statement): about a billion instructions, seconds of work, far above any vault's needs.
     let workBudget = UnsafeMutablePointer<Int>.allocate(capacity: 1)
@@ -74,6 +76,7 @@ final class Connection {
 
     deinit {
         cache.removeAll()
+        slots.removeAll()
         sqlite3_close_v2(handle)
         workBudget.deallocate()
     }
@@ -108,6 +111,19 @@ final class Connection {
         return statement
     }
 
+    /// The statement in `slot`, prepared on first use.
+    func statement(_ slot: StatementSlot) throws(SQLiteError) -> Statement {
+        if slot.index < slots.count, let prepared = slots[slot.index] { return prepared }
+        let statement = try Statement(connection: self, sql: slot.sql)
+        if slot.index >= slots.count { slots += repeatElement(nil, count: slot.index + 1 - slots.count) }
+        slots[slot.index] = statement
+        return statement
+    }
+
+    private static let begin = StatementSlot("BEGIN")
+    private static let commit = StatementSlot("COMMIT")
+    private static let dataVersion = StatementSlot("PRAGMA data_version")
+
     /// Runs `body` in a `BEGIN IMMEDIATE` transaction: commits if it returns, rolls back if it
     /// throws, and rethrows the body's error. IMMEDIATE takes the write lock up front, so two
     /// processes never both read, then both try to upgrade and deadlock into SQLITE_BUSY.
@@ -135,16 +151,16 @@ final class Connection {
         if isInTransaction {
             do { return try body() } catch { throw .body(error) }
         }
-        do { try statement("BEGIN").run() } catch { throw .database(error) }
+        do { try statement(Self.begin).run() } catch { throw .database(error) }
         // Nothing was written: ending the snapshot cannot lose anything.
-        defer { if isInTransaction { try? statement("COMMIT").run() } }
+        defer { if isInTransaction { try? statement(Self.commit).run() } }
         do { return try body() } catch { throw .body(error) }
     }
 
     /// Changes whenever another connection commits to the file (`PRAGMA data_version`); stable
     /// within a transaction.
     func dataVersion() throws(SQLiteError) -> Int64 {
-        try statement("PRAGMA data_version").with([]) { (s: Statement) throws(SQLiteError) -> Int64 in
+        try statement(Self.dataVersion).with([]) { (s: Statement) throws(SQLiteError) -> Int64 in
             _ = try s.step()
             return s.integer(0)
         }

@@ -277,19 +277,19 @@ extension OpenVault {
         let present = AttributeField.Mask(present: wanted)
         for itemClass in query.itemClass.map({ [$0] }) ?? ItemClass.allCases {
             let path: VaultSchema.Lookup
-            var values: [Statement.Value]
+            var values: [Statement.Value] = []
+            values.reserveCapacity(3)
             var covered = AttributeField.Mask([.accessibility, .accessControl]).bits | AttributeField.dates.bits
             if present.contains(all: RecordCoding.identityMask(itemClass)) {
                 path = .identity
-                values = [.blob(try identityDigest(itemClass, wanted))]
+                values.append(.blob(try identityDigest(itemClass, wanted)))
                 covered |= RecordCoding.identityMask(itemClass).bits
             } else if present.contains(all: RecordCoding.scopeMask(itemClass)) {
                 path = .scope
-                values = [.blob(try lookupKey().authenticationCode(RecordCoding.scopeMessage(itemClass, wanted)))]
+                values.append(.blob(try lookupKey().authenticationCode(RecordCoding.scopeMessage(itemClass, wanted))))
                 covered |= RecordCoding.scopeMask(itemClass).bits
             } else {
                 path = .itemClass
-                values = []
             }
             values.append(.integer(Int64(itemClass.code)))
             if let accessibility = wanted.accessibility { values.append(.integer(Int64(accessibility.code))) }
@@ -302,8 +302,8 @@ extension OpenVault {
             // must have the scope asked for, byte for byte (the digest is an HMAC of exactly
             // those bytes, so comparing them says the same as recomputing the HMAC, for none per row).
             let decrypt = needAttributes || !uncovered.isEmpty || path == .scope
-            let sqlText = VaultSchema.select(path, includeValue: includeValue, byProtection: wanted.accessibility != nil, format: Int(header.version))
-            let statement = try sql { () throws(SQLiteError) in try connection.statement(sqlText) }
+            let slot = VaultSchema.select(path, includeValue: includeValue, byProtection: wanted.accessibility != nil, format: Int(header.version))
+            let statement = try sql { () throws(SQLiteError) in try connection.statement(slot) }
             let limit = (query.limit == .one && !decrypt) ? 1 : nil
             // Rows are checked and completed where they lie, the kept ones moved to the front:
             // a listing builds thousands, and each copy of a row retains every field it holds.

@@ -147,7 +147,7 @@ enum VaultSchema {
     /// The candidate query for a lookup path, with or without the value column (a NULL stands
     /// in, so large values are not read when only attributes are wanted) and the protection filter.
     /// Built once: the statement cache is keyed by this text.
-    static func select(_ lookup: Lookup, includeValue: Bool, byProtection: Bool, format: Int) -> String {
+    static func select(_ lookup: Lookup, includeValue: Bool, byProtection: Bool, format: Int) -> StatementSlot {
         selects[selectIndex(lookup, format: format >= 2 ? 2 : 1, includeValue: includeValue, byProtection: byProtection)]
     }
 
@@ -164,7 +164,7 @@ enum VaultSchema {
     // One flat table, indexed arithmetically: every read takes its text from here, and a
     // command builds it once at start-up (interpolating each of the 24 texts cost ~18,000
     // instructions apiece).
-    private static let selects: [String] = {
+    private static let selects: [StatementSlot] = {
         var table = [String](repeating: "", count: 24)
         for lookup in Lookup.allCases {
             let filter: String
@@ -183,7 +183,7 @@ enum VaultSchema {
                 }
             }
         }
-        return table
+        return table.map(StatementSlot.init)
     }()
     static let selectValue = "SELECT value FROM items WHERE id = ?"
     static let insertItem = "INSERT INTO items(class, protection, identity, scope, attributes, value, generation) VALUES(?, ?, ?, ?, ?, ?, ?)"
