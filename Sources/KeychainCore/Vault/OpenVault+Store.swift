@@ -54,18 +54,19 @@ extension OpenVault {
         for index in rows.indices {
             // Each row's attributes move into its item, and the row is read where it lies: a
             // listing builds thousands, and every copy retains each field it holds.
-            var item = Item(rows[index].itemClass, attributes: rows[index].attributes.take() ?? Self.named(query, rows[index].accessibility))
+            // Built in the array, not beside it: an item is a few hundred bytes to copy.
+            items.append(Item(rows[index].itemClass, attributes: rows[index].attributes.take() ?? Self.named(query, rows[index].accessibility)))
             if query.returnData, let sealed = rows[index].value {
                 do {
-                    item.value = try open(sealed, row: rows[index], part: .value)
+                    items[items.count - 1].value = try open(sealed, row: rows[index], part: .value)
                 } catch {
+                    items.removeLast()
                     // One damaged item never hides the others; alone, it is reported.
                     guard error.isDamage, rows.count > 1 else { throw error }
                     damaged = damaged ?? error
                     continue
                 }
             }
-            items.append(item)
         }
         if items.isEmpty, let damaged { throw damaged }
         return items
