@@ -74,6 +74,21 @@ enum Peers {
         return nil
     }
 
+    /// Installs keyctl (Debian's `keyutils`) with apt-get, which only root may run; nil when it
+    /// is installed, else why not.
+    static func installKeyctl() -> String? {
+        guard getuid() == 0 else { return "keyctl is not installed, and only root may apt-get install keyutils" }
+        guard let aptGet = which("apt-get") else { return "keyctl is not installed, and there is no apt-get to install keyutils" }
+        do {
+            _ = try run(
+                aptGet, ["install", "-y", "-qq", "--no-install-recommends", "keyutils"],
+                environment: ["DEBIAN_FRONTEND": "noninteractive", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"])
+        } catch {
+            return "apt-get install keyutils failed: \(error)"
+        }
+        return which("keyctl") == nil ? "apt-get installed keyutils but keyctl is not on PATH" : nil
+    }
+
     /// The Python libraries the peers are (`keyring`, its `keyrings.alt` backends and the
     /// `pycryptodome` their encrypted file needs, `secretstorage`).
     static let pythonPackages = ["keyring", "keyrings.alt", "pycryptodome", "secretstorage"]

@@ -5,9 +5,10 @@ import Valet
 
 // keychain-bench: our vault against its floors and its peers, in one run.
 // Usage: swift run -c release keychain-bench [--quick] [--runs N] [--out DIR] [--cli PATH] [--static-cli PATH] [--install-peers] [--sync-only]
-//   --static-cli: the command as installed, instead of building it (--static-swift-stdlib) into .build/bench-static
+//   --static-cli: the command as installed, instead of building it (scripts/build-static.sh) into .build/bench-static
 //   --install-peers: the Python peers (keyring, keyrings.alt, secretstorage) installed from PyPI
-//   into a private virtual environment (.build/bench-peers, reused), so the peer table is whole.
+//   into a private virtual environment (.build/bench-peers, reused), and keyctl from Debian's
+//   keyutils when run as root, so the peer table is whole.
 
 let arguments = CommandLine.arguments.dropFirst()
 let quick = arguments.contains("--quick")
@@ -262,6 +263,10 @@ if FileManager.default.isExecutableFile(atPath: keychainBinary) {
             }
         ).relabelled(group: "ours: set+get pairs"))
 }
+if arguments.contains("--install-peers"), Peers.which("keyctl") == nil {
+    log("· installing keyctl (apt-get install keyutils)")
+    if let reason = Peers.installKeyctl() { report.skipped["keyctl"] = reason }
+}
 if let keyctl = Peers.which("keyctl") {
     report.measurements.append(
         try Peers.processPairs(
@@ -273,8 +278,8 @@ if let keyctl = Peers.which("keyctl") {
                 try Peers.spawn(keyctl, ["pipe", "%user:keychain-bench:\(getpid()):\(index)"])
             }))
     for index in 0..<min(pairs, 30) { _ = try? Peers.run(keyctl, ["purge", "user", "keychain-bench:\(getpid()):\(index)"]) }
-} else {
-    report.skipped["keyctl"] = "keyctl is not installed (apt-get install keyutils)"
+} else if report.skipped["keyctl"] == nil {
+    report.skipped["keyctl"] = "keyctl is not installed (apt-get install keyutils, or --install-peers as root)"
 }
 if let reason = Peers.secretService() {
     report.skipped["secret-tool"] = reason
