@@ -34,4 +34,21 @@ enum Clock {
         }
         return rates
     }
+
+    /// How many times longer `measured` takes than `floor`: the median over `rounds` rounds that
+    /// time the two back to back. On a shared machine the cost of a process or an fsync drifts
+    /// from one second to the next; timed apart, a ratio measures the drift as much as the code.
+    static func pairedRatio(rounds: Int, floor: (Int) throws -> Void, measured: (Int) throws -> Void) rethrows -> (median: Double, rounds: Int) {
+        try floor(-1)
+        try measured(-1)
+        var ratios: [Double] = []
+        for round in 0..<rounds {
+            let floorStart = now()
+            try floor(round)
+            let measuredStart = now()
+            try measured(round)
+            ratios.append(Double(now() - measuredStart) / Double(measuredStart - floorStart))
+        }
+        return (ratios.sorted()[ratios.count / 2], ratios.count)
+    }
 }

@@ -83,24 +83,18 @@ for size in sizes {
     // A durable write is an fsync, whose cost drifts from one second to the next on a shared
     // machine: the set's ratio comes from rounds that time the floor and the vault back to back.
     let pairedKeys = bench.randomKeys(writes, seed: 2)
-    var pairedRatios: [Double] = []
-    for round in 0..<max(runs, 5) {
-        let floorStart = Clock.now()
-        try floor.durableUpserts(writes, seed: UInt64(round + 11))
-        let vaultStart = Clock.now()
-        try bench.durableSets(pairedKeys, round: round)
-        pairedRatios.append(Double(Clock.now() - vaultStart) / Double(vaultStart - floorStart))
-    }
+    let paired = try Clock.pairedRatio(
+        rounds: max(runs, 5), floor: { round in try floor.durableUpserts(writes, seed: UInt64(round + 11)) },
+        measured: { round in try bench.durableSets(pairedKeys, round: round) })
     floor.close()
-    let pairedRatio = pairedRatios.sorted()[pairedRatios.count / 2]
     for var measurement in try bench.measureAll(reads: reads, writes: writes) {
         switch measurement.name {
         case "string(forKey:)", "containsObject(forKey:)":
             measurement.comparedWith = "raw point select"
             measurement.ratio = selectFloor.median / measurement.median
         case "setString (durable, each committed)":
-            measurement.comparedWith = "raw durable upsert, median of \(pairedRatios.count) back-to-back rounds"
-            measurement.ratio = pairedRatio
+            measurement.comparedWith = "raw durable upsert, median of \(paired.rounds) back-to-back rounds"
+            measurement.ratio = paired.median
         case "removeObject (durable)":
             measurement.comparedWith = "raw durable upsert"
             measurement.ratio = upsertFloor.median / measurement.median
@@ -148,6 +142,9 @@ var cliGet: Measurement?
 var installedGet: Measurement?
 var processFloors: [String: Measurement] = [:]
 var secretToolGet: Measurement?
+var installedBinary: String?
+/// How many times longer `secret-tool lookup` takes than the installed `keychain get`, timed back to back.
+var secretToolRatio: (median: Double, rounds: Int)?
 if FileManager.default.isExecutableFile(atPath: keychainBinary) {
     log("· keychain get as a fresh process")
     try Peers.spawn(keychainBinary, ["set", "--vault", cliVault, "--identifier", "Bench", "token"], input: Data("s3cret".utf8))
@@ -160,7 +157,8 @@ if FileManager.default.isExecutableFile(atPath: keychainBinary) {
     report.measurements.append(measurement)
 
     log("· the process floor (C) and the command as installed (static)")
-    switch ProcessFloor.build(into: scratch) {
+    let floorBuild = ProcessFloor.build(into: scratch)
+    switch floorBuild {
     case .success(let floorBinary):
         for (label, extra) in [("OpenSSL as set up by default", [String]()), ("OpenSSL without its config file", ["--no-openssl-config"])] {
             let floor = Measurement(
@@ -181,11 +179,16 @@ if FileManager.default.isExecutableFile(atPath: keychainBinary) {
             name: "keychain get (fresh process, static as installed)", group: "ours: whole processes",
             rates: try Clock.rates(runs: runs, operations: 20) { _ in
                 for _ in 0..<20 { try Peers.spawn(binary, ["get", "--vault", cliVault, "--identifier", "Bench", "token"]) }
-            }, note: "swift build -c release --static-swift-stdlib, as scripts/install.sh builds it")
-        if let floor = processFloors["OpenSSL without its config file"] {
-            measurement.comparedWith = "the process floor, OpenSSL without its config file"
-            measurement.ratio = floor.median / measurement.median
+            }, note: "scripts/build-static.sh, as scripts/install.sh builds it")
+        if case .success(let floorBinary) = floorBuild {
+            // Whole processes drift with the machine's load as fsyncs do: timed back to back.
+            let paired = try Clock.pairedRatio(
+                rounds: max(runs, 9), floor: { _ in for _ in 0..<20 { try Peers.spawn(floorBinary, [cliVault, "--no-openssl-config"]) } },
+                measured: { _ in for _ in 0..<20 { try Peers.spawn(binary, ["get", "--vault", cliVault, "--identifier", "Bench", "token"]) } })
+            measurement.comparedWith = "the process floor (OpenSSL without its config file), median of \(paired.rounds) back-to-back rounds"
+            measurement.ratio = paired.median
         }
+        installedBinary = binary
         installedGet = measurement
         report.measurements.append(measurement)
     case .failure(let reason):
@@ -300,6 +303,12 @@ if let reason = Peers.secretService() {
             for _ in 0..<20 { try Peers.spawn(secretTool, ["lookup", "service", service, "account", "a0"]) }
         })
     report.measurements.append(secretToolGet!)
+    if let installedBinary {
+        secretToolRatio = try Clock.pairedRatio(
+            rounds: max(runs, 9),
+            floor: { _ in for _ in 0..<10 { try Peers.spawn(installedBinary, ["get", "--vault", cliVault, "--identifier", "Bench", "token"]) } },
+            measured: { _ in for _ in 0..<10 { try Peers.spawn(secretTool, ["lookup", "service", service, "account", "a0"]) } })
+    }
     for index in 0..<min(pairs, 30) { _ = try? Peers.run(secretTool, ["clear", "service", service, "account", "a\(index)"]) }
 }
 let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Benchmarks/python_peers.py").standardized.path
@@ -365,17 +374,19 @@ if let batch = report.measurements.first(where: { $0.name.contains("batch write"
 }
 if let installedGet {
     let ms = 1000 / installedGet.median
-    if let ratio = installedGet.ratio {
+    if let ratio = installedGet.ratio, let floor = processFloors["OpenSSL without its config file"] {
         report.targets.append(
             .init(
                 goal: "keychain get as installed within 1.5x of the process floor (OpenSSL without its config)",
-                measured: String(format: "%.2fx (%.1f ms against %.1f ms)", ratio, ms, 1000 / processFloors["OpenSSL without its config file"]!.median),
+                measured: String(format: "%.2fx in back-to-back rounds (medians apart: %.1f ms against %.1f ms)", ratio, ms, 1000 / floor.median),
                 met: ratio <= 1.5))
     }
-    if let secretToolGet {
-        let ratio = installedGet.median / secretToolGet.median
+    if let secretToolGet, let secretToolRatio {
         report.targets.append(
-            .init(goal: "keychain get as installed at least 3x faster than secret-tool lookup", measured: String(format: "%.1fx (%.1f ms)", ratio, ms), met: ratio >= 3))
+            .init(
+                goal: "keychain get as installed at least 3x faster than secret-tool lookup",
+                measured: String(format: "%.1fx in back-to-back rounds (medians apart: %.1f ms against %.1f ms)", secretToolRatio.median, ms, 1000 / secretToolGet.median),
+                met: secretToolRatio.median >= 3))
     }
 }
 
