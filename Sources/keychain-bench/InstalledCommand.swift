@@ -17,4 +17,19 @@ enum InstalledCommand {
         }
         return FileManager.default.isExecutableFile(atPath: binary) ? .success(binary) : .failure(BenchError("the static build made no \(binary)"))
     }
+    /// Builds the command beside this benchmark (`swift build -c release --product keychain`
+    /// into the build directory the benchmark runs from), where `swift run -c release
+    /// keychain-bench` builds only the benchmark.
+    static func buildBeside(_ binary: String) -> Result<Void, BenchError> {
+        guard let swift = Peers.which("swift") else { return .failure(BenchError("no swift on PATH to build \(binary)")) }
+        // <scratch>/<triple>/release/keychain: the scratch directory is three levels up.
+        let scratch = URL(fileURLWithPath: binary).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        let arguments = ["build", "-c", "release", "--product", "keychain", "--package-path", packageDirectory, "--scratch-path", scratch]
+        do {
+            try Peers.run(swift, arguments)
+        } catch {
+            return .failure(BenchError("swift \(arguments.joined(separator: " ")) failed: \(error)"))
+        }
+        return FileManager.default.isExecutableFile(atPath: binary) ? .success(()) : .failure(BenchError("the build made no \(binary)"))
+    }
 }

@@ -138,6 +138,10 @@ let keychainBinary =
     ?? ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
     .replacingOccurrences(of: "/keychain-bench", with: "/keychain")
 let cliVault = "\(scratch)/cli.keychain"
+if option("--cli") == nil, !FileManager.default.isExecutableFile(atPath: keychainBinary) {
+    log("· building the keychain command beside the benchmark")
+    if case .failure(let reason) = InstalledCommand.buildBeside(keychainBinary) { log("  \(reason)") }
+}
 var cliGet: Measurement?
 var installedGet: Measurement?
 var processFloors: [String: Measurement] = [:]
