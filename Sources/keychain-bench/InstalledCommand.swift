@@ -17,6 +17,7 @@ enum InstalledCommand {
         }
         return FileManager.default.isExecutableFile(atPath: binary) ? .success(binary) : .failure(BenchError("the static build made no \(binary)"))
     }
+
     /// Builds the command beside this benchmark (`swift build -c release --product keychain`
     /// into the build directory the benchmark runs from), where `swift run -c release
     /// keychain-bench` builds only the benchmark.
