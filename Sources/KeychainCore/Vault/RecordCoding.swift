@@ -131,11 +131,7 @@ enum RecordCoding {
 
     /// The digest that identifies an item (its primary key) without revealing it.
     static func identityMessage(_ itemClass: ItemClass, _ attributes: Attributes) -> [UInt8] {
-        // Reserved before the first byte: a literal then a reserve is two allocations.
-        var out: [UInt8] = []
-        out.reserveCapacity(128)
-        out.append(0x49)
-        out.append(itemClass.code)
+        var out = messageHead(0x49, itemClass, capacity: 128)
         encode(attributes.normalizedIdentity(for: itemClass), fields: AttributeField.identity(of: itemClass), into: &out)
         return out
     }
@@ -175,12 +171,18 @@ enum RecordCoding {
         }
     }
 
-    static func scopeMessage(_ itemClass: ItemClass, _ attributes: Attributes) -> [UInt8] {
-        // Reserved before the first byte: a literal then a reserve is two allocations.
+    /// A digest message's tag and class, in an array reserved for the whole message (a literal
+    /// then a reserve is two allocations).
+    private static func messageHead(_ tag: UInt8, _ itemClass: ItemClass, capacity: Int) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(96)
-        out.append(0x53)
+        out.reserveCapacity(capacity)
+        out.append(tag)
         out.append(itemClass.code)
+        return out
+    }
+
+    static func scopeMessage(_ itemClass: ItemClass, _ attributes: Attributes) -> [UInt8] {
+        var out = messageHead(0x53, itemClass, capacity: 96)
         encode(attributes.normalizedIdentity(for: itemClass), fields: scopeFields(itemClass), into: &out)
         return out
     }

@@ -146,7 +146,7 @@ enum VaultSchema {
 
     /// The candidate query for a lookup path, with or without the value column (a NULL stands
     /// in, so large values are not read when only attributes are wanted) and the protection filter.
-    /// Built once: the statement cache is keyed by this text.
+    /// Built once, each in its own statement slot.
     static func select(_ lookup: Lookup, includeValue: Bool, byProtection: Bool, format: Int) -> StatementSlot {
         selects[selectIndex(lookup, format: format >= 2 ? 2 : 1, includeValue: includeValue, byProtection: byProtection)]
     }
