@@ -6,4 +6,13 @@ extension Array where Element == UInt8 {
         }
         return try result.get()
     }
+
+    /// Appends `value`'s bytes, most significant first, as the vault's formats store integers.
+    mutating func appendBigEndian<T: FixedWidthInteger>(_ value: T) {
+        var remaining = T.bitWidth
+        while remaining > 0 {
+            remaining -= 8
+            append(UInt8(truncatingIfNeeded: value >> remaining))
+        }
+    }
 }

@@ -4,7 +4,7 @@ internal import CSQLite
 /// time (the vault keeps it behind a lock). Statements are prepared once and cached.
 final class Connection {
     let handle: OpaquePointer
-    private var cache: [StatementKey: Statement] = [:]
+    private var cache: [String: Statement] = [:]
     /// The statements kept by slot (`StatementSlot.index`) rather than by text.
     private var slots: [Statement?] = []
     /// What one statement may still do, in thousands of SQLite VM instructions (reset by each
@@ -104,10 +104,9 @@ final class Connection {
 
     /// The cached prepared statement for `sql`.
     func statement(_ sql: String) throws(SQLiteError) -> Statement {
-        let key = StatementKey(sql: sql)
-        if let cached = cache[key] { return cached }
+        if let cached = cache[sql] { return cached }
         let statement = try Statement(connection: self, sql: sql)
-        cache[key] = statement
+        cache[sql] = statement
         return statement
     }
 
@@ -179,23 +178,4 @@ final class Connection {
 enum TransactionError<E: Error>: Error {
     case database(SQLiteError)
     case body(E)
-}
-
-/// A statement cache key: the SQL text, compared whole but hashed by its length and its last
-/// 48 bytes. The vault's statements share long column lists and differ near the end; hashing
-/// all of each text was a twentieth of a read.
-private struct StatementKey: Hashable {
-    let sql: String
-
-    static func == (a: StatementKey, b: StatementKey) -> Bool { a.sql == b.sql }
-
-    func hash(into hasher: inout Hasher) {
-        let utf8 = sql.utf8
-        hasher.combine(utf8.count)
-        let hashedTail: Bool? = utf8.withContiguousStorageIfAvailable { bytes in
-            hasher.combine(bytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes.suffix(48))))
-            return true
-        }
-        if hashedTail == nil { for byte in utf8.suffix(48) { hasher.combine(byte) } }
-    }
 }

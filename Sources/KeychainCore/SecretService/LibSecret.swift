@@ -208,7 +208,6 @@ struct LibSecret: @unchecked Sendable {
         return GError(domain: domain, code: code, message: message)
     }
 
-    /// A gchar* the caller owns, as a String, then freed.
     /// The strings of a NULL-terminated `gchar**`, which is freed.
     func takeStrings(_ vector: Pointer?) -> [String] {
         guard let vector else { return [] }
@@ -222,6 +221,7 @@ struct LibSecret: @unchecked Sendable {
         return result
     }
 
+    /// A gchar* the caller owns, as a String, then freed.
     func takeString(_ pointer: Pointer?) -> String? {
         guard let pointer else { return nil }
         defer { free(pointer) }

@@ -36,7 +36,8 @@ public enum DefaultStore {
         lock.lock()
         defer { lock.unlock() }
         if let processDefault { return processDefault }
-        let store = try StoreKind.fromEnvironment().open()
+        let environment = ProcessEnvironment.current
+        let store = try StoreKind.fromEnvironment(environment).open(environment: environment)
         processDefault = store
         openedOnFirstUse = true
         return store

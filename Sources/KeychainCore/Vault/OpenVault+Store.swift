@@ -52,9 +52,9 @@ extension OpenVault {
         items.reserveCapacity(rows.count)
         var damaged: StoreError?
         for index in rows.indices {
-            // Each row's attributes move into its item, and the row is read where it lies: a
-            // listing builds thousands, and every copy retains each field it holds.
-            // Built in the array, not beside it: an item is a few hundred bytes to copy.
+            // Each item is built in the array from its row where it lies, the row's attributes
+            // moved in: a listing builds thousands, and every copy of a row or an item (a few
+            // hundred bytes) retains each field it holds.
             items.append(Item(rows[index].itemClass, attributes: rows[index].attributes.take() ?? Self.named(query, rows[index].accessibility)))
             if query.returnData, let sealed = rows[index].value {
                 do {

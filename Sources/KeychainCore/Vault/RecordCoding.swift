@@ -19,11 +19,7 @@ enum RecordCoding {
     static func encode(_ attributes: Attributes, fields: [AttributeField], into out: inout [UInt8]) {
         func header(_ field: AttributeField, _ count: Int) {
             out.append(field.rawValue)
-            let length = UInt32(count)
-            out.append(UInt8(truncatingIfNeeded: length >> 24))
-            out.append(UInt8(truncatingIfNeeded: length >> 16))
-            out.append(UInt8(truncatingIfNeeded: length >> 8))
-            out.append(UInt8(truncatingIfNeeded: length))
+            out.appendBigEndian(UInt32(count))
         }
         for field in fields {
             if var text = field.text(in: attributes) {

@@ -98,7 +98,9 @@ struct VaultHeader: Equatable {
     }
 
     static func be<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
-        withUnsafeBytes(of: value.bigEndian) { Array($0) }
+        var out: [UInt8] = []
+        out.appendBigEndian(value)
+        return out
     }
 }
 
