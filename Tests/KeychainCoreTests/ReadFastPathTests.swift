@@ -42,20 +42,40 @@ struct ReadFastPathTests {
         }
     }
 
-    @Test("scope: the same scope byte for byte, absent as empty; canonically equal but different bytes are another scope")
-    func sameScope() {
+    @Test("scope: read off the record, the same scope byte for byte, absent as empty; canonically equal but different bytes are another scope")
+    func scopeCheck() {
         let precomposed = "caf\u{E9}", decomposed = "cafe\u{301}"
         #expect(precomposed == decomposed, "Swift calls them equal")
         let a = Attributes(service: precomposed, accessGroup: nil, synchronizable: nil)
-        #expect(RecordCoding.sameScope(.genericPassword, a, Attributes(service: precomposed, accessGroup: "", synchronizable: false)))
-        #expect(!RecordCoding.sameScope(.genericPassword, a, Attributes(service: decomposed)))
-        #expect(!RecordCoding.sameScope(.genericPassword, a, Attributes(service: precomposed, synchronizable: true)))
-        #expect(!RecordCoding.sameScope(.genericPassword, a, Attributes(service: precomposed, accessGroup: "group")))
-        #expect(RecordCoding.sameScope(.internetPassword, Attributes(server: "example.com"), Attributes(service: "ignored", server: "example.com")))
-        // The same answer as comparing the encodings the scope digest is made of.
-        for (x, y) in [(a, Attributes(service: decomposed)), (a, Attributes(service: precomposed))] {
-            #expect(RecordCoding.sameScope(.genericPassword, x, y) == (RecordCoding.scopeMessage(.genericPassword, x) == RecordCoding.scopeMessage(.genericPassword, y)))
+        func holds(_ itemClass: ItemClass, _ stored: Attributes, _ wanted: Attributes) -> Bool {
+            RecordCoding.encode(stored).withUnsafeBytes { ScopeCheck(itemClass, wanted).holds(in: $0) }
         }
+        #expect(holds(.genericPassword, a, Attributes(service: precomposed, accessGroup: "", synchronizable: false)))
+        #expect(!holds(.genericPassword, a, Attributes(service: decomposed)))
+        #expect(!holds(.genericPassword, a, Attributes(service: precomposed, synchronizable: true)))
+        #expect(!holds(.genericPassword, a, Attributes(service: precomposed, accessGroup: "group")))
+        #expect(holds(.internetPassword, Attributes(server: "example.com"), Attributes(service: "ignored", server: "example.com")))
+        // The same answer as comparing the encodings the scope digest is made of, for stored
+        // records with each scope field absent, empty or set, and queries likewise.
+        let services: [String?] = [nil, "", precomposed, decomposed]
+        let groups: [String?] = [nil, "", "group"]
+        let syncs: [Bool?] = [nil, false, true]
+        var records: [Attributes] = []
+        for service in services {
+            for group in groups {
+                for sync in syncs { records.append(Attributes(service: service, account: "k", accessGroup: group, synchronizable: sync, label: "l")) }
+            }
+        }
+        for x in records {
+            for y in records {
+                let expected = RecordCoding.scopeMessage(.genericPassword, x) == RecordCoding.scopeMessage(.genericPassword, y)
+                #expect(holds(.genericPassword, x, y) == expected, "\(x) in \(y)'s scope")
+            }
+        }
+        // A record cut short or with a length past its end is never in scope.
+        var cut = RecordCoding.encode(a)
+        cut.removeLast()
+        #expect(!cut.withUnsafeBytes { ScopeCheck(.genericPassword, a).holds(in: $0) })
     }
 
     @Test("associated data: the one-allocation writer gives the bytes the appending one gave, in both formats")

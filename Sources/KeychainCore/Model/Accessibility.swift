@@ -48,6 +48,10 @@ public enum Accessibility: String, Sendable, Hashable, CaseIterable, Codable {
         }
     }
 
+    /// Hashes the one-byte code, not the raw string a raw-valued enum would hash: class keys
+    /// are found by accessibility for every row a read opens (a listing hashed 100,000 strings).
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+
     init?(code: UInt8) {
         guard let match = Self.allCases.first(where: { $0.code == code }) else { return nil }
         self = match

@@ -46,29 +46,27 @@ extension OpenVault {
     }
 
     func copyMatchingLocked(_ query: Query) throws(StoreError) -> [Item] {
-        var rows = try matchingRows(query, includeValue: query.returnData, needAttributes: query.returnAttributes)
-        guard !rows.isEmpty else { throw .itemNotFound }
         var items: [Item] = []
-        items.reserveCapacity(rows.count)
+        var unavailable: StoreError?
         var damaged: StoreError?
-        for index in rows.indices {
-            // Each item is built in the array from its row where it lies, the row's attributes
-            // moved in: a listing builds thousands, and every copy of a row or an item (a few
-            // hundred bytes) retains each field it holds.
-            items.append(Item(rows[index].itemClass, attributes: rows[index].attributes.take() ?? Self.named(query, rows[index].accessibility)))
-            if query.returnData, let sealed = rows[index].value {
-                do {
-                    items[items.count - 1].value = try open(sealed, row: rows[index], part: .value)
+        try forEachMatchingRow(
+            query, includeValue: query.returnData, needAttributes: query.returnAttributes, fields: query.returnedFields, unavailable: &unavailable
+        ) { (row: inout Row) throws(StoreError) in
+            // Built in the array, the row's attributes moved in: a listing builds thousands,
+            // and each copy of an item (a few hundred bytes) retains every field it holds.
+            items.append(Item(row.itemClass, attributes: row.attributes.take() ?? Self.named(query, row.accessibility)))
+            if query.returnData, let sealed = row.value {
+                do throws(StoreError) {
+                    items[items.count - 1].value = try open(sealed, row: row, part: .value)
                 } catch {
                     items.removeLast()
                     // One damaged item never hides the others; alone, it is reported.
-                    guard error.isDamage, rows.count > 1 else { throw error }
+                    guard error.isDamage else { throw error }
                     damaged = damaged ?? error
-                    continue
                 }
             }
         }
-        if items.isEmpty, let damaged { throw damaged }
+        if items.isEmpty { throw damaged ?? unavailable ?? .itemNotFound }
         return items
     }
 

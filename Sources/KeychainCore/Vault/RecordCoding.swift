@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// The canonical bytes the vault seals, digests and binds as associated data.
 ///
 /// Attributes are a sequence of (field tag u8, length u32, bytes) entries in tag order; the
@@ -36,15 +32,17 @@ enum RecordCoding {
 
     /// Parses attribute records; nil when the bytes are malformed (unknown tag, bad length,
     /// a value of the wrong shape), which after a successful decryption means a format bug
-    /// or a forged record, never something to guess around.
-    static func decodeAttributes(_ bytes: UnsafeRawBufferPointer) -> Attributes? {
+    /// or a forged record, never something to guess around. With `fields`, only those are
+    /// decoded; the others are passed over, their tags and lengths still checked (a listing
+    /// that needs accounts spent most of its decoding on strings and dates it threw away).
+    static func decodeAttributes(_ bytes: UnsafeRawBufferPointer, fields: AttributeField.Mask? = nil) -> Attributes? {
         var reader = ByteReader(bytes)
         var attributes = Attributes()
         var lastTag: UInt8 = 0
         while reader.remaining > 0 {
             guard let tag = reader.u8(), tag > lastTag, let field = AttributeField(rawValue: tag),
                 let length = reader.u32(), let value = reader.slice(Int(length)),
-                field.decode(value, into: &attributes)
+                fields?.contains(field) == false || field.decode(value, into: &attributes)
             else { return nil }
             lastTag = tag
         }
@@ -149,23 +147,6 @@ enum RecordCoding {
     private static let internetIdentityMask = AttributeField.Mask(AttributeField.identity(of: .internetPassword))
     private static let genericScopeMask = AttributeField.Mask(scopeFields(.genericPassword))
     private static let internetScopeMask = AttributeField.Mask(scopeFields(.internetPassword))
-
-    /// Whether `a` and `b` have the same scope (access group, service or server,
-    /// synchronizable, absent ones as their empty values), byte for byte as ``scopeMessage(_:_:)``
-    /// encodes them, without encoding either.
-    static func sameScope(_ itemClass: ItemClass, _ a: Attributes, _ b: Attributes) -> Bool {
-        func same(_ x: String?, _ y: String?) -> Bool {
-            var x = x ?? "", y = y ?? ""
-            return x.withUTF8 { a in
-                y.withUTF8 { b in a.count == b.count && (a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0) }
-            }
-        }
-        guard (a.synchronizable ?? false) == (b.synchronizable ?? false), same(a.accessGroup, b.accessGroup) else { return false }
-        switch itemClass {
-        case .genericPassword: return same(a.service, b.service)
-        case .internetPassword: return same(a.server, b.server)
-        }
-    }
 
     /// A digest message's tag and class, in an array reserved for the whole message (a literal
     /// then a reserve is two allocations).

@@ -98,8 +98,15 @@ struct Sandbox: Sendable {
     /// Every key but the canary; values are not decrypted.
     func allKeys() throws(KeychainError) -> Set<String> {
         do {
-            let items = try keychain().copyMatching(Query(.genericPassword, attributes: baseAttributes))
-            return Set(items.compactMap { $0.attributes.account }.filter { $0 != Self.canaryKey })
+            var query = Query(.genericPassword, attributes: baseAttributes)
+            query.returnedFields = AttributeField.Mask([.account])
+            let items = try keychain().copyMatching(query)
+            var keys = Set<String>(minimumCapacity: items.count)
+            // By index: iterating the items copies each whole one to read its account.
+            for index in items.indices {
+                if let key = items[index].attributes.account, key != Self.canaryKey { keys.insert(key) }
+            }
+            return keys
         } catch .itemNotFound {
             return []
         } catch {

@@ -1,0 +1,259 @@
+import FoundationEssentials
+
+/// The item table read: rows as stored, the rows a query matches (checked as they are read),
+/// and their sealed parts opened.
+extension OpenVault {
+    struct Row {
+        var id: Int64
+        var itemClass: ItemClass
+        var accessibility: Accessibility
+        var accessControl: AccessControl?
+        var identity: [UInt8]
+        var sealedAttributes: [UInt8]
+        var value: [UInt8]?
+        /// The generation that sealed the row; 0 for a row still sealed the format-1 way.
+        var generation: UInt64
+        /// The scope digest as stored (checked against the attributes wherever it selected the row).
+        var scope: [UInt8]
+        var attributes: Attributes?
+    }
+
+    func readRow(_ s: Statement, includeValue: Bool) throws(StoreError) -> Row {
+        guard let itemClass = ItemClass(code: UInt8(truncatingIfNeeded: s.integer(1))),
+            let (accessibility, accessControl) = RecordCoding.protection(code: UInt8(truncatingIfNeeded: s.integer(2)))
+        else { throw .corrupted("an item has an unknown class or protection code") }
+        return Row(
+            id: s.integer(0), itemClass: itemClass, accessibility: accessibility, accessControl: accessControl, identity: s.blob(3),
+            sealedAttributes: s.blob(4), value: includeValue ? s.blob(5) : nil, generation: UInt64(bitPattern: s.integer(6)), scope: s.blob(7))
+    }
+
+    func row(identity: [UInt8], includeValue: Bool) throws(StoreError) -> Row? {
+        let statement = try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.selectByIdentity(format: Int(header.version))) }
+        return try fetch(statement, [.blob(identity)], includeValue: includeValue, limit: 1).first
+    }
+
+    func sealedValue(of row: Row) throws(StoreError) -> [UInt8] {
+        try sql { () throws(SQLiteError) -> [UInt8] in
+            try connection.statement(VaultSchema.selectValue).with([.integer(row.id)]) { (s: Statement) throws(SQLiteError) -> [UInt8] in
+                guard try s.step() else { throw SQLiteError(code: 267, message: "item vanished during the transaction", sql: nil) }
+                return s.blob(0)
+            }
+        }
+    }
+
+    /// The rows a statement finds; a row that does not even decode (an unknown class or
+    /// protection code) is passed over, and reported only when it was all there was.
+    func fetch(_ statement: Statement, _ values: [Statement.Value], includeValue: Bool, limit: Int?) throws(StoreError) -> [Row] {
+        var rows: [Row] = []
+        try forEachRow(statement, values, includeValue: includeValue) { (row: inout Row) throws(StoreError) -> Bool in
+            rows.append(row)
+            return limit.map { rows.count < $0 } ?? true
+        }
+        return rows
+    }
+
+    /// Visits the rows a statement finds, in order, until `body` returns false; a row that does
+    /// not even decode is passed over, and reported only when it was all there was.
+    func forEachRow(
+        _ statement: Statement, _ values: [Statement.Value], includeValue: Bool, _ body: (inout Row) throws(StoreError) -> Bool
+    ) throws(StoreError) {
+        var failure: StoreError?
+        var thrown: StoreError?
+        var visited = false
+        try sql { () throws(SQLiteError) in
+            try statement.with(values) { (s: Statement) throws(SQLiteError) in
+                while try s.step() {
+                    var row: Row
+                    do throws(StoreError) {
+                        row = try readRow(s, includeValue: includeValue)
+                    } catch {
+                        failure = failure ?? error
+                        continue
+                    }
+                    visited = true
+                    do throws(StoreError) {
+                        guard try body(&row) else { return }
+                    } catch {
+                        thrown = error
+                        return
+                    }
+                }
+            }
+        }
+        if let thrown { throw thrown }
+        if !visited, let failure { throw failure }
+    }
+
+    /// The rows `query` matches, their attributes decrypted when `needAttributes` or the match
+    /// needs them (see ``forEachMatchingRow(_:includeValue:needAttributes:fields:unavailable:_:)``);
+    /// if nothing matched because a candidate could not be opened here, the reason is thrown.
+    func matchingRows(_ query: Query, includeValue: Bool, needAttributes: Bool) throws(StoreError) -> [Row] {
+        var unavailable: StoreError?
+        var results: [Row] = []
+        try forEachMatchingRow(query, includeValue: includeValue, needAttributes: needAttributes, fields: nil, unavailable: &unavailable) {
+            (row: inout Row) throws(StoreError) in results.append(row)
+        }
+        if results.isEmpty, let unavailable { throw unavailable }
+        return results
+    }
+
+    /// Visits each row matching `query`, checked and, when `needAttributes` or the match needs
+    /// them, with its attributes decrypted. Digests narrow the candidates (identity, then scope,
+    /// then class); attributes are decrypted only when the query names one the digests do not
+    /// cover, or when `needAttributes`; values are read only when `includeValue`. `fields`
+    /// decodes only those attributes (and what the match checks): reads pass their query's
+    /// ``Query/returnedFields``; writes, which keep what they decode, never do.
+    ///
+    /// Each row is checked and handed on as it is read: a listing kept no array of every row
+    /// beside its results (at 100,000 items, tens of megabytes of fresh pages on every call).
+    ///
+    /// A candidate whose class key is not available here (locked, or bound to another machine)
+    /// is passed over, as the Keychain passes over what it cannot decrypt, and the reason kept
+    /// in `unavailable`, so a locked item is never reported as missing.
+    func forEachMatchingRow(
+        _ query: Query, includeValue: Bool, needAttributes: Bool, fields: AttributeField.Mask?, unavailable: inout StoreError?,
+        _ body: (inout Row) throws(StoreError) -> Void
+    ) throws(StoreError) {
+        let wanted = query.attributes
+        let present = AttributeField.Mask(present: wanted)
+        var scratch: LockedScratch?
+        for itemClass in query.itemClass.map({ [$0] }) ?? ItemClass.allCases {
+            let path: VaultSchema.Lookup
+            var values: [Statement.Value] = []
+            values.reserveCapacity(3)
+            var covered = AttributeField.Mask([.accessibility, .accessControl]).bits | AttributeField.dates.bits
+            if present.contains(all: RecordCoding.identityMask(itemClass)) {
+                path = .identity
+                values.append(.blob(try identityDigest(itemClass, wanted)))
+                covered |= RecordCoding.identityMask(itemClass).bits
+            } else if present.contains(all: RecordCoding.scopeMask(itemClass)) {
+                path = .scope
+                values.append(.blob(try lookupKey().authenticationCode(RecordCoding.scopeMessage(itemClass, wanted))))
+                covered |= RecordCoding.scopeMask(itemClass).bits
+            } else {
+                path = .itemClass
+            }
+            values.append(.integer(Int64(itemClass.code)))
+            if let accessibility = wanted.accessibility { values.append(.integer(Int64(accessibility.code))) }
+            // The digests already matched the covered fields; only the others need the decrypted attributes.
+            let uncoveredMask = present.subtracting(AttributeField.Mask(bits: covered))
+            let uncovered = uncoveredMask.isEmpty ? [] : uncoveredMask.fields
+            // A row found by its scope digest is checked against its attributes (``ScopeCheck``):
+            // a row moved into another scope must never be listed, changed or deleted as part of it.
+            let decrypt = needAttributes || !uncovered.isEmpty || path == .scope
+            let decoded = fields?.union(uncoveredMask)
+            let scopeCheck = path == .scope ? ScopeCheck(itemClass, wanted) : nil
+            let slot = VaultSchema.select(path, includeValue: includeValue, byProtection: wanted.accessibility != nil, format: Int(header.version))
+            let statement = try sql { () throws(SQLiteError) in try connection.statement(slot) }
+            var found = false
+            try forEachRow(statement, values, includeValue: includeValue) { (row: inout Row) throws(StoreError) -> Bool in
+                if let wantedControl = wanted.accessControl, row.accessControl != wantedControl { return true }
+                if decrypt {
+                    let attributes: Attributes
+                    do throws(StoreError) {
+                        // One locked buffer for all the rows a listing opens.
+                        if scratch == nil { scratch = LockedScratch() }
+                        attributes = try decryptAttributes(row, scratch: scratch, fields: decoded, scope: scopeCheck)
+                    } catch {
+                        // Passed over: what this process cannot open, and what is damaged
+                        // (one damaged row never stops reads of the others).
+                        guard error.isUnavailableKey || error.isDamage else { throw error }
+                        unavailable = unavailable ?? error
+                        return true
+                    }
+                    if !uncovered.isEmpty {
+                        let normalized = attributes.normalizedIdentity(for: itemClass)
+                        guard uncovered.allSatisfy({ $0.equal(normalized, wanted) }) else { return true }
+                    }
+                    row.attributes = attributes
+                }
+                try body(&row)
+                found = true
+                return query.limit != .one
+            }
+            if query.limit == .one, found { return }
+        }
+    }
+
+    /// The row's attributes, opened and decoded in a locked buffer: `scratch`'s (a listing
+    /// passes one for all its rows), or one of their own; with `fields`, only those (the
+    /// accessibility and access control always, from the row).
+    ///
+    /// - Throws: ``StoreError/tampered(_:)`` when they fail authentication, or when `scope`
+    ///   is given and they lie outside it (the row was moved into another scope).
+    func decryptAttributes(
+        _ row: Row, scratch: LockedScratch? = nil, fields: AttributeField.Mask? = nil, scope: ScopeCheck? = nil
+    ) throws(StoreError) -> Attributes {
+        if let attributes = row.attributes { return attributes }
+        // Decoded where they were opened, padding and all: a copy without the padding was a
+        // second locked allocation per row.
+        func decode(_ bytes: UnsafeRawBufferPointer) throws(StoreError) -> Attributes {
+            guard let count = row.generation > 0 ? SizePadding.contentCount(bytes) : bytes.count else { throw .corrupted("an item's padding is malformed") }
+            let record = UnsafeRawBufferPointer(rebasing: bytes[..<count])
+            guard var attributes = RecordCoding.decodeAttributes(record, fields: fields) else {
+                throw .corrupted("an item's attributes do not decode")
+            }
+            if let scope, !scope.holds(in: record) {
+                throw .tampered("an item's scope digest does not match its attributes (moved into another scope)")
+            }
+            // The protection code is authenticated as associated data, so it is the truth.
+            attributes.accessibility = row.accessibility
+            attributes.accessControl = row.accessControl
+            return attributes
+        }
+        let key = try classKey(row.accessibility, create: false)
+        let plainCount = row.sealedAttributes.count - AESGCM.overhead
+        guard plainCount >= 0 else { throw authenticationFailed(.attributes) }
+        return try (scratch ?? LockedScratch()).withBuffer(count: plainCount) { (out: UnsafeMutableRawBufferPointer) throws(StoreError) -> Attributes in
+            do {
+                try key.open(row.sealedAttributes, associatedData: associatedData(row, .attributes), into: out)
+            } catch {
+                throw authenticationFailed(.attributes)
+            }
+            return try decode(UnsafeRawBufferPointer(out))
+        }
+    }
+
+    private func associatedData(_ row: Row, _ part: RecordCoding.Part) -> [UInt8] {
+        RecordCoding.itemAssociatedData(
+            vaultID: header.vaultID, identity: row.identity, itemClass: row.itemClass,
+            protection: RecordCoding.protectionCode(row.accessibility, row.accessControl), part: part,
+            generation: row.generation)
+    }
+
+    /// A sealed part that did not open: damage, unless another process rotated the keys (a
+    /// rekey), which locks this one.
+    private func authenticationFailed(_ part: RecordCoding.Part) -> StoreError {
+        if (try? dropKeysIfRotated()) == true { return .locked }
+        return .tampered("an item's \(part == .value ? "value" : "attributes") failed authentication")
+    }
+
+    /// What a row sealed (a value, under its access control's presence seal too), without the
+    /// size padding format 2 adds.
+    func open(_ sealed: [UInt8], row: Row, part: RecordCoding.Part) throws(StoreError) -> SecretBytes {
+        let key = try classKey(row.accessibility, create: false)
+        let aad = associatedData(row, part)
+        let opened: SecretBytes
+        do {
+            opened = try key.open(sealed, associatedData: aad)
+        } catch {
+            throw authenticationFailed(part)
+        }
+        guard part == .value, let accessControl = row.accessControl else { return try unpadded(opened, row: row) }
+        guard let presenceKey, let record = try storedPresenceKey() else {
+            presenceNeeded = accessControl
+            throw .interactionNotAllowed
+        }
+        guard let value = PresenceSeal.open(opened, privateKey: presenceKey, publicKey: record.publicKey, associatedData: aad) else {
+            throw .tampered("an item's value failed authentication under the presence key")
+        }
+        return try unpadded(value, row: row)
+    }
+
+    /// What a row sealed, without the size padding format 2 adds.
+    private func unpadded(_ opened: SecretBytes, row: Row) throws(StoreError) -> SecretBytes {
+        guard row.generation > 0 else { return opened }
+        guard let content = SizePadding.unpad(opened) else { throw .corrupted("an item's padding is malformed") }
+        return content
+    }
+}

@@ -1,0 +1,54 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Whether a decrypted attribute record lies in the scope a query asked for (access group,
+/// service or server, synchronizable; absent ones as their empty values), byte for byte as
+/// ``RecordCoding/scopeMessage(_:_:)`` encodes them, read off the record's bytes.
+///
+/// A row found by its scope digest must be checked against its authenticated attributes:
+/// the digest is a column anyone with the file can edit. Comparing the record's own entries
+/// with the query's says the same as recomputing the HMAC, and decodes nothing: a listing
+/// made a string of each row's service and access group only to compare them.
+struct ScopeCheck {
+    private struct Entry {
+        let tag: UInt8
+        /// The entry (tag, length, bytes) the record must hold for this field.
+        let expected: [UInt8]
+        /// Whether a record without the field is in scope (the query asks for its empty value).
+        let absentMatches: Bool
+    }
+
+    private let entries: [Entry]
+
+    /// The check for rows of `itemClass` in the scope `wanted` names.
+    init(_ itemClass: ItemClass, _ wanted: Attributes) {
+        let normalized = wanted.normalizedIdentity(for: itemClass)
+        let empty = Attributes().normalizedIdentity(for: itemClass)
+        entries = RecordCoding.scopeFields(itemClass).map { field in
+            let expected = RecordCoding.encode(normalized, fields: [field])
+            return Entry(tag: field.rawValue, expected: expected, absentMatches: expected == RecordCoding.encode(empty, fields: [field]))
+        }
+    }
+
+    /// Whether `record` (an attribute encoding, without its padding) is in scope; false too
+    /// when it is malformed, which the decoding that follows reports as such.
+    func holds(in record: UnsafeRawBufferPointer) -> Bool {
+        var seen: UInt32 = 0
+        var offset = 0
+        while offset + 5 <= record.count {
+            let tag = record[offset]
+            let length = Int(record.loadUnaligned(fromByteOffset: offset + 1, as: UInt32.self).bigEndian)
+            guard length <= record.count - offset - 5 else { return false }
+            if let index = entries.firstIndex(where: { $0.tag == tag }) {
+                let expected = entries[index].expected
+                guard expected.count == length + 5,
+                    expected.withUnsafeBytes({ memcmp($0.baseAddress!, record.baseAddress! + offset, length + 5) == 0 })
+                else { return false }
+                seen |= 1 << index
+            }
+            offset += length + 5
+        }
+        return offset == record.count && entries.indices.allSatisfy { seen & (1 << $0) != 0 || entries[$0].absentMatches }
+    }
+}
