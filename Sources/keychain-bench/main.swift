@@ -37,7 +37,17 @@ if let target = option("--profile") {
     switch target {
     case "get": for key in bench.randomKeys(5_000, seed: 1) { _ = try bench.valet.string(forKey: key) }
     case "set": try bench.durableSets(bench.randomKeys(200, seed: 2), round: 0)
-    default: for _ in 0..<20 { _ = try bench.valet.allKeys() }
+    default:
+        for _ in 0..<20 {
+            var before = rusage(), after = rusage()
+            getrusage(RUSAGE_SELF.rawValue, &before)
+            let start = Clock.now()
+            _ = try bench.valet.allKeys()
+            let seconds = Double(Clock.now() - start) / 1e9
+            getrusage(RUSAGE_SELF.rawValue, &after)
+            let system = Double(after.ru_stime.tv_sec - before.ru_stime.tv_sec) + Double(after.ru_stime.tv_usec - before.ru_stime.tv_usec) / 1e6
+            log(String(format: "allKeys: %.4f s (system %.4f s, %d page faults)", seconds, system, after.ru_minflt - before.ru_minflt))
+        }
     }
     exit(0)
 }
