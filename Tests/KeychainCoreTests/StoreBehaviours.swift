@@ -10,6 +10,7 @@ enum StoreBehaviour: String, CaseIterable, Sendable {
     case everyAttributeRoundTrips, queryMatchesEveryNamedAttribute, valuesOnlyWhenAsked, duplicateAddFails
     case updateChangesOnlyWhatItNames, deleteRemovesMatches, batchIsAllOrNothing, valueSizeLimit
     case persistsAcrossReopen, persistsAcrossProcesses, nulInAttributesIsRefused, rollBackRestoresAMovedItem
+    case visitingHandsOnWhatCopyMatchingLists
 
     func run(_ fixture: TestStore) throws {
         let store = fixture.store
@@ -48,6 +49,40 @@ enum StoreBehaviour: String, CaseIterable, Sendable {
             #expect(throws: StoreError.itemNotFound) { try store.copyMatching(Query(.genericPassword, attributes: Attributes(service: "zzz"))) }
             #expect(try store.contains(Query(.genericPassword, attributes: Attributes(service: "t"))))
             #expect(try !store.contains(Query(.genericPassword, attributes: Attributes(service: "zzz"))))
+
+        case .visitingHandsOnWhatCopyMatchingLists:
+            for account in ["a", "b", "c"] {
+                try store.add(Item(.genericPassword, attributes: Attributes(service: "s", account: account, label: "L-\(account)"), value: secret(account)))
+            }
+            try store.add(Item(.genericPassword, attributes: Attributes(service: "t", account: "x"), value: secret("x")))
+            func visited(_ query: Query) throws(StoreError) -> [String] {
+                var seen: [String] = []
+                try store.forEachMatching(query) { (item: Item) throws(StoreError) in
+                    seen.append("\(item.attributes.account ?? "")/\(item.attributes.label ?? "")/\(item.value?.string ?? "-")")
+                }
+                return seen.sorted()
+            }
+            func listed(_ query: Query) throws(StoreError) -> [String] {
+                try store.copyMatching(query).map { "\($0.attributes.account ?? "")/\($0.attributes.label ?? "")/\($0.value?.string ?? "-")" }.sorted()
+            }
+            let scope = Query(.genericPassword, attributes: Attributes(service: "s"))
+            #expect(try visited(scope) == ["a/L-a/-", "b/L-b/-", "c/L-c/-"])
+            #expect(try visited(scope) == listed(scope))
+            var withValues = scope
+            withValues.returnData = true
+            #expect(try visited(withValues) == ["a/L-a/a", "b/L-b/b", "c/L-c/c"])
+            #expect(try visited(Query(.genericPassword, attributes: Attributes(service: "s", label: "L-b"))) == ["b/L-b/-"])
+            #expect(throws: StoreError.itemNotFound) { try visited(Query(.genericPassword, attributes: Attributes(service: "zzz"))) }
+            // What the body throws stops the listing and comes back as it was thrown.
+            var calls = 0
+            #expect(throws: StoreError.userCancelled) {
+                try store.forEachMatching(scope) { (_: Item) throws(StoreError) in
+                    calls += 1
+                    throw .userCancelled
+                }
+            }
+            #expect(calls == 1)
+            #expect(try visited(scope).count == 3, "the store still answers after a body threw")
 
         case .valuesOnlyWhenAsked:
             try store.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "a"), value: secret("v")))

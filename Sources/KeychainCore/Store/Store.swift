@@ -11,6 +11,14 @@ public protocol Store: AnyObject, Sendable {
     /// when none match.
     func copyMatching(_ query: Query) throws(StoreError) -> [Item]
 
+    /// Hands each item matching `query` to `body` in turn, as ``copyMatching(_:)`` would
+    /// list them, without building the list: for a listing that keeps only part of each item
+    /// (Valet's `allKeys()` keeps the accounts). Throws ``StoreError/itemNotFound`` when none
+    /// match, and whatever `body` throws, which stops the listing.
+    ///
+    /// `body` may run while the store holds its lock: it must not call the store.
+    func forEachMatching(_ query: Query, _ body: (Item) throws(StoreError) -> Void) throws(StoreError)
+
     /// Whether any item matches `query`. Stores answer without decrypting values where they can.
     func contains(_ query: Query) throws(StoreError) -> Bool
 
@@ -38,6 +46,11 @@ public protocol Store: AnyObject, Sendable {
 extension Store {
     /// By default a store cannot bind items to a proof of presence.
     public var supportsAccessControl: Bool { false }
+
+    /// By default, the items ``copyMatching(_:)`` lists, one by one.
+    public func forEachMatching(_ query: Query, _ body: (Item) throws(StoreError) -> Void) throws(StoreError) {
+        for item in try copyMatching(query) { try body(item) }
+    }
 
     public func contains(_ query: Query) throws(StoreError) -> Bool {
         var one = query

@@ -45,29 +45,49 @@ extension OpenVault {
         }
     }
 
+    /// Hands each match to `body` as it is read (``Vault/forEachMatching(_:_:)``), for a
+    /// query that returns no values.
+    func forEachMatching(_ query: Query, _ body: (Item) throws(StoreError) -> Void) throws(StoreError) {
+        precondition(!query.returnData, "values may need a proof of presence: list them with copyMatching")
+        try withState { () throws(StoreError) in
+            try checkedRead { () throws(StoreError) in
+                try forEachItemLocked(query) { (item: consuming Item) throws(StoreError) in try body(item) }
+            }
+        }
+    }
+
     func copyMatchingLocked(_ query: Query) throws(StoreError) -> [Item] {
         var items: [Item] = []
+        try forEachItemLocked(query) { (item: consuming Item) throws(StoreError) in items.append(item) }
+        return items
+    }
+
+    /// Each item matching `query`, built from its row, its value opened when the query asks.
+    /// One damaged item never hides the others; alone, it is reported. Throws
+    /// ``StoreError/itemNotFound`` (or why the candidates could not be opened) when none match.
+    private func forEachItemLocked(_ query: Query, _ body: (consuming Item) throws(StoreError) -> Void) throws(StoreError) {
         var unavailable: StoreError?
         var damaged: StoreError?
+        var found = false
         try forEachMatchingRow(
             query, includeValue: query.returnData, needAttributes: query.returnAttributes, fields: query.returnedFields, unavailable: &unavailable
         ) { (row: inout Row) throws(StoreError) in
-            // Built in the array, the row's attributes moved in: a listing builds thousands,
-            // and each copy of an item (a few hundred bytes) retains every field it holds.
-            items.append(Item(row.itemClass, attributes: row.attributes.take() ?? Self.named(query, row.accessibility)))
+            var value: SecretBytes?
             if query.returnData, let sealed = row.value {
                 do throws(StoreError) {
-                    items[items.count - 1].value = try open(sealed, row: row, part: .value)
+                    value = try open(sealed, row: row, part: .value)
                 } catch {
-                    items.removeLast()
-                    // One damaged item never hides the others; alone, it is reported.
                     guard error.isDamage else { throw error }
                     damaged = damaged ?? error
+                    return
                 }
             }
+            found = true
+            // Built in the call, the row's attributes moved in: a copy of an item (a few
+            // hundred bytes) retains every field it holds, and a listing builds thousands.
+            try body(Item(row.itemClass, attributes: row.attributes.take() ?? Self.named(query, row.accessibility), value: value))
         }
-        if items.isEmpty { throw damaged ?? unavailable ?? .itemNotFound }
-        return items
+        if !found { throw damaged ?? unavailable ?? .itemNotFound }
     }
 
     /// An item's attributes where its own were not decrypted: those the query named.

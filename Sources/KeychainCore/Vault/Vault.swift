@@ -206,6 +206,20 @@ public final class Vault: Store, @unchecked Sendable {
         return try unlockingOnNeed(vault) { () throws(StoreError) in try vault.copyMatching(query) }
     }
 
+    /// Hands each match to `body` as the vault reads it. A query that returns values lists them
+    /// first (a value behind an access control may need a proof of presence, asked outside the
+    /// vault's lock); `body` runs under the vault's lock and must not call the vault.
+    public func forEachMatching(_ query: Query, _ body: (Item) throws(StoreError) -> Void) throws(StoreError) {
+        guard !query.returnData else {
+            for item in try copyMatching(query) { try body(item) }
+            return
+        }
+        try query.validate()
+        guard let vault = try vault(creating: false) else { throw .itemNotFound }
+        if query.attributes.synchronizable == true { syncInBackground(vault) }
+        try unlockingOnNeed(vault) { () throws(StoreError) in try vault.forEachMatching(query, body) }
+    }
+
     /// Starts syncing in the background the first time this process reads or writes a
     /// synchronizable item of a vault enrolled in sync (``VaultConfiguration/syncsInBackground``).
     private func syncInBackground(_ vault: OpenVault) {

@@ -100,13 +100,15 @@ struct Sandbox: Sendable {
         do {
             var query = Query(.genericPassword, attributes: baseAttributes)
             query.returnedFields = AttributeField.Mask([.account])
-            let items = try keychain().copyMatching(query)
-            var keys = Set<String>(minimumCapacity: items.count)
-            // By index: iterating the items copies each whole one to read its account.
-            for index in items.indices {
-                if let key = items[index].attributes.account, key != Self.canaryKey { keys.insert(key) }
+            // Each account is taken as the item is read: a list of 100,000 items (tens of
+            // megabytes of fresh pages) was built only to be thrown away.
+            // Gathered in an array, hashed once into a set of the right size (a growing set
+            // rehashes what it holds each time it doubles).
+            var keys: [String] = []
+            try keychain().forEachMatching(query) { (item: Item) throws(StoreError) in
+                if let key = item.attributes.account, key != Self.canaryKey { keys.append(key) }
             }
-            return keys
+            return Set(keys)
         } catch .itemNotFound {
             return []
         } catch {
