@@ -292,20 +292,7 @@ public final class UICKeyChainStore: NSObject, @unchecked Sendable {
     /// The keys (accounts) of this store's items (`nullable NSArray` in the header: an empty
     /// store gives an empty array, a store that cannot be read nil).
     public var allKeys: [String]? {
-        // Each account taken as its item is read, and only the accounts decoded.
-        var query = baseQuery(returnData: false)
-        query.returnedFields = AttributeField.Mask([.account])
-        var keys: [String] = []
-        do {
-            try store().forEachMatching(query) { (item: Item) throws(StoreError) in
-                if let key = item.attributes.account { keys.append(key) }
-            }
-        } catch .itemNotFound {
-            return []
-        } catch {
-            return nil
-        }
-        return keys
+        do { return try store().accounts(matching: baseQuery(returnData: false)) } catch .itemNotFound { return [] } catch { return nil }
     }
 
     /// This store's items with their values, each a `[String: Any]` dictionary (the header's

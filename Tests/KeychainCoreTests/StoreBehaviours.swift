@@ -68,6 +68,7 @@ enum StoreBehaviour: String, CaseIterable, Sendable {
             let scope = Query(.genericPassword, attributes: Attributes(service: "s"))
             #expect(try visited(scope) == ["a/L-a/-", "b/L-b/-", "c/L-c/-"])
             #expect(try visited(scope) == listed(scope))
+            #expect(try store.accounts(matching: scope).sorted() == ["a", "b", "c"], "the accounts alone, as the faces' allKeys list them")
             var withValues = scope
             withValues.returnData = true
             #expect(try visited(withValues) == ["a/L-a/a", "b/L-b/b", "c/L-c/c"])

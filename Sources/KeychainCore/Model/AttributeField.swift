@@ -2,9 +2,8 @@ import FoundationEssentials
 
 /// One attribute of ``Attributes``, as a table row: the single place that knows how to test,
 /// compare, copy and encode each field, so that matching, merging and the vault's record
-/// encoding cannot drift apart. Package-wide so that a face can say which fields its results
-/// need (``Query/returnedFields``).
-package enum AttributeField: UInt8, CaseIterable, Sendable {
+/// encoding cannot drift apart.
+enum AttributeField: UInt8, CaseIterable, Sendable {
     case service = 1, account, accessGroup, synchronizable, server, `protocol`, authenticationType, port, path
     case securityDomain, accessibility, label, comment, description, generic, creator, type, isInvisible, isNegative
     case creationDate, modificationDate, accessControl, accountIsData
@@ -54,9 +53,9 @@ package enum AttributeField: UInt8, CaseIterable, Sendable {
     var isDate: Bool { self == .creationDate || self == .modificationDate }
 
     /// A set of fields as a bit mask, for the checks every lookup makes.
-    package struct Mask: Equatable, Sendable {
+    struct Mask: Equatable, Sendable {
         var bits: UInt32 = 0
-        package init(_ fields: [AttributeField] = []) { for field in fields { bits |= field.bit } }
+        init(_ fields: [AttributeField] = []) { for field in fields { bits |= field.bit } }
         init(bits: UInt32) { self.bits = bits }
         /// The fields set in `attributes`.
         init(present attributes: Attributes) {

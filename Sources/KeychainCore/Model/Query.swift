@@ -25,11 +25,12 @@ public struct Query: Sendable {
     /// `kSecUseAuthenticationContext`; nil asks through a fresh context with the process
     /// default authenticator.
     public var authentication: AuthenticationContext?
-    /// The attributes a caller reads from the results, when it reads only some (Valet's
-    /// `allKeys()` reads accounts): a store may then decode only those, and results may lack
-    /// the others. Nil, the default, returns every attribute `returnAttributes` asks for.
-    /// Only reads honour it; a write decodes whole records whatever its query says.
-    package var returnedFields: AttributeField.Mask?
+    /// The attributes a caller reads from the results, when it reads only some
+    /// (``Store/accounts(matching:)`` reads accounts): a store may then decode only those, and
+    /// results may lack the others. Nil, the default, returns every attribute
+    /// `returnAttributes` asks for. Only reads honour it; a write decodes whole records
+    /// whatever its query says.
+    var returnedFields: AttributeField.Mask?
 
     /// A query for items of `itemClass` (any class when nil) with `attributes`; `returnData` decrypts values, `returnAttributes` attributes; `authentication` gives the proof for values behind an access control.
     public init(

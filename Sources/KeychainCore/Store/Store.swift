@@ -52,6 +52,19 @@ extension Store {
         for item in try copyMatching(query) { try body(item) }
     }
 
+    /// The accounts of the items matching `query`, in the order they are listed, each taken
+    /// as its item is read and nothing else of it decoded: what the faces' `allKeys` list.
+    /// Items without an account are left out; throws ``StoreError/itemNotFound`` when none match.
+    package func accounts(matching query: Query) throws(StoreError) -> [String] {
+        var query = query
+        query.returnedFields = AttributeField.Mask([.account])
+        var accounts: [String] = []
+        try forEachMatching(query) { (item: Item) throws(StoreError) in
+            if let account = item.attributes.account { accounts.append(account) }
+        }
+        return accounts
+    }
+
     public func contains(_ query: Query) throws(StoreError) -> Bool {
         var one = query
         one.limit = .one

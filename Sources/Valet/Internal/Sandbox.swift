@@ -98,16 +98,11 @@ struct Sandbox: Sendable {
     /// Every key but the canary; values are not decrypted.
     func allKeys() throws(KeychainError) -> Set<String> {
         do {
-            var query = Query(.genericPassword, attributes: baseAttributes)
-            query.returnedFields = AttributeField.Mask([.account])
-            // Each account is taken as the item is read: a list of 100,000 items (tens of
-            // megabytes of fresh pages) was built only to be thrown away.
-            // Gathered in an array, hashed once into a set of the right size (a growing set
+            // Each account taken as its item is read (no list of the items is built to be
+            // thrown away), then hashed once into a set of the right size (a growing set
             // rehashes what it holds each time it doubles).
-            var keys: [String] = []
-            try keychain().forEachMatching(query) { (item: Item) throws(StoreError) in
-                if let key = item.attributes.account, key != Self.canaryKey { keys.append(key) }
-            }
+            var keys = try keychain().accounts(matching: Query(.genericPassword, attributes: baseAttributes))
+            keys.removeAll { $0 == Self.canaryKey }
             return Set(keys)
         } catch .itemNotFound {
             return []
