@@ -4,9 +4,11 @@
  * OpenSSL, print the value, exit. keychain-bench compiles it and runs it as a fresh process,
  * as it runs `keychain get`.
  *
- * Usage: process_floor VAULT [--no-openssl-config]
- *   --no-openssl-config: OpenSSL initialised without reading openssl.cnf (as `keychain` does);
- *   without it, OpenSSL as every program gets it by default.
+ * Usage: process_floor VAULT [--as-keychain]
+ *   --as-keychain: OpenSSL initialised as `keychain` initialises it for a short-lived
+ *   command (OpenSSLConfiguration.setUpForShortLivedProgram): without reading openssl.cnf, its
+ *   error texts, its clean-up at exit or its legacy name tables; without it, OpenSSL as every
+ *   program gets it by default.
  */
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -16,8 +18,10 @@
 
 int main(int argc, char **argv) {
     if (argc < 2) return 2;
-    if (argc > 2 && strcmp(argv[2], "--no-openssl-config") == 0)
-        OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, NULL);
+    if (argc > 2 && strcmp(argv[2], "--as-keychain") == 0)
+        OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG | OPENSSL_INIT_NO_ATEXIT | OPENSSL_INIT_NO_LOAD_CRYPTO_STRINGS
+                                | OPENSSL_INIT_NO_ADD_ALL_CIPHERS | OPENSSL_INIT_NO_ADD_ALL_DIGESTS,
+                            NULL);
 
     sqlite3 *db;
     if (sqlite3_open_v2(argv[1], &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) return 3;
