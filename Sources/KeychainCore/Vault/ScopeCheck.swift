@@ -20,6 +20,8 @@ struct ScopeCheck {
     }
 
     private let entries: [Entry]
+    /// The entries' tags as bits (tags are below 32), to pass over the other fields at once.
+    private let tags: UInt32
 
     /// The check for rows of `itemClass` in the scope `wanted` names.
     init(_ itemClass: ItemClass, _ wanted: Attributes) {
@@ -29,6 +31,7 @@ struct ScopeCheck {
             let expected = RecordCoding.encode(normalized, fields: [field])
             return Entry(tag: field.rawValue, expected: expected, absentMatches: expected == RecordCoding.encode(empty, fields: [field]))
         }
+        tags = entries.reduce(0) { $0 | 1 << UInt32($1.tag) }
     }
 
     /// Whether `record` (an attribute encoding, without its padding) is in scope; false too
@@ -40,7 +43,7 @@ struct ScopeCheck {
             let tag = record[offset]
             let length = Int(record.loadUnaligned(fromByteOffset: offset + 1, as: UInt32.self).bigEndian)
             guard length <= record.count - offset - 5 else { return false }
-            if let index = entries.firstIndex(where: { $0.tag == tag }) {
+            if tag < 32, tags & (1 << UInt32(tag)) != 0, let index = entries.firstIndex(where: { $0.tag == tag }) {
                 let expected = entries[index].expected
                 guard expected.count == length + 5,
                     expected.withUnsafeBytes({ memcmp($0.baseAddress!, record.baseAddress! + offset, length + 5) == 0 })
