@@ -68,4 +68,20 @@ struct MinimalReadTests {
         let swapped = RecordCoding.encode(Attributes(label: "L")) + RecordCoding.encode(Attributes(service: "s"))
         #expect(swapped.withUnsafeBytes { RecordCoding.decodeAttributes($0, fields: AttributeField.Mask([.account])) } == nil)
     }
+
+    @Test("a listing of rows of several classes opens each with its own class's key, however they alternate")
+    func listingAcrossClasses() throws {
+        let vault = try Vault(directory.vaultConfiguration())
+        let classes: [Accessibility] = [.whenUnlocked, .afterFirstUnlock, .whenUnlocked, .always, .afterFirstUnlock]
+        for (index, accessibility) in classes.enumerated() {
+            try vault.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "k\(index)", accessibility: accessibility), value: secret("v\(index)")))
+        }
+        let listed = try vault.copyMatching(Query(.genericPassword, attributes: Attributes(service: "s", accessGroup: "", synchronizable: false)))
+        #expect(listed.count == classes.count)
+        for item in listed {
+            let index = try #require(item.attributes.account.flatMap { Int($0.dropFirst()) })
+            #expect(item.attributes.accessibility == classes[index])
+        }
+        #expect(try vault.accounts(matching: Query(.genericPassword, attributes: Attributes(service: "s"))).sorted() == (0..<5).map { "k\($0)" })
+    }
 }

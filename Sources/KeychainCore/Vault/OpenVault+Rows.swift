@@ -120,7 +120,7 @@ extension OpenVault {
     ) throws(StoreError) {
         let wanted = query.attributes
         let present = AttributeField.Mask(present: wanted)
-        var scratch: LockedScratch?
+        var scratch: RowScratch?
         for itemClass in query.itemClass.map({ [$0] }) ?? ItemClass.allCases {
             let path: VaultSchema.Lookup
             var scopeDigest: [UInt8]?
@@ -157,8 +157,7 @@ extension OpenVault {
                 if decrypt {
                     let attributes: Attributes
                     do throws(StoreError) {
-                        // One locked buffer for all the rows a listing opens.
-                        if scratch == nil { scratch = LockedScratch() }
+                        if scratch == nil { scratch = RowScratch() }
                         attributes = try decryptAttributes(row, scratch: scratch, fields: decoded, scope: scopeCheck)
                     } catch {
                         // Passed over: what this process cannot open, and what is damaged
@@ -188,7 +187,7 @@ extension OpenVault {
     /// - Throws: ``StoreError/tampered(_:)`` when they fail authentication, or when `scope`
     ///   is given and they lie outside it (the row was moved into another scope).
     func decryptAttributes(
-        _ row: Row, scratch: LockedScratch? = nil, fields: AttributeField.Mask? = nil, scope: ScopeCheck? = nil
+        _ row: Row, scratch: RowScratch? = nil, fields: AttributeField.Mask? = nil, scope: ScopeCheck? = nil
     ) throws(StoreError) -> Attributes {
         if let attributes = row.attributes { return attributes }
         // Decoded where they were opened, padding and all: a copy without the padding was a
@@ -207,10 +206,15 @@ extension OpenVault {
             attributes.accessControl = row.accessControl
             return attributes
         }
-        let key = try classKey(row.accessibility, create: false)
+        let key: SealingKey
+        if let scratch {
+            key = try scratch.classKey(row.accessibility) { (accessibility: Accessibility) throws(StoreError) in try classKey(accessibility, create: false) }
+        } else {
+            key = try classKey(row.accessibility, create: false)
+        }
         let plainCount = row.sealedAttributes.count - AESGCM.overhead
         guard plainCount >= 0 else { throw authenticationFailed(.attributes) }
-        return try (scratch ?? LockedScratch()).withBuffer(count: plainCount) { (out: UnsafeMutableRawBufferPointer) throws(StoreError) -> Attributes in
+        return try (scratch?.plaintext ?? LockedScratch()).withBuffer(count: plainCount) { (out: UnsafeMutableRawBufferPointer) throws(StoreError) -> Attributes in
             do {
                 try key.open(row.sealedAttributes, associatedData: associatedData(row, .attributes), into: out)
             } catch {
