@@ -213,11 +213,16 @@ extension OpenVault {
             key = try classKey(row.accessibility, create: false)
         }
         let plainCount = row.sealedAttributes.count - AESGCM.overhead
-        guard plainCount >= 0 else { throw authenticationFailed(.attributes) }
+        guard plainCount >= 0 else {
+            scratch?.forgetClassKey()
+            throw authenticationFailed(.attributes)
+        }
         return try (scratch?.plaintext ?? LockedScratch()).withBuffer(count: plainCount) { (out: UnsafeMutableRawBufferPointer) throws(StoreError) -> Attributes in
             do {
                 try key.open(row.sealedAttributes, associatedData: associatedData(row, .attributes), into: out)
             } catch {
+                // Finding the keys rotated drops them: the next row looks its key up again.
+                scratch?.forgetClassKey()
                 throw authenticationFailed(.attributes)
             }
             return try decode(UnsafeRawBufferPointer(out))

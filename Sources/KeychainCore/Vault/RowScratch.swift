@@ -3,8 +3,9 @@
 ///
 /// A listing opens the attributes of thousands of rows; the dictionary lookup of each one's
 /// class key was 2.5% of the work. The key cannot change under it: a read holds the vault's
-/// lock from its first row to its last, and locking or rekeying takes that lock. Not shared:
-/// one read owns it.
+/// lock from its first row to its last, and locking or rekeying takes that lock; only a row
+/// that fails to open can find the keys rotated by another process and drop them, and the
+/// read then forgets the key it kept (``forgetClassKey()``). Not shared: one read owns it.
 final class RowScratch {
     let plaintext = LockedScratch()
     private var lastKey: (accessibility: Accessibility, key: SealingKey)?
@@ -18,4 +19,7 @@ final class RowScratch {
         lastKey = (accessibility, key)
         return key
     }
+
+    /// Looks the next key up again.
+    func forgetClassKey() { lastKey = nil }
 }
