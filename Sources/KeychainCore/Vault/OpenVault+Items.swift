@@ -1,9 +1,4 @@
-import Dispatch
 import FoundationEssentials
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// The item table written: applying writes and sealing records (reading is in OpenVault+Rows).
 extension OpenVault {

@@ -200,10 +200,7 @@ public final class Vault: Store, @unchecked Sendable {
     }
 
     public func copyMatching(_ query: Query) throws(StoreError) -> [Item] {
-        try query.validate()
-        guard let vault = try vault(creating: false) else { throw .itemNotFound }
-        if query.attributes.synchronizable == true { syncInBackground(vault) }
-        return try unlockingOnNeed(vault) { () throws(StoreError) in try vault.copyMatching(query) }
+        try finding(query) { (vault: OpenVault) throws(StoreError) in try vault.copyMatching(query) }
     }
 
     /// Hands each match to `body` as the vault reads it. A query that returns values lists them
@@ -214,10 +211,17 @@ public final class Vault: Store, @unchecked Sendable {
             for item in try copyMatching(query) { try body(item) }
             return
         }
+        try finding(query) { (vault: OpenVault) throws(StoreError) in try vault.forEachMatching(query, body) }
+    }
+
+    /// Runs a read that finds items: a valid query, a vault that exists (none finds nothing), sync
+    /// started for a synchronizable query, and one unlock with the environment's passphrase if
+    /// the vault turns out locked.
+    private func finding<R>(_ query: Query, _ read: (OpenVault) throws(StoreError) -> R) throws(StoreError) -> R {
         try query.validate()
         guard let vault = try vault(creating: false) else { throw .itemNotFound }
         if query.attributes.synchronizable == true { syncInBackground(vault) }
-        try unlockingOnNeed(vault) { () throws(StoreError) in try vault.forEachMatching(query, body) }
+        return try unlockingOnNeed(vault) { () throws(StoreError) in try read(vault) }
     }
 
     /// Starts syncing in the background the first time this process reads or writes a
