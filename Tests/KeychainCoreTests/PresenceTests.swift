@@ -85,6 +85,16 @@ struct PresenceTests {
         #expect(authenticator.promptCount == 0)
     }
 
+    @Test("a query for one item under an access control passes over the items before it that have none")
+    func firstMatchUnderAccessControl() throws {
+        let vault = try vault()
+        try vault.add(Item(.genericPassword, attributes: Attributes(service: "bank", account: "plain", accessibility: .whenPasscodeSetThisDeviceOnly), value: secret("0")))
+        try vault.add(item())
+        let query = Query(.genericPassword, attributes: Attributes(accessControl: .userPresence), limit: .one, returnAttributes: false)
+        #expect(try vault.contains(query))
+        #expect(try vault.copyMatching(query).count == 1)
+    }
+
     @Test("stripping the access control from the stored protection code is detected, not a way around the proof")
     func downgradeIsDetected() throws {
         let vault = try vault()
