@@ -13,7 +13,7 @@
 struct ScopeCheck {
     private struct Entry {
         let tag: UInt8
-        /// The entry (tag, length, bytes) the record must hold for this field.
+        /// The bytes the record's entry for this field must hold (``AttributeField/encode(_:)``).
         let expected: [UInt8]
         /// Whether a record without the field is in scope (the query asks for its empty value).
         let absentMatches: Bool
@@ -28,8 +28,8 @@ struct ScopeCheck {
         let normalized = wanted.normalizedIdentity(for: itemClass)
         let empty = Attributes().normalizedIdentity(for: itemClass)
         entries = RecordCoding.scopeFields(itemClass).map { field in
-            let expected = RecordCoding.encode(normalized, fields: [field])
-            return Entry(tag: field.rawValue, expected: expected, absentMatches: expected == RecordCoding.encode(empty, fields: [field]))
+            let expected = field.encode(normalized) ?? []
+            return Entry(tag: field.rawValue, expected: expected, absentMatches: expected == field.encode(empty) ?? [])
         }
         tags = entries.reduce(0) { $0 | 1 << UInt32($1.tag) }
     }
@@ -38,20 +38,16 @@ struct ScopeCheck {
     /// when it is malformed, which the decoding that follows reports as such.
     func holds(in record: UnsafeRawBufferPointer) -> Bool {
         var seen: UInt32 = 0
-        var offset = 0
-        while offset + 5 <= record.count {
-            let tag = record[offset]
-            let length = Int(record.loadUnaligned(fromByteOffset: offset + 1, as: UInt32.self).bigEndian)
-            guard length <= record.count - offset - 5 else { return false }
-            if tag < 32, tags & (1 << UInt32(tag)) != 0, let index = entries.firstIndex(where: { $0.tag == tag }) {
-                let expected = entries[index].expected
-                guard expected.count == length + 5,
-                    expected.withUnsafeBytes({ memcmp($0.baseAddress!, record.baseAddress! + offset, length + 5) == 0 })
-                else { return false }
-                seen |= 1 << index
-            }
-            offset += length + 5
+        var reader = ByteReader(record)
+        while reader.remaining > 0 {
+            guard let tag = reader.u8(), let length = reader.u32(), let value = reader.slice(Int(length)) else { return false }
+            guard tag < 32, tags & (1 << UInt32(tag)) != 0, let index = entries.firstIndex(where: { $0.tag == tag }) else { continue }
+            let expected = entries[index].expected
+            guard expected.count == value.count,
+                value.isEmpty || expected.withUnsafeBytes({ memcmp($0.baseAddress!, value.baseAddress!, value.count) == 0 })
+            else { return false }
+            seen |= 1 << index
         }
-        return offset == record.count && entries.indices.allSatisfy { seen & (1 << $0) != 0 || entries[$0].absentMatches }
+        return entries.indices.allSatisfy { seen & (1 << $0) != 0 || entries[$0].absentMatches }
     }
 }

@@ -119,6 +119,6 @@ struct ByteReader {
     }
     mutating func take(_ count: Int) -> [UInt8]? { slice(count).map { Array($0) } }
     mutating func u8() -> UInt8? { slice(1)?[0] }
-    mutating func u16() -> UInt16? { slice(2).map { UInt16($0[0]) << 8 | UInt16($0[1]) } }
+    mutating func u16() -> UInt16? { slice(2).map { UInt16(bigEndian: $0.loadUnaligned(as: UInt16.self)) } }
     mutating func u32() -> UInt32? { slice(4).map { UInt32(bigEndian: $0.loadUnaligned(as: UInt32.self)) } }
 }
