@@ -27,8 +27,26 @@ done
 # mangled `Dictionary<Key, Value>` makes the runtime look `Key: Hashable` up by scanning every
 # conformance record in the binary, a million instructions over the first dictionaries a
 # command makes (a long-lived program pays that once; a command pays it on every run).
-build=(swift build -c release --static-swift-stdlib --product keychain --scratch-path "$scratch"
+#
+# No `$ORIGIN` run path (`--disable-local-rpath`): the binary finds libcrypto and libsqlite3 where
+# the system keeps them, never in the directory it was copied to, and the loader does not try
+# 26 paths there first on every run.
+build=(swift build -c release --static-swift-stdlib --disable-local-rpath --product keychain --scratch-path "$scratch"
     -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors)
+
+# Linked by the toolchain's own lld rather than the system linker. Its layout of the same
+# objects starts ~0.4 ms faster here: against the benchmark's process floor, 1.62x became
+# 1.49x (and 1.64x became 1.54x) in two interleaved runs. Where glibc understands the packed
+# form (2.36 and later), lld also packs the 37,000 relative relocations of a position-
+# independent Swift binary into 7 KB (DT_RELR) instead of 870 KB of entries read one by one.
+swiftc=$(command -v swiftc || true)
+if [ -n "$swiftc" ] && [ -x "$(dirname "$(readlink -f "$swiftc")")/ld.lld" ]; then
+    build+=(-Xswiftc -use-ld=lld)
+    glibc=$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')
+    if [ -n "$glibc" ] && [ "$(printf '%s\n2.36\n' "$glibc" | sort -V | head -1)" = 2.36 ]; then
+        build+=(-Xlinker -z -Xlinker pack-relative-relocs)
+    fi
+fi
 
 # The Swift driver asks for `-lstdc++` itself, and the linker takes the first match along its
 # search path: a directory holding only the archive, searched first, makes that match static.
