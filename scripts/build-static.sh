@@ -41,8 +41,9 @@ build=(swift build -c release --static-swift-stdlib --disable-local-rpath --prod
 # form (2.36 and later), lld also packs the 37,000 relative relocations of a position-
 # independent Swift binary into 7 KB (DT_RELR) instead of 870 KB of entries read one by one:
 # 0.15 M instructions fewer.
-swiftc=$(command -v swiftc || true)
-if [ -n "$swiftc" ] && [ -x "$(dirname "$(readlink -f "$swiftc")")/ld.lld" ]; then
+# The toolchain's own directory, from the driver itself (a `swiftc` on PATH may be a shim).
+resources=$(swift -print-target-info 2>/dev/null | sed -n 's/.*"runtimeResourcePath": "\(.*\)".*/\1/p')
+if [ -n "$resources" ] && [ -x "$(dirname "$(dirname "$resources")")/bin/ld.lld" ]; then
     build+=(-Xswiftc -use-ld=lld)
     glibc=$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')
     if [ -n "$glibc" ] && [ "$(printf '%s\n2.36\n' "$glibc" | sort -V | head -1)" = 2.36 ]; then
