@@ -18,6 +18,21 @@ enum InstalledCommand {
         return FileManager.default.isExecutableFile(atPath: binary) ? .success(binary) : .failure(BenchError("the static build made no \(binary)"))
     }
 
+    /// A copy of `binary` written now, as the floor it is timed against is compiled now. How a
+    /// file came into the page cache shows in every process started from it: here a copy of
+    /// one binary written an hour before ran slower than a fresh copy of it (1.68x the floor
+    /// against 1.61x, interleaved); with the page cache dropped first, the two ran alike.
+    static func freshCopy(of binary: String, into directory: String) -> Result<String, BenchError> {
+        let copy = "\(directory)/keychain-static"
+        do {
+            try? FileManager.default.removeItem(atPath: copy)
+            try FileManager.default.copyItem(atPath: binary, toPath: copy)
+        } catch {
+            return .failure(BenchError("could not copy \(binary) into \(directory): \(error)"))
+        }
+        return .success(copy)
+    }
+
     /// Builds the command beside this benchmark (`swift build -c release --product keychain`
     /// into the build directory the benchmark runs from), where `swift run -c release
     /// keychain-bench` builds only the benchmark.

@@ -186,7 +186,9 @@ if FileManager.default.isExecutableFile(atPath: keychainBinary) {
     case .failure(let reason):
         report.skipped["process floor"] = reason.description
     }
-    let installed = option("--static-cli").map { Result<String, BenchError>.success($0) } ?? InstalledCommand.build()
+    let installed = (option("--static-cli").map { Result<String, BenchError>.success($0) } ?? InstalledCommand.build()).flatMap {
+        InstalledCommand.freshCopy(of: $0, into: scratch)
+    }
     switch installed {
     case .success(let binary):
         var measurement = Measurement(
