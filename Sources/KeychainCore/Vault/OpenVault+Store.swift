@@ -83,8 +83,9 @@ extension OpenVault {
                 }
             }
             found = true
-            // Built in the call, the row's attributes moved in: a copy of an item (a few
-            // hundred bytes) retains every field it holds, and a listing builds thousands.
+            // Built in the call, the row's attributes moved in rather than shared with the row
+            // (a listing builds thousands: a shared storage would be retained and released once
+            // more for each).
             try body(Item(row.itemClass, attributes: row.attributes.take() ?? Self.named(query, row.accessibility), value: value))
         }
         if !found { throw damaged ?? unavailable ?? .itemNotFound }
