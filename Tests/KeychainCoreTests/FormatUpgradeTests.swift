@@ -4,19 +4,22 @@ import Testing
 
 @testable import KeychainCore
 
-/// Vaults written by the previous release (format 1, `Fixtures/format1`, made by
-/// `Fixtures/format1/MakeFixture.swift.txt` on that release) open, are read as they are, and
-/// are upgraded to format 2 in place at their first write or unlock, nothing lost.
-@Suite("Format 1 vaults of the previous release: read as they are, upgraded in place")
+/// Vaults written by earlier releases (format 1 in `Fixtures/format1`, format 2 in
+/// `Fixtures/format2`, each made by its folder's `MakeFixture.swift.txt` on that release) open,
+/// are read as they are, and are upgraded to format 3 in place at their first write or unlock,
+/// nothing lost.
+@Suite("Vaults of earlier releases (formats 1 and 2): read as they are, upgraded in place")
 struct FormatUpgradeTests {
     let directory = TemporaryDirectory()
     static let passphrase = "fixture-passphrase"
-    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/format1").path
+    static func fixtures(_ format: Int) -> String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/format\(format)").path
+    }
 
-    /// A private copy of a fixture vault (mode 0600, owned by whoever runs the tests).
-    func copy(_ name: String, kernelKeyring: Bool = false) throws -> VaultConfiguration {
+    /// A private copy of a fixture vault of `format` (mode 0600, owned by whoever runs the tests).
+    func copy(_ name: String, format: Int = 1, kernelKeyring: Bool = false) throws -> VaultConfiguration {
         for file in [name + ".keychain", name + ".keychain.key", "machine-id"] {
-            let source = Self.fixtures + "/" + file
+            let source = Self.fixtures(format) + "/" + file
             guard FileManager.default.fileExists(atPath: source) else { continue }
             let target = directory.path + "/" + file
             try? FileManager.default.removeItem(atPath: target)
@@ -49,23 +52,23 @@ struct FormatUpgradeTests {
 
     func fileBytes(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
 
-    @Test("a format-1 vault is read whole and left byte for byte as it was")
-    func readWithoutWriting() throws {
-        let configuration = try copy("keyfile")
+    @Test("a vault of an earlier format is read whole and left byte for byte as it was", arguments: [1, 2])
+    func readWithoutWriting(_ format: Int) throws {
+        let configuration = try copy("keyfile", format: format)
         let before = fileBytes(configuration.location.path)
         let vault = try Vault(configuration)
-        #expect(vault.status().formatVersion == 1)
+        #expect(vault.status().formatVersion == format)
         try expectEveryItem(vault, withPasscode: false)
-        #expect(try vault.verify().ledger == "none (format 1)")
-        #expect(fileBytes(configuration.location.path) == before && vault.status().formatVersion == 1)
+        #expect(try vault.verify().ledger == (format == 1 ? "none (format 1)" : "ok"))
+        #expect(fileBytes(configuration.location.path) == before && vault.status().formatVersion == format)
     }
 
-    @Test("the first write upgrades a key-file vault in one step: format 2, every item kept, re-sealed and padded, the ledger sound")
+    @Test("the first write upgrades a format-1 key-file vault in one step: format 3, every item kept, re-sealed and padded, the ledger sound")
     func firstWriteUpgrades() throws {
         let configuration = try copy("keyfile")
         let vault = try Vault(configuration)
         try vault.add(Item(.genericPassword, attributes: Attributes(service: "fixture", account: "new"), value: SecretBytes(utf8: "after")))
-        #expect(vault.status().formatVersion == 2)
+        #expect(vault.status().formatVersion == 3)
         try expectEveryItem(try Vault(configuration), withPasscode: false)
         let report = try Vault(configuration).verify()
         #expect(report.isSound && report.ledger == "ok" && report.damaged.isEmpty && report.intact == report.items, "\(report)")
@@ -87,7 +90,7 @@ struct FormatUpgradeTests {
         let vault = try Vault(configuration)
         #expect(vault.status().formatVersion == 1)
         try vault.unlock(passphrase: SecretBytes(utf8: Self.passphrase))
-        #expect(vault.status().formatVersion == 2)
+        #expect(vault.status().formatVersion == 3)
         try expectEveryItem(vault, withPasscode: true)
         let authenticator = ScriptedAuthenticator([.passphrase(Self.passphrase)])
         let presence = try vault.copyMatching(
@@ -101,7 +104,7 @@ struct FormatUpgradeTests {
         #expect(
             try raw.blobs("SELECT generation, value FROM items").filter { $0.0 == 0 }.count == 1,
             "the presence item is carried over as format 1 sealed it (its inner seal needs the proof)")
-        // And written again, it is sealed the format-2 way.
+        // And written again, it is sealed the way format 2 began sealing.
         try vault.write([
             .update(
                 Query(.genericPassword, attributes: Attributes(service: "fixture", account: "presence")), attributes: Attributes(),
@@ -131,7 +134,7 @@ struct FormatUpgradeTests {
         let vault = try Vault(configuration)
         try vault.add(Item(.genericPassword, attributes: Attributes(service: "fixture", account: "new"), value: SecretBytes(utf8: "after")))
         let report = try Vault(configuration).verify()
-        #expect(vault.status().formatVersion == 2 && report.ledger == "ok" && report.damaged.map(\.row) == [target.0], "\(report)")
+        #expect(vault.status().formatVersion == 3 && report.ledger == "ok" && report.damaged.map(\.row) == [target.0], "\(report)")
     }
 
     @Test(
@@ -152,5 +155,52 @@ struct FormatUpgradeTests {
             guard case .tampered(let reason) = error as? StoreError else { return false }
             return reason.contains("rolled back")
         }
+    }
+
+    /// Every row as stored: id, class, protection, identity, scope, sealed attributes, sealed value, generation.
+    func storedRows(_ raw: RawVault) throws -> [[[UInt8]]] {
+        var rows: [[[UInt8]]] = []
+        try raw.connection.statement("SELECT id, class, protection, identity, scope, attributes, value, generation FROM items ORDER BY id").with([]) {
+            (s: Statement) throws(SQLiteError) in
+            while try s.step() { rows.append((0..<8).map { s.blob(Int32($0)) }) }
+        }
+        return rows
+    }
+
+    @Test("the first write upgrades a format-2 key-file vault: its rows untouched, its ledger sharded at the next generation, every item kept")
+    func formatTwoFirstWriteUpgrades() throws {
+        let configuration = try copy("keyfile", format: 2)
+        let raw = try RawVault(configuration.location.path)
+        let rowsBefore = try storedRows(raw)
+        let ledgerBefore = try raw.blobs("SELECT 0, value FROM meta WHERE name = 'ledger'")[0].1
+        try Vault(configuration).add(Item(.genericPassword, attributes: Attributes(service: "fixture", account: "new"), value: SecretBytes(utf8: "after")))
+        let vault = try Vault(configuration)
+        #expect(vault.status().formatVersion == 3)
+        #expect(Array(try storedRows(raw).prefix(rowsBefore.count)) == rowsBefore, "the upgrade re-seals nothing")
+        let root = try raw.blobs("SELECT 0, value FROM meta WHERE name = 'ledger'")[0].1
+        // The upgrade took the next generation, and the write the one after it.
+        #expect(root.count == LedgerRoot.encodedSize && ItemLedger.integer(root, at: 0) == ItemLedger.integer(ledgerBefore, at: 0) + 2)
+        let shardsHoldingRows = Set(try storedRows(raw).map { LedgerShards.shard(of: $0[3]) })
+        #expect(try raw.blobs("SELECT 0, value FROM meta WHERE name LIKE 'ledger/%'").count == shardsHoldingRows.count, "one record per shard that holds rows")
+        try expectEveryItem(vault, withPasscode: false)
+        let report = try vault.verify()
+        #expect(report.isSound && report.ledger == "ok" && report.intact == report.items, "\(report)")
+    }
+
+    @Test("unlocking a format-2 passphrase vault upgrades it; every class and the presence item survive")
+    func formatTwoUnlockUpgrades() throws {
+        let configuration = try copy("passphrase", format: 2)
+        let vault = try Vault(configuration)
+        #expect(vault.status().formatVersion == 2)
+        try vault.unlock(passphrase: SecretBytes(utf8: Self.passphrase))
+        #expect(vault.status().formatVersion == 3)
+        try expectEveryItem(vault, withPasscode: true)
+        let authenticator = ScriptedAuthenticator([.passphrase(Self.passphrase)])
+        let presence = try vault.copyMatching(
+            Query(
+                .genericPassword, attributes: Attributes(service: "fixture", account: "presence"), limit: .one,
+                returnData: true, authentication: AuthenticationContext(authenticator: authenticator)))
+        #expect(presence.first?.value?.string == "presence value")
+        #expect(try vault.verify().ledger == "ok")
     }
 }

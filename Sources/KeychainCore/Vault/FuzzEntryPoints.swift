@@ -28,17 +28,32 @@
     private static let stateKey = HMACKey(SecretBytes([UInt8](repeating: 0x5A, count: 32)))
     private static let stateVault = [UInt8](repeating: 0xA5, count: VaultHeader.vaultIDSize)
 
-    /// The vault's state records: the item ledger (meta) and the generation table (the kernel
-    /// keyring, which another process of the user may write), and the size padding of what is
-    /// sealed. Checks what each promises: a ledger re-encodes to what it decoded from, a table
-    /// keeps at most its capacity and always finds the entry just recorded, padding round-trips.
+    /// The vault's state records: the item ledger, its root and shard records (meta), the
+    /// generation table (the kernel keyring, which another process of the user may write), and
+    /// the size padding of what is sealed. Checks what each promises: a ledger or root
+    /// re-encodes to what it decoded from, a shard record opens only at its own generation, a
+    /// table keeps at most its capacity and always finds the entry just recorded, padding
+    /// round-trips.
     public static func vaultState(_ bytes: [UInt8]) -> Bool {
         let ledger = ItemLedger.decode(bytes, key: stateKey, vaultID: stateVault)
         if let ledger { precondition(ledger.encoded(key: stateKey, vaultID: stateVault) == bytes, "a ledger does not re-encode to its bytes") }
         if bytes.count >= 48 {
-            let made = ItemLedger(generation: ItemLedger.integer(bytes, at: 0), count: ItemLedger.integer(bytes, at: 8), digest: Array(bytes[16..<48]))
+            let tally = LedgerTally(count: ItemLedger.integer(bytes, at: 8), digest: Array(bytes[16..<48]))
+            let made = ItemLedger(generation: ItemLedger.integer(bytes, at: 0), tally: tally)
             precondition(ItemLedger.decode(made.encoded(key: stateKey, vaultID: stateVault), key: stateKey, vaultID: stateVault) == made, "a ledger does not round-trip")
+            // A shard record opens only for its own shard and generation.
+            let shard = Int(bytes[0]) % LedgerShards.count, generation = made.generation
+            let record = LedgerShards.encodedRecord(tally, shard: shard, generation: generation, key: stateKey, vaultID: stateVault)
+            precondition(LedgerShards.decodeRecord(record, shard: shard, generation: generation, key: stateKey, vaultID: stateVault) == tally, "a shard record does not round-trip")
+            precondition(
+                LedgerShards.decodeRecord(record, shard: shard, generation: generation &+ 1, key: stateKey, vaultID: stateVault) == nil,
+                "a shard record opens at another generation")
         }
+        if let root = LedgerRoot.decode(bytes, key: stateKey, vaultID: stateVault) {
+            precondition(root.encoded(key: stateKey, vaultID: stateVault) == bytes, "a ledger root does not re-encode to its bytes")
+        }
+        _ = LedgerShards.decodeRecord(bytes, shard: 0, generation: 1, key: stateKey, vaultID: stateVault)
+        precondition(LedgerShards.shard(of: bytes) < LedgerShards.itemShards, "an identity falls outside the item shards")
         let table = SecretBytes(bytes)
         _ = GenerationTable.generation(in: table, key: stateKey, vaultID: stateVault)
         let generation = UInt64(bytes.count)

@@ -1,25 +1,44 @@
-/// The authenticated state of a format-2 vault's item table: which rows exist and in which
-/// version. Each sealed row carries the generation that wrote it (bound into its associated
-/// data); the ledger keeps a generation counter, the row count and the XOR of one keyed digest
-/// per row over (row id, class, identity digest, row generation), tagged with the ledger key.
-///
-/// A write updates it in O(1): the digests of the rows it replaces or removes are XORed out,
-/// those of the rows it writes XORed in. Checking it is O(n), once per connection and again
-/// whenever another connection changed the file (SQLite's `data_version`). What it catches: a
-/// deleted row, a row restored from an older copy (its generation differs, and its sealed parts
-/// open only with the generation they were sealed with), a restored deleted row, a changed row
-/// id or identity. The digests are keyed and never stored, so the XOR cannot be steered from
-/// the file; the ledger's tag covers everything it holds.
+/// How many rows a part of the item ledger vouches for, and the XOR of one keyed digest per
+/// row over (row id, class, identity digest, row generation): each sealed row carries the
+/// generation that wrote it (bound into its associated data), so the tally catches a deleted
+/// row, a row restored from an older copy (its generation differs, and its sealed parts open
+/// only with the generation they were sealed with), a restored deleted row, a changed row id or
+/// identity. A write updates it in O(1): the digests of the rows it replaces or removes are
+/// XORed out, those it writes XORed in. The digests are keyed and never stored, so the XOR
+/// cannot be steered from the file.
+struct LedgerTally: Equatable {
+    var count: UInt64 = 0
+    var digest = [UInt8](repeating: 0, count: Digest.size)
+
+    static let empty = LedgerTally()
+
+    mutating func insert(_ element: [UInt8]) {
+        count &+= 1
+        xor(element)
+    }
+
+    mutating func remove(_ element: [UInt8]) {
+        count &-= 1
+        xor(element)
+    }
+
+    private mutating func xor(_ element: [UInt8]) {
+        for index in 0..<Digest.size { digest[index] ^= element[index] }
+    }
+}
+
+/// A format-2 vault's item ledger: one tally for the whole item table (and sync journal) and a
+/// generation counter, tagged with the ledger key. Checking it is O(n), once per connection and
+/// again whenever another connection changed the file (SQLite's `data_version`); format 3
+/// splits it into shards under a ``LedgerRoot`` so that a read checks only its own.
 ///
 /// The whole file rolled back to an older copy carries a consistent older ledger: that is
 /// caught within a boot by the generation this boot last saw, kept in the kernel keyring
-/// (``GenerationRecord``).
+/// (``GenerationTable``).
 struct ItemLedger: Equatable {
     var generation: UInt64
-    var count: UInt64
-    var digest: [UInt8]
+    var tally: LedgerTally
 
-    static let empty = ItemLedger(generation: 0, count: 0, digest: [UInt8](repeating: 0, count: Digest.size))
     static let encodedSize = 8 + 8 + Digest.size + Digest.size
 
     /// What one row contributes.
@@ -53,20 +72,6 @@ struct ItemLedger: Equatable {
         return key.authenticationCode(message)
     }
 
-    mutating func insert(_ element: [UInt8]) {
-        count &+= 1
-        xor(element)
-    }
-
-    mutating func remove(_ element: [UInt8]) {
-        count &-= 1
-        xor(element)
-    }
-
-    private mutating func xor(_ element: [UInt8]) {
-        for index in 0..<Digest.size { digest[index] ^= element[index] }
-    }
-
     /// The stored form: generation u64 | count u64 | digest | tag, big-endian.
     func encoded(key: HMACKey, vaultID: [UInt8]) -> [UInt8] {
         let body = fields
@@ -79,10 +84,10 @@ struct ItemLedger: Equatable {
         guard bytes.count == encodedSize else { return nil }
         let body = Array(bytes[0..<(encodedSize - Digest.size)])
         guard Digest.equal(key.authenticationCode(ledgerLabel + vaultID + body), Array(bytes[(encodedSize - Digest.size)...])) else { return nil }
-        return ItemLedger(generation: integer(body, at: 0), count: integer(body, at: 8), digest: Array(body[16..<(16 + Digest.size)]))
+        return ItemLedger(generation: integer(body, at: 0), tally: LedgerTally(count: integer(body, at: 8), digest: Array(body[16..<(16 + Digest.size)])))
     }
 
-    private var fields: [UInt8] { VaultHeader.be(generation) + VaultHeader.be(count) + digest }
+    private var fields: [UInt8] { VaultHeader.be(generation) + VaultHeader.be(tally.count) + tally.digest }
 
     static func integer(_ bytes: [UInt8], at offset: Int) -> UInt64 {
         bytes[offset..<(offset + 8)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }

@@ -1,8 +1,8 @@
 import FoundationEssentials
 
-/// Keeping and checking the item ledger (``ItemLedger``): every read and write of a format-2
-/// vault first checks that the item table is the set of rows the ledger vouches for, and every
-/// write updates the ledger in the same transaction.
+/// Keeping and checking the item ledger (``ItemLedger``, ``LedgerShards``): every read and
+/// write of a vault from format 2 on first checks that the rows it meets are the set the ledger
+/// vouches for, and every write updates the ledger in the same transaction.
 extension OpenVault {
     /// The ledger's key, derived from the lookup key: a process that may read items has it.
     func ledgerKey() throws(StoreError) -> HMACKey {
@@ -16,73 +16,85 @@ extension OpenVault {
         HMACKey(try crypto { () throws(OpenSSLError) in try HKDF.deriveKey(from: lookup.key, info: "swift-keychain ledger v2") })
     }
 
+    /// How much of the item table must be vouched for before a read runs: all of it, or only
+    /// the shards the read looks into (``verifyLedgerShard(holding:)``, as it looks).
+    enum LedgerCheck { case everyRow, rowsAsRead }
+
     /// Checks, inside a transaction (mutex held), that the vault is the one this process may
-    /// serve: its schema and header as at open, and for format 2 its rows exactly those the
-    /// ledger vouches for, at a generation no older than this boot has seen. Costs one
-    /// `data_version` query while no other connection has committed; a full check otherwise.
+    /// serve: its schema and header as at open, and from format 2 on its ledger authentic, at a
+    /// generation no older than this boot has seen, and (`.everyRow`) its rows exactly those
+    /// the ledger vouches for. Costs one `data_version` query while no other connection has
+    /// committed and the rows asked for were checked before.
     ///
     /// - Throws: ``StoreError/tampered(_:)`` for a vault that fails it, ``StoreError/locked``
     ///   when no key is available to check it with.
-    func checkLedger() throws(StoreError) {
+    func checkLedger(_ check: LedgerCheck = .everyRow) throws(StoreError) {
         let version = try sql { () throws(SQLiteError) in try connection.dataVersion() }
-        if version == ledgerDataVersion, ledger != nil || header.version < 2 { return }
-        ledger = nil
-        if ledgerDataVersion != -1 {
-            // Another connection committed: what open checked is checked again.
-            let schema = try VaultSchema.check(connection, path: location.path)
-            syncEnrolled = schema.synced
-            try refreshHeader()
-            try Self.checkFormat(schema: schema.format, header: header, path: location.path)
+        if version != ledgerDataVersion || (ledger == nil && header.version >= 2) {
+            try loadLedger(dataVersion: version)
         }
+        if check == .everyRow { try verifyEveryShard() }
+    }
+
+    /// Reads and authenticates the stored ledger (format 2's, or format 3's root), forgetting
+    /// what was verified before: another connection committed, or nothing was read yet.
+    private func loadLedger(dataVersion version: Int64) throws(StoreError) {
+        ledger = nil
+        var rechecked = ledgerDataVersion != -1
+        // Another connection committed: what open checked is checked again.
+        if rechecked { try recheckFormat() }
+        while true {
+            do throws(StoreError) {
+                try adoptStoredLedger()
+                break
+            } catch {
+                // The header read at open may predate another process's upgrade of the vault.
+                guard !rechecked, error.isDamage else { throw error }
+                rechecked = true
+                let opened = header.version
+                try recheckFormat()
+                guard header.version != opened else { throw error }
+            }
+        }
+        ledgerDataVersion = version
+    }
+
+    private func recheckFormat() throws(StoreError) {
+        let schema = try VaultSchema.check(connection, path: location.path)
+        syncEnrolled = schema.synced
+        try refreshHeader()
+        try Self.checkFormat(schema: schema.format, header: header, path: location.path)
+    }
+
+    private func adoptStoredLedger() throws(StoreError) {
         if header.version < 2 {
             guard try storedLedger() == nil else { throw .tampered("\(location.path) is a format-1 vault with an item ledger; refusing to use it") }
             if let key = try? ledgerKey(), let seen = seenGeneration(key: key) {
                 throw .tampered("\(location.path) is a format-1 copy of a vault this boot has seen at format 2, generation \(seen): rolled back to an older copy")
             }
-            ledgerDataVersion = version
             return
         }
         let key = try ledgerKey()
-        guard let stored = try storedLedger(), let state = ItemLedger.decode(stored, key: key, vaultID: header.vaultID) else {
-            // Keys rotated by another process are not damage: this process is locked.
-            if try dropKeysIfRotated() { throw .locked }
-            throw .tampered("\(location.path): the item ledger is missing or fails authentication")
-        }
-        let found = try scanLedger(key: key, generation: state.generation)
-        guard found.count == state.count, Digest.equal(found.digest, state.digest) else {
-            throw .tampered(
-                "\(location.path): the items are not the set the ledger vouches for (a row deleted, restored from an older copy or renumbered); keychain verify shows what opens, keychain recover saves it"
-            )
+        let state: LedgerState
+        guard let stored = try storedLedger() else { throw try ledgerUnreadable() }
+        if header.version >= 3 {
+            guard let root = LedgerRoot.decode(stored, key: key, vaultID: header.vaultID) else { throw try ledgerUnreadable() }
+            state = LedgerState(root)
+        } else {
+            guard let decoded = ItemLedger.decode(stored, key: key, vaultID: header.vaultID) else { throw try ledgerUnreadable() }
+            state = LedgerState(decoded)
         }
         if let seen = seenGeneration(key: key), seen > state.generation {
             throw .tampered("\(location.path) is at generation \(state.generation), older than the \(seen) this boot has seen: the file was rolled back to an older copy")
         }
         ledger = state
-        ledgerDataVersion = version
     }
 
-    /// What the vault's rows add up to now, under `key`.
-    func scanLedger(key: HMACKey, generation: UInt64) throws(StoreError) -> ItemLedger {
-        var found = ItemLedger.empty
-        found.generation = generation
-        let vaultID = header.vaultID
-        try sql { () throws(SQLiteError) in
-            try connection.statement(VaultSchema.selectLedgerRows).with([]) { (s: Statement) throws(SQLiteError) in
-                while try s.step() {
-                    let row = ItemLedger.Row(
-                        id: s.integer(0), itemClass: UInt8(truncatingIfNeeded: s.integer(1)), identity: s.blob(2),
-                        generation: UInt64(bitPattern: s.integer(3)))
-                    found.insert(ItemLedger.element(row, key: key, vaultID: vaultID))
-                }
-            }
-            guard syncEnrolled else { return }
-            try connection.statement(VaultSchema.readAllJournal).with([]) { (s: Statement) throws(SQLiteError) in
-                while try s.step() {
-                    found.insert(ItemLedger.journalElement(identity: s.blob(0), pending: s.integer(1) != 0, record: s.blob(2), key: key, vaultID: vaultID))
-                }
-            }
-        }
-        return found
+    /// Why a ledger record is missing or fails authentication: keys rotated by another process
+    /// are not damage (this process is locked); anything else is tampering.
+    func ledgerUnreadable() throws(StoreError) -> StoreError {
+        if try dropKeysIfRotated() { return .locked }
+        return .tampered("\(location.path): the item ledger is missing or fails authentication")
     }
 
     func storedLedger() throws(StoreError) -> [UInt8]? {
@@ -97,17 +109,19 @@ extension OpenVault {
         return GenerationTable.generation(in: kernelKeyring.load(GenerationTable.description), key: key, vaultID: header.vaultID)
     }
 
-    /// Runs `body` in a read transaction after ``checkLedger()``.
-    func checkedRead<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {
+    /// Runs `body` in a read transaction after ``checkLedger(_:)``. With `.rowsAsRead`, `body`
+    /// must read rows only through ``forEachMatchingRow(_:includeValue:needAttributes:fields:unavailable:_:)``,
+    /// which checks each shard it looks into.
+    func checkedRead<R>(_ check: LedgerCheck = .everyRow, _ body: () throws(StoreError) -> R) throws(StoreError) -> R {
         try Self.transaction { () throws(TransactionError<StoreError>) in
             try connection.readTransaction { () throws(StoreError) -> R in
-                try checkLedger()
+                try checkLedger(check)
                 return try body()
             }
         }
     }
 
-    /// Runs a write to a format-2 vault: one IMMEDIATE transaction that checks the ledger,
+    /// Runs a write to a vault of format 2 or later: one IMMEDIATE transaction that checks the ledger,
     /// gives every row `body` seals the next generation, and stores the updated ledger; after
     /// the commit, the generation is remembered for this boot. If anything fails, nothing is
     /// written and the ledger is checked afresh next time.
@@ -144,28 +158,55 @@ extension OpenVault {
         writeGeneration = 0
     }
 
-    /// The ledger, at the write's generation, into the transaction in progress.
+    /// The ledger, at the write's generation, into the transaction in progress: in format 3,
+    /// the record of each shard the write changed, then the root.
     func storeLedger() throws(StoreError) {
-        guard var state = ledger else { throw .tampered("a write lost track of the item ledger") }
-        state.generation = writeGeneration
+        guard var state = ledger else { throw lostTrackOfLedger }
+        let key = try ledgerKey(), vaultID = header.vaultID
+        let generation = writeGeneration
+        try sql { () throws(SQLiteError) in
+            if state.root != nil {
+                let write = try connection.statement(VaultSchema.writeShardRecord)
+                for shard in 0..<state.shardCount where state.changed[shard] {
+                    let record = LedgerShards.encodedRecord(state.tally(shard)!, shard: shard, generation: generation, key: key, vaultID: vaultID)
+                    try write.run([.text(LedgerShards.recordName(shard)), .blob(record)])
+                }
+            }
+            state.stored(at: generation)
+            let encoded =
+                state.root?.encoded(key: key, vaultID: vaultID) ?? ItemLedger(generation: generation, tally: state.tally(0)!).encoded(key: key, vaultID: vaultID)
+            try connection.statement(VaultSchema.writeLedger).run([.blob(encoded)])
+        }
         ledger = state
-        let encoded = state.encoded(key: try ledgerKey(), vaultID: header.vaultID)
-        try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.writeLedger).run([.blob(encoded)]) }
     }
+
+    var lostTrackOfLedger: StoreError { .tampered("a write lost track of the item ledger") }
 
     /// Replaces the in-memory ledger by what the rows add up to (a rekey or an upgrade rewrote them all).
     func recountLedger() throws(StoreError) {
-        ledger = try scanLedger(key: try ledgerKey(), generation: writeGeneration)
+        guard var state = ledger else { throw lostTrackOfLedger }
+        state.recount(try tallyEveryShard(of: state, key: try ledgerKey()))
+        ledger = state
     }
 
     func ledgerInsert(id: Int64, itemClass: ItemClass, identity: [UInt8]) throws(StoreError) {
         let row = ItemLedger.Row(id: id, itemClass: itemClass.code, identity: identity, generation: writeGeneration)
-        ledger?.insert(ItemLedger.element(row, key: try ledgerKey(), vaultID: header.vaultID))
+        try count(ItemLedger.element(row, key: try ledgerKey(), vaultID: header.vaultID), in: ledger?.shard(ofItem: identity), inserted: true)
     }
 
     func ledgerRemove(_ row: Row) throws(StoreError) {
         let entry = ItemLedger.Row(id: row.id, itemClass: row.itemClass.code, identity: row.identity, generation: row.generation)
-        ledger?.remove(ItemLedger.element(entry, key: try ledgerKey(), vaultID: header.vaultID))
+        try count(ItemLedger.element(entry, key: try ledgerKey(), vaultID: header.vaultID), in: ledger?.shard(ofItem: row.identity), inserted: false)
+    }
+
+    /// The ledger's account of a journal row written (`inserted`) or removed in the write in progress.
+    func ledgerJournal(_ identity: [UInt8], pending: Bool, record: [UInt8], inserted: Bool) throws(StoreError) {
+        let element = ItemLedger.journalElement(identity: identity, pending: pending, record: record, key: try ledgerKey(), vaultID: header.vaultID)
+        try count(element, in: ledger?.journalShard, inserted: inserted)
+    }
+
+    private func count(_ element: [UInt8], in shard: Int?, inserted: Bool) throws(StoreError) {
+        guard let shard, (inserted ? ledger?.insert(element, shard: shard) : ledger?.remove(element, shard: shard)) == true else { throw lostTrackOfLedger }
     }
 
     /// Records the committed generation in the kernel keyring, unless a newer one is there; an

@@ -110,6 +110,8 @@ extension OpenVault {
     ///
     /// Each row is checked and handed on as it is read: a listing kept no array of every row
     /// beside its results (at 100,000 items, tens of megabytes of fresh pages on every call).
+    /// Before a lookup, the ledger shards it may meet are checked (``verifyLedgerShard(holding:)``),
+    /// so that a read inside ``checkedRead(_:_:)`` with `.rowsAsRead` still meets only vouched rows.
     ///
     /// A candidate whose class key is not available here (locked, or bound to another machine)
     /// is passed over, as the Keychain passes over what it cannot decrypt, and the reason kept
@@ -127,9 +129,11 @@ extension OpenVault {
             var values: [Statement.Value] = []
             values.reserveCapacity(3)
             var covered = AttributeField.Mask([.accessibility, .accessControl]).bits | AttributeField.dates.bits
+            var identity: [UInt8]?
             if present.contains(all: RecordCoding.identityMask(itemClass)) {
                 path = .identity
-                values.append(.blob(try identityDigest(itemClass, wanted)))
+                identity = try identityDigest(itemClass, wanted)
+                values.append(.blob(identity!))
                 covered |= RecordCoding.identityMask(itemClass).bits
             } else if present.contains(all: RecordCoding.scopeMask(itemClass)) {
                 path = .scope
@@ -149,6 +153,9 @@ extension OpenVault {
             let decrypt = needAttributes || !uncovered.isEmpty || path == .scope
             let decoded = fields?.union(uncoveredMask)
             let scopeCheck = path == .scope ? ScopeCheck(itemClass, wanted) : nil
+            // Only the rows the ledger vouches for are read: the one shard an identity digest
+            // falls in, or every shard for a scope or a class.
+            try verifyLedgerShard(holding: identity)
             let slot = VaultSchema.select(path, includeValue: includeValue, byProtection: wanted.accessibility != nil, format: Int(header.version))
             let statement = try sql { () throws(SQLiteError) in try connection.statement(slot) }
             var found = false

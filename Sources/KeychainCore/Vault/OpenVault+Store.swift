@@ -32,7 +32,7 @@ extension OpenVault {
                     presenceNeeded = nil
                     defer { presenceKey = nil }
                     do throws(StoreError) {
-                        return try checkedRead { () throws(StoreError) in try copyMatchingLocked(query) }
+                        return try checkedRead(.rowsAsRead) { () throws(StoreError) in try copyMatchingLocked(query) }
                     } catch .interactionNotAllowed {
                         needed = presenceNeeded
                         throw .interactionNotAllowed
@@ -50,7 +50,7 @@ extension OpenVault {
     func forEachMatching(_ query: Query, _ body: (Item) throws(StoreError) -> Void) throws(StoreError) {
         precondition(!query.returnData, "values may need a proof of presence: list them with copyMatching")
         try withState { () throws(StoreError) in
-            try checkedRead { () throws(StoreError) in
+            try checkedRead(.rowsAsRead) { () throws(StoreError) in
                 try forEachItemLocked(query) { (item: consuming Item) throws(StoreError) in try body(item) }
             }
         }
@@ -103,7 +103,7 @@ extension OpenVault {
         try withState { () throws(StoreError) -> Bool in
             var one = query
             one.limit = .one
-            return try checkedRead { () throws(StoreError) in try !matchingRows(one, includeValue: false, needAttributes: false).isEmpty }
+            return try checkedRead(.rowsAsRead) { () throws(StoreError) in try !matchingRows(one, includeValue: false, needAttributes: false).isEmpty }
         }
     }
 

@@ -56,17 +56,8 @@ extension OpenVault {
             try connection.statement(VaultSchema.writeJournal).run([.blob(change.identity), .integer(pending ? 1 : 0), .blob(sealed)])
             return old
         }
-        if let replaced { try ledgerJournal(remove: change.identity, pending: replaced.pending, record: replaced.record) }
-        try ledgerJournal(insert: change.identity, pending: pending, record: sealed)
-    }
-
-    /// The ledger's account of a journal row written or removed in the write in progress.
-    func ledgerJournal(insert identity: [UInt8], pending: Bool, record: [UInt8]) throws(StoreError) {
-        ledger?.insert(ItemLedger.journalElement(identity: identity, pending: pending, record: record, key: try ledgerKey(), vaultID: header.vaultID))
-    }
-
-    func ledgerJournal(remove identity: [UInt8], pending: Bool, record: [UInt8]) throws(StoreError) {
-        ledger?.remove(ItemLedger.journalElement(identity: identity, pending: pending, record: record, key: try ledgerKey(), vaultID: header.vaultID))
+        if let replaced { try ledgerJournal(change.identity, pending: replaced.pending, record: replaced.record, inserted: false) }
+        try ledgerJournal(change.identity, pending: pending, record: sealed, inserted: true)
     }
 
     /// Every journal entry, opened, with whether it is pending.

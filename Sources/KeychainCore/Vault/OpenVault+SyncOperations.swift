@@ -123,8 +123,8 @@ extension OpenVault {
                     return cleared
                 }
                 for entry in cleared {
-                    try ledgerJournal(remove: entry.change.identity, pending: true, record: entry.record)
-                    try ledgerJournal(insert: entry.change.identity, pending: false, record: entry.record)
+                    try ledgerJournal(entry.change.identity, pending: true, record: entry.record, inserted: false)
+                    try ledgerJournal(entry.change.identity, pending: false, record: entry.record, inserted: true)
                 }
             }
         }

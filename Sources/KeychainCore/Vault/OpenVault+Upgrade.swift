@@ -1,25 +1,31 @@
 import FoundationEssentials
 
-/// The upgrade of a format-1 vault to format 2, in place and in one transaction: every item
-/// that opens here is re-sealed (padded, bound to its generation), the rest are carried over
-/// exactly as they were (still sealed the format-1 way, as generation 0: ThisDeviceOnly items of
-/// another machine, items behind a proof of presence), the item ledger is written and the
-/// header re-wrapped as format 2. Reads never upgrade: a format-1 vault is read as it is until
-/// its first write, or its unlock.
+/// The upgrade of an older vault to format 3, in place and in one transaction, the header
+/// re-wrapped as format 3 and the item ledger written sharded (``LedgerShards``). From format 1
+/// every item that opens here is re-sealed (padded, bound to its generation), the rest are
+/// carried over exactly as they were (still sealed the format-1 way, as generation 0:
+/// ThisDeviceOnly items of another machine, items behind a proof of presence). From format 2
+/// the rows stay as they are and only the ledger changes, at the next generation. Reads never
+/// upgrade: an older vault is read as it is until its first write, or its unlock.
 extension OpenVault {
-    /// Upgrades before a write (mutex held): a key-file vault with its key file; a passphrase
-    /// vault is upgraded by its unlock, so a locked one asks for it.
+    /// Upgrades before a write (mutex held): a key-file vault with its key file. A passphrase
+    /// vault is upgraded by its unlock, which has the passphrase the header is re-wrapped with:
+    /// until then a format-2 one is written as format 2, and a locked format-1 one (which has
+    /// no ledger to keep) asks for the unlock.
     func upgradeBeforeWrite() throws(StoreError) {
         guard header.version < VaultHeader.currentVersion else { return }
         try refreshHeader()
         guard header.version < VaultHeader.currentVersion else { return }
-        guard !header.hasPassphrase else { throw .locked }
+        guard !header.hasPassphrase else {
+            if header.version >= 2 { return }
+            throw .locked
+        }
         try loadImplicitKeys()
         try upgrade(wrappingKey: try VaultFile.readKeyFile(location.keyFilePath))
     }
 
     /// The upgrade itself (mutex held, master key in hand); `wrappingKey` wraps the master key
-    /// (the key file's key, or the passphrase's scrypt output). Does nothing to a format-2 vault.
+    /// (the key file's key, or the passphrase's scrypt output). Does nothing to a format-3 vault.
     func upgrade(wrappingKey: SecretBytes) throws(StoreError) {
         guard let master = keys.master else { throw .locked }
         var replacement = header
@@ -27,7 +33,6 @@ extension OpenVault {
         replacement.wrappedMasterKey = try Self.crypto { () throws(OpenSSLError) in
             try AESGCM.seal(master, key: wrappingKey, associatedData: RecordCoding.masterKeyAssociatedData(replacement))
         }
-        let format = Int(header.version)
         do throws(StoreError) {
             try writeTransaction { () throws(StoreError) in
                 // Another process may have upgraded it a moment ago.
@@ -35,17 +40,23 @@ extension OpenVault {
                 try refreshHeader()
                 guard header.version < VaultHeader.currentVersion else { return }
                 try checkLedger()
-                let rows = try carriedRows(format: format)
-                writeGeneration = 1
-                let resealed = try rows.map { (row) throws(StoreError) in try resealedForUpgrade(row) }
-                try sql { () throws(SQLiteError) in
-                    try connection.execute("DROP TABLE items")
-                    try connection.execute(VaultSchema.createItems)
-                    let insert = try connection.statement(VaultSchema.insertItemWithID)
-                    for row in resealed { try insert.run(row) }
+                let format = Int(header.version)
+                if format < 2 {
+                    let rows = try carriedRows(format: format)
+                    writeGeneration = 1
+                    let resealed = try rows.map { (row) throws(StoreError) in try resealedForUpgrade(row) }
+                    try sql { () throws(SQLiteError) in
+                        try connection.execute("DROP TABLE items")
+                        try connection.execute(VaultSchema.createItems)
+                        let insert = try connection.statement(VaultSchema.insertItemWithID)
+                        for row in resealed { try insert.run(row) }
+                    }
+                } else {
+                    // Generations only grow: this boot may have seen the format-2 one.
+                    writeGeneration = ledger!.generation + 1
                 }
                 header = replacement
-                ledger = ItemLedger.empty
+                ledger = LedgerState(LedgerRoot.empty)
                 try recountLedger()
                 try storeLedger()
                 try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.writeHeader).run([.blob(replacement.encoded())]) }

@@ -45,9 +45,9 @@ final class OpenVault: @unchecked Sendable {
     /// The idle timeout the unlocking process chose, which every use keeps (not the reader's own).
     var heldUnlockTimeout: UInt32 = 1
     var userUnlockConfirmed = ContinuousClock.now
-    /// The item ledger as last verified (format 2), and the file's `data_version` then: while
-    /// no other connection commits, it stays true without a new scan.
-    var ledger: ItemLedger?
+    /// The item ledger as last verified (from format 2 on), and the file's `data_version` then:
+    /// while no other connection commits, what was verified stays true without a new scan.
+    var ledger: LedgerState?
     var ledgerDataVersion: Int64 = -1
     /// The generation the write in progress gives the rows it seals.
     var writeGeneration: UInt64 = 0
@@ -90,9 +90,10 @@ final class OpenVault: @unchecked Sendable {
         try Self.checkFormat(schema: schema.format, header: header, path: location.path)
     }
 
-    /// A header and a schema of different formats: one of them was replaced.
+    /// A header and a schema of different formats: one of them was replaced. (Format 3 has
+    /// format 2's tables.)
     static func checkFormat(schema: Int, header: VaultHeader, path: String) throws(StoreError) {
-        guard schema == Int(header.version) else {
+        guard schema == min(Int(header.version), 2) else {
             throw .tampered("\(path) has a format-\(header.version) header over a format-\(schema) item table; refusing to use it")
         }
     }

@@ -3,7 +3,8 @@
 enum VaultSchema {
     /// The schema of each format, statement by statement, exactly as SQLite keeps it in
     /// `sqlite_master`: what a vault's schema must be, to the byte (``check(_:path:)``). Format 2
-    /// adds each row's generation (``ItemLedger``).
+    /// adds each row's generation (``ItemLedger``); format 3 keeps format 2's tables (its
+    /// sharded ledger lives in `meta`), so its schema is format 2's.
     static func objects(format: Int) -> [(type: String, name: String, table: String, sql: String?)] {
         format >= 2 ? formatTwo : formatOne
     }
@@ -138,8 +139,18 @@ enum VaultSchema {
     private static let selectAllTwo = "SELECT \(itemColumns(format: 2)) FROM items ORDER BY id"
     /// What the ledger covers, for every row.
     static let selectLedgerRows = "SELECT id, class, identity, generation FROM items"
+    /// The same, for one item shard's range of the identity index (``LedgerShards``): the
+    /// first range is open below and the last above, so that each row lies in one.
+    static let selectFirstShardRows = selectLedgerRows + " WHERE identity < ?"
+    static let selectShardRows = selectLedgerRows + " WHERE identity >= ? AND identity < ?"
+    static let selectLastShardRows = selectLedgerRows + " WHERE identity >= ?"
+    /// Format 2's ledger, or format 3's root (``LedgerRoot``).
     static let readLedger = "SELECT value FROM meta WHERE name = 'ledger'"
     static let writeLedger = "INSERT OR REPLACE INTO meta(name, value) VALUES('ledger', ?)"
+    /// Format 3's shard records, named `ledger/NNNN` (``LedgerShards/recordName(_:)``).
+    static let readShardRecord = "SELECT value FROM meta WHERE name = ?"
+    static let readShardRecords = "SELECT name, value FROM meta WHERE name >= 'ledger/' AND name < 'ledger0'"
+    static let writeShardRecord = "INSERT OR REPLACE INTO meta(name, value) VALUES(?, ?)"
 
     /// How candidates are found: by the identity digest, the scope digest, or the class alone.
     enum Lookup: CaseIterable { case identity, scope, itemClass }

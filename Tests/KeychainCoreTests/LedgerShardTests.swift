@@ -1,0 +1,179 @@
+import Foundation
+import KeychainTestSupport
+import Testing
+
+@testable import KeychainCore
+
+/// Format 3's sharded ledger (performance issue: a fresh process's read no longer checks every
+/// row of the vault): a read by identity checks its own shard, and every edit the ledger caught
+/// before is still caught by any read that meets it.
+@Suite("The sharded ledger: a read checks its own shard, and tampering is still never served")
+struct LedgerShardTests {
+    let directory = TemporaryDirectory()
+
+    /// Fully named (access group and synchronizable too), as Valet and the command name their
+    /// items: a read of it looks its identity digest up.
+    func attributes(_ account: String) -> Attributes {
+        Attributes(service: "s", account: account, accessGroup: "g", synchronizable: false)
+    }
+
+    func read(_ vault: Vault, _ account: String) throws -> String? {
+        try vault.copyMatching(Query(.genericPassword, attributes: attributes(account), limit: .one, returnData: true)).first?.value?.string
+    }
+
+    func expectTampered(_ body: () throws -> Void, _ comment: Comment) {
+        do {
+            try body()
+            Issue.record("served: \(comment)")
+        } catch {
+            guard case .tampered = error as? StoreError else { Issue.record("expected tampered, got \(error): \(comment)"); return }
+        }
+    }
+
+    /// A vault of sixteen items, and two of them in different shards: the one an attacker edits
+    /// (`victim`) and one beside it (`bystander`), with their row ids.
+    func vaultWithTwoShards(kernelKeyring: Bool = false) throws -> (
+        configuration: VaultConfiguration, raw: RawVault, victim: (account: String, id: Int64), bystander: (account: String, id: Int64)
+    ) {
+        let configuration = directory.vaultConfiguration(kernelKeyring: kernelKeyring)
+        let vault = try Vault(configuration)
+        for index in 0..<16 { try vault.add(Item(.genericPassword, attributes: attributes("a\(index)"), value: SecretBytes(utf8: "value \(index)"))) }
+        let raw = try RawVault(configuration.location.path)
+        let rows = try raw.blobs("SELECT id, identity FROM items ORDER BY id")
+        let victimShard = LedgerShards.shard(of: rows[0].1)
+        let other = try #require(rows.firstIndex { LedgerShards.shard(of: $0.1) != victimShard })
+        return (configuration, raw, ("a0", rows[0].0), ("a\(other)", rows[other].0))
+    }
+
+    func shardRecord(_ raw: RawVault, holding id: Int64) throws -> (name: String, bytes: [UInt8]) {
+        let identity = try raw.blobs("SELECT id, identity FROM items WHERE id = \(id)")[0].1
+        let name = LedgerShards.recordName(LedgerShards.shard(of: identity))
+        return (name, try raw.blobs("SELECT 0, value FROM meta WHERE name = '\(name)'")[0].1)
+    }
+
+    func putRecord(_ raw: RawVault, _ name: String, _ bytes: [UInt8]) throws {
+        try raw.connection.statement("INSERT OR REPLACE INTO meta(name, value) VALUES(?, ?)").run([.text(name), .blob(bytes)])
+    }
+
+    @Test("a deleted row stops the reads that meet its shard (by identity, a listing, contains) and no other")
+    func pointReadChecksItsOwnShard() throws {
+        let (configuration, raw, victim, bystander) = try vaultWithTwoShards()
+        try raw.connection.execute("DELETE FROM items WHERE id = \(victim.id)")
+        let vault = try Vault(configuration)
+        #expect(try read(vault, bystander.account) == "value \(bystander.account.dropFirst())", "its shard is vouched for")
+        expectTampered({ _ = try read(vault, victim.account) }, "the deleted row's own read")
+        expectTampered({ _ = try Vault(configuration).contains(Query(.genericPassword, attributes: attributes(victim.account))) }, "contains")
+        expectTampered({ _ = try Vault(configuration).copyMatching(Query(.genericPassword, attributes: Attributes(service: "s"))) }, "a listing")
+        expectTampered({ _ = try read(vault, victim.account) }, "asked again, the same shard is still refused")
+    }
+
+    @Test("a shard checked before is checked again once another connection changed the file")
+    func checkedShardRecheckedAfterChange() throws {
+        let (configuration, raw, victim, _) = try vaultWithTwoShards()
+        let vault = try Vault(configuration)
+        #expect(try read(vault, victim.account) == "value 0")
+        try raw.connection.execute("DELETE FROM items WHERE id = \(victim.id)")
+        expectTampered({ _ = try read(vault, victim.account) }, "a missing item, not 'not found'")
+    }
+
+    @Test("a row and its shard's record both put back from an older copy are refused: the root names the shard's newer generation")
+    func olderShardRecordRefused() throws {
+        let (configuration, raw, victim, bystander) = try vaultWithTwoShards()
+        let oldRow = try raw.blobs("SELECT id, value FROM items WHERE id = \(victim.id)")[0].1
+        let oldGeneration = try raw.blobs("SELECT generation, id FROM items WHERE id = \(victim.id)")[0].0
+        let oldAttributes = try raw.blobs("SELECT id, attributes FROM items WHERE id = \(victim.id)")[0].1
+        let oldRecord = try shardRecord(raw, holding: victim.id)
+        try Vault(configuration).upsert(Item(.genericPassword, attributes: attributes(victim.account), value: SecretBytes(utf8: "current")))
+        try raw.connection.statement("UPDATE items SET value = ?, attributes = ?, generation = ? WHERE id = ?").run([
+            .blob(oldRow), .blob(oldAttributes), .integer(oldGeneration), .integer(victim.id),
+        ])
+        try putRecord(raw, oldRecord.name, oldRecord.bytes)
+        let vault = try Vault(configuration)
+        expectTampered({ _ = try read(vault, victim.account) }, "the older value with its older record")
+        #expect(try read(vault, bystander.account) != nil)
+    }
+
+    @Test("a shard's record copied over another shard's does not verify there")
+    func recordMovedRefused() throws {
+        let (configuration, raw, victim, bystander) = try vaultWithTwoShards()
+        let victimRecord = try shardRecord(raw, holding: victim.id)
+        let bystanderRecord = try shardRecord(raw, holding: bystander.id)
+        try putRecord(raw, bystanderRecord.name, victimRecord.bytes)
+        let vault = try Vault(configuration)
+        expectTampered({ _ = try read(vault, bystander.account) }, "another shard's record")
+        #expect(try read(vault, victim.account) == "value 0")
+    }
+
+    @Test("an older root put back over newer records refuses the shards it no longer vouches for, and serves nothing older")
+    func olderRootServesNothingOlder() throws {
+        let (configuration, raw, victim, bystander) = try vaultWithTwoShards()
+        let oldRoot = try raw.blobs("SELECT 0, value FROM meta WHERE name = 'ledger'")[0].1
+        try Vault(configuration).upsert(Item(.genericPassword, attributes: attributes(bystander.account), value: SecretBytes(utf8: "current")))
+        try putRecord(raw, "ledger", oldRoot)
+        let vault = try Vault(configuration)
+        expectTampered({ _ = try read(vault, bystander.account) }, "the shard written after the older root")
+        #expect(try read(vault, victim.account) == "value 0", "a shard both roots agree on is current")
+    }
+
+    @Test(
+        "an older root with one shard's older record and rows is a rollback, refused while this boot remembers the newer generation",
+        .enabled(if: KernelKeyring().probe().isSuccess, "the kernel keyring (keyctl) is refused here"))
+    func partialRollbackRefused() throws {
+        let (configuration, raw, victim, _) = try vaultWithTwoShards(kernelKeyring: true)
+        let opened = try OpenVault(configuration)
+        defer { opened.forgetGeneration() }
+        let oldRoot = try raw.blobs("SELECT 0, value FROM meta WHERE name = 'ledger'")[0].1
+        let oldRecord = try shardRecord(raw, holding: victim.id)
+        let oldRow = try raw.blobs("SELECT id, value FROM items WHERE id = \(victim.id)")[0].1
+        let oldAttributes = try raw.blobs("SELECT id, attributes FROM items WHERE id = \(victim.id)")[0].1
+        let oldGeneration = try raw.blobs("SELECT generation, id FROM items WHERE id = \(victim.id)")[0].0
+        try Vault(configuration).upsert(Item(.genericPassword, attributes: attributes(victim.account), value: SecretBytes(utf8: "revoked later")))
+        try raw.connection.statement("UPDATE items SET value = ?, attributes = ?, generation = ? WHERE id = ?").run([
+            .blob(oldRow), .blob(oldAttributes), .integer(oldGeneration), .integer(victim.id),
+        ])
+        try putRecord(raw, oldRecord.name, oldRecord.bytes)
+        try putRecord(raw, "ledger", oldRoot)
+        #expect {
+            _ = try read(try Vault(configuration), victim.account)
+        } throws: { error in
+            guard case .tampered(let reason) = error as? StoreError else { return false }
+            return reason.contains("rolled back")
+        }
+    }
+
+    @Test("every identity falls in the one shard whose range of the identity index holds it, hostile short ones too")
+    func shardsPartitionTheIndex() {
+        var identities: [[UInt8]] = [[], [0], [1], [0x3F], [0x40], [0xFF], [0, 0], [0, 0x3F], [0, 0x40], [0xFF, 0xFF], [0xFF, 0xC0, 1]]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 { identities.append((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }) }
+        for identity in identities {
+            let shard = LedgerShards.shard(of: identity)
+            #expect((0..<LedgerShards.itemShards).contains(shard))
+            // SQLite orders blobs by their bytes, then by length: as Swift's lexicographic order.
+            let aboveLower = shard == 0 || !identity.lexicographicallyPrecedes(LedgerShards.lowerBound(shard))
+            let belowUpper = shard == LedgerShards.itemShards - 1 || identity.lexicographicallyPrecedes(LedgerShards.lowerBound(shard + 1))
+            #expect(aboveLower && belowUpper, "\(identity.prefix(4)) in shard \(shard)")
+        }
+    }
+
+    @Test("shard records: named apart, found by name, and each opens only for its own shard and generation")
+    func shardRecords() {
+        let key = HMACKey(SecretBytes([UInt8](repeating: 7, count: 32)))
+        let vaultID = [UInt8](repeating: 1, count: VaultHeader.vaultIDSize)
+        let names = (0..<LedgerShards.count).map(LedgerShards.recordName)
+        #expect(Set(names).count == LedgerShards.count)
+        #expect(names.enumerated().allSatisfy { LedgerShards.shard(ofRecordName: Array($0.element.utf8)) == $0.offset })
+        #expect(LedgerShards.shard(ofRecordName: Array("ledger".utf8)) == nil && LedgerShards.shard(ofRecordName: Array("ledger/9999".utf8)) == nil)
+        var tally = LedgerTally.empty
+        tally.insert([UInt8](repeating: 3, count: Digest.size))
+        let record = LedgerShards.encodedRecord(tally, shard: 5, generation: 9, key: key, vaultID: vaultID)
+        #expect(LedgerShards.decodeRecord(record, shard: 5, generation: 9, key: key, vaultID: vaultID) == tally)
+        #expect(LedgerShards.decodeRecord(record, shard: 6, generation: 9, key: key, vaultID: vaultID) == nil)
+        #expect(LedgerShards.decodeRecord(record, shard: 5, generation: 8, key: key, vaultID: vaultID) == nil)
+        var root = LedgerRoot.empty
+        root.shardGenerations[5] = 9
+        root.generation = 9
+        #expect(LedgerRoot.decode(root.encoded(key: key, vaultID: vaultID), key: key, vaultID: vaultID) == root)
+        #expect(LedgerRoot.decode(LedgerRoot.empty.encoded(key: key, vaultID: vaultID), key: key, vaultID: [UInt8](repeating: 2, count: 16)) == nil)
+    }
+}
