@@ -180,8 +180,8 @@ struct FormatUpgradeTests {
         let root = try raw.blobs("SELECT 0, value FROM meta WHERE name = 'ledger'")[0].1
         // The upgrade took the next generation, and the write the one after it.
         #expect(root.count == LedgerRoot.encodedSize && ItemLedger.integer(root, at: 0) == ItemLedger.integer(ledgerBefore, at: 0) + 2)
-        let shardsHoldingRows = Set(try storedRows(raw).map { LedgerShards.shard(of: $0[3]) })
-        #expect(try raw.blobs("SELECT 0, value FROM meta WHERE name LIKE 'ledger/%'").count == shardsHoldingRows.count, "one record per shard that holds rows")
+        let groupsHoldingRows = Set(try storedRows(raw).map { LedgerShards.group(of: LedgerShards.shard(of: $0[3])) })
+        #expect(try raw.blobs("SELECT 0, value FROM meta WHERE name LIKE 'ledger/%'").count == groupsHoldingRows.count, "one record per group that holds rows")
         try expectEveryItem(vault, withPasscode: false)
         let report = try vault.verify()
         #expect(report.isSound && report.ledger == "ok" && report.intact == report.items, "\(report)")

@@ -30,7 +30,7 @@ struct LedgerShardTests {
         }
     }
 
-    /// A vault of sixteen items, and two of them in different shards: the one an attacker edits
+    /// A vault of sixteen items, and two of them in different shard groups: the one an attacker edits
     /// (`victim`) and one beside it (`bystander`), with their row ids.
     func vaultWithTwoShards(kernelKeyring: Bool = false) throws -> (
         configuration: VaultConfiguration, raw: RawVault, victim: (account: String, id: Int64), bystander: (account: String, id: Int64)
@@ -40,14 +40,16 @@ struct LedgerShardTests {
         for index in 0..<16 { try vault.add(Item(.genericPassword, attributes: attributes("a\(index)"), value: SecretBytes(utf8: "value \(index)"))) }
         let raw = try RawVault(configuration.location.path)
         let rows = try raw.blobs("SELECT id, identity FROM items ORDER BY id")
-        let victimShard = LedgerShards.shard(of: rows[0].1)
-        let other = try #require(rows.firstIndex { LedgerShards.shard(of: $0.1) != victimShard })
+        // Apart by group, so that no ledger record vouches for both.
+        let victimGroup = LedgerShards.group(of: LedgerShards.shard(of: rows[0].1))
+        let other = try #require(rows.firstIndex { LedgerShards.group(of: LedgerShards.shard(of: $0.1)) != victimGroup })
         return (configuration, raw, ("a0", rows[0].0), ("a\(other)", rows[other].0))
     }
 
-    func shardRecord(_ raw: RawVault, holding id: Int64) throws -> (name: String, bytes: [UInt8]) {
+    /// The record of the group holding row `id`'s shard.
+    func groupRecord(_ raw: RawVault, holding id: Int64) throws -> (name: String, bytes: [UInt8]) {
         let identity = try raw.blobs("SELECT id, identity FROM items WHERE id = \(id)")[0].1
-        let name = LedgerShards.recordName(LedgerShards.shard(of: identity))
+        let name = LedgerShards.recordName(ofGroup: LedgerShards.group(of: LedgerShards.shard(of: identity)))
         return (name, try raw.blobs("SELECT 0, value FROM meta WHERE name = '\(name)'")[0].1)
     }
 
@@ -76,13 +78,13 @@ struct LedgerShardTests {
         expectTampered({ _ = try read(vault, victim.account) }, "a missing item, not 'not found'")
     }
 
-    @Test("a row and its shard's record both put back from an older copy are refused: the root names the shard's newer generation")
+    @Test("a row and its group's record both put back from an older copy are refused: the root names the group's newer generation")
     func olderShardRecordRefused() throws {
         let (configuration, raw, victim, bystander) = try vaultWithTwoShards()
         let oldRow = try raw.blobs("SELECT id, value FROM items WHERE id = \(victim.id)")[0].1
         let oldGeneration = try raw.blobs("SELECT generation, id FROM items WHERE id = \(victim.id)")[0].0
         let oldAttributes = try raw.blobs("SELECT id, attributes FROM items WHERE id = \(victim.id)")[0].1
-        let oldRecord = try shardRecord(raw, holding: victim.id)
+        let oldRecord = try groupRecord(raw, holding: victim.id)
         try Vault(configuration).upsert(Item(.genericPassword, attributes: attributes(victim.account), value: SecretBytes(utf8: "current")))
         try raw.connection.statement("UPDATE items SET value = ?, attributes = ?, generation = ? WHERE id = ?").run([
             .blob(oldRow), .blob(oldAttributes), .integer(oldGeneration), .integer(victim.id),
@@ -93,14 +95,14 @@ struct LedgerShardTests {
         #expect(try read(vault, bystander.account) != nil)
     }
 
-    @Test("a shard's record copied over another shard's does not verify there")
+    @Test("a group's record copied over another group's does not verify there")
     func recordMovedRefused() throws {
         let (configuration, raw, victim, bystander) = try vaultWithTwoShards()
-        let victimRecord = try shardRecord(raw, holding: victim.id)
-        let bystanderRecord = try shardRecord(raw, holding: bystander.id)
+        let victimRecord = try groupRecord(raw, holding: victim.id)
+        let bystanderRecord = try groupRecord(raw, holding: bystander.id)
         try putRecord(raw, bystanderRecord.name, victimRecord.bytes)
         let vault = try Vault(configuration)
-        expectTampered({ _ = try read(vault, bystander.account) }, "another shard's record")
+        expectTampered({ _ = try read(vault, bystander.account) }, "another group's record")
         #expect(try read(vault, victim.account) == "value 0")
     }
 
@@ -123,7 +125,7 @@ struct LedgerShardTests {
         let opened = try OpenVault(configuration)
         defer { opened.forgetGeneration() }
         let oldRoot = try raw.blobs("SELECT 0, value FROM meta WHERE name = 'ledger'")[0].1
-        let oldRecord = try shardRecord(raw, holding: victim.id)
+        let oldRecord = try groupRecord(raw, holding: victim.id)
         let oldRow = try raw.blobs("SELECT id, value FROM items WHERE id = \(victim.id)")[0].1
         let oldAttributes = try raw.blobs("SELECT id, attributes FROM items WHERE id = \(victim.id)")[0].1
         let oldGeneration = try raw.blobs("SELECT generation, id FROM items WHERE id = \(victim.id)")[0].0
@@ -156,22 +158,25 @@ struct LedgerShardTests {
         }
     }
 
-    @Test("shard records: named apart, found by name, and each opens only for its own shard and generation")
-    func shardRecords() {
+    @Test("group records: named apart, found by name, and each opens only for its own group and generation; the root round-trips")
+    func groupRecords() {
         let key = HMACKey(SecretBytes([UInt8](repeating: 7, count: 32)))
         let vaultID = [UInt8](repeating: 1, count: VaultHeader.vaultIDSize)
-        let names = (0..<LedgerShards.count).map(LedgerShards.recordName)
-        #expect(Set(names).count == LedgerShards.count)
-        #expect(names.enumerated().allSatisfy { LedgerShards.shard(ofRecordName: Array($0.element.utf8)) == $0.offset })
-        #expect(LedgerShards.shard(ofRecordName: Array("ledger".utf8)) == nil && LedgerShards.shard(ofRecordName: Array("ledger/9999".utf8)) == nil)
+        let names = (0..<LedgerShards.groupCount).map(LedgerShards.recordName(ofGroup:))
+        #expect(Set(names).count == LedgerShards.groupCount)
+        #expect(names.enumerated().allSatisfy { LedgerShards.group(ofRecordName: Array($0.element.utf8)) == $0.offset })
+        #expect(["ledger", "ledger/99", "ledger/0001", "ledger/g1"].allSatisfy { LedgerShards.group(ofRecordName: Array($0.utf8)) == nil })
+        #expect((0..<LedgerShards.groupCount).map { LedgerShards.shards(ofGroup: $0).count }.reduce(0, +) == LedgerShards.count)
+        #expect(LedgerShards.shards(ofGroup: LedgerShards.group(of: LedgerShards.journalShard)) == LedgerShards.journalShard..<LedgerShards.count)
         var tally = LedgerTally.empty
         tally.insert([UInt8](repeating: 3, count: Digest.size))
-        let record = LedgerShards.encodedRecord(tally, shard: 5, generation: 9, key: key, vaultID: vaultID)
-        #expect(LedgerShards.decodeRecord(record, shard: 5, generation: 9, key: key, vaultID: vaultID) == tally)
-        #expect(LedgerShards.decodeRecord(record, shard: 6, generation: 9, key: key, vaultID: vaultID) == nil)
-        #expect(LedgerShards.decodeRecord(record, shard: 5, generation: 8, key: key, vaultID: vaultID) == nil)
+        let tallies = [LedgerTally](repeating: tally, count: LedgerShards.groupSize)
+        let record = LedgerShards.encodedRecord(tallies, group: 5, generation: 9, key: key, vaultID: vaultID)
+        #expect(LedgerShards.decodeRecord(record, group: 5, generation: 9, key: key, vaultID: vaultID) == tallies)
+        #expect(LedgerShards.decodeRecord(record, group: 6, generation: 9, key: key, vaultID: vaultID) == nil)
+        #expect(LedgerShards.decodeRecord(record, group: 5, generation: 8, key: key, vaultID: vaultID) == nil)
         var root = LedgerRoot.empty
-        root.shardGenerations[5] = 9
+        root.groupGenerations[5] = 9
         root.generation = 9
         #expect(LedgerRoot.decode(root.encoded(key: key, vaultID: vaultID), key: key, vaultID: vaultID) == root)
         #expect(LedgerRoot.decode(LedgerRoot.empty.encoded(key: key, vaultID: vaultID), key: key, vaultID: [UInt8](repeating: 2, count: 16)) == nil)

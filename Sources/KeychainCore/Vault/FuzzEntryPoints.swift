@@ -28,10 +28,10 @@
     private static let stateKey = HMACKey(SecretBytes([UInt8](repeating: 0x5A, count: 32)))
     private static let stateVault = [UInt8](repeating: 0xA5, count: VaultHeader.vaultIDSize)
 
-    /// The vault's state records: the item ledger, its root and shard records (meta), the
+    /// The vault's state records: the item ledger, its root and group records (meta), the
     /// generation table (the kernel keyring, which another process of the user may write), and
     /// the size padding of what is sealed. Checks what each promises: a ledger or root
-    /// re-encodes to what it decoded from, a shard record opens only at its own generation, a
+    /// re-encodes to what it decoded from, a group record opens only at its own generation, a
     /// table keeps at most its capacity and always finds the entry just recorded, padding
     /// round-trips.
     public static func vaultState(_ bytes: [UInt8]) -> Bool {
@@ -41,18 +41,26 @@
             let tally = LedgerTally(count: ItemLedger.integer(bytes, at: 8), digest: Array(bytes[16..<48]))
             let made = ItemLedger(generation: ItemLedger.integer(bytes, at: 0), tally: tally)
             precondition(ItemLedger.decode(made.encoded(key: stateKey, vaultID: stateVault), key: stateKey, vaultID: stateVault) == made, "a ledger does not round-trip")
-            // A shard record opens only for its own shard and generation.
-            let shard = Int(bytes[0]) % LedgerShards.count, generation = made.generation
-            let record = LedgerShards.encodedRecord(tally, shard: shard, generation: generation, key: stateKey, vaultID: stateVault)
-            precondition(LedgerShards.decodeRecord(record, shard: shard, generation: generation, key: stateKey, vaultID: stateVault) == tally, "a shard record does not round-trip")
+            // A group's record opens only for its own group and generation.
+            let group = Int(bytes[0]) % LedgerShards.groupCount, generation = made.generation
+            let tallies = [LedgerTally](repeating: tally, count: LedgerShards.shards(ofGroup: group).count)
+            let record = LedgerShards.encodedRecord(tallies, group: group, generation: generation, key: stateKey, vaultID: stateVault)
             precondition(
-                LedgerShards.decodeRecord(record, shard: shard, generation: generation &+ 1, key: stateKey, vaultID: stateVault) == nil,
-                "a shard record opens at another generation")
+                LedgerShards.decodeRecord(record, group: group, generation: generation, key: stateKey, vaultID: stateVault) == tallies,
+                "a group record does not round-trip")
+            precondition(
+                LedgerShards.decodeRecord(record, group: group, generation: generation &+ 1, key: stateKey, vaultID: stateVault) == nil,
+                "a group record opens at another generation")
         }
         if let root = LedgerRoot.decode(bytes, key: stateKey, vaultID: stateVault) {
             precondition(root.encoded(key: stateKey, vaultID: stateVault) == bytes, "a ledger root does not re-encode to its bytes")
         }
-        _ = LedgerShards.decodeRecord(bytes, shard: 0, generation: 1, key: stateKey, vaultID: stateVault)
+        for group in [0, LedgerShards.groupCount - 1] {
+            guard let tallies = LedgerShards.decodeRecord(bytes, group: group, generation: 1, key: stateKey, vaultID: stateVault) else { continue }
+            precondition(
+                LedgerShards.encodedRecord(tallies, group: group, generation: 1, key: stateKey, vaultID: stateVault) == bytes, "a group record does not re-encode to its bytes")
+        }
+        _ = LedgerShards.group(ofRecordName: bytes)
         precondition(LedgerShards.shard(of: bytes) < LedgerShards.itemShards, "an identity falls outside the item shards")
         let table = SecretBytes(bytes)
         _ = GenerationTable.generation(in: table, key: stateKey, vaultID: stateVault)

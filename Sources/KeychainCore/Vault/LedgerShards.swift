@@ -3,15 +3,24 @@
 /// identity index (its first ten bits), and one shard for the sync journal. A point read checks
 /// its own shard (about n/1,024 rows); a listing or a write checks them all, as format 2 did.
 ///
-/// Each shard's ``LedgerTally`` is stored in `meta` under its own name, tagged with the shard's
-/// index and the generation that last wrote it; the ``LedgerRoot`` holds every shard's
-/// generation under one tag, so an older record of one shard (with its older rows) no longer
-/// verifies, and the root itself is caught rolled back by the generation this boot has seen.
+/// Shards are kept in groups of 16: a group's `meta` record holds its shards' tallies
+/// (``LedgerTally``), tagged with the group's number and the generation that last wrote it;
+/// the ``LedgerRoot`` holds every group's generation under one tag. An older group record no
+/// longer verifies against the root, and the root itself is caught rolled back by the
+/// generation this boot has seen. A write rewrites the records of the groups it changed and
+/// the root: two small records, each in one page, for a one-item write.
 enum LedgerShards {
     static let itemShards = 1_024
-    /// The sync journal's shard: after the item shards.
+    /// The sync journal's shard: after the item shards, in a group of its own.
     static let journalShard = itemShards
     static let count = itemShards + 1
+    static let groupSize = 16
+    static let groupCount = (count + groupSize - 1) / groupSize
+
+    static func group(of shard: Int) -> Int { shard / groupSize }
+
+    /// The shards group `group` holds.
+    static func shards(ofGroup group: Int) -> Range<Int> { (group * groupSize)..<min(count, (group + 1) * groupSize) }
 
     /// The item shard whose range of the identity index holds `identity`, by SQLite's order of
     /// blobs (bytes compared, then length): a digest's first ten bits; a blob shorter than two
@@ -31,66 +40,86 @@ enum LedgerShards {
         [UInt8(shard >> 2), UInt8((shard & 3) << 6)]
     }
 
-    /// The `meta` name of a shard's record: `ledger/` and four digits.
-    static func recordName(_ shard: Int) -> String {
-        let digits = Array(String(shard).utf8)
-        return String(decoding: recordPrefix + [UInt8](repeating: UInt8(ascii: "0"), count: 4 - digits.count) + digits, as: UTF8.self)
+    /// The `meta` name of a group's record: `ledger/` and two digits.
+    static func recordName(ofGroup group: Int) -> String {
+        let written = Array(String(group).utf8)
+        return String(decoding: recordPrefix + [UInt8](repeating: UInt8(ascii: "0"), count: 2 - written.count) + written, as: UTF8.self)
     }
 
-    /// The shard a `meta` name holds the record of, or nil for any other name.
-    static func shard(ofRecordName name: [UInt8]) -> Int? {
-        guard name.count == recordPrefix.count + 4, name.starts(with: recordPrefix) else { return nil }
-        var shard = 0
+    /// The group a `meta` name holds the record of, or nil for any other name.
+    static func group(ofRecordName name: [UInt8]) -> Int? {
+        guard name.count == recordPrefix.count + 2, name.starts(with: recordPrefix) else { return nil }
+        var group = 0
         for byte in name[recordPrefix.count...] {
             guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
-            shard = shard * 10 + Int(byte - UInt8(ascii: "0"))
+            group = group * 10 + Int(byte - UInt8(ascii: "0"))
         }
-        return shard < count ? shard : nil
+        return group < groupCount ? group : nil
     }
 
-    static let recordPrefix = Array("ledger/".utf8)
+    private static let recordPrefix = Array("ledger/".utf8)
 
-    /// A shard's stored record: count u64 | digest | tag over (shard, generation, count, digest).
-    static func encodedRecord(_ tally: LedgerTally, shard: Int, generation: UInt64, key: HMACKey, vaultID: [UInt8]) -> [UInt8] {
-        let body = VaultHeader.be(tally.count) + tally.digest
-        return body + key.authenticationCode(recordMessage(body, shard: shard, generation: generation, vaultID: vaultID))
+    /// A group's stored record: each of its shards' count u64 and digest | tag over (group,
+    /// generation, those tallies).
+    static func encodedRecord(_ tallies: [LedgerTally], group: Int, generation: UInt64, key: HMACKey, vaultID: [UInt8]) -> [UInt8] {
+        var body: [UInt8] = []
+        body.reserveCapacity(tallies.count * tallySize + Digest.size)
+        for tally in tallies {
+            body.appendBigEndian(tally.count)
+            body.append(contentsOf: tally.digest)
+        }
+        return body + key.authenticationCode(recordMessage(body, group: group, generation: generation, vaultID: vaultID))
     }
 
-    /// The tally a stored record holds, or nil when it is malformed or its tag does not verify
-    /// for this shard at `generation` (altered, another shard's, or an older one of this shard).
-    static func decodeRecord(_ bytes: [UInt8], shard: Int, generation: UInt64, key: HMACKey, vaultID: [UInt8]) -> LedgerTally? {
-        let size = 8 + Digest.size
+    /// Its shards' tallies, or nil when the record is malformed or its tag does not verify for
+    /// this group at `generation` (altered, another group's, or an older one of this group).
+    static func decodeRecord(_ bytes: [UInt8], group: Int, generation: UInt64, key: HMACKey, vaultID: [UInt8]) -> [LedgerTally]? {
+        let size = shards(ofGroup: group).count * tallySize
         guard bytes.count == size + Digest.size else { return nil }
         let body = Array(bytes[0..<size])
-        let tag = key.authenticationCode(recordMessage(body, shard: shard, generation: generation, vaultID: vaultID))
+        let tag = key.authenticationCode(recordMessage(body, group: group, generation: generation, vaultID: vaultID))
         guard Digest.equal(tag, Array(bytes[size...])) else { return nil }
-        return LedgerTally(count: ItemLedger.integer(body, at: 0), digest: Array(body[8...]))
+        return stride(from: 0, to: size, by: tallySize).map { LedgerTally(count: ItemLedger.integer(body, at: $0), digest: Array(body[($0 + 8)..<($0 + tallySize)])) }
     }
 
-    private static func recordMessage(_ body: [UInt8], shard: Int, generation: UInt64, vaultID: [UInt8]) -> [UInt8] {
-        recordLabel + vaultID + VaultHeader.be(UInt32(shard)) + VaultHeader.be(generation) + body
+    private static let tallySize = 8 + Digest.size
+
+    private static func recordMessage(_ body: [UInt8], group: Int, generation: UInt64, vaultID: [UInt8]) -> [UInt8] {
+        var message = recordLabel
+        message.reserveCapacity(recordLabel.count + vaultID.count + 12 + body.count)
+        message.append(contentsOf: vaultID)
+        message.appendBigEndian(UInt32(group))
+        message.appendBigEndian(generation)
+        message.append(contentsOf: body)
+        return message
     }
 
-    private static let recordLabel = Array("swift-keychain ledger shard v3".utf8)
+    private static let recordLabel = Array("swift-keychain ledger group v3".utf8)
 }
 
 /// A format-3 vault's ledger root: the vault's generation (the last write's) and the
-/// generation that last wrote each shard (0: never written, so empty), tagged with the ledger
-/// key. Stored in `meta` as `ledger`, where format 2 keeps its ``ItemLedger``.
+/// generation that last wrote each group of shards (0: never written, so its shards are
+/// empty), tagged with the ledger key. Stored in `meta` as `ledger`, where format 2 keeps its
+/// ``ItemLedger``.
 struct LedgerRoot: Equatable {
     var generation: UInt64
-    var shardGenerations: [UInt64]
+    var groupGenerations: [UInt64]
 
-    static let empty = LedgerRoot(generation: 0, shardGenerations: [UInt64](repeating: 0, count: LedgerShards.count))
-    static let encodedSize = 8 + 8 * LedgerShards.count + Digest.size
+    static let empty = LedgerRoot(generation: 0, groupGenerations: [UInt64](repeating: 0, count: LedgerShards.groupCount))
+    static let encodedSize = 8 + 8 * LedgerShards.groupCount + Digest.size
 
-    /// generation u64 | each shard's generation u64 | tag, big-endian.
+    /// generation u64 | each group's generation u64 | tag, big-endian.
     func encoded(key: HMACKey, vaultID: [UInt8]) -> [UInt8] {
         var body: [UInt8] = []
         body.reserveCapacity(Self.encodedSize)
         body.appendBigEndian(generation)
-        for shardGeneration in shardGenerations { body.appendBigEndian(shardGeneration) }
-        return body + key.authenticationCode(Self.label + vaultID + body)
+        for groupGeneration in groupGenerations { body.appendBigEndian(groupGeneration) }
+        var message = Self.label
+        message.reserveCapacity(Self.label.count + vaultID.count + body.count)
+        message.append(contentsOf: vaultID)
+        message.append(contentsOf: body)
+        body.append(contentsOf: key.authenticationCode(message))
+        return body
     }
 
     /// The root a stored blob holds, or nil when it is malformed or its tag does not verify.
@@ -98,12 +127,8 @@ struct LedgerRoot: Equatable {
         guard bytes.count == encodedSize else { return nil }
         let body = Array(bytes[0..<(encodedSize - Digest.size)])
         guard Digest.equal(key.authenticationCode(label + vaultID + body), Array(bytes[(encodedSize - Digest.size)...])) else { return nil }
-        return body.withUnsafeBytes { raw in
-            var reader = ByteReader(raw)
-            func u64() -> UInt64 { UInt64(reader.u32()!) << 32 | UInt64(reader.u32()!) }
-            let generation = u64()
-            return LedgerRoot(generation: generation, shardGenerations: (0..<LedgerShards.count).map { _ in u64() })
-        }
+        return LedgerRoot(
+            generation: ItemLedger.integer(body, at: 0), groupGenerations: (0..<LedgerShards.groupCount).map { ItemLedger.integer(body, at: 8 + 8 * $0) })
     }
 
     private static let label = Array("swift-keychain ledger root v3".utf8)

@@ -1,17 +1,20 @@
 /// The item ledger as one connection knows it (``OpenVault``'s mutex held): the generation it
-/// verified, each shard's tally as stored (loaded when first needed), which shards' rows were
-/// found to add up to their tally since the file last changed, and which shards the write in
-/// progress changed. A format-2 vault is one shard, whose tally its ``ItemLedger`` holds; a
-/// format-3 vault has ``LedgerShards/count`` under a ``LedgerRoot``.
+/// verified, each shard's tally as stored (a format-3 group's loaded when first needed), which
+/// shards' rows were found to add up to their tally since the file last changed, and which
+/// shards the write in progress changed. A format-2 vault is one shard, whose tally its
+/// ``ItemLedger`` holds; a format-3 vault has ``LedgerShards/count`` in groups under a
+/// ``LedgerRoot``.
 struct LedgerState {
     var generation: UInt64
-    /// Format 3's root as verified (each shard's generation); nil for format 2.
-    var root: LedgerRoot?
-    private(set) var tallies: [LedgerTally?]
-    private(set) var verified: [Bool]
+    /// Format 3's root as verified; nil for format 2.
+    private(set) var root: LedgerRoot?
+    private var tallies: [LedgerTally?]
+    private var verified: [Bool]
     /// How many shards are not verified yet: 0 once every row of the vault was checked.
     private(set) var unverified: Int
-    private(set) var changed: [Bool]
+    private var isChanged: [Bool]
+    /// The shards the write in progress changed, in the order it changed them.
+    private(set) var changed: [Int] = []
 
     init(_ ledger: ItemLedger) {
         generation = ledger.generation
@@ -19,7 +22,7 @@ struct LedgerState {
         tallies = [ledger.tally]
         verified = [false]
         unverified = 1
-        changed = [false]
+        isChanged = [false]
     }
 
     init(_ root: LedgerRoot) {
@@ -28,7 +31,7 @@ struct LedgerState {
         tallies = [LedgerTally?](repeating: nil, count: LedgerShards.count)
         verified = [Bool](repeating: false, count: LedgerShards.count)
         unverified = LedgerShards.count
-        changed = verified
+        isChanged = verified
     }
 
     var shardCount: Int { tallies.count }
@@ -43,8 +46,9 @@ struct LedgerState {
 
     func isVerified(_ shard: Int) -> Bool { verified[shard] }
 
-    mutating func load(_ tally: LedgerTally, shard: Int) {
-        tallies[shard] = tally
+    /// Takes a format-3 group's tallies as its record holds them.
+    mutating func load(_ groupTallies: [LedgerTally], group: Int) {
+        for (shard, tally) in zip(LedgerShards.shards(ofGroup: group), groupTallies) { tallies[shard] = tally }
     }
 
     /// Records that the shard's rows add up to its (loaded) tally.
@@ -54,43 +58,55 @@ struct LedgerState {
         unverified -= 1
     }
 
-    /// XORs a row's element into its shard's tally (a write, every shard verified); false when
-    /// the shard's tally is not loaded.
-    mutating func insert(_ element: [UInt8], shard: Int) -> Bool {
+    /// XORs a row's element into (`inserted`) or out of its shard's tally, in a write that
+    /// verified every shard; false when the shard's tally is not loaded.
+    mutating func count(_ element: [UInt8], shard: Int, inserted: Bool) -> Bool {
         guard tallies[shard] != nil else { return false }
-        tallies[shard]!.insert(element)
-        changed[shard] = true
+        if inserted { tallies[shard]!.insert(element) } else { tallies[shard]!.remove(element) }
+        markChanged(shard)
         return true
     }
 
-    /// XORs a row's element out of its shard's tally; false when the tally is not loaded.
-    mutating func remove(_ element: [UInt8], shard: Int) -> Bool {
-        guard tallies[shard] != nil else { return false }
-        tallies[shard]!.remove(element)
-        changed[shard] = true
-        return true
+    private mutating func markChanged(_ shard: Int) {
+        guard !isChanged[shard] else { return }
+        isChanged[shard] = true
+        changed.append(shard)
     }
 
     /// Takes what the rows add up to as every shard's tally (a rekey or an upgrade rewrote the
-    /// rows): the shards that hold rows are changed; the empty ones go back to generation 0,
-    /// which needs no record.
+    /// rows): the shards that hold rows are changed; groups of none but empty ones go back to
+    /// generation 0, which needs no record.
     mutating func recount(_ found: [LedgerTally]) {
         for shard in 0..<shardCount {
             tallies[shard] = found[shard]
             verified[shard] = true
-            changed[shard] = found[shard] != .empty || root == nil
-            if found[shard] == .empty { root?.shardGenerations[shard] = 0 }
+            if found[shard] != .empty || root == nil { markChanged(shard) }
         }
         unverified = 0
+        if root != nil { root!.groupGenerations = LedgerRoot.empty.groupGenerations }
+    }
+
+    /// The format-3 groups whose records the write in progress changes, each with its tallies.
+    var changedGroups: [(group: Int, tallies: [LedgerTally])] {
+        guard root != nil else { return [] }
+        var groups: [Int] = []
+        for shard in changed where !groups.contains(LedgerShards.group(of: shard)) { groups.append(LedgerShards.group(of: shard)) }
+        return groups.map { group in (group, LedgerShards.shards(ofGroup: group).map { tallies[$0] ?? .empty }) }
+    }
+
+    /// Whether every shard of the groups the write changes is loaded (their records rewritten whole).
+    var changedGroupsLoaded: Bool {
+        changed.allSatisfy { LedgerShards.shards(ofGroup: LedgerShards.group(of: $0)).allSatisfy { tallies[$0] != nil } }
     }
 
     /// The shards the write in progress changed, now stored at `generation`.
     mutating func stored(at generation: UInt64) {
         self.generation = generation
-        root?.generation = generation
-        for shard in 0..<shardCount where changed[shard] {
-            root?.shardGenerations[shard] = generation
-            changed[shard] = false
+        if root != nil {
+            root!.generation = generation
+            for shard in changed { root!.groupGenerations[LedgerShards.group(of: shard)] = generation }
         }
+        for shard in changed { isChanged[shard] = false }
+        changed.removeAll(keepingCapacity: true)
     }
 }

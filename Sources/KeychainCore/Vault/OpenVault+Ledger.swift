@@ -159,17 +159,18 @@ extension OpenVault {
     }
 
     /// The ledger, at the write's generation, into the transaction in progress: in format 3,
-    /// the record of each shard the write changed, then the root.
+    /// the record of each group holding a shard the write changed, then the root.
     func storeLedger() throws(StoreError) {
-        guard var state = ledger else { throw lostTrackOfLedger }
+        guard var state = ledger, state.changedGroupsLoaded else { throw lostTrackOfLedger }
         let key = try ledgerKey(), vaultID = header.vaultID
         let generation = writeGeneration
+        let groups = state.changedGroups
         try sql { () throws(SQLiteError) in
-            if state.root != nil {
+            if !groups.isEmpty {
                 let write = try connection.statement(VaultSchema.writeShardRecord)
-                for shard in 0..<state.shardCount where state.changed[shard] {
-                    let record = LedgerShards.encodedRecord(state.tally(shard)!, shard: shard, generation: generation, key: key, vaultID: vaultID)
-                    try write.run([.text(LedgerShards.recordName(shard)), .blob(record)])
+                for (group, tallies) in groups {
+                    let record = LedgerShards.encodedRecord(tallies, group: group, generation: generation, key: key, vaultID: vaultID)
+                    try write.run([.text(LedgerShards.recordName(ofGroup: group)), .blob(record)])
                 }
             }
             state.stored(at: generation)
@@ -206,7 +207,7 @@ extension OpenVault {
     }
 
     private func count(_ element: [UInt8], in shard: Int?, inserted: Bool) throws(StoreError) {
-        guard let shard, (inserted ? ledger?.insert(element, shard: shard) : ledger?.remove(element, shard: shard)) == true else { throw lostTrackOfLedger }
+        guard let shard, ledger?.count(element, shard: shard, inserted: inserted) == true else { throw lostTrackOfLedger }
     }
 
     /// Records the committed generation in the kernel keyring, unless a newer one is there; an

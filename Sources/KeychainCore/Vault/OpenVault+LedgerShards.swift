@@ -90,47 +90,42 @@ extension OpenVault {
         ItemLedger.Row(id: s.integer(0), itemClass: UInt8(truncatingIfNeeded: s.integer(1)), identity: s.blob(2), generation: UInt64(bitPattern: s.integer(3)))
     }
 
-    /// A format-3 shard's tally as its record holds it (loaded once); a shard never written
-    /// (generation 0 in the root) is empty and has no record to read.
+    /// A format-3 shard's tally as its group's record holds it (loaded once); a group never
+    /// written (generation 0) holds none but empty shards, and has no record to read.
     private func storedTally(_ shard: Int) throws(StoreError) -> LedgerTally {
         if let tally = ledger!.tally(shard) { return tally }
-        let generation = ledger!.root!.shardGenerations[shard]
-        var tally = LedgerTally.empty
-        if generation > 0 {
-            let stored = try sql { () throws(SQLiteError) -> [UInt8]? in
-                try connection.statement(VaultSchema.readShardRecord).with([.text(LedgerShards.recordName(shard))]) { (s: Statement) throws(SQLiteError) -> [UInt8]? in
-                    try s.step() ? s.blob(0) : nil
-                }
+        let group = LedgerShards.group(of: shard)
+        let stored = try sql { () throws(SQLiteError) -> [UInt8]? in
+            try connection.statement(VaultSchema.readShardRecord).with([.text(LedgerShards.recordName(ofGroup: group))]) {
+                (s: Statement) throws(SQLiteError) -> [UInt8]? in try s.step() ? s.blob(0) : nil
             }
-            guard let stored, let decoded = LedgerShards.decodeRecord(stored, shard: shard, generation: generation, key: try ledgerKey(), vaultID: header.vaultID)
-            else { throw try ledgerUnreadable() }
-            tally = decoded
         }
-        ledger!.load(tally, shard: shard)
-        return tally
+        ledger!.load(try groupTallies(group, stored: stored, generation: ledger!.root!.groupGenerations[group]), group: group)
+        return ledger!.tally(shard)!
     }
 
-    /// Loads every format-3 shard record not loaded yet, in one pass over `meta`.
+    /// A group's tallies from its record (`stored`), which must verify at the generation the
+    /// root names for it; a group at generation 0 was never written, and its shards are empty.
+    private func groupTallies(_ group: Int, stored: [UInt8]?, generation: UInt64) throws(StoreError) -> [LedgerTally] {
+        guard generation > 0 else { return [LedgerTally](repeating: .empty, count: LedgerShards.shards(ofGroup: group).count) }
+        guard let stored, let tallies = LedgerShards.decodeRecord(stored, group: group, generation: generation, key: try ledgerKey(), vaultID: header.vaultID)
+        else { throw try ledgerUnreadable() }
+        return tallies
+    }
+
+    /// Loads every format-3 group record not loaded yet, in one pass over `meta`.
     private func loadEveryTally(_ state: inout LedgerState) throws(StoreError) {
         guard let root = state.root else { return }
-        var records = [[UInt8]?](repeating: nil, count: LedgerShards.count)
+        var records = [[UInt8]?](repeating: nil, count: LedgerShards.groupCount)
         try sql { () throws(SQLiteError) in
             try connection.statement(VaultSchema.readShardRecords).with([]) { (s: Statement) throws(SQLiteError) in
                 while try s.step() {
-                    if let shard = LedgerShards.shard(ofRecordName: s.blob(0)) { records[shard] = s.blob(1) }
+                    if let group = LedgerShards.group(ofRecordName: s.blob(0)) { records[group] = s.blob(1) }
                 }
             }
         }
-        let key = try ledgerKey(), vaultID = header.vaultID
-        for shard in 0..<LedgerShards.count where state.tally(shard) == nil {
-            let generation = root.shardGenerations[shard]
-            guard generation > 0 else {
-                state.load(.empty, shard: shard)
-                continue
-            }
-            guard let stored = records[shard], let tally = LedgerShards.decodeRecord(stored, shard: shard, generation: generation, key: key, vaultID: vaultID)
-            else { throw try ledgerUnreadable() }
-            state.load(tally, shard: shard)
+        for group in 0..<LedgerShards.groupCount where state.tally(LedgerShards.shards(ofGroup: group).lowerBound) == nil {
+            state.load(try groupTallies(group, stored: records[group], generation: root.groupGenerations[group]), group: group)
         }
     }
 }

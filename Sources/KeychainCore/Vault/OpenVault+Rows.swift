@@ -129,19 +129,23 @@ extension OpenVault {
             var values: [Statement.Value] = []
             values.reserveCapacity(3)
             var covered = AttributeField.Mask([.accessibility, .accessControl]).bits | AttributeField.dates.bits
-            var identity: [UInt8]?
+            // Only rows the ledger vouches for are read: the shard an identity digest falls in
+            // is checked, or every shard for a lookup by scope or class.
             if present.contains(all: RecordCoding.identityMask(itemClass)) {
                 path = .identity
-                identity = try identityDigest(itemClass, wanted)
-                values.append(.blob(identity!))
+                let identity = try identityDigest(itemClass, wanted)
+                try verifyLedgerShard(holding: identity)
+                values.append(.blob(identity))
                 covered |= RecordCoding.identityMask(itemClass).bits
             } else if present.contains(all: RecordCoding.scopeMask(itemClass)) {
                 path = .scope
+                try verifyLedgerShard(holding: nil)
                 scopeDigest = try lookupKey().authenticationCode(RecordCoding.scopeMessage(itemClass, wanted))
                 values.append(.blob(scopeDigest!))
                 covered |= RecordCoding.scopeMask(itemClass).bits
             } else {
                 path = .itemClass
+                try verifyLedgerShard(holding: nil)
             }
             values.append(.integer(Int64(itemClass.code)))
             if let accessibility = wanted.accessibility { values.append(.integer(Int64(accessibility.code))) }
@@ -153,9 +157,6 @@ extension OpenVault {
             let decrypt = needAttributes || !uncovered.isEmpty || path == .scope
             let decoded = fields?.union(uncoveredMask)
             let scopeCheck = path == .scope ? ScopeCheck(itemClass, wanted) : nil
-            // Only the rows the ledger vouches for are read: the one shard an identity digest
-            // falls in, or every shard for a scope or a class.
-            try verifyLedgerShard(holding: identity)
             let slot = VaultSchema.select(path, includeValue: includeValue, byProtection: wanted.accessibility != nil, format: Int(header.version))
             let statement = try sql { () throws(SQLiteError) in try connection.statement(slot) }
             var found = false

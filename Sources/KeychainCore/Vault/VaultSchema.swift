@@ -147,7 +147,7 @@ enum VaultSchema {
     /// Format 2's ledger, or format 3's root (``LedgerRoot``).
     static let readLedger = "SELECT value FROM meta WHERE name = 'ledger'"
     static let writeLedger = "INSERT OR REPLACE INTO meta(name, value) VALUES('ledger', ?)"
-    /// Format 3's shard records, named `ledger/NNNN` (``LedgerShards/recordName(_:)``).
+    /// Format 3's records of groups of shards, named `ledger/NN` (``LedgerShards/recordName(ofGroup:)``).
     static let readShardRecord = "SELECT value FROM meta WHERE name = ?"
     static let readShardRecords = "SELECT name, value FROM meta WHERE name >= 'ledger/' AND name < 'ledger0'"
     static let writeShardRecord = "INSERT OR REPLACE INTO meta(name, value) VALUES(?, ?)"
