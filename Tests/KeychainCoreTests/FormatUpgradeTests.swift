@@ -203,4 +203,16 @@ struct FormatUpgradeTests {
         #expect(presence.first?.value?.string == "presence value")
         #expect(try vault.verify().ledger == "ok")
     }
+
+    @Test("a vault opened at format 2 reads on after another process upgraded it to format 3")
+    func openedBeforeAnotherProcessUpgraded() throws {
+        let configuration = try copy("keyfile", format: 2)
+        let vault = try Vault(configuration)
+        #expect(vault.status().formatVersion == 2)
+        let command = try KeychainExecutable.run(
+            ["set", "--vault", configuration.location.path, "--service", "fixture", "new"], input: Data("after".utf8), home: directory.path)
+        #expect(command.status == 0, "\(command.stderr)")
+        try expectEveryItem(vault, withPasscode: false)
+        #expect(vault.status().formatVersion == 3)
+    }
 }
