@@ -170,15 +170,31 @@ struct LedgerShardTests {
         #expect(LedgerShards.shards(ofGroup: LedgerShards.group(of: LedgerShards.journalShard)) == LedgerShards.journalShard..<LedgerShards.count)
         var tally = LedgerTally.empty
         tally.insert([UInt8](repeating: 3, count: Digest.size))
-        let tallies = [LedgerTally](repeating: tally, count: LedgerShards.groupSize)
+        var tallies = LedgerTallies(count: LedgerShards.groupSize)
+        tallies[3] = tally
         let record = LedgerShards.encodedRecord(tallies, group: 5, generation: 9, key: key, vaultID: vaultID)
         #expect(LedgerShards.decodeRecord(record, group: 5, generation: 9, key: key, vaultID: vaultID) == tallies)
         #expect(LedgerShards.decodeRecord(record, group: 6, generation: 9, key: key, vaultID: vaultID) == nil)
         #expect(LedgerShards.decodeRecord(record, group: 5, generation: 8, key: key, vaultID: vaultID) == nil)
         var root = LedgerRoot.empty
-        root.groupGenerations[5] = 9
+        root.setGeneration(9, ofGroup: 5)
+        #expect(root.generation(ofGroup: 5) == 9 && root.generation(ofGroup: 4) == 0 && root.generation(ofGroup: 6) == 0)
         root.generation = 9
         #expect(LedgerRoot.decode(root.encoded(key: key, vaultID: vaultID), key: key, vaultID: vaultID) == root)
         #expect(LedgerRoot.decode(LedgerRoot.empty.encoded(key: key, vaultID: vaultID), key: key, vaultID: [UInt8](repeating: 2, count: 16)) == nil)
+    }
+
+    @Test("flat tallies: a row counted in and out leaves its shard empty; a group's slice holds its shards' tallies")
+    func flatTallies() {
+        var tallies = LedgerTallies(count: 40)
+        let element = (0..<Digest.size).map { UInt8($0 * 7 & 0xFF) }
+        tallies.count(element, at: 17, inserted: true)
+        #expect(!tallies.isEmpty(17) && tallies.isEmpty(16) && tallies.isEmpty(18))
+        #expect(tallies[17] == LedgerTally(count: 1, digest: element))
+        let group = tallies.slice(16..<32)
+        #expect(group.count == 16 && group[1] == tallies[17] && group.matches(1, tallies, 17) && !group.matches(0, tallies, 17))
+        #expect(group.matches(0, tallies, 16) && group.matches(15, tallies, 31))
+        tallies.count(element, at: 17, inserted: false)
+        #expect(tallies == LedgerTallies(count: 40))
     }
 }

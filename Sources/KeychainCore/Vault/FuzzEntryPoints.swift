@@ -43,7 +43,8 @@
             precondition(ItemLedger.decode(made.encoded(key: stateKey, vaultID: stateVault), key: stateKey, vaultID: stateVault) == made, "a ledger does not round-trip")
             // A group's record opens only for its own group and generation.
             let group = Int(bytes[0]) % LedgerShards.groupCount, generation = made.generation
-            let tallies = [LedgerTally](repeating: tally, count: LedgerShards.shards(ofGroup: group).count)
+            var tallies = LedgerTallies(count: LedgerShards.shards(ofGroup: group).count)
+            for index in 0..<tallies.count { tallies[index] = tally }
             let record = LedgerShards.encodedRecord(tallies, group: group, generation: generation, key: stateKey, vaultID: stateVault)
             precondition(
                 LedgerShards.decodeRecord(record, group: group, generation: generation, key: stateKey, vaultID: stateVault) == tallies,

@@ -14,15 +14,6 @@ struct LedgerTally: Equatable {
 
     mutating func insert(_ element: [UInt8]) {
         count &+= 1
-        xor(element)
-    }
-
-    mutating func remove(_ element: [UInt8]) {
-        count &-= 1
-        xor(element)
-    }
-
-    private mutating func xor(_ element: [UInt8]) {
         for index in 0..<Digest.size { digest[index] ^= element[index] }
     }
 }

@@ -61,10 +61,11 @@ enum LedgerShards {
 
     /// A group's stored record: each of its shards' count u64 and digest | tag over (group,
     /// generation, those tallies).
-    static func encodedRecord(_ tallies: [LedgerTally], group: Int, generation: UInt64, key: HMACKey, vaultID: [UInt8]) -> [UInt8] {
+    static func encodedRecord(_ tallies: LedgerTallies, group: Int, generation: UInt64, key: HMACKey, vaultID: [UInt8]) -> [UInt8] {
         var body: [UInt8] = []
         body.reserveCapacity(tallies.count * tallySize + Digest.size)
-        for tally in tallies {
+        for index in 0..<tallies.count {
+            let tally = tallies[index]
             body.appendBigEndian(tally.count)
             body.append(contentsOf: tally.digest)
         }
@@ -73,13 +74,18 @@ enum LedgerShards {
 
     /// Its shards' tallies, or nil when the record is malformed or its tag does not verify for
     /// this group at `generation` (altered, another group's, or an older one of this group).
-    static func decodeRecord(_ bytes: [UInt8], group: Int, generation: UInt64, key: HMACKey, vaultID: [UInt8]) -> [LedgerTally]? {
+    static func decodeRecord(_ bytes: [UInt8], group: Int, generation: UInt64, key: HMACKey, vaultID: [UInt8]) -> LedgerTallies? {
         let size = shards(ofGroup: group).count * tallySize
         guard bytes.count == size + Digest.size else { return nil }
         let body = Array(bytes[0..<size])
         let tag = key.authenticationCode(recordMessage(body, group: group, generation: generation, vaultID: vaultID))
         guard Digest.equal(tag, Array(bytes[size...])) else { return nil }
-        return stride(from: 0, to: size, by: tallySize).map { LedgerTally(count: ItemLedger.integer(body, at: $0), digest: Array(body[($0 + 8)..<($0 + tallySize)])) }
+        var tallies = LedgerTallies(count: size / tallySize)
+        for index in 0..<tallies.count {
+            let offset = index * tallySize
+            tallies[index] = LedgerTally(count: ItemLedger.integer(body, at: offset), digest: Array(body[(offset + 8)..<(offset + tallySize)]))
+        }
+        return tallies
     }
 
     private static let tallySize = 8 + Digest.size
@@ -100,20 +106,30 @@ enum LedgerShards {
 /// A format-3 vault's ledger root: the vault's generation (the last write's) and the
 /// generation that last wrote each group of shards (0: never written, so its shards are
 /// empty), tagged with the ledger key. Stored in `meta` as `ledger`, where format 2 keeps its
-/// ``ItemLedger``.
+/// ``ItemLedger``. The groups' generations are kept as stored, big-endian bytes.
 struct LedgerRoot: Equatable {
     var generation: UInt64
-    var groupGenerations: [UInt64]
+    private var groups: [UInt8]
 
-    static let empty = LedgerRoot(generation: 0, groupGenerations: [UInt64](repeating: 0, count: LedgerShards.groupCount))
+    static let empty = LedgerRoot(generation: 0, groups: [UInt8](repeating: 0, count: 8 * LedgerShards.groupCount))
     static let encodedSize = 8 + 8 * LedgerShards.groupCount + Digest.size
+
+    /// The generation that last wrote `group`'s record (0: none).
+    func generation(ofGroup group: Int) -> UInt64 { ItemLedger.integer(groups, at: 8 * group) }
+
+    mutating func setGeneration(_ generation: UInt64, ofGroup group: Int) {
+        for index in 0..<8 { groups[8 * group + index] = UInt8(truncatingIfNeeded: generation >> (56 - 8 * index)) }
+    }
+
+    /// Every group back to generation 0 (a recount rewrites those that hold rows).
+    mutating func resetGroups() { groups = Self.empty.groups }
 
     /// generation u64 | each group's generation u64 | tag, big-endian.
     func encoded(key: HMACKey, vaultID: [UInt8]) -> [UInt8] {
         var body: [UInt8] = []
         body.reserveCapacity(Self.encodedSize)
         body.appendBigEndian(generation)
-        for groupGeneration in groupGenerations { body.appendBigEndian(groupGeneration) }
+        body.append(contentsOf: groups)
         var message = Self.label
         message.reserveCapacity(Self.label.count + vaultID.count + body.count)
         message.append(contentsOf: vaultID)
@@ -127,8 +143,7 @@ struct LedgerRoot: Equatable {
         guard bytes.count == encodedSize else { return nil }
         let body = Array(bytes[0..<(encodedSize - Digest.size)])
         guard Digest.equal(key.authenticationCode(label + vaultID + body), Array(bytes[(encodedSize - Digest.size)...])) else { return nil }
-        return LedgerRoot(
-            generation: ItemLedger.integer(body, at: 0), groupGenerations: (0..<LedgerShards.groupCount).map { ItemLedger.integer(body, at: 8 + 8 * $0) })
+        return LedgerRoot(generation: ItemLedger.integer(body, at: 0), groups: Array(body[8...]))
     }
 
     private static let label = Array("swift-keychain ledger root v3".utf8)

@@ -161,21 +161,22 @@ extension OpenVault {
     /// The ledger, at the write's generation, into the transaction in progress: in format 3,
     /// the record of each group holding a shard the write changed, then the root.
     func storeLedger() throws(StoreError) {
-        guard var state = ledger, state.changedGroupsLoaded else { throw lostTrackOfLedger }
+        guard var state = ledger, state.isLoaded else { throw lostTrackOfLedger }
         let key = try ledgerKey(), vaultID = header.vaultID
         let generation = writeGeneration
         let groups = state.changedGroups
         try sql { () throws(SQLiteError) in
             if !groups.isEmpty {
                 let write = try connection.statement(VaultSchema.writeShardRecord)
-                for (group, tallies) in groups {
+                for group in groups {
+                    let tallies = state.tallies.slice(LedgerShards.shards(ofGroup: group))
                     let record = LedgerShards.encodedRecord(tallies, group: group, generation: generation, key: key, vaultID: vaultID)
                     try write.run([.text(LedgerShards.recordName(ofGroup: group)), .blob(record)])
                 }
             }
             state.stored(at: generation)
             let encoded =
-                state.root?.encoded(key: key, vaultID: vaultID) ?? ItemLedger(generation: generation, tally: state.tally(0)!).encoded(key: key, vaultID: vaultID)
+                state.root?.encoded(key: key, vaultID: vaultID) ?? ItemLedger(generation: generation, tally: state.tallies[0]).encoded(key: key, vaultID: vaultID)
             try connection.statement(VaultSchema.writeLedger).run([.blob(encoded)])
         }
         ledger = state

@@ -24,19 +24,56 @@ extension OpenVault {
     }
 
     /// Checks every shard not checked yet, in one pass over the item table and the journal.
+    /// Format 3 compares each group's record with what its shards' rows add up to; when all
+    /// agree, those tallies are the stored ones, and are kept for the writes that follow.
     func verifyEveryShard() throws(StoreError) {
         guard header.version >= 2 else { return }
         guard var state = ledger else { throw lostTrackOfLedger }
         guard state.unverified > 0 else { return }
         let found = try tallyEveryShard(of: state, key: try ledgerKey())
-        try loadEveryTally(&state)
-        var agree = true
-        for shard in 0..<state.shardCount where !state.isVerified(shard) {
-            if found[shard] == state.tally(shard) { state.markVerified(shard) } else { agree = false }
-        }
+        let agree = state.isLoaded ? compare(found, with: state.tallies, &state) : try compareWithGroupRecords(found, &state)
         // The shards that agree stay checked: a read of one of them need not scan it again.
         ledger = state
         guard agree else { throw rowsDisagree }
+    }
+
+    /// Marks the shards whose tallies agree verified; whether all did.
+    private func compare(_ found: LedgerTallies, with stored: LedgerTallies, from first: Int = 0, _ state: inout LedgerState) -> Bool {
+        if found == stored {
+            for shard in first..<(first + found.count) { state.markVerified(shard) }
+            return true
+        }
+        for index in 0..<found.count where found.matches(index, stored, index) { state.markVerified(first + index) }
+        return false
+    }
+
+    /// Compares every format-3 group record, read in one pass over `meta`, with `found`. A group
+    /// the root names a generation for must have a record that verifies at it; a group at
+    /// generation 0 was never written, and its shards are empty.
+    private func compareWithGroupRecords(_ found: LedgerTallies, _ state: inout LedgerState) throws(StoreError) -> Bool {
+        guard let root = state.root else { return false }
+        let key = try ledgerKey(), vaultID = header.vaultID
+        var agree = true
+        var read = [UInt8](repeating: 0, count: LedgerShards.groupCount)
+        try sql { () throws(SQLiteError) in
+            try connection.statement(VaultSchema.readShardRecords).with([]) { (s: Statement) throws(SQLiteError) in
+                while try s.step() {
+                    guard let group = LedgerShards.group(ofRecordName: s.blob(0)), root.generation(ofGroup: group) > 0, read[group] == 0,
+                        let stored = LedgerShards.decodeRecord(s.blob(1), group: group, generation: root.generation(ofGroup: group), key: key, vaultID: vaultID)
+                    else { continue }
+                    read[group] = 1
+                    let shards = LedgerShards.shards(ofGroup: group)
+                    if !compare(found.slice(shards), with: stored, from: shards.lowerBound, &state) { agree = false }
+                }
+            }
+        }
+        for group in 0..<LedgerShards.groupCount where read[group] == 0 {
+            guard root.generation(ofGroup: group) == 0 else { throw try ledgerUnreadable() }
+            let shards = LedgerShards.shards(ofGroup: group)
+            if !compare(found.slice(shards), with: LedgerTallies(count: shards.count), from: shards.lowerBound, &state) { agree = false }
+        }
+        if agree { state.load(found) }
+        return agree
     }
 
     private var rowsDisagree: StoreError {
@@ -47,21 +84,21 @@ extension OpenVault {
 
     /// What the rows add up to now, shard by shard, under `key`: every item row in the shard
     /// its identity falls in, every journal row in the journal's.
-    func tallyEveryShard(of state: LedgerState, key: HMACKey) throws(StoreError) -> [LedgerTally] {
-        var found = [LedgerTally](repeating: .empty, count: state.shardCount)
+    func tallyEveryShard(of state: LedgerState, key: HMACKey) throws(StoreError) -> LedgerTallies {
+        var found = LedgerTallies(count: state.shardCount)
         let vaultID = header.vaultID
         try sql { () throws(SQLiteError) in
             try connection.statement(VaultSchema.selectLedgerRows).with([]) { (s: Statement) throws(SQLiteError) in
                 while try s.step() {
                     let row = Self.ledgerRow(s)
-                    found[state.shard(ofItem: row.identity)].insert(ItemLedger.element(row, key: key, vaultID: vaultID))
+                    found.count(ItemLedger.element(row, key: key, vaultID: vaultID), at: state.shard(ofItem: row.identity), inserted: true)
                 }
             }
             guard syncEnrolled else { return }
             try connection.statement(VaultSchema.readAllJournal).with([]) { (s: Statement) throws(SQLiteError) in
                 while try s.step() {
                     let element = ItemLedger.journalElement(identity: s.blob(0), pending: s.integer(1) != 0, record: s.blob(2), key: key, vaultID: vaultID)
-                    found[state.journalShard].insert(element)
+                    found.count(element, at: state.journalShard, inserted: true)
                 }
             }
         }
@@ -72,14 +109,14 @@ extension OpenVault {
     private func tallyItemShard(_ shard: Int, key: HMACKey) throws(StoreError) -> LedgerTally {
         var found = LedgerTally.empty
         let vaultID = header.vaultID
-        let (text, bounds): (String, [Statement.Value]) =
+        let (slot, bounds): (StatementSlot, [Statement.Value]) =
             switch shard {
             case 0: (VaultSchema.selectFirstShardRows, [.blob(LedgerShards.lowerBound(1))])
             case LedgerShards.itemShards - 1: (VaultSchema.selectLastShardRows, [.blob(LedgerShards.lowerBound(shard))])
             default: (VaultSchema.selectShardRows, [.blob(LedgerShards.lowerBound(shard)), .blob(LedgerShards.lowerBound(shard + 1))])
             }
         try sql { () throws(SQLiteError) in
-            try connection.statement(text).with(bounds) { (s: Statement) throws(SQLiteError) in
+            try connection.statement(slot).with(bounds) { (s: Statement) throws(SQLiteError) in
                 while try s.step() { found.insert(ItemLedger.element(Self.ledgerRow(s), key: key, vaultID: vaultID)) }
             }
         }
@@ -90,42 +127,26 @@ extension OpenVault {
         ItemLedger.Row(id: s.integer(0), itemClass: UInt8(truncatingIfNeeded: s.integer(1)), identity: s.blob(2), generation: UInt64(bitPattern: s.integer(3)))
     }
 
-    /// A format-3 shard's tally as its group's record holds it (loaded once); a group never
-    /// written (generation 0) holds none but empty shards, and has no record to read.
+    /// A format-3 shard's tally as its group's record holds it: from the tallies a full check
+    /// loaded, or else read from the record for this one check and not kept.
     private func storedTally(_ shard: Int) throws(StoreError) -> LedgerTally {
-        if let tally = ledger!.tally(shard) { return tally }
+        if ledger!.isLoaded { return ledger!.tallies[shard] }
         let group = LedgerShards.group(of: shard)
         let stored = try sql { () throws(SQLiteError) -> [UInt8]? in
             try connection.statement(VaultSchema.readShardRecord).with([.text(LedgerShards.recordName(ofGroup: group))]) {
                 (s: Statement) throws(SQLiteError) -> [UInt8]? in try s.step() ? s.blob(0) : nil
             }
         }
-        ledger!.load(try groupTallies(group, stored: stored, generation: ledger!.root!.groupGenerations[group]), group: group)
-        return ledger!.tally(shard)!
+        let tallies = try groupTallies(group, stored: stored, generation: ledger!.root!.generation(ofGroup: group))
+        return tallies[shard - LedgerShards.shards(ofGroup: group).lowerBound]
     }
 
     /// A group's tallies from its record (`stored`), which must verify at the generation the
     /// root names for it; a group at generation 0 was never written, and its shards are empty.
-    private func groupTallies(_ group: Int, stored: [UInt8]?, generation: UInt64) throws(StoreError) -> [LedgerTally] {
-        guard generation > 0 else { return [LedgerTally](repeating: .empty, count: LedgerShards.shards(ofGroup: group).count) }
+    private func groupTallies(_ group: Int, stored: [UInt8]?, generation: UInt64) throws(StoreError) -> LedgerTallies {
+        guard generation > 0 else { return LedgerTallies(count: LedgerShards.shards(ofGroup: group).count) }
         guard let stored, let tallies = LedgerShards.decodeRecord(stored, group: group, generation: generation, key: try ledgerKey(), vaultID: header.vaultID)
         else { throw try ledgerUnreadable() }
         return tallies
-    }
-
-    /// Loads every format-3 group record not loaded yet, in one pass over `meta`.
-    private func loadEveryTally(_ state: inout LedgerState) throws(StoreError) {
-        guard let root = state.root else { return }
-        var records = [[UInt8]?](repeating: nil, count: LedgerShards.groupCount)
-        try sql { () throws(SQLiteError) in
-            try connection.statement(VaultSchema.readShardRecords).with([]) { (s: Statement) throws(SQLiteError) in
-                while try s.step() {
-                    if let group = LedgerShards.group(ofRecordName: s.blob(0)) { records[group] = s.blob(1) }
-                }
-            }
-        }
-        for group in 0..<LedgerShards.groupCount where state.tally(LedgerShards.shards(ofGroup: group).lowerBound) == nil {
-            state.load(try groupTallies(group, stored: records[group], generation: root.groupGenerations[group]), group: group)
-        }
     }
 }

@@ -140,15 +140,16 @@ enum VaultSchema {
     /// What the ledger covers, for every row.
     static let selectLedgerRows = "SELECT id, class, identity, generation FROM items"
     /// The same, for one item shard's range of the identity index (``LedgerShards``): the
-    /// first range is open below and the last above, so that each row lies in one.
-    static let selectFirstShardRows = selectLedgerRows + " WHERE identity < ?"
-    static let selectShardRows = selectLedgerRows + " WHERE identity >= ? AND identity < ?"
-    static let selectLastShardRows = selectLedgerRows + " WHERE identity >= ?"
+    /// first range is open below and the last above, so that each row lies in one. Slots, as a
+    /// process's first read runs one of them.
+    static let selectFirstShardRows = StatementSlot(selectLedgerRows + " WHERE identity < ?")
+    static let selectShardRows = StatementSlot(selectLedgerRows + " WHERE identity >= ? AND identity < ?")
+    static let selectLastShardRows = StatementSlot(selectLedgerRows + " WHERE identity >= ?")
     /// Format 2's ledger, or format 3's root (``LedgerRoot``).
     static let readLedger = "SELECT value FROM meta WHERE name = 'ledger'"
     static let writeLedger = "INSERT OR REPLACE INTO meta(name, value) VALUES('ledger', ?)"
     /// Format 3's records of groups of shards, named `ledger/NN` (``LedgerShards/recordName(ofGroup:)``).
-    static let readShardRecord = "SELECT value FROM meta WHERE name = ?"
+    static let readShardRecord = StatementSlot("SELECT value FROM meta WHERE name = ?")
     static let readShardRecords = "SELECT name, value FROM meta WHERE name >= 'ledger/' AND name < 'ledger0'"
     static let writeShardRecord = "INSERT OR REPLACE INTO meta(name, value) VALUES(?, ?)"
 
