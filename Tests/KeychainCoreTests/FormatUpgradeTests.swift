@@ -84,11 +84,11 @@ struct FormatUpgradeTests {
             ).first?.value?.string == "after")
     }
 
-    @Test("unlocking a format-1 passphrase vault upgrades it; every class and the presence item survive")
-    func unlockUpgrades() throws {
-        let configuration = try copy("passphrase")
+    @Test("unlocking a passphrase vault of an earlier format upgrades it; every class and the presence item survive", arguments: [1, 2])
+    func unlockUpgrades(_ format: Int) throws {
+        let configuration = try copy("passphrase", format: format)
         let vault = try Vault(configuration)
-        #expect(vault.status().formatVersion == 1)
+        #expect(vault.status().formatVersion == format)
         try vault.unlock(passphrase: SecretBytes(utf8: Self.passphrase))
         #expect(vault.status().formatVersion == 3)
         try expectEveryItem(vault, withPasscode: true)
@@ -100,6 +100,7 @@ struct FormatUpgradeTests {
         #expect(presence.first?.value?.string == "presence value")
         let report = try vault.verify()
         #expect(report.ledger == "ok" && report.damaged.isEmpty, "\(report)")
+        guard format == 1 else { return }
         let raw = try RawVault(configuration.location.path)
         #expect(
             try raw.blobs("SELECT generation, value FROM items").filter { $0.0 == 0 }.count == 1,
@@ -185,23 +186,6 @@ struct FormatUpgradeTests {
         try expectEveryItem(vault, withPasscode: false)
         let report = try vault.verify()
         #expect(report.isSound && report.ledger == "ok" && report.intact == report.items, "\(report)")
-    }
-
-    @Test("unlocking a format-2 passphrase vault upgrades it; every class and the presence item survive")
-    func formatTwoUnlockUpgrades() throws {
-        let configuration = try copy("passphrase", format: 2)
-        let vault = try Vault(configuration)
-        #expect(vault.status().formatVersion == 2)
-        try vault.unlock(passphrase: SecretBytes(utf8: Self.passphrase))
-        #expect(vault.status().formatVersion == 3)
-        try expectEveryItem(vault, withPasscode: true)
-        let authenticator = ScriptedAuthenticator([.passphrase(Self.passphrase)])
-        let presence = try vault.copyMatching(
-            Query(
-                .genericPassword, attributes: Attributes(service: "fixture", account: "presence"), limit: .one,
-                returnData: true, authentication: AuthenticationContext(authenticator: authenticator)))
-        #expect(presence.first?.value?.string == "presence value")
-        #expect(try vault.verify().ledger == "ok")
     }
 
     @Test("a vault opened at format 2 reads on after another process upgraded it to format 3")

@@ -19,15 +19,6 @@ struct ItemLedgerTests {
             .first?.value?.string
     }
 
-    func expectTampered(_ body: () throws -> Void, _ comment: Comment) {
-        do {
-            try body()
-            Issue.record("served: \(comment)")
-        } catch {
-            guard case .tampered = error as? StoreError else { Issue.record("expected tampered, got \(error): \(comment)"); return }
-        }
-    }
-
     /// Every column of row `id`, as an attacker with an older copy of the file has them.
     func savedRow(_ raw: RawVault, _ id: Int64) throws -> [Statement.Value] {
         var values: [Statement.Value] = []

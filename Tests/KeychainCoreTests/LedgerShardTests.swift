@@ -21,15 +21,6 @@ struct LedgerShardTests {
         try vault.copyMatching(Query(.genericPassword, attributes: attributes(account), limit: .one, returnData: true)).first?.value?.string
     }
 
-    func expectTampered(_ body: () throws -> Void, _ comment: Comment) {
-        do {
-            try body()
-            Issue.record("served: \(comment)")
-        } catch {
-            guard case .tampered = error as? StoreError else { Issue.record("expected tampered, got \(error): \(comment)"); return }
-        }
-    }
-
     /// A vault of sixteen items, and two of them in different shard groups: the one an attacker edits
     /// (`victim`) and one beside it (`bystander`), with their row ids.
     func vaultWithTwoShards(kernelKeyring: Bool = false) throws -> (
