@@ -167,7 +167,7 @@ extension OpenVault {
         let groups = state.changedGroups
         try sql { () throws(SQLiteError) in
             if !groups.isEmpty {
-                let write = try connection.statement(VaultSchema.writeShardRecord)
+                let write = try connection.statement(VaultSchema.writeGroupRecord)
                 for group in groups {
                     let tallies = state.tallies.slice(LedgerShards.shards(ofGroup: group))
                     let record = LedgerShards.encodedRecord(tallies, group: group, generation: generation, key: key, vaultID: vaultID)

@@ -56,7 +56,7 @@ extension OpenVault {
         var agree = true
         var read = [UInt8](repeating: 0, count: LedgerShards.groupCount)
         try sql { () throws(SQLiteError) in
-            try connection.statement(VaultSchema.readShardRecords).with([]) { (s: Statement) throws(SQLiteError) in
+            try connection.statement(VaultSchema.readGroupRecords).with([]) { (s: Statement) throws(SQLiteError) in
                 while try s.step() {
                     guard let group = LedgerShards.group(ofRecordName: s.blob(0)), root.generation(ofGroup: group) > 0, read[group] == 0,
                         let stored = LedgerShards.decodeRecord(s.blob(1), group: group, generation: root.generation(ofGroup: group), key: key, vaultID: vaultID)
@@ -133,7 +133,7 @@ extension OpenVault {
         if ledger!.isLoaded { return ledger!.tallies[shard] }
         let group = LedgerShards.group(of: shard)
         let stored = try sql { () throws(SQLiteError) -> [UInt8]? in
-            try connection.statement(VaultSchema.readShardRecord).with([.text(LedgerShards.recordName(ofGroup: group))]) {
+            try connection.statement(VaultSchema.readGroupRecord).with([.text(LedgerShards.recordName(ofGroup: group))]) {
                 (s: Statement) throws(SQLiteError) -> [UInt8]? in try s.step() ? s.blob(0) : nil
             }
         }

@@ -149,9 +149,9 @@ enum VaultSchema {
     static let readLedger = "SELECT value FROM meta WHERE name = 'ledger'"
     static let writeLedger = "INSERT OR REPLACE INTO meta(name, value) VALUES('ledger', ?)"
     /// Format 3's records of groups of shards, named `ledger/NN` (``LedgerShards/recordName(ofGroup:)``).
-    static let readShardRecord = StatementSlot("SELECT value FROM meta WHERE name = ?")
-    static let readShardRecords = "SELECT name, value FROM meta WHERE name >= 'ledger/' AND name < 'ledger0'"
-    static let writeShardRecord = "INSERT OR REPLACE INTO meta(name, value) VALUES(?, ?)"
+    static let readGroupRecord = StatementSlot("SELECT value FROM meta WHERE name = ?")
+    static let readGroupRecords = "SELECT name, value FROM meta WHERE name >= 'ledger/' AND name < 'ledger0'"
+    static let writeGroupRecord = "INSERT OR REPLACE INTO meta(name, value) VALUES(?, ?)"
 
     /// How candidates are found: by the identity digest, the scope digest, or the class alone.
     enum Lookup: CaseIterable { case identity, scope, itemClass }
