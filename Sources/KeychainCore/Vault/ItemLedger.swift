@@ -65,16 +65,13 @@ struct ItemLedger: Equatable {
 
     /// The stored form: generation u64 | count u64 | digest | tag, big-endian.
     func encoded(key: HMACKey, vaultID: [UInt8]) -> [UInt8] {
-        let body = fields
-        return body + key.authenticationCode(Self.ledgerLabel + vaultID + body)
+        TaggedRecord.seal(fields, context: Self.ledgerLabel + vaultID, key: key)
     }
 
     /// The ledger a stored blob holds, or nil when its tag does not verify under `key` (altered,
     /// or written under other keys) or it is malformed.
     static func decode(_ bytes: [UInt8], key: HMACKey, vaultID: [UInt8]) -> ItemLedger? {
-        guard bytes.count == encodedSize else { return nil }
-        let body = Array(bytes[0..<(encodedSize - Digest.size)])
-        guard Digest.equal(key.authenticationCode(ledgerLabel + vaultID + body), Array(bytes[(encodedSize - Digest.size)...])) else { return nil }
+        guard let body = TaggedRecord.open(bytes, bodySize: encodedSize - Digest.size, context: ledgerLabel + vaultID, key: key) else { return nil }
         return ItemLedger(generation: integer(body, at: 0), tally: LedgerTally(count: integer(body, at: 8), digest: Array(body[16..<(16 + Digest.size)])))
     }
 

@@ -63,23 +63,21 @@ enum LedgerShards {
     /// generation, those tallies).
     static func encodedRecord(_ tallies: LedgerTallies, group: Int, generation: UInt64, key: HMACKey, vaultID: [UInt8]) -> [UInt8] {
         var body: [UInt8] = []
-        body.reserveCapacity(tallies.count * tallySize + Digest.size)
+        body.reserveCapacity(tallies.count * tallySize)
         for index in 0..<tallies.count {
             let tally = tallies[index]
             body.appendBigEndian(tally.count)
             body.append(contentsOf: tally.digest)
         }
-        return body + key.authenticationCode(recordMessage(body, group: group, generation: generation, vaultID: vaultID))
+        return TaggedRecord.seal(body, context: recordContext(group: group, generation: generation, vaultID: vaultID), key: key)
     }
 
     /// Its shards' tallies, or nil when the record is malformed or its tag does not verify for
     /// this group at `generation` (altered, another group's, or an older one of this group).
     static func decodeRecord(_ bytes: [UInt8], group: Int, generation: UInt64, key: HMACKey, vaultID: [UInt8]) -> LedgerTallies? {
         let size = shards(ofGroup: group).count * tallySize
-        guard bytes.count == size + Digest.size else { return nil }
-        let body = Array(bytes[0..<size])
-        let tag = key.authenticationCode(recordMessage(body, group: group, generation: generation, vaultID: vaultID))
-        guard Digest.equal(tag, Array(bytes[size...])) else { return nil }
+        let context = recordContext(group: group, generation: generation, vaultID: vaultID)
+        guard let body = TaggedRecord.open(bytes, bodySize: size, context: context, key: key) else { return nil }
         var tallies = LedgerTallies(count: size / tallySize)
         for index in 0..<tallies.count {
             let offset = index * tallySize
@@ -90,14 +88,8 @@ enum LedgerShards {
 
     private static let tallySize = 8 + Digest.size
 
-    private static func recordMessage(_ body: [UInt8], group: Int, generation: UInt64, vaultID: [UInt8]) -> [UInt8] {
-        var message = recordLabel
-        message.reserveCapacity(recordLabel.count + vaultID.count + 12 + body.count)
-        message.append(contentsOf: vaultID)
-        message.appendBigEndian(UInt32(group))
-        message.appendBigEndian(generation)
-        message.append(contentsOf: body)
-        return message
+    private static func recordContext(group: Int, generation: UInt64, vaultID: [UInt8]) -> [UInt8] {
+        recordLabel + vaultID + VaultHeader.be(UInt32(group)) + VaultHeader.be(generation)
     }
 
     private static let recordLabel = Array("swift-keychain ledger group v3".utf8)
@@ -118,7 +110,7 @@ struct LedgerRoot: Equatable {
     func generation(ofGroup group: Int) -> UInt64 { ItemLedger.integer(groups, at: 8 * group) }
 
     mutating func setGeneration(_ generation: UInt64, ofGroup group: Int) {
-        for index in 0..<8 { groups[8 * group + index] = UInt8(truncatingIfNeeded: generation >> (56 - 8 * index)) }
+        groups.replaceSubrange((8 * group)..<(8 * group + 8), with: VaultHeader.be(generation))
     }
 
     /// Every group back to generation 0 (a recount rewrites those that hold rows).
@@ -126,23 +118,12 @@ struct LedgerRoot: Equatable {
 
     /// generation u64 | each group's generation u64 | tag, big-endian.
     func encoded(key: HMACKey, vaultID: [UInt8]) -> [UInt8] {
-        var body: [UInt8] = []
-        body.reserveCapacity(Self.encodedSize)
-        body.appendBigEndian(generation)
-        body.append(contentsOf: groups)
-        var message = Self.label
-        message.reserveCapacity(Self.label.count + vaultID.count + body.count)
-        message.append(contentsOf: vaultID)
-        message.append(contentsOf: body)
-        body.append(contentsOf: key.authenticationCode(message))
-        return body
+        TaggedRecord.seal(VaultHeader.be(generation) + groups, context: Self.label + vaultID, key: key)
     }
 
     /// The root a stored blob holds, or nil when it is malformed or its tag does not verify.
     static func decode(_ bytes: [UInt8], key: HMACKey, vaultID: [UInt8]) -> LedgerRoot? {
-        guard bytes.count == encodedSize else { return nil }
-        let body = Array(bytes[0..<(encodedSize - Digest.size)])
-        guard Digest.equal(key.authenticationCode(label + vaultID + body), Array(bytes[(encodedSize - Digest.size)...])) else { return nil }
+        guard let body = TaggedRecord.open(bytes, bodySize: encodedSize - Digest.size, context: label + vaultID, key: key) else { return nil }
         return LedgerRoot(generation: ItemLedger.integer(body, at: 0), groups: Array(body[8...]))
     }
 

@@ -20,7 +20,7 @@ struct LedgerState {
     private(set) var unverified: Int
     private var isChanged: [UInt8]
     /// The shards the write in progress changed, in the order it changed them.
-    private(set) var changed: [Int] = []
+    private var changed: [Int] = []
 
     init(_ ledger: ItemLedger) {
         generation = ledger.generation

@@ -97,9 +97,12 @@ extension OpenVault {
         return .tampered("\(location.path): the item ledger is missing or fails authentication")
     }
 
-    func storedLedger() throws(StoreError) -> [UInt8]? {
+    func storedLedger() throws(StoreError) -> [UInt8]? { try metaValue(named: "ledger") }
+
+    /// The `meta` value of that name, if there is one.
+    func metaValue(named name: String) throws(StoreError) -> [UInt8]? {
         try sql { () throws(SQLiteError) -> [UInt8]? in
-            try connection.statement(VaultSchema.readLedger).with([]) { (s: Statement) throws(SQLiteError) -> [UInt8]? in try s.step() ? s.blob(0) : nil }
+            try connection.statement(VaultSchema.readMeta).with([.text(name)]) { (s: Statement) throws(SQLiteError) -> [UInt8]? in try s.step() ? s.blob(0) : nil }
         }
     }
 

@@ -132,11 +132,7 @@ extension OpenVault {
     private func storedTally(_ shard: Int) throws(StoreError) -> LedgerTally {
         if ledger!.isLoaded { return ledger!.tallies[shard] }
         let group = LedgerShards.group(of: shard)
-        let stored = try sql { () throws(SQLiteError) -> [UInt8]? in
-            try connection.statement(VaultSchema.readGroupRecord).with([.text(LedgerShards.recordName(ofGroup: group))]) {
-                (s: Statement) throws(SQLiteError) -> [UInt8]? in try s.step() ? s.blob(0) : nil
-            }
-        }
+        let stored = try metaValue(named: LedgerShards.recordName(ofGroup: group))
         let tallies = try groupTallies(group, stored: stored, generation: ledger!.root!.generation(ofGroup: group))
         return tallies[shard - LedgerShards.shards(ofGroup: group).lowerBound]
     }

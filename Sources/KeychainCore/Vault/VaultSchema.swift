@@ -145,11 +145,12 @@ enum VaultSchema {
     static let selectFirstShardRows = StatementSlot(selectLedgerRows + " WHERE identity < ?")
     static let selectShardRows = StatementSlot(selectLedgerRows + " WHERE identity >= ? AND identity < ?")
     static let selectLastShardRows = StatementSlot(selectLedgerRows + " WHERE identity >= ?")
-    /// Format 2's ledger, or format 3's root (``LedgerRoot``).
-    static let readLedger = "SELECT value FROM meta WHERE name = 'ledger'"
+    /// A `meta` value by its name: format 2's ledger or format 3's root (`ledger`,
+    /// ``LedgerRoot``), and format 3's records of groups of shards (`ledger/NN`,
+    /// ``LedgerShards/recordName(ofGroup:)``). A slot, as every process's first read runs it.
+    static let readMeta = StatementSlot("SELECT value FROM meta WHERE name = ?")
     static let writeLedger = "INSERT OR REPLACE INTO meta(name, value) VALUES('ledger', ?)"
-    /// Format 3's records of groups of shards, named `ledger/NN` (``LedgerShards/recordName(ofGroup:)``).
-    static let readGroupRecord = StatementSlot("SELECT value FROM meta WHERE name = ?")
+    /// Format 3's records of groups of shards, every one (``LedgerShards/recordName(ofGroup:)``).
     static let readGroupRecords = "SELECT name, value FROM meta WHERE name >= 'ledger/' AND name < 'ledger0'"
     static let writeGroupRecord = "INSERT OR REPLACE INTO meta(name, value) VALUES(?, ?)"
 
