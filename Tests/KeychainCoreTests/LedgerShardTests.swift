@@ -8,45 +8,8 @@ import Testing
 /// row of the vault): a read by identity checks its own shard, and every edit the ledger caught
 /// before is still caught by any read that meets it.
 @Suite("The sharded ledger: a read checks its own shard, and tampering is still never served")
-struct LedgerShardTests {
+struct LedgerShardTests: LedgerShardFixture {
     let directory = TemporaryDirectory()
-
-    /// Fully named (access group and synchronizable too), as Valet and the command name their
-    /// items: a read of it looks its identity digest up.
-    func attributes(_ account: String) -> Attributes {
-        Attributes(service: "s", account: account, accessGroup: "g", synchronizable: false)
-    }
-
-    func read(_ vault: Vault, _ account: String) throws -> String? {
-        try vault.copyMatching(Query(.genericPassword, attributes: attributes(account), limit: .one, returnData: true)).first?.value?.string
-    }
-
-    /// A vault of sixteen items, and two of them in different shard groups: the one an attacker edits
-    /// (`victim`) and one beside it (`bystander`), with their row ids.
-    func vaultWithTwoShards(kernelKeyring: Bool = false) throws -> (
-        configuration: VaultConfiguration, raw: RawVault, victim: (account: String, id: Int64), bystander: (account: String, id: Int64)
-    ) {
-        let configuration = directory.vaultConfiguration(kernelKeyring: kernelKeyring)
-        let vault = try Vault(configuration)
-        for index in 0..<16 { try vault.add(Item(.genericPassword, attributes: attributes("a\(index)"), value: SecretBytes(utf8: "value \(index)"))) }
-        let raw = try RawVault(configuration.location.path)
-        let rows = try raw.blobs("SELECT id, identity FROM items ORDER BY id")
-        // Apart by group, so that no ledger record vouches for both.
-        let victimGroup = LedgerShards.group(of: LedgerShards.shard(of: rows[0].1))
-        let other = try #require(rows.firstIndex { LedgerShards.group(of: LedgerShards.shard(of: $0.1)) != victimGroup })
-        return (configuration, raw, ("a0", rows[0].0), ("a\(other)", rows[other].0))
-    }
-
-    /// The record of the group holding row `id`'s shard.
-    func groupRecord(_ raw: RawVault, holding id: Int64) throws -> (name: String, bytes: [UInt8]) {
-        let identity = try raw.blobs("SELECT id, identity FROM items WHERE id = \(id)")[0].1
-        let name = LedgerShards.recordName(ofGroup: LedgerShards.group(of: LedgerShards.shard(of: identity)))
-        return (name, try raw.blobs("SELECT 0, value FROM meta WHERE name = '\(name)'")[0].1)
-    }
-
-    func putRecord(_ raw: RawVault, _ name: String, _ bytes: [UInt8]) throws {
-        try raw.connection.statement("INSERT OR REPLACE INTO meta(name, value) VALUES(?, ?)").run([.text(name), .blob(bytes)])
-    }
 
     @Test("a deleted row stops the reads that meet its shard (by identity, a listing, contains) and no other")
     func pointReadChecksItsOwnShard() throws {
