@@ -94,7 +94,7 @@ struct ItemLedgerTests {
         #expect(try read(reopened, "b") == "2")
     }
 
-    @Test("a write to a vault whose ledger fails writes nothing")
+    @Test("a write that meets rows the ledger does not vouch for writes nothing (writes beside them: LedgerShardWriteTests)")
     func writeRefusedOnFailedLedger() throws {
         let configuration = directory.vaultConfiguration()
         try Vault(configuration).add(item("a", "1"))
@@ -102,7 +102,7 @@ struct ItemLedgerTests {
         let raw = try RawVault(configuration.location.path)
         try raw.connection.execute("DELETE FROM items WHERE id = \(try ids(raw)[0])")
         let before = try raw.blobs("SELECT id, value FROM items ORDER BY id").map(\.1)
-        expectTampered({ try Vault(configuration).add(item("c", "3")) }, "the write")
+        expectTampered({ try Vault(configuration).upsert(item("a", "again")) }, "the deleted item written again")
         expectTampered({ _ = try Vault(configuration).delete(Query(.genericPassword)) }, "the delete")
         #expect(try raw.blobs("SELECT id, value FROM items ORDER BY id").map(\.1) == before)
     }

@@ -1,8 +1,8 @@
 /// The item ledger as one connection knows it (``OpenVault``'s mutex held): the generation it
-/// verified, every shard's tally as stored (loaded by the first check of every shard: a point
-/// read compares its one shard with its group's record and keeps nothing else), which shards'
-/// rows were found to add up to their tally since the file last changed, and which shards the
-/// write in progress changed. A format-2 vault is one shard, whose tally its
+/// verified, shards' tallies as stored (every shard's after a check of every shard, a group's
+/// after a write into it: a point read compares its one shard with its group's record and keeps
+/// nothing else), which shards' rows were found to add up to their tally since the file last
+/// changed, and which shards the write in progress changed. A format-2 vault is one shard, whose tally its
 /// ``ItemLedger`` holds; a format-3 vault has ``LedgerShards/count`` in groups under a
 /// ``LedgerRoot``.
 struct LedgerState {
@@ -13,6 +13,9 @@ struct LedgerState {
     /// Whether `tallies` holds every shard's (format 3 loads them at the first full check: a
     /// process that only reads by identity never makes the 41 KB array).
     private(set) var isLoaded: Bool
+    /// Per format-3 group, 1 once `tallies` holds its shards' (a write into one of them loads
+    /// its group's record, which it rewrites).
+    private var loadedGroups: [UInt8]
     /// Per shard, 1 once its rows were found to add up to its tally (bytes, not `Bool`s: see
     /// ``LedgerTallies``).
     private var verified: [UInt8]
@@ -28,6 +31,7 @@ struct LedgerState {
         tallies = LedgerTallies(count: 1)
         tallies[0] = ledger.tally
         isLoaded = true
+        loadedGroups = []
         verified = [0]
         unverified = 1
         isChanged = [0]
@@ -38,6 +42,7 @@ struct LedgerState {
         self.root = root
         tallies = LedgerTallies(count: 0)
         isLoaded = false
+        loadedGroups = [UInt8](repeating: 0, count: LedgerShards.groupCount)
         verified = [UInt8](repeating: 0, count: LedgerShards.count)
         unverified = LedgerShards.count
         isChanged = verified
@@ -59,6 +64,18 @@ struct LedgerState {
         isLoaded = true
     }
 
+    /// Whether `tallies` holds the tally of `shard` (and of every shard in its group).
+    func holdsTally(of shard: Int) -> Bool {
+        isLoaded || loadedGroups[LedgerShards.group(of: shard)] != 0
+    }
+
+    /// Takes a format-3 group's tallies as its record holds them.
+    mutating func load(_ groupTallies: LedgerTallies, ofGroup group: Int) {
+        if tallies.count == 0 { tallies = LedgerTallies(count: shardCount) }
+        tallies.replace(from: LedgerShards.shards(ofGroup: group).lowerBound, with: groupTallies)
+        loadedGroups[group] = 1
+    }
+
     /// Records that the shard's rows add up to its (loaded) tally.
     mutating func markVerified(_ shard: Int) {
         guard verified[shard] == 0 else { return }
@@ -67,9 +84,10 @@ struct LedgerState {
     }
 
     /// XORs a row's element into (`inserted`) or out of its shard's tally, in a write that
-    /// verified every shard; false when the shard's tally is not loaded.
+    /// verified the shard before changing its rows; false when it did not, or the shard's tally
+    /// is not loaded.
     mutating func count(_ element: [UInt8], shard: Int, inserted: Bool) -> Bool {
-        guard isLoaded else { return false }
+        guard isVerified(shard), holdsTally(of: shard) else { return false }
         tallies.count(element, at: shard, inserted: inserted)
         markChanged(shard)
         return true

@@ -57,6 +57,11 @@ struct LedgerTallies {
         for offset in 0..<Digest.size { bytes[base + 8 + offset] ^= element[offset] }
     }
 
+    /// Puts `tallies` in place of the tallies of the shards from `first` on (a group's, read from its record).
+    mutating func replace(from first: Int, with tallies: LedgerTallies) {
+        bytes.replaceSubrange((first * Self.stride)..<((first + tallies.count) * Self.stride), with: tallies.bytes)
+    }
+
     /// The tallies of `range`'s shards (a group's, out of the vault's, to write or compare its record).
     func slice(_ range: Range<Int>) -> LedgerTallies {
         LedgerTallies(bytes: Array(bytes[(range.lowerBound * Self.stride)..<(range.upperBound * Self.stride)]))

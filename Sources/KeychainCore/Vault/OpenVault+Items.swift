@@ -39,6 +39,7 @@ extension OpenVault {
 
     /// Deletes `rows`, checking that each was there to delete.
     func delete(_ rows: [Row]) throws(StoreError) {
+        for row in rows { try verifyLedgerShard(holding: row.identity) }
         let changed = try sql { () throws(SQLiteError) -> Int in
             let statement = try connection.statement(VaultSchema.deleteItem)
             var changed = 0
@@ -82,6 +83,7 @@ extension OpenVault {
         attributes.creationDate = now
         attributes.modificationDate = now
         let sealed = try seal(item.itemClass, attributes: attributes, value: item.value)
+        try verifyLedgerShard(holding: sealed.identity)
         try sql { () throws(SQLiteError) in
             try connection.statement(VaultSchema.insertItem).run([
                 .integer(Int64(item.itemClass.code)), .integer(Int64(RecordCoding.protectionCode(attributes.accessibility!, attributes.accessControl))),
@@ -128,6 +130,8 @@ extension OpenVault {
     /// was removed behind SQLite's back (the transaction saw it a moment ago): `missing` says
     /// which write noticed.
     func overwrite(_ row: Row, protection: UInt8, with sealed: SealedRecord, missing: String) throws(StoreError) {
+        try verifyLedgerShard(holding: row.identity)
+        try verifyLedgerShard(holding: sealed.identity)
         let changed = try sql { () throws(SQLiteError) -> Int in
             if sealed.identity == row.identity && sealed.scope == row.scope {
                 return try connection.statement(VaultSchema.replaceItemKeepingDigests).runCountingChanges([

@@ -128,12 +128,20 @@ extension OpenVault {
     /// gives every row `body` seals the next generation, and stores the updated ledger; after
     /// the commit, the generation is remembered for this boot. If anything fails, nothing is
     /// written and the ledger is checked afresh next time.
-    func ledgerWrite<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {
+    ///
+    /// With `.rowsAsRead`, for a write that meets only items it names by identity, a format-3
+    /// vault's rows are checked shard by shard as `body` looks them up or writes them
+    /// (``row(identity:includeValue:)``, ``verifyLedgerShard(holding:)``): a write beside a
+    /// tampered shard goes ahead and leaves that shard as it found it. A vault enrolled in sync
+    /// is checked whole, as its journal is one shard that any such write may change.
+    func ledgerWrite<R>(_ check: LedgerCheck = .everyRow, _ body: () throws(StoreError) -> R) throws(StoreError) -> R {
         guard header.version >= 2 else { throw .unsupportedFormatVersion(Int(header.version)) }
         let result: R
         do {
             result = try writeTransaction { () throws(StoreError) -> R in
-                try checkLedger()
+                // The format and the sync enrolment are as the check found them (another process may have changed them).
+                try checkLedger(.rowsAsRead)
+                if check == .everyRow || header.version < 3 || syncEnrolled { try verifyEveryShard() }
                 writeGeneration = ledger!.generation + 1
                 journalChanges.removeAll()
                 journaledLastWrite = false
@@ -164,7 +172,8 @@ extension OpenVault {
     /// The ledger, at the write's generation, into the transaction in progress: in format 3,
     /// the record of each group holding a shard the write changed, then the root.
     func storeLedger() throws(StoreError) {
-        guard var state = ledger, state.isLoaded else { throw lostTrackOfLedger }
+        // Every shard a write changed has its group's tallies loaded (``LedgerState/count(_:shard:inserted:)``).
+        guard var state = ledger else { throw lostTrackOfLedger }
         let key = try ledgerKey(), vaultID = header.vaultID
         let generation = writeGeneration
         let groups = state.changedGroups
@@ -211,7 +220,9 @@ extension OpenVault {
     }
 
     private func count(_ element: [UInt8], in shard: Int?, inserted: Bool) throws(StoreError) {
-        guard let shard, ledger?.count(element, shard: shard, inserted: inserted) == true else { throw lostTrackOfLedger }
+        guard let shard else { throw lostTrackOfLedger }
+        try loadGroupTallies(holding: shard)
+        guard ledger?.count(element, shard: shard, inserted: inserted) == true else { throw lostTrackOfLedger }
     }
 
     /// Records the committed generation in the kernel keyring, unless a newer one is there; an

@@ -128,13 +128,24 @@ extension OpenVault {
     }
 
     /// A format-3 shard's tally as its group's record holds it: from the tallies a full check
-    /// loaded, or else read from the record for this one check and not kept.
+    /// or a write into its group loaded, or else read from the record for this one check and
+    /// not kept.
     private func storedTally(_ shard: Int) throws(StoreError) -> LedgerTally {
-        if ledger!.isLoaded { return ledger!.tallies[shard] }
+        if ledger!.holdsTally(of: shard) { return ledger!.tallies[shard] }
         let group = LedgerShards.group(of: shard)
-        let stored = try metaValue(named: LedgerShards.recordName(ofGroup: group))
-        let tallies = try groupTallies(group, stored: stored, generation: ledger!.root!.generation(ofGroup: group))
-        return tallies[shard - LedgerShards.shards(ofGroup: group).lowerBound]
+        return try storedGroupTallies(group)[shard - LedgerShards.shards(ofGroup: group).lowerBound]
+    }
+
+    /// Before a write changes a format-3 shard's tally: its group's tallies as stored, which
+    /// the write rewrites whole.
+    func loadGroupTallies(holding shard: Int) throws(StoreError) {
+        guard let state = ledger, !state.holdsTally(of: shard) else { return }
+        let group = LedgerShards.group(of: shard)
+        ledger!.load(try storedGroupTallies(group), ofGroup: group)
+    }
+
+    private func storedGroupTallies(_ group: Int) throws(StoreError) -> LedgerTallies {
+        try groupTallies(group, stored: try metaValue(named: LedgerShards.recordName(ofGroup: group)), generation: ledger!.root!.generation(ofGroup: group))
     }
 
     /// A group's tallies from its record (`stored`), which must verify at the generation the

@@ -29,7 +29,9 @@ extension OpenVault {
             sealedAttributes: s.blob(4), value: includeValue ? s.blob(5) : nil, generation: UInt64(bitPattern: s.integer(6)), scope: scope ?? s.blob(7))
     }
 
+    /// The row stored under `identity`, if any, once its ledger shard is checked.
     func row(identity: [UInt8], includeValue: Bool) throws(StoreError) -> Row? {
+        try verifyLedgerShard(holding: identity)
         let statement = try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.selectByIdentity(format: Int(header.version))) }
         return try fetch(statement, [.blob(identity)], includeValue: includeValue, limit: 1).first
     }

@@ -118,13 +118,24 @@ extension OpenVault {
     func write(_ operations: [WriteOperation]) throws(StoreError) -> WriteResult {
         try withState { () throws(StoreError) -> WriteResult in
             try prepareWrite()
-            return try ledgerWrite { () throws(StoreError) -> WriteResult in
+            return try ledgerWrite(operations.allSatisfy(Self.namesItsItems) ? .rowsAsRead : .everyRow) { () throws(StoreError) -> WriteResult in
                 var counts: [Int] = []
                 for operation in operations {
                     counts.append(try apply(operation))
                 }
                 return WriteResult(counts: counts)
             }
+        }
+    }
+
+    /// Whether `operation` meets only the items it names by identity (an add or upsert, or an
+    /// update or delete whose query names a class and its identity), so that the write need
+    /// check only their ledger shards.
+    private static func namesItsItems(_ operation: WriteOperation) -> Bool {
+        switch operation {
+        case .add, .upsert: true
+        case .update(let query, _, _), .delete(let query):
+            query.itemClass.map { AttributeField.Mask(present: query.attributes).contains(all: RecordCoding.identityMask($0)) } ?? false
         }
     }
 }
