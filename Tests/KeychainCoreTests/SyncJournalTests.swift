@@ -184,6 +184,27 @@ struct SyncJournalTests {
         #expect(try refused("DELETE FROM sync_journal", []))
     }
 
+    @Test("in an enrolled vault a write of a named item checks its own shard and the journal's: it goes ahead beside a deleted row, not past an edited journal")
+    func namedWriteChecksJournalShard() throws {
+        let vault = try enrolledVault()
+        for index in 0..<16 { try vault.add(Item(.genericPassword, attributes: Attributes(service: "local", account: "l\(index)"), value: secret("\(index)"))) }
+        try vault.add(cloudItem("c", "1"))
+        let raw = try RawVault(directory.vaultPath())
+        let rows = try raw.blobs("SELECT id, identity FROM items ORDER BY id")
+        let cloudShard = LedgerShards.shard(of: rows.last!.1)
+        let victim = try #require(rows.first { LedgerShards.shard(of: $0.1) != cloudShard })
+        let journaled = try raw.blobs("SELECT pending, record FROM sync_journal")
+        try raw.connection.execute("DELETE FROM items WHERE id = \(victim.0)")
+        try Vault(directory.vaultConfiguration()).upsert(cloudItem("c", "2"))
+        // Journaled anew, pending (the outbox itself is read only from a vault the ledger wholly vouches for).
+        let rejournaled = try raw.blobs("SELECT pending, record FROM sync_journal")
+        #expect(rejournaled.count == 1 && rejournaled[0].0 == 1 && rejournaled[0].1 != journaled[0].1)
+        try raw.connection.execute("UPDATE sync_journal SET pending = 0")
+        let journal = try raw.blobs("SELECT pending, record FROM sync_journal")
+        #expect(throws: StoreError.self, "an edited journal") { try Vault(directory.vaultConfiguration()).upsert(cloudItem("c", "3")) }
+        #expect(try raw.blobs("SELECT pending, record FROM sync_journal").map(\.1) == journal.map(\.1))
+    }
+
     @Test("an invitation code round-trips, and a mistyped or truncated one is refused with the reason")
     func invitationCodes() throws {
         let code = InvitationCode(userID: Random.bytes(16), secret: SecretBytes.random(count: 16))

@@ -132,8 +132,8 @@ extension OpenVault {
     /// With `.rowsAsRead`, for a write that meets only items it names by identity, a format-3
     /// vault's rows are checked shard by shard as `body` looks them up or writes them
     /// (``row(identity:includeValue:)``, ``verifyLedgerShard(holding:)``): a write beside a
-    /// tampered shard goes ahead and leaves that shard as it found it. A vault enrolled in sync
-    /// is checked whole, as its journal is one shard that any such write may change.
+    /// tampered shard goes ahead and leaves that shard as it found it. In a vault enrolled in
+    /// sync, the journal's shard is checked first, as any such write may journal its items.
     func ledgerWrite<R>(_ check: LedgerCheck = .everyRow, _ body: () throws(StoreError) -> R) throws(StoreError) -> R {
         guard header.version >= 2 else { throw .unsupportedFormatVersion(Int(header.version)) }
         let result: R
@@ -141,7 +141,11 @@ extension OpenVault {
             result = try writeTransaction { () throws(StoreError) -> R in
                 // The format and the sync enrolment are as the check found them (another process may have changed them).
                 try checkLedger(.rowsAsRead)
-                if check == .everyRow || header.version < 3 || syncEnrolled { try verifyEveryShard() }
+                if check == .everyRow || header.version < 3 {
+                    try verifyEveryShard()
+                } else if syncEnrolled {
+                    try verifyJournalShard()
+                }
                 writeGeneration = ledger!.generation + 1
                 journalChanges.removeAll()
                 journaledLastWrite = false

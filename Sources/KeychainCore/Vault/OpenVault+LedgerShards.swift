@@ -18,7 +18,25 @@ extension OpenVault {
         guard let identity, ledger!.root != nil else { return try verifyEveryShard() }
         let shard = LedgerShards.shard(of: identity)
         if ledger!.isVerified(shard) { return }
-        let found = try tallyItemShard(shard, key: try ledgerKey())
+        try verify(shard, found: try tallyItemShard(shard, key: try ledgerKey()))
+    }
+
+    /// Checks the sync journal's shard alone: a write to an enrolled vault that names its items
+    /// may journal them, and checks the item shards it meets as it goes.
+    ///
+    /// - Throws: ``StoreError/tampered(_:)`` when the journal's rows are not the set its tally
+    ///   vouches for, or its group's record is missing or fails authentication.
+    func verifyJournalShard() throws(StoreError) {
+        guard let state = ledger else { throw lostTrackOfLedger }
+        guard state.root != nil else { return try verifyEveryShard() }
+        let shard = state.journalShard
+        if state.isVerified(shard) { return }
+        var found = LedgerTallies(count: 1)
+        try countJournal(into: &found, at: 0, key: try ledgerKey())
+        try verify(shard, found: found[0])
+    }
+
+    private func verify(_ shard: Int, found: LedgerTally) throws(StoreError) {
         guard found == (try storedTally(shard)) else { throw rowsDisagree }
         ledger!.markVerified(shard)
     }
@@ -94,15 +112,22 @@ extension OpenVault {
                     found.count(ItemLedger.element(row, key: key, vaultID: vaultID), at: state.shard(ofItem: row.identity), inserted: true)
                 }
             }
-            guard syncEnrolled else { return }
+        }
+        if syncEnrolled { try countJournal(into: &found, at: state.journalShard, key: key) }
+        return found
+    }
+
+    /// Counts every sync journal row into tally `index` of `tallies`.
+    private func countJournal(into tallies: inout LedgerTallies, at index: Int, key: HMACKey) throws(StoreError) {
+        let vaultID = header.vaultID
+        try sql { () throws(SQLiteError) in
             try connection.statement(VaultSchema.readAllJournal).with([]) { (s: Statement) throws(SQLiteError) in
                 while try s.step() {
                     let element = ItemLedger.journalElement(identity: s.blob(0), pending: s.integer(1) != 0, record: s.blob(2), key: key, vaultID: vaultID)
-                    found.count(element, at: state.journalShard, inserted: true)
+                    tallies.count(element, at: index, inserted: true)
                 }
             }
         }
-        return found
     }
 
     /// What the rows in one item shard's range of the identity index add up to now.
