@@ -1,7 +1,8 @@
 /// How a format-3 vault splits its item ledger, so that a read checks only the rows it could
 /// return: 1,024 item shards, each the rows whose identity digest sorts into one range of the
 /// identity index (its first ten bits), and one shard for the sync journal. A point read checks
-/// its own shard (about n/1,024 rows); a listing or a write checks them all, as format 2 did.
+/// its own shard (about n/1,024 rows), and a write of named items the shards it changes; a
+/// listing or a write by scope or class checks them all, as format 2 did.
 ///
 /// Shards are kept in groups of 16: a group's `meta` record holds its shards' tallies
 /// (``LedgerTally``), tagged with the group's number and the generation that last wrote it;

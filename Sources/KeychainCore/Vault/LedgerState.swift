@@ -2,9 +2,9 @@
 /// verified, shards' tallies as stored (every shard's after a check of every shard, a group's
 /// after a write into it: a point read compares its one shard with its group's record and keeps
 /// nothing else), which shards' rows were found to add up to their tally since the file last
-/// changed, and which shards the write in progress changed. A format-2 vault is one shard, whose tally its
-/// ``ItemLedger`` holds; a format-3 vault has ``LedgerShards/count`` in groups under a
-/// ``LedgerRoot``.
+/// changed, and which shards the write in progress changed. A format-2 vault is one shard,
+/// whose tally its ``ItemLedger`` holds; a format-3 vault has ``LedgerShards/count`` in groups
+/// under a ``LedgerRoot``.
 struct LedgerState {
     var generation: UInt64
     /// Format 3's root as verified; nil for format 2.

@@ -1,11 +1,12 @@
 /// Checking the rows against the ledger, shard by shard (mutex held, inside the transaction
-/// that reads them): a point read checks the one shard its identity digest falls in, a listing
-/// or a write every shard, in one pass over the table. What was checked stays checked until
+/// that reads them): a point read checks the one shard its identity digest falls in, a write of
+/// named items the shards it changes (and the sync journal's), a listing or any other write
+/// every shard, in one pass over the table. What was checked stays checked until
 /// another connection commits (``checkLedger(_:)`` then loads the ledger afresh).
 extension OpenVault {
-    /// Checks the shard holding `identity` (a read that looks up that identity digest), or
-    /// every shard (`nil`: a read by scope or class, which may meet any row). A format-2 vault
-    /// has one shard: every row.
+    /// Checks the shard holding `identity` (a read that looks up that identity digest, or a
+    /// write about to change a row there), or every shard (`nil`: a read by scope or class,
+    /// which may meet any row). A format-2 vault has one shard: every row.
     ///
     /// - Throws: ``StoreError/tampered(_:)`` when the shard's rows are not the set its tally
     ///   vouches for, or its record is missing or fails authentication.
