@@ -23,6 +23,30 @@ struct LedgerShardTests: LedgerShardFixture {
         expectTampered({ _ = try read(vault, victim.account) }, "asked again, the same shard is still refused")
     }
 
+    @Test("one item asked for by service and account is found at the default access group through its own shard; elsewhere by a search of every shard")
+    func readByNameChecksItsOwnShard() throws {
+        let configuration = directory.vaultConfiguration()
+        let vault = try Vault(configuration)
+        func named(_ account: String) -> Attributes { Attributes(service: "t", account: account) }
+        func read(_ account: String) throws -> String? {
+            try Vault(configuration).copyMatching(Query(.genericPassword, attributes: named(account), limit: .one, returnData: true)).first?.value?.string
+        }
+        for index in 0..<16 { try vault.add(Item(.genericPassword, attributes: named("d\(index)"), value: SecretBytes(utf8: "v\(index)"))) }
+        var grouped = named("grouped")
+        grouped.accessGroup = "other"
+        try vault.add(Item(.genericPassword, attributes: grouped, value: SecretBytes(utf8: "in a group")))
+        #expect(try read("grouped") == "in a group", "found by the search when not at the defaults")
+        let raw = try RawVault(configuration.location.path)
+        let rows = try raw.blobs("SELECT id, identity FROM items ORDER BY id")
+        let bystander = try #require(rows.firstIndex { LedgerShards.shard(of: $0.1) != LedgerShards.shard(of: rows[0].1) })
+        try raw.connection.execute("DELETE FROM items WHERE id = \(rows[0].0)")
+        #expect(try read("d\(bystander)") == "v\(bystander)", "its own shard is vouched for")
+        let command = try KeychainExecutable.run(["get", "--vault", configuration.location.path, "--service", "t", "d\(bystander)"], home: directory.path)
+        #expect(command.status == 0 && command.output == "v\(bystander)\n", "\(command.stderr)")
+        expectTampered({ _ = try read("d0") }, "the deleted item")
+        expectTampered({ _ = try read("grouped") }, "an item the search finds, which meets every shard")
+    }
+
     @Test("a shard checked before is checked again once another connection changed the file")
     func checkedShardRecheckedAfterChange() throws {
         let (configuration, raw, victim, _) = try vaultWithTwoShards()
