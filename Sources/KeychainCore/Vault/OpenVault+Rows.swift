@@ -122,12 +122,14 @@ extension OpenVault {
         _ query: Query, includeValue: Bool, needAttributes: Bool, fields: AttributeField.Mask?, unavailable: inout StoreError?,
         _ body: (inout Row) throws(StoreError) -> Void
     ) throws(StoreError) {
+        let wanted = query.attributes
+        let present = AttributeField.Mask(present: wanted)
         // One item asked for by its name (service or server, and account) but not by its whole
         // identity: the item of that name whose other identity fields (access group,
         // synchronizable...) are at their defaults, where `keychain set --service` and programs
         // without access groups keep it, is a match, found by its identity digest in one ledger
         // shard. Only without one are the class's rows searched, and every shard checked.
-        if query.limit == .one, let itemClass = query.itemClass, let named = Self.namedByDefaults(query, itemClass) {
+        if query.limit == .one, let itemClass = query.itemClass, let named = Self.namedByDefaults(query, itemClass, present) {
             var found = false
             try forEachMatchingRow(named, includeValue: includeValue, needAttributes: needAttributes, fields: fields, unavailable: &unavailable) {
                 (row: inout Row) throws(StoreError) in
@@ -136,8 +138,6 @@ extension OpenVault {
             }
             if found { return }
         }
-        let wanted = query.attributes
-        let present = AttributeField.Mask(present: wanted)
         var scratch: RowScratch?
         for itemClass in query.itemClass.map({ [$0] }) ?? ItemClass.allCases {
             let path: VaultSchema.Lookup
@@ -206,10 +206,9 @@ extension OpenVault {
 
     /// `query` with the identity fields it leaves out at their defaults, when it names an item's
     /// scope field (service or server) and account but not its whole identity; nil otherwise.
-    private static func namedByDefaults(_ query: Query, _ itemClass: ItemClass) -> Query? {
-        let present = AttributeField.Mask(present: query.attributes)
-        guard query.attributes.account != nil, present.contains(all: AttributeField.Mask([AttributeField.scope(of: itemClass)])),
-            !present.contains(all: RecordCoding.identityMask(itemClass))
+    private static func namedByDefaults(_ query: Query, _ itemClass: ItemClass, _ present: AttributeField.Mask) -> Query? {
+        guard !present.contains(all: RecordCoding.identityMask(itemClass)), query.attributes.account != nil,
+            (itemClass == .genericPassword ? query.attributes.service : query.attributes.server) != nil
         else { return nil }
         var named = query
         named.attributes = query.attributes.normalizedIdentity(for: itemClass)
