@@ -228,19 +228,17 @@ if FileManager.default.isExecutableFile(atPath: keychainBinary) {
         for vault in [largeVault, cliVault] {
             try Peers.spawn(binary, ["set", "--vault", vault, "--service", "bench-raw", "deploy"], input: Data("raw-secret".utf8))
         }
-        let commands: [(name: String, large: [String], small: [String], input: String)] = [
-            ("get", ["get", "--identifier", "Bench", "key-1"], ["get", "--identifier", "Bench", "token"], ""),
-            // A set writes the value each vault already holds, so that later reads find what they expect.
-            ("set", ["set", "--identifier", "Bench", "key-1"], ["set", "--identifier", "Bench", "token"], "value-of-key-1-0123456789abcdef"),
-            ("get --service", ["get", "--service", "bench-raw", "deploy"], ["get", "--service", "bench-raw", "deploy"], ""),
+        // A set writes the value each vault already holds, so that later reads find what they expect.
+        typealias Invocation = (arguments: [String], input: String)
+        let commands: [(name: String, large: Invocation, small: Invocation)] = [
+            ("get", (["get", "--identifier", "Bench", "key-1"], ""), (["get", "--identifier", "Bench", "token"], "")),
+            ("set", (["set", "--identifier", "Bench", "key-1"], "value-of-key-1-0123456789abcdef"), (["set", "--identifier", "Bench", "token"], "s3cret")),
+            ("get --service", (["get", "--service", "bench-raw", "deploy"], ""), (["get", "--service", "bench-raw", "deploy"], "")),
         ]
         for command in commands {
             log("· keychain \(command.name) of one item of a \(large.formatted())-item vault (fresh process)")
-            let input = Data(command.input.utf8)
-            let onLarge = { () throws in try Peers.spawn(binary, command.large + ["--vault", largeVault], input: input) }
-            let onSmall = { () throws in
-                try Peers.spawn(binary, command.small + ["--vault", cliVault], input: command.name == "set" ? Data("s3cret".utf8) : input)
-            }
+            let onLarge = { () throws in try Peers.spawn(binary, command.large.arguments + ["--vault", largeVault], input: Data(command.large.input.utf8)) }
+            let onSmall = { () throws in try Peers.spawn(binary, command.small.arguments + ["--vault", cliVault], input: Data(command.small.input.utf8)) }
             var measurement = Measurement(
                 name: "keychain \(command.name) (fresh process), \(large.formatted())-item vault", group: "ours: whole processes",
                 rates: try Clock.rates(runs: runs, operations: 20) { _ in for _ in 0..<20 { try onLarge() } },
