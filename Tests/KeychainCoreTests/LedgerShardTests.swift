@@ -146,10 +146,8 @@ struct LedgerShardTests: LedgerShardFixture {
         #expect(["ledger", "ledger/99", "ledger/0001", "ledger/g1"].allSatisfy { LedgerShards.group(ofRecordName: Array($0.utf8)) == nil })
         #expect((0..<LedgerShards.groupCount).map { LedgerShards.shards(ofGroup: $0).count }.reduce(0, +) == LedgerShards.count)
         #expect(LedgerShards.shards(ofGroup: LedgerShards.group(of: LedgerShards.journalShard)) == LedgerShards.journalShard..<LedgerShards.count)
-        var tally = LedgerTally.empty
-        tally.insert([UInt8](repeating: 3, count: Digest.size))
         var tallies = LedgerTallies(count: LedgerShards.groupSize)
-        tallies[3] = tally
+        tallies.count([UInt8](repeating: 3, count: Digest.size), at: 3, inserted: true)
         let record = LedgerShards.encodedRecord(tallies, group: 5, generation: 9, key: key, vaultID: vaultID)
         #expect(LedgerShards.decodeRecord(record, group: 5, generation: 9, key: key, vaultID: vaultID) == tallies)
         #expect(LedgerShards.decodeRecord(record, group: 6, generation: 9, key: key, vaultID: vaultID) == nil)

@@ -6,16 +6,10 @@
 /// identity. A write updates it in O(1): the digests of the rows it replaces or removes are
 /// XORed out, those it writes XORed in. The digests are keyed and never stored, so the XOR
 /// cannot be steered from the file.
+/// Tallies are kept and counted in ``LedgerTallies``; this is one of them, taken out.
 struct LedgerTally: Equatable {
-    var count: UInt64 = 0
-    var digest = [UInt8](repeating: 0, count: Digest.size)
-
-    static let empty = LedgerTally()
-
-    mutating func insert(_ element: [UInt8]) {
-        count &+= 1
-        for index in 0..<Digest.size { digest[index] ^= element[index] }
-    }
+    var count: UInt64
+    var digest: [UInt8]
 }
 
 /// A format-2 vault's item ledger: one tally for the whole item table (and sync journal) and a

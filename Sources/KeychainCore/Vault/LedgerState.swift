@@ -10,11 +10,10 @@ struct LedgerState {
     /// Format 3's root as verified; nil for format 2.
     private(set) var root: LedgerRoot?
     private(set) var tallies: LedgerTallies
-    /// Whether `tallies` holds every shard's (format 3 loads them at the first full check: a
-    /// process that only reads by identity never makes the 41 KB array).
-    private(set) var isLoaded: Bool
-    /// Per format-3 group, 1 once `tallies` holds its shards' (a write into one of them loads
-    /// its group's record, which it rewrites).
+    /// Per group, 1 once `tallies` holds its shards' tallies: format 2's one shard from the
+    /// start; format 3's groups all at the first full check, or one by one as writes into them
+    /// load the records they rewrite (a process that only reads by identity never makes the
+    /// 41 KB array).
     private var loadedGroups: [UInt8]
     /// Per shard, 1 once its rows were found to add up to its tally (bytes, not `Bool`s: see
     /// ``LedgerTallies``).
@@ -30,8 +29,7 @@ struct LedgerState {
         root = nil
         tallies = LedgerTallies(count: 1)
         tallies[0] = ledger.tally
-        isLoaded = true
-        loadedGroups = []
+        loadedGroups = [1]
         verified = [0]
         unverified = 1
         isChanged = [0]
@@ -41,7 +39,6 @@ struct LedgerState {
         generation = root.generation
         self.root = root
         tallies = LedgerTallies(count: 0)
-        isLoaded = false
         loadedGroups = [UInt8](repeating: 0, count: LedgerShards.groupCount)
         verified = [UInt8](repeating: 0, count: LedgerShards.count)
         unverified = LedgerShards.count
@@ -61,12 +58,15 @@ struct LedgerState {
     /// Takes every format-3 shard's tally as the group records hold them.
     mutating func load(_ every: LedgerTallies) {
         tallies = every
-        isLoaded = true
+        loadedGroups = [UInt8](repeating: 1, count: loadedGroups.count)
     }
+
+    /// Whether `tallies` holds every shard's.
+    var isLoaded: Bool { !loadedGroups.contains(0) }
 
     /// Whether `tallies` holds the tally of `shard` (and of every shard in its group).
     func holdsTally(of shard: Int) -> Bool {
-        isLoaded || loadedGroups[LedgerShards.group(of: shard)] != 0
+        loadedGroups[LedgerShards.group(of: shard)] != 0
     }
 
     /// Takes a format-3 group's tallies as its record holds them.
@@ -103,8 +103,7 @@ struct LedgerState {
     /// rows): the shards that hold rows are changed; groups of none but empty ones go back to
     /// generation 0, which needs no record.
     mutating func recount(_ found: LedgerTallies) {
-        tallies = found
-        isLoaded = true
+        load(found)
         for shard in 0..<shardCount {
             verified[shard] = 1
             if !found.isEmpty(shard) || root == nil { markChanged(shard) }

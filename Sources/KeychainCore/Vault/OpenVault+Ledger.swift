@@ -97,7 +97,7 @@ extension OpenVault {
         return .tampered("\(location.path): the item ledger is missing or fails authentication")
     }
 
-    func storedLedger() throws(StoreError) -> [UInt8]? { try metaValue(named: "ledger") }
+    func storedLedger() throws(StoreError) -> [UInt8]? { try metaValue(named: VaultSchema.ledgerName) }
 
     /// The `meta` value of that name, if there is one.
     func metaValue(named name: String) throws(StoreError) -> [UInt8]? {
@@ -183,7 +183,7 @@ extension OpenVault {
         let groups = state.changedGroups
         try sql { () throws(SQLiteError) in
             if !groups.isEmpty {
-                let write = try connection.statement(VaultSchema.writeGroupRecord)
+                let write = try connection.statement(VaultSchema.writeMeta)
                 for group in groups {
                     let tallies = state.tallies.slice(LedgerShards.shards(ofGroup: group))
                     let record = LedgerShards.encodedRecord(tallies, group: group, generation: generation, key: key, vaultID: vaultID)
@@ -193,7 +193,7 @@ extension OpenVault {
             state.stored(at: generation)
             let encoded =
                 state.root?.encoded(key: key, vaultID: vaultID) ?? ItemLedger(generation: generation, tally: state.tallies[0]).encoded(key: key, vaultID: vaultID)
-            try connection.statement(VaultSchema.writeLedger).run([.blob(encoded)])
+            try connection.statement(VaultSchema.writeMeta).run([.text(VaultSchema.ledgerName), .blob(encoded)])
         }
         ledger = state
     }

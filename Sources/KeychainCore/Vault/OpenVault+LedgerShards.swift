@@ -133,7 +133,7 @@ extension OpenVault {
 
     /// What the rows in one item shard's range of the identity index add up to now.
     private func tallyItemShard(_ shard: Int, key: HMACKey) throws(StoreError) -> LedgerTally {
-        var found = LedgerTally.empty
+        var found = LedgerTallies(count: 1)
         let vaultID = header.vaultID
         let (slot, bounds): (StatementSlot, [Statement.Value]) =
             switch shard {
@@ -143,10 +143,10 @@ extension OpenVault {
             }
         try sql { () throws(SQLiteError) in
             try connection.statement(slot).with(bounds) { (s: Statement) throws(SQLiteError) in
-                while try s.step() { found.insert(ItemLedger.element(Self.ledgerRow(s), key: key, vaultID: vaultID)) }
+                while try s.step() { found.count(ItemLedger.element(Self.ledgerRow(s), key: key, vaultID: vaultID), at: 0, inserted: true) }
             }
         }
-        return found
+        return found[0]
     }
 
     private static func ledgerRow(_ s: Statement) -> ItemLedger.Row {

@@ -125,7 +125,7 @@ extension OpenVault {
             try sql { () throws(SQLiteError) in
                 try connection.execute(VaultSchema.create)
                 try connection.statement(VaultSchema.writeHeader).run([.blob(header.encoded())])
-                try connection.statement(VaultSchema.writeLedger).run([.blob(ledger)])
+                try connection.statement(VaultSchema.writeMeta).run([.text(VaultSchema.ledgerName), .blob(ledger)])
             }
         }
     }

@@ -149,10 +149,12 @@ enum VaultSchema {
     /// ``LedgerRoot``), and format 3's records of groups of shards (`ledger/NN`,
     /// ``LedgerShards/recordName(ofGroup:)``). A slot, as every process's first read runs it.
     static let readMeta = StatementSlot("SELECT value FROM meta WHERE name = ?")
-    static let writeLedger = "INSERT OR REPLACE INTO meta(name, value) VALUES('ledger', ?)"
+    /// A `meta` value written by its name: the ledger or root, a group record.
+    static let writeMeta = "INSERT OR REPLACE INTO meta(name, value) VALUES(?, ?)"
+    /// The `meta` name of format 2's ledger and format 3's root.
+    static let ledgerName = "ledger"
     /// Format 3's records of groups of shards, every one (``LedgerShards/recordName(ofGroup:)``).
     static let readGroupRecords = "SELECT name, value FROM meta WHERE name >= 'ledger/' AND name < 'ledger0'"
-    static let writeGroupRecord = "INSERT OR REPLACE INTO meta(name, value) VALUES(?, ?)"
 
     /// How candidates are found: by the identity digest, the scope digest, or the class alone.
     enum Lookup: CaseIterable { case identity, scope, itemClass }
