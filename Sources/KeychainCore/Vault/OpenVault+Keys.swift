@@ -211,6 +211,8 @@ extension OpenVault {
                 keys.classes[accessibility] = key
                 return key
             } catch {
+                // The master key in hand may be one another process retired a moment ago.
+                if try dropKeysIfRotated() { throw .locked }
                 throw .tampered("the wrapped key of class \(accessibility) failed authentication")
             }
         }

@@ -1,15 +1,24 @@
 import FoundationEssentials
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Key rotation: a new master key, new class keys and a new lookup key, every item re-sealed
 /// (its digests recomputed, its value re-sealed, a presence item's inner seal too), the sync
 /// journal and state re-sealed, all in one transaction. Afterwards an old key file, or an old
 /// header opened with an old passphrase, opens nothing current: they unwrap only the retired
 /// master key.
+///
+/// The expensive part (scrypt) runs before the transaction; every row is read, opened and
+/// re-sealed inside it, so a write of another process lands either before the rotation (and
+/// is re-sealed by it) or after it (under the new keys), never in between.
 extension OpenVault {
     /// Rotates every key of a passphrase vault; the passphrase stays the same.
     /// - Throws: ``StoreError/wrongPassphrase`` (nothing changes), ``StoreError/invalidArgument(_:)``
     ///   for a vault without a passphrase, ``StoreError/boundToAnotherMachine`` (or
-    ///   ``StoreError/unavailable(_:)``) when an item this machine cannot open would be lost.
+    ///   ``StoreError/unavailable(_:)``) when an item this machine cannot open would be lost,
+    ///   ``StoreError/io(_:)`` when another process changed the keys meanwhile (nothing changes).
     func rekey(passphrase: SecretBytes) throws(StoreError) {
         try withState { () throws(StoreError) in
             try refreshHeader()
@@ -20,14 +29,72 @@ extension OpenVault {
             try adopt(master: master)
             if let passphraseKey { try upgrade(wrappingKey: passphraseKey) }
             try loadExistingClassKeys()
-            try rotateKeys(passphrase: passphrase, currentPassphraseKey: passphraseKey)
+            let rotation = try KeyRotation(passphrase: passphrase, header: header, parameters: configuration.scryptParameters)
+            try rotateKeys(rotation, currentPassphraseKey: passphraseKey)
         }
     }
 
-    /// The rotation itself (mutex held, master key and class keys loaded). `passphrase` is the
-    /// vault's (it stays), `currentPassphraseKey` its current scrypt output (for the presence key).
-    func rotateKeys(passphrase: SecretBytes, currentPassphraseKey: SecretBytes?) throws(StoreError) {
-        // Everything in clear first, with the old keys: the presence private key, then each item.
+    /// The new keys of a rotation, made before its transaction starts: a new master key wrapped
+    /// under the passphrase with a new salt (scrypt), in the header that will replace `header`.
+    struct KeyRotation {
+        /// The header the rotation was planned against: another process's rotation or
+        /// passphrase change since then makes the plan stale.
+        let replacing: VaultHeader
+        let master: SecretBytes
+        let header: VaultHeader
+        let passphraseKey: SecretBytes
+
+        init(passphrase: SecretBytes, header current: VaultHeader, parameters: ScryptParameters) throws(StoreError) {
+            replacing = current
+            master = SecretBytes.random(count: 32)
+            let salt = Random.bytes(VaultHeader.saltSize)
+            var replacement = VaultHeader(version: current.version, vaultID: current.vaultID, protection: .passphrase(parameters, salt: salt))
+            passphraseKey = try OpenVault.crypto { () throws(OpenSSLError) in
+                try Scrypt.deriveKey(passphrase: passphrase, salt: salt, parameters: parameters)
+            }
+            let master = master, key = passphraseKey
+            replacement.wrappedMasterKey = try OpenVault.crypto { () throws(OpenSSLError) in
+                try AESGCM.seal(master, key: key, associatedData: RecordCoding.masterKeyAssociatedData(replacement))
+            }
+            header = replacement
+        }
+    }
+
+    /// Carries out `rotation` (mutex held, the current master key and class keys loaded) in one
+    /// write transaction; `currentPassphraseKey` is the current scrypt output (it opens the
+    /// presence private key), nil for a key-file vault getting its first passphrase.
+    /// `beforeCommit` runs last inside the transaction (a passphrase change's own writes).
+    func rotateKeys(
+        _ rotation: KeyRotation, currentPassphraseKey: SecretBytes?, beforeCommit: () throws(StoreError) -> Void = {}
+    ) throws(StoreError) {
+        let oldKeys = keys, oldHeader = header
+        do throws(StoreError) {
+            try ledgerWrite { () throws(StoreError) in
+                try requireHeader(rotation.replacing)
+                try reseal(under: rotation, currentPassphraseKey: currentPassphraseKey)
+                try beforeCommit()
+            }
+        } catch {
+            keys = oldKeys
+            header = oldHeader
+            identityMemo.removeAll()
+            throw error
+        }
+        // Caches of the retired keys go; the new ones are published.
+        if configuration.usesKernelKeyring {
+            kernelKeyring.remove(cacheDescription)
+            kernelKeyring.remove(unlockedDescription)
+        }
+        try loadExistingClassKeys()
+        publishToKernelKeyring()
+    }
+
+    /// The rotation's writes, inside its transaction: everything read in clear under the old
+    /// keys, then the new header, every row re-sealed under the new keys, the journal and sync
+    /// state re-sealed, the ledger recounted over exactly the rows re-sealed, and the new keys'
+    /// check values recorded, so that a process holding the retired keys sees the rotation as
+    /// soon as it sees the commit.
+    private func reseal(under rotation: KeyRotation, currentPassphraseKey: SecretBytes?) throws(StoreError) {
         var presencePair: (record: PresenceKeyRecord, privateKey: SecretBytes)?
         if let record = try storedPresenceKey(), let currentPassphraseKey {
             let vaultID = header.vaultID
@@ -44,67 +111,67 @@ extension OpenVault {
             let value = try open(row.value ?? [], row: row, part: .value)
             plaintext.append((row, attributes, value))
         }
+        // A row `fetch` could not decode would be left under the retired keys: refuse instead.
+        guard try storedItemCount() == plaintext.count else {
+            throw .corrupted("\(location.path) has items with an unknown class or protection code; keychain recover saves the others")
+        }
         // The sync journal and state are sealed under a key that follows the lookup key, and
         // the journal is keyed by identity digests: both are read now and written anew.
         let journal = try journalEntries()
         let syncState = try syncState()
 
-        // New keys: a new master key wrapped under the same passphrase with a new salt.
-        let oldKeys = keys, oldHeader = header
-        let newMaster = SecretBytes.random(count: 32)
-        let salt = Random.bytes(VaultHeader.saltSize)
-        var replacement = VaultHeader(version: header.version, vaultID: header.vaultID, protection: .passphrase(configuration.scryptParameters, salt: salt))
-        let newPassphraseKey = try Self.crypto { () throws(OpenSSLError) in
-            try Scrypt.deriveKey(passphrase: passphrase, salt: salt, parameters: configuration.scryptParameters)
+        try sql { () throws(SQLiteError) in
+            try connection.statement(VaultSchema.writeHeader).run([.blob(rotation.header.encoded())])
+            try connection.execute("DELETE FROM class_keys; DELETE FROM meta WHERE name IN ('machine', 'keycheck')")
         }
-        replacement.wrappedMasterKey = try Self.crypto { () throws(OpenSSLError) in
-            try AESGCM.seal(newMaster, key: newPassphraseKey, associatedData: RecordCoding.masterKeyAssociatedData(replacement))
-        }
-        do throws(StoreError) {
-            try ledgerWrite { () throws(StoreError) in
-                try sql { () throws(SQLiteError) in
-                    try connection.statement(VaultSchema.writeHeader).run([.blob(replacement.encoded())])
-                    try connection.execute("DELETE FROM class_keys; DELETE FROM meta WHERE name IN ('machine', 'keycheck')")
-                }
-                header = replacement
-                keys = KeyRing()
-                identityMemo.removeAll()
-                try adopt(master: newMaster)
-                if let (record, privateKey) = presencePair {
-                    // The same key pair, wrapped for the new salt, vouched for by the new master key.
-                    let rewrapped = try Self.crypto { () throws(OpenSSLError) in
-                        try PresenceKeyRecord(
-                            privateKey: privateKey, publicKey: record.publicKey, passphraseKey: newPassphraseKey,
-                            master: newMaster, vaultID: replacement.vaultID)
-                    }
-                    try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.writePresenceKey).run([.blob(rewrapped.encoded())]) }
-                }
-                for (row, attributes, value) in plaintext {
-                    var sealedAttributes = attributes
-                    sealedAttributes.accessibility = row.accessibility
-                    sealedAttributes.accessControl = row.accessControl
-                    let sealed = try seal(row.itemClass, attributes: sealedAttributes, value: value)
-                    try overwrite(
-                        row, protection: RecordCoding.protectionCode(row.accessibility, row.accessControl), with: sealed,
-                        missing: "a rekey did not rewrite the row it read")
-                }
-                if let syncState { try rewriteJournal(journal, state: syncState) }
-                // Every row changed, and so did the ledger's key (it follows the lookup key).
-                try recountLedger()
+        header = rotation.header
+        keys = KeyRing()
+        identityMemo.removeAll()
+        try adopt(master: rotation.master)
+        if let (record, privateKey) = presencePair {
+            // The same key pair, wrapped for the new salt, vouched for by the new master key.
+            let rewrapped = try Self.crypto { () throws(OpenSSLError) in
+                try PresenceKeyRecord(
+                    privateKey: privateKey, publicKey: record.publicKey, passphraseKey: rotation.passphraseKey,
+                    master: rotation.master, vaultID: rotation.header.vaultID)
             }
-        } catch {
-            keys = oldKeys
-            header = oldHeader
-            identityMemo.removeAll()
-            throw error
+            try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.writePresenceKey).run([.blob(rewrapped.encoded())]) }
         }
-        // Caches of the retired keys go; the new ones are published (with their key checks).
-        if configuration.usesKernelKeyring {
-            kernelKeyring.remove(cacheDescription)
-            kernelKeyring.remove(unlockedDescription)
+        for (row, attributes, value) in plaintext {
+            var sealedAttributes = attributes
+            sealedAttributes.accessibility = row.accessibility
+            sealedAttributes.accessControl = row.accessControl
+            let sealed = try seal(row.itemClass, attributes: sealedAttributes, value: value)
+            try overwrite(
+                row, protection: RecordCoding.protectionCode(row.accessibility, row.accessControl), with: sealed,
+                missing: "a rekey did not rewrite the row it read")
         }
-        try loadExistingClassKeys()
-        publishToKernelKeyring()
+        if let syncState { try rewriteJournal(journal, state: syncState) }
+        // Every row changed, and so did the ledger's key (it follows the lookup key). The table
+        // holds exactly the rows re-sealed above: the transaction let no other writer in.
+        try recountLedger()
+        recordKeyChecks()
+        guard try storedKeyChecks() != nil else { throw .io("the new keys' check values could not be recorded; nothing was changed") }
+    }
+
+    /// Inside a write transaction (mutex held): the header is still `planned`, the one a key
+    /// change was prepared against before the transaction (scrypt runs outside it). Another
+    /// process's rotation or passphrase change since then makes the preparation stale.
+    func requireHeader(_ planned: VaultHeader) throws(StoreError) {
+        try refreshHeader()
+        guard header == planned else {
+            throw .io("another process changed the vault's keys or passphrase meanwhile; nothing was changed, run it again")
+        }
+    }
+
+    /// How many rows the item table holds (mutex held).
+    func storedItemCount() throws(StoreError) -> Int {
+        try sql { () throws(SQLiteError) -> Int in
+            try connection.statement(VaultSchema.countItems).with([]) { (s: Statement) throws(SQLiteError) -> Int in
+                _ = try s.step()
+                return Int(s.integer(0))
+            }
+        }
     }
 
     /// True (and this process's keys dropped) when the keys it holds are not the vault's any
@@ -121,5 +188,18 @@ extension OpenVault {
         heldThroughUserUnlock = false
         try refreshHeader()
         return true
+    }
+
+    /// After this process found its keys retired by another process's rotation (mutex held):
+    /// waits briefly for the rotating process to publish the new keys to the kernel keyring,
+    /// which it does right after its commit. True when they arrived (the write may go again).
+    func awaitRotatedKeys() throws(StoreError) -> Bool {
+        guard configuration.usesKernelKeyring, header.hasPassphrase else { return false }
+        for _ in 0..<40 {
+            try loadImplicitKeys()
+            if keys.lookup != nil { return true }
+            usleep(25_000)
+        }
+        return false
     }
 }

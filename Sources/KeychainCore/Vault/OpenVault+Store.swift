@@ -32,7 +32,9 @@ extension OpenVault {
                     presenceNeeded = nil
                     defer { presenceKey = nil }
                     do throws(StoreError) {
-                        return try checkedRead(.rowsAsRead) { () throws(StoreError) in try copyMatchingLocked(query) }
+                        return try afterRotation { () throws(StoreError) in
+                            try checkedRead(.rowsAsRead) { () throws(StoreError) in try copyMatchingLocked(query) }
+                        }
                     } catch .interactionNotAllowed {
                         needed = presenceNeeded
                         throw .interactionNotAllowed
@@ -50,8 +52,10 @@ extension OpenVault {
     func forEachMatching(_ query: Query, _ body: (Item) throws(StoreError) -> Void) throws(StoreError) {
         precondition(!query.returnData, "values may need a proof of presence: list them with copyMatching")
         try withState { () throws(StoreError) in
-            try checkedRead(.rowsAsRead) { () throws(StoreError) in
-                try forEachItemLocked(query) { (item: consuming Item) throws(StoreError) in try body(item) }
+            try afterRotation { () throws(StoreError) in
+                try checkedRead(.rowsAsRead) { () throws(StoreError) in
+                    try forEachItemLocked(query) { (item: consuming Item) throws(StoreError) in try body(item) }
+                }
             }
         }
     }
@@ -103,7 +107,9 @@ extension OpenVault {
         try withState { () throws(StoreError) -> Bool in
             var one = query
             one.limit = .one
-            return try checkedRead(.rowsAsRead) { () throws(StoreError) in try !matchingRows(one, includeValue: false, needAttributes: false).isEmpty }
+            return try afterRotation { () throws(StoreError) in
+                try checkedRead(.rowsAsRead) { () throws(StoreError) in try !matchingRows(one, includeValue: false, needAttributes: false).isEmpty }
+            }
         }
     }
 
@@ -117,14 +123,29 @@ extension OpenVault {
     @discardableResult
     func write(_ operations: [WriteOperation]) throws(StoreError) -> WriteResult {
         try withState { () throws(StoreError) -> WriteResult in
-            try prepareWrite()
-            return try ledgerWrite(operations.allSatisfy(Self.namesItsItems) ? .rowsAsRead : .everyRow) { () throws(StoreError) -> WriteResult in
-                var counts: [Int] = []
-                for operation in operations {
-                    counts.append(try apply(operation))
+            try afterRotation { () throws(StoreError) -> WriteResult in
+                try prepareWrite()
+                return try ledgerWrite(operations.allSatisfy(Self.namesItsItems) ? .rowsAsRead : .everyRow) { () throws(StoreError) -> WriteResult in
+                    var counts: [Int] = []
+                    for operation in operations {
+                        counts.append(try apply(operation))
+                    }
+                    return WriteResult(counts: counts)
                 }
-                return WriteResult(counts: counts)
             }
+        }
+    }
+
+    /// Runs `body` (mutex held); when it finds this process's keys retired by another
+    /// process's rotation (``dropKeysIfRotated()``), waits for the new keys to be published
+    /// and runs it once more: a rekey elsewhere delays a read or write, it does not fail it.
+    func afterRotation<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {
+        let held = keys.lookup != nil
+        do {
+            return try body()
+        } catch .locked {
+            guard held, keys.lookup == nil, try awaitRotatedKeys() else { throw .locked }
+            return try body()
         }
     }
 

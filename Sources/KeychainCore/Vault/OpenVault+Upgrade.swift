@@ -75,14 +75,8 @@ extension OpenVault {
     private func carriedRows(format: Int) throws(StoreError) -> [Row] {
         let statement = try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.selectAllItems(format: format)) }
         let rows = try fetch(statement, [], includeValue: true, limit: nil)
-        let stored = try sql { () throws(SQLiteError) -> Int64 in
-            try connection.statement(VaultSchema.countItems).with([]) { (s: Statement) throws(SQLiteError) -> Int64 in
-                _ = try s.step()
-                return s.integer(0)
-            }
-        }
         // A row that does not even decode would be lost by the rebuild: refuse instead.
-        guard rows.count == stored else {
+        guard try rows.count == storedItemCount() else {
             throw .corrupted("\(location.path) has items with an unknown class or protection code; keychain recover saves the others")
         }
         return rows

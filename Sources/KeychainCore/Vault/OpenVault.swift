@@ -113,23 +113,34 @@ final class OpenVault: @unchecked Sendable {
     ///   if a wrapped key fails verification.
     func unlock(passphrase: SecretBytes) throws(StoreError) {
         try withState { () throws(StoreError) in
-            try refreshHeader()
-            guard case .passphrase = header.protection else { return }
-            let (master, passphraseKey) = try openMasterKey(passphrase: passphrase)
-            try adopt(master: master)
-            // Best effort: a read-only vault still unlocks; it just cannot take presence items yet.
-            // A presence record that fails its upgrade is left as it is: writes then refuse it.
-            if let passphraseKey {
-                try? createPresenceKeyIfMissing(passphraseKey: passphraseKey)
-                try? upgradePresenceRecord(passphraseKey: passphraseKey)
-                // A format-1 vault becomes format 2 here (writes then need no passphrase);
-                // damage it finds is reported by the reads and writes that meet it.
-                if header.version < VaultHeader.currentVersion { try? upgrade(wrappingKey: passphraseKey) }
+            do throws(StoreError) {
+                try unlockLocked(passphrase: passphrase)
+            } catch .locked {
+                // Another process rotated the keys between this one's read of the header and
+                // of the class keys: the passphrase is right, the header it opened is not current.
+                try unlockLocked(passphrase: passphrase)
             }
-            try loadExistingClassKeys()
-            publishToKernelKeyring()
-            startIdleTimer()
         }
+    }
+
+    /// The unlock itself (mutex held).
+    private func unlockLocked(passphrase: SecretBytes) throws(StoreError) {
+        try refreshHeader()
+        guard case .passphrase = header.protection else { return }
+        let (master, passphraseKey) = try openMasterKey(passphrase: passphrase)
+        try adopt(master: master)
+        // Best effort: a read-only vault still unlocks; it just cannot take presence items yet.
+        // A presence record that fails its upgrade is left as it is: writes then refuse it.
+        if let passphraseKey {
+            try? createPresenceKeyIfMissing(passphraseKey: passphraseKey)
+            try? upgradePresenceRecord(passphraseKey: passphraseKey)
+            // A format-1 vault becomes format 2 here (writes then need no passphrase);
+            // damage it finds is reported by the reads and writes that meet it.
+            if header.version < VaultHeader.currentVersion { try? upgrade(wrappingKey: passphraseKey) }
+        }
+        try loadExistingClassKeys()
+        publishToKernelKeyring()
+        startIdleTimer()
     }
 
     /// Locks the vault in this process: the master key and the whenUnlocked class keys are wiped
@@ -185,6 +196,20 @@ final class OpenVault: @unchecked Sendable {
                 try adopt(master: master)
                 try upgrade(wrappingKey: try VaultFile.readKeyFile(location.keyFilePath))
             }
+            if let new, !hadPassphrase {
+                // A key-file vault's first passphrase brings new keys, in the same transaction
+                // as the new header: a copy of the old key file (with an old copy of the
+                // header) must open nothing written from now on.
+                let rotation = try KeyRotation(passphrase: new, header: header, parameters: configuration.scryptParameters)
+                try rotateKeys(rotation, currentPassphraseKey: nil) { () throws(StoreError) in
+                    let record = try rewrappedPresenceKey(from: nil, to: rotation.passphraseKey)
+                    try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.writePresenceKey).run([.blob(record.encoded())]) }
+                }
+                // Overwritten before it is unlinked: the old key must not stay readable on disk.
+                VaultFile.destroy(location.keyFilePath)
+                startIdleTimer()
+                return
+            }
             var replacement = VaultHeader(version: header.version, vaultID: header.vaultID, protection: .keyFile)
             let wrappingKey: SecretBytes
             if let new {
@@ -202,7 +227,9 @@ final class OpenVault: @unchecked Sendable {
             // The lookup key (derived from the master key, which does not change) tags the presence public key.
             try adopt(master: master)
             let presenceRecord = try new == nil ? nil : rewrappedPresenceKey(from: currentPassphraseKey, to: wrappingKey)
+            let planned = header
             try ledgerWrite { () throws(StoreError) in
+                try requireHeader(planned)
                 if let presenceRecord {
                     try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.writePresenceKey).run([.blob(presenceRecord.encoded())]) }
                 }
@@ -227,14 +254,10 @@ final class OpenVault: @unchecked Sendable {
                 }
             }
             header = replacement
-            // Overwritten before it is unlinked: the old key must not stay readable on disk.
-            if new != nil && !hadPassphrase { VaultFile.destroy(location.keyFilePath) }
-            if new == nil { keys.classes[.whenPasscodeSetThisDeviceOnly] = nil }
-            if let new {
+            if new == nil {
+                keys.classes[.whenPasscodeSetThisDeviceOnly] = nil
+            } else {
                 try loadExistingClassKeys()
-                // A key-file vault's first passphrase brings new keys: a copy of the old key
-                // file (with an old copy of the header) must open nothing written from now on.
-                if !hadPassphrase { try rotateKeys(passphrase: new, currentPassphraseKey: wrappingKey) }
                 publishToKernelKeyring()
                 startIdleTimer()
             }
@@ -260,11 +283,7 @@ final class OpenVault: @unchecked Sendable {
             try? refreshHeader()
             try? loadImplicitKeys()
             let available = Accessibility.allCases.filter { classAvailable($0) }
-            let count =
-                (try? connection.statement(VaultSchema.countItems).with([]) { (s: Statement) throws(SQLiteError) -> Int in
-                    _ = try s.step()
-                    return Int(s.integer(0))
-                }) ?? 0
+            let count = (try? storedItemCount()) ?? 0
             return VaultStatus(
                 location: location, exists: true,
                 formatVersion: Int(header.version),
