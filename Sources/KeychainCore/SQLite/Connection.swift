@@ -90,6 +90,15 @@ final class Connection {
     }
     var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
+    /// Whether the database file this connection has open is no longer the file at its path
+    /// (renamed, unlinked or replaced): its writes would then go to a `-wal` named after a path
+    /// that now belongs to another file, or to none.
+    var fileHasMoved: Bool {
+        var moved: Int32 = 0
+        guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK else { return false }
+        return moved != 0
+    }
+
     /// Runs SQL that returns no rows (may be several statements).
     func execute(_ sql: String) throws(SQLiteError) {
         resetWorkBudget()

@@ -26,8 +26,17 @@ extension OpenVault {
         }
     }
 
+    /// A write transaction on the vault's file, refused when that file is not at the vault's
+    /// path any more: a process must not write into a vault the user moved away (its `-wal`
+    /// stays behind under the old name, where a vault restored there would read it).
     func writeTransaction<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {
-        try Self.writeTransaction(on: connection, body)
+        try Self.writeTransaction(on: connection) { () throws(StoreError) -> R in
+            guard !connection.fileHasMoved else {
+                throw .io(
+                    "\(location.path) was moved, removed or replaced while this process had it open; nothing was written (restart the program to use the vault now at that path)")
+            }
+            return try body()
+        }
     }
 
     /// A write transaction whose database failures are mapped to ``StoreError``.

@@ -106,13 +106,12 @@ extension Vault {
     /// when given, else a key file), in one transaction, so that what a damaged vault still
     /// holds is saved. Items under an access control, and those that do not open, stay behind.
     /// - Returns: how many were copied and how many stayed behind.
-    /// - Throws: ``StoreError/invalidArgument(_:)`` when a file is already at `path`.
+    /// - Throws: ``StoreError/invalidArgument(_:)`` when a file is already at `path`, its key
+    ///   file or its SQLite sidecars.
     public func recover(to path: String, passphrase: SecretBytes?) throws(StoreError) -> (copied: Int, leftBehind: Int) {
         guard let vault = try openedIfPresent() else { throw .noVault(path: location.path) }
         let destination = VaultLocation(path: path)
-        for file in [destination.path, destination.keyFilePath] {
-            guard case .missing = try VaultFile.entry(file) else { throw .invalidArgument("\(file) already exists; recover writes a new vault") }
-        }
+        try VaultDestination.requireFree(destination, for: "recover")
         let (items, left) = try vault.openableItems()
         var configuration = self.configuration
         configuration.location = destination

@@ -16,39 +16,50 @@ extension Vault {
     public func backup(to path: String) throws(StoreError) {
         let destination = VaultLocation(path: path)
         guard let vault = try openedIfPresent() else { throw .noVault(path: location.path) }
-        for file in [destination.path, destination.keyFilePath] {
-            guard case .missing = try VaultFile.entry(file) else {
-                throw .invalidArgument("\(file) already exists; a backup never writes over a file")
-            }
-        }
+        try VaultDestination.requireFree(destination, for: "a backup")
         try VaultFile.checkDirectory(destination.directory)
         try Self.copy(from: vault, to: destination, keyFile: vault.hasPassphrase ? nil : try VaultFile.readKeyFile(location.keyFilePath))
-        // The check of the copy left SQLite's (empty) sidecars beside it; a backup is one file.
-        for suffix in ["-wal", "-shm"] { unlink(destination.path + suffix) }
     }
 
     /// Puts the backup at `path` (and its `path.key`, for a vault without a passphrase) where
-    /// this vault lives, when there is no vault there: a restore never replaces a vault. The
-    /// restored copy becomes current: the kernel keyring's record of the newer generations this
-    /// boot has seen of it (which would refuse it as a rolled-back file) is dropped.
+    /// this vault lives, when there is no vault there: a restore never replaces a vault, and
+    /// never shares a file with one (SQLite's `-wal` or `-shm` left from a vault that was moved
+    /// away, or still open in another process). The restored copy is made under a temporary
+    /// name and linked into place whole. It becomes current: the kernel keyring's record of the
+    /// newer generations this boot has seen of it (which would refuse it as a rolled-back file)
+    /// is dropped. Reading the backup leaves nothing beside it.
     ///
-    /// - Throws: ``StoreError/invalidArgument(_:)`` when a vault (or a key file) is already in
-    ///   place; the backup's own open errors when it is not a sound vault (nothing is changed).
+    /// - Throws: ``StoreError/invalidArgument(_:)`` when a vault, a key file or a sidecar is
+    ///   already in place (naming the process that holds it open, if one does); the backup's
+    ///   own open errors when it is not a sound vault (nothing is changed).
     public func restore(from path: String) throws(StoreError) {
-        for file in [location.path, location.keyFilePath] {
-            guard case .missing = try VaultFile.entry(file) else {
-                throw .invalidArgument("\(file) already exists; move it away first (a restore never replaces a vault)")
-            }
-        }
+        try VaultDestination.requireFree(location, for: "a restore")
         let source = VaultLocation(path: path)
+        let sidecarsBefore = VaultDestination.presentSidecars(of: source)
+        defer { VaultDestination.removeSidecars(of: source, except: sidecarsBefore) }
+        let vaultID = try Self.restore(source, into: location)
+        // The owner puts an older copy back on purpose: this boot's memory of newer generations
+        // of the vault would refuse it as a rollback.
+        if configuration.usesKernelKeyring { OpenVault.forgetGeneration(of: vaultID, in: KernelKeyring()) }
+    }
+
+    /// The restore's copy (its connection to the backup closed on return, so that the sidecars
+    /// reading it made can go); the restored vault's id.
+    private static func restore(_ source: VaultLocation, into location: VaultLocation) throws(StoreError) -> [UInt8] {
         let backup = try OpenVault(VaultConfiguration(location: source, usesKernelKeyring: false, createIfMissing: false))
         try backup.verifyIntegrity()
         do throws(FileSystem.Failure) { try FileSystem.createDirectory(location.directory) } catch { throw OpenVault.map(error) }
         try VaultFile.checkDirectory(location.directory)
-        try Self.copy(from: backup, to: location, keyFile: backup.hasPassphrase ? nil : try VaultFile.readKeyFile(source.keyFilePath))
-        // The owner puts an older copy back on purpose: this boot's memory of newer generations
-        // of the vault would refuse it as a rollback.
-        if configuration.usesKernelKeyring { OpenVault.forgetGeneration(of: backup.header.vaultID, in: KernelKeyring()) }
+        // Checked again right before the copy: a process may have created a vault here meanwhile.
+        try VaultDestination.requireFree(location, for: "a restore")
+        try copy(from: backup, to: location, keyFile: backup.hasPassphrase ? nil : try VaultFile.readKeyFile(source.keyFilePath))
+        return backup.header.vaultID
+    }
+
+    /// Opens the copy at `destination` and runs SQLite's integrity check (the connection closed on return).
+    private static func verifyCopy(_ destination: VaultLocation) throws(StoreError) {
+        let copy = try OpenVault(VaultConfiguration(location: destination, usesKernelKeyring: false, createIfMissing: false))
+        try copy.verifyIntegrity()
     }
 
     /// The vault's snapshot into `destination`: key file linked first, then the vault file,
@@ -66,8 +77,9 @@ extension Vault {
             guard try VaultFile.linkIntoPlace(temporary, destination.path) else {
                 throw .invalidArgument("\(destination.path) already exists; nothing was written over it")
             }
-            let copy = try OpenVault(VaultConfiguration(location: destination, usesKernelKeyring: false, createIfMissing: false))
-            try copy.verifyIntegrity()
+            try verifyCopy(destination)
+            // Checking the copy left SQLite's (empty) sidecars beside it; a copy is one file.
+            VaultDestination.removeSidecars(of: destination, except: [])
         } catch {
             if keyFile != nil { unlink(destination.keyFilePath) }
             throw error

@@ -1,0 +1,74 @@
+import FoundationEssentials
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A place a new vault file is about to be written (a restore's target, a backup's or a
+/// recovery's destination), checked so that the new file can never share a file with another
+/// vault: SQLite finds a database's `-wal` and `-shm` by name, so a `-wal` left beside a vault
+/// that was moved away (or still written by a process that has that vault open) would be read
+/// into the new file, mixing two vaults.
+enum VaultDestination {
+    /// Refuses `location` unless its vault, key file and both SQLite sidecars are all absent;
+    /// a sidecar another process holds open is named with that process.
+    /// - Throws: ``StoreError/invalidArgument(_:)`` saying which file is there and what to do.
+    static func requireFree(_ location: VaultLocation, for purpose: String) throws(StoreError) {
+        for file in [location.path, location.keyFilePath] {
+            guard case .missing = try VaultFile.entry(file) else {
+                throw .invalidArgument("\(file) already exists; \(purpose) never writes over a file: move it away first")
+            }
+        }
+        for sidecar in location.companionPaths {
+            guard case .missing = try VaultFile.entry(sidecar) else {
+                if let holder = holder(of: location.path + "-shm") {
+                    throw .invalidArgument(
+                        "\(sidecar) is held open by process \(holder.pid) (\(holder.name)), which still uses the vault that was at \(location.path); stop it first (\(purpose) would share its files)"
+                    )
+                }
+                throw .invalidArgument(
+                    "\(sidecar) is left from the vault that was at \(location.path) and may hold its last writes: move it beside that vault under the same name plus -wal or -shm (or remove it if that vault is gone), then run \(purpose) again"
+                )
+            }
+        }
+    }
+
+    /// The process holding SQLite's shared-memory lock on `shm`: every connection that has the
+    /// database open in WAL mode keeps a shared lock there. Nil when none does (or the file is
+    /// not there).
+    static func holder(of shm: String) -> (pid: pid_t, name: String)? {
+        let fd = open(shm, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var probe = flock()
+        probe.l_type = Int16(F_WRLCK)
+        probe.l_whence = Int16(SEEK_SET)
+        probe.l_start = 0
+        probe.l_len = 0
+        guard fcntl(fd, F_GETLK, &probe) == 0, probe.l_type != Int16(F_UNLCK) else { return nil }
+        return (probe.l_pid, processName(probe.l_pid))
+    }
+
+    private static func processName(_ pid: pid_t) -> String {
+        let fd = open("/proc/\(pid)/comm", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return "unknown" }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let count = read(fd, &buffer, buffer.count)
+        guard count > 0 else { return "unknown" }
+        let name = buffer[0..<count].prefix { $0 != UInt8(ascii: "\n") }
+        return String(decoding: name, as: UTF8.self)
+    }
+
+    /// Removes the sidecars that reading the vault at `location` created beside it (those in
+    /// `before` were there already and stay), unless another process holds them now.
+    static func removeSidecars(of location: VaultLocation, except before: [String]) {
+        guard holder(of: location.path + "-shm") == nil else { return }
+        for sidecar in location.companionPaths where !before.contains(sidecar) { unlink(sidecar) }
+    }
+
+    /// The sidecars present beside `location` now.
+    static func presentSidecars(of location: VaultLocation) -> [String] {
+        location.companionPaths.filter { if case .present? = try? VaultFile.entry($0) { true } else { false } }
+    }
+}
