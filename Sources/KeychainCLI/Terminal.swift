@@ -8,7 +8,7 @@ import KeychainCore
 /// Standard streams and the controlling terminal: where secrets come in and results go out.
 /// Secrets are read straight into ``SecretBytes`` and never echoed.
 struct Terminal {
-    static let maximumSecretSize = (1 << 20) + 1
+    static let maximumSecretSize = (1 << 20) + 2
 
     /// The standard descriptors that were closed when the process started (see
     /// ``guardStandardDescriptors()``): writing output to one of them is a failure.
@@ -57,8 +57,8 @@ struct Terminal {
         return nil
     }
 
-    /// All of standard input, up to the largest value a vault accepts (plus one byte, so that
-    /// an oversized secret is reported as such rather than silently cut).
+    /// All of standard input: the largest value a vault accepts, and room for the newline
+    /// that ends a line of text. More than that is refused, never cut.
     func readStandardInput() throws(CommandFailure) -> SecretBytes {
         try readAll(STDIN_FILENO, limit: Self.maximumSecretSize, what: "standard input")
     }
@@ -69,18 +69,23 @@ struct Terminal {
         do { return try TerminalInput.readSecret(prompt: message) } catch { throw CommandFailure(error.description, code: .usage) }
     }
 
+    /// Every byte of `fd`, at most `limit` of them: one more is a usage failure, so that an
+    /// oversized input is refused rather than silently cut.
     func readAll(_ fd: Int32, limit: Int, what: String) throws(CommandFailure) -> SecretBytes {
-        var buffer = [UInt8](repeating: 0, count: limit)
+        var buffer = [UInt8](repeating: 0, count: limit + 1)
         defer { buffer.withUnsafeMutableBytes { _ = memset($0.baseAddress!, 0, $0.count) } }
         var total = 0
-        while total < limit {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + total, limit - total) }
+        while total < buffer.count {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + total, $0.count - total) }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw CommandFailure("cannot read \(what): \(String(cString: strerror(errno)))", code: .failure)
             }
             if n == 0 { break }
             total += n
+        }
+        guard total <= limit else {
+            throw CommandFailure("\(what) holds more than the \(limit)-byte limit (a value of at most 1 MiB and its final newline); nothing was stored", code: .usage)
         }
         return SecretBytes(buffer[0..<total])
     }

@@ -10,7 +10,12 @@ enum FileSystem {
         let operation: String
         let path: String
         let code: Int32
-        var description: String { "\(operation) \(path): \(String(cString: strerror(code)))" }
+        /// The size limit a read went past (`code` is then `EFBIG`).
+        var limit: Int? = nil
+        var description: String {
+            if let limit { return "\(operation) \(path): it holds more than the \(limit)-byte limit (nothing of it was used)" }
+            return "\(operation) \(path): \(String(cString: strerror(code)))"
+        }
         var isPermission: Bool { code == EACCES || code == EPERM }
         var isNoSpace: Bool { code == ENOSPC || code == EFBIG || code == EDQUOT }
         var isReadOnly: Bool { code == EROFS }
@@ -54,8 +59,8 @@ enum FileSystem {
         return try readAll(fd: fd, limit: limit, path: path)
     }
 
-    /// Up to `limit + 1` bytes of an open descriptor (one more than allowed, so that the caller
-    /// can tell "too long" from "exactly the limit"), read into a buffer wiped afterwards.
+    /// Every byte of an open descriptor, at most `limit` of them, read into a buffer wiped
+    /// afterwards. More than `limit` is refused (`EFBIG`), never cut.
     static func readAll(fd: Int32, limit: Int, path: String) throws(Failure) -> SecretBytes {
         var buffer = [UInt8](repeating: 0, count: limit + 1)
         defer { buffer.withUnsafeMutableBytes { _ = memset($0.baseAddress!, 0, $0.count) } }
@@ -69,6 +74,7 @@ enum FileSystem {
             if n == 0 { break }
             total += n
         }
+        guard total <= limit else { throw Failure(operation: "read", path: path, code: EFBIG, limit: limit) }
         return SecretBytes(buffer[0..<total])
     }
 

@@ -54,9 +54,10 @@ public enum PassphraseFile {
                 throw .untrusted(path: path, reason: "other users can read or change \(what) (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 600 it")
             }
         }
-        // Room for the limit, a CR LF, and one byte more to tell "too long".
+        // Room for the limit and a CR LF.
         let contents: SecretBytes
         do { contents = try FileSystem.readAll(fd: fd, limit: maximumLength + 2, path: path) } catch {
+            if error.limit != nil { throw .invalidArgument("refusing \(what) (\(path)): the passphrase is longer than \(maximumLength) bytes") }
             throw .invalidArgument("cannot read \(what) (\(path)): \(String(cString: strerror(error.code)))")
         }
         return try contents.withUnsafeBytes { (bytes) throws(StoreError) -> SecretBytes in
