@@ -103,15 +103,47 @@ struct FormatUpgradeTests {
         guard format == 1 else { return }
         let raw = try RawVault(configuration.location.path)
         #expect(
-            try raw.blobs("SELECT generation, value FROM items").filter { $0.0 == 0 }.count == 1,
-            "the presence item is carried over as format 1 sealed it (its inner seal needs the proof)")
-        // And written again, it is sealed the way format 2 began sealing.
-        try vault.write([
-            .update(
-                Query(.genericPassword, attributes: Attributes(service: "fixture", account: "presence")), attributes: Attributes(),
-                value: SecretBytes(utf8: "renewed"))
-        ])
-        #expect(try raw.blobs("SELECT generation, value FROM items").filter { $0.0 == 0 }.isEmpty)
+            try raw.blobs("SELECT generation, value FROM items").filter { $0.0 == 0 }.isEmpty,
+            "every row, the presence item included (the unlock has the passphrase that opens its inner seal), is sealed with its generation")
+        #expect(report.intact + report.notTried == report.items)
+    }
+
+    @Test(
+        "a row the upgrade could not re-seal (another machine's ThisDeviceOnly item) is never served as current: an older ciphertext of it put back is refused on its own machine"
+    )
+    func carriedRowNeverServed() throws {
+        let home = try copy("keyfile")
+        var elsewhere = home
+        elsewhere.machineIdentity = MachineIdentity(paths: [directory.file("other-machine-id", "another machine")])
+        // Upgraded on another machine: its ThisDeviceOnly items do not open there, and are carried over as they were.
+        try Vault(elsewhere).add(Item(.genericPassword, attributes: Attributes(service: "fixture", account: "new"), value: SecretBytes(utf8: "after")))
+        let raw = try RawVault(home.location.path)
+        #expect(try !raw.blobs("SELECT generation, value FROM items WHERE generation = 0").isEmpty)
+
+        // An older ciphertext of one of them, as an older copy of the vault would hold it:
+        // sealed the format-1 way under the item's class key, for the same row.
+        let account = "\(Accessibility.whenUnlockedThisDeviceOnly)"
+        let opened = try OpenVault(home)
+        let (rowID, identity, protection) = try #require(
+            try raw.connection.statement("SELECT id, identity, protection FROM items WHERE generation = 0 AND protection = ?").with([
+                .integer(Int64(Accessibility.whenUnlockedThisDeviceOnly.code))
+            ]) { (s: Statement) throws(SQLiteError) in try s.step() ? (s.integer(0), s.blob(1), UInt8(s.integer(2))) : nil })
+        let older = try opened.withState { () throws(StoreError) -> [UInt8] in
+            let key = try opened.classKey(.whenUnlockedThisDeviceOnly, create: false)
+            let aad = RecordCoding.itemAssociatedData(
+                vaultID: opened.header.vaultID, identity: identity, itemClass: .genericPassword, protection: protection, part: .value, generation: 0)
+            return try OpenVault.crypto { () throws(OpenSSLError) in try key.seal(SecretBytes(utf8: "older value"), associatedData: aad) }
+        }
+        try raw.set("UPDATE items SET value = ? WHERE id = ?", older, rowID)
+
+        let vault = try Vault(home)
+        let read = Result { try vault.copyMatching(Query(.genericPassword, attributes: Attributes(service: "fixture", account: account), limit: .one, returnData: true)) }
+        #expect(throws: StoreError.self, "a carried-over row is refused, whatever its ciphertext") { try read.get() }
+        let report = try vault.verify()
+        #expect(report.damaged.map(\.row).contains(rowID) && !report.isSound, "verify names it: \(report)")
+        #expect(throws: StoreError.self, "an update that keeps its value would make the older value current") {
+            try vault.write([.update(Query(.genericPassword, attributes: Attributes(service: "fixture", account: account)), attributes: Attributes(label: "x"), value: nil)])
+        }
     }
 
     @Test("a locked format-1 passphrase vault is not written before its unlock upgrades it")

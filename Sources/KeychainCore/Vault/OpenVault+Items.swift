@@ -105,6 +105,9 @@ extension OpenVault {
         let plaintext: SecretBytes
         if let value {
             plaintext = value
+        } else if isCarriedOver(existing) {
+            // Re-sealed as current, an older copy's value would become the item's value.
+            throw carriedRowRefused
         } else if let sealed = existing.value {
             plaintext = try open(sealed, row: existing, part: .value)
         } else {

@@ -76,6 +76,10 @@ extension OpenVault {
         try forEachMatchingRow(
             query, includeValue: query.returnData, needAttributes: query.returnAttributes, fields: query.returnedFields, unavailable: &unavailable
         ) { (row: inout Row) throws(StoreError) in
+            if isCarriedOver(row) {
+                damaged = damaged ?? carriedRowRefused
+                return
+            }
             var value: SecretBytes?
             if query.returnData, let sealed = row.value {
                 do throws(StoreError) {

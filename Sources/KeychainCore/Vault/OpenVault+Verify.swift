@@ -56,6 +56,7 @@ extension OpenVault {
                             let row = try readRow(s, includeValue: true)
                             _ = try decryptAttributes(row)
                             if row.accessControl == nil { _ = try open(row.value ?? [], row: row, part: .value) }
+                            guard !isCarriedOver(row) else { throw carriedRowRefused }
                             report.intact += 1
                         } catch {
                             if error.isUnavailableKey || error == .interactionNotAllowed {

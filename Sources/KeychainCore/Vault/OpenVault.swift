@@ -137,6 +137,7 @@ final class OpenVault: @unchecked Sendable {
             // A format-1 vault becomes format 2 here (writes then need no passphrase);
             // damage it finds is reported by the reads and writes that meet it.
             if header.version < VaultHeader.currentVersion { try? upgrade(wrappingKey: passphraseKey) }
+            try? resealCarriedRows(passphraseKey: passphraseKey)
         }
         try loadExistingClassKeys()
         publishToKernelKeyring()

@@ -137,6 +137,8 @@ enum VaultSchema {
     private static let selectByIdentityTwo = "SELECT \(itemColumns(format: 2)) FROM items WHERE identity = ?"
     private static let selectAllOne = "SELECT \(itemColumns(format: 1)) FROM items ORDER BY id"
     private static let selectAllTwo = "SELECT \(itemColumns(format: 2)) FROM items ORDER BY id"
+    /// The rows an upgrade from format 1 carried over without re-sealing them (generation 0).
+    static let selectCarriedItems = "SELECT \(itemColumns(format: 2)) FROM items WHERE generation = 0 ORDER BY id"
     /// What the ledger covers, for every row.
     static let selectLedgerRows = "SELECT id, class, identity, generation FROM items"
     /// The same, for one item shard's range of the identity index (``LedgerShards``): the
