@@ -16,6 +16,15 @@ enum Workers {
         try Vault(VaultConfiguration(location: VaultLocation(path: path), usesKernelKeyring: false))
     }
 
+    /// A passphrase vault as the key-change check's processes open it: the cheapest scrypt
+    /// (thousands of rounds), and unlocked on need from `passphraseFile`.
+    static func openVault(_ path: String, passphraseFile: String) throws -> Vault {
+        try Vault(
+            VaultConfiguration(
+                location: VaultLocation(path: path), scryptParameters: .minimum, usesKernelKeyring: false,
+                passphraseEnvironment: ["KEYCHAIN_PASSPHRASE_FILE": passphraseFile]))
+    }
+
     static func say(_ line: String) {
         let bytes = Array((line + "\n").utf8)
         var offset = 0
@@ -71,9 +80,10 @@ enum Workers {
 
     /// One process of the contention check: `threads` threads, each doing `operations` mixed
     /// operations on its own keys (checked against its own log) and reads of everyone's.
-    /// Prints "E errors inconsistencies operations" and then "K key seq" or "K key -" per key.
-    static func contend(vaultPath: String, process: Int, threads: Int, operations: Int, seed: UInt64) throws -> Int32 {
-        let vault = try openVault(vaultPath)
+    /// Prints "E errors inconsistencies operations" and then "K key seq" or "K key -" per key,
+    /// and "X error" for the first errors. With `passphraseFile`, the vault has a passphrase.
+    static func contend(vaultPath: String, process: Int, threads: Int, operations: Int, seed: UInt64, passphraseFile: String? = nil) throws -> Int32 {
+        let vault = try passphraseFile.map { try openVault(vaultPath, passphraseFile: $0) } ?? openVault(vaultPath)
         ValetStore.setDefault(vault)
         let valet = Valet.valet(with: Identifier(nonEmpty: "Contention")!, accessibility: .whenUnlocked)
         let results = Collector<ThreadReport>()
@@ -106,6 +116,7 @@ enum Workers {
                         do throws(KeychainError) { _ = try valet.string(forKey: other) } catch .itemNotFound {}
                     }
                 } catch {
+                    if errors < 3 { say("X \(error)") }
                     errors += 1
                 }
             }

@@ -19,10 +19,10 @@ func workerMain(_ arguments: [String]) -> Int32 {
         switch (arguments.first, arguments.count) {
         case ("migrate", 3): return try MigrationWorker.run(vaultPath: arguments[1], count: Int(arguments[2]) ?? 1000)
         case ("crash", 4): return try Workers.crash(vaultPath: arguments[1], firstSeq: Int(arguments[2]) ?? 0, seed: UInt64(arguments[3]) ?? 1)
-        case ("contend", 6):
+        case ("contend", 6), ("contend", 7):
             return try Workers.contend(
                 vaultPath: arguments[1], process: Int(arguments[2]) ?? 0, threads: Int(arguments[3]) ?? 8,
-                operations: Int(arguments[4]) ?? 1000, seed: UInt64(arguments[5]) ?? 1)
+                operations: Int(arguments[4]) ?? 1000, seed: UInt64(arguments[5]) ?? 1, passphraseFile: arguments.count == 7 ? arguments[6] : nil)
         case ("memory", 3): return try Workers.memory(vaultPath: arguments[1], secretPath: arguments[2])
         case ("fsize", 3): return try Workers.fileSizeLimit(vaultPath: arguments[1], limit: Int(arguments[2]) ?? 1 << 20)
         case ("readonly", 2): return Workers.readOnly(vaultPath: arguments[1])
@@ -72,7 +72,7 @@ while index < arguments.count {
     case "--seed" where index + 1 < arguments.count: index += 1; seed = UInt64(arguments[index]) ?? seed
     case "--json" where index + 1 < arguments.count: index += 1; jsonPath = arguments[index]
     default:
-        print("usage: keychain-reliability [--quick | --long] [--only crash,contention,corruption,hostile,users,memory,faults,sync] [--seed N] [--json PATH]")
+        print("usage: keychain-reliability [--quick | --long] [--only crash,contention,keychanges,corruption,hostile,users,memory,faults,sync] [--seed N] [--json PATH]")
         exit(2)
     }
     index += 1
@@ -88,6 +88,7 @@ print("keychain-reliability: \(quick ? "quick" : "long") mode, seed \(seed) (rep
 let checks: [(String, () -> CheckResult)] = [
     ("crash", { CrashCheck.run(env, kills: quick ? 300 : 3_000) }),
     ("contention", { ContentionCheck.run(env, processes: 8, threads: 8, operations: quick ? 1_000 : 5_000) }),
+    ("keychanges", { KeyChangeContentionCheck.run(env, processes: 4, threads: 2, operations: quick ? 300 : 3_000) }),
     ("corruption", { CorruptionCheck.run(env, trials: quick ? 2_000 : 50_000) }),
     ("hostile", { HostileFileCheck.run(env, trials: quick ? 300 : 5_000) }),
     ("users", { OtherUsersCheck.run(env) }),

@@ -86,4 +86,29 @@ struct RekeyTests {
             _ = try value(stale, "later")
         }
     }
+
+    @Test(
+        "a process whose unlock read the header just before another process's rekey never records its retired key checks over the new ones: the rekeying process writes on, the stale one is locked, nothing is taken for tampering"
+    )
+    func staleUnlockKeepsNewKeyChecks() throws {
+        let configuration = directory.vaultConfiguration()
+        let owner = try Vault(configuration)
+        try owner.changePassphrase(from: nil, to: secret("pw"))
+        try owner.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "a"), value: secret("alpha")))
+        // The other process: unlocked with the keys the rekey is about to retire.
+        let stale = try OpenVault(configuration)
+        try stale.unlock(passphrase: secret("pw"))
+        try owner.rekey(passphrase: secret("pw"))
+        // Its unlock finishing after the rekey committed: it records the check values of the keys it holds.
+        stale.mutex.withLock { stale.recordKeyChecks() }
+
+        try owner.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "b"), value: secret("beta")))
+        #expect(try value(owner, "a") == "alpha" && value(owner, "b") == "beta", "the rekeying process reads and writes on")
+        #expect(throws: StoreError.locked, "the stale process is locked out, not told the vault was tampered with") {
+            try stale.write([.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "c"), value: secret("gamma")))])
+        }
+        let fresh = try Vault(configuration)
+        try fresh.unlock(passphrase: secret("pw"))
+        #expect(try fresh.verify().isSound)
+    }
 }

@@ -134,6 +134,10 @@ extension OpenVault {
         let checks = KeyCheck.values(of: keys, vaultID: header.vaultID)
         let stored = (try? storedKeyChecks()) ?? nil
         var merged = stored.flatMap(KeyCheck.decode) ?? [:]
+        // A lookup key's check changes only with a rotation, which records it in its own
+        // transaction: a process whose keys another process retired (its unlock read the
+        // header before that rotation committed) must not put its retired checks back.
+        if let current = merged[KeyCheck.lookupCode], let mine = checks[KeyCheck.lookupCode], !Digest.equal(current, mine) { return }
         merged.merge(checks) { $1 }
         let encoded = KeyCheck.encode(merged)
         guard encoded != stored else { return }

@@ -113,15 +113,21 @@ final class OpenVault: @unchecked Sendable {
     ///   if a wrapped key fails verification.
     func unlock(passphrase: SecretBytes) throws(StoreError) {
         try withState { () throws(StoreError) in
-            do throws(StoreError) {
-                try unlockLocked(passphrase: passphrase)
-            } catch .locked {
-                // Another process rotated the keys between this one's read of the header and
-                // of the class keys: the passphrase is right, the header it opened is not current.
-                try unlockLocked(passphrase: passphrase)
+            // Another process may rotate the keys between this one's read of the header and of
+            // the class keys: the passphrase is right, the header it opened is not current.
+            for _ in 1..<Self.unlockAttempts {
+                do throws(StoreError) {
+                    return try unlockLocked(passphrase: passphrase)
+                } catch .locked {
+                    continue
+                }
             }
+            try unlockLocked(passphrase: passphrase)
         }
     }
+
+    /// How often an unlock starts again when a rotation elsewhere overtakes it.
+    static let unlockAttempts = 5
 
     /// The unlock itself (mutex held).
     private func unlockLocked(passphrase: SecretBytes) throws(StoreError) {

@@ -239,14 +239,18 @@ public final class Vault: Store, @unchecked Sendable {
     }
 
     /// Runs `body`; if it finds the vault locked and the configuration names where a passphrase
-    /// is (``VaultConfiguration/passphraseEnvironment``), unlocks once with it and runs `body` again.
+    /// is (``VaultConfiguration/passphraseEnvironment``), unlocks with it and runs `body` again.
+    /// A rotation by another process between the unlock and the retry locks this one again:
+    /// it unlocks again, a few times, rather than report a locked vault it can open.
     private func unlockingOnNeed<R>(_ vault: OpenVault, _ body: () throws(StoreError) -> R) throws(StoreError) -> R {
-        do {
-            return try body()
-        } catch .locked {
-            guard try unlockOnNeed(vault) else { throw .locked }
-            return try body()
+        for _ in 1..<OpenVault.unlockAttempts {
+            do throws(StoreError) {
+                return try body()
+            } catch .locked {
+                guard try unlockOnNeed(vault) else { throw .locked }
+            }
         }
+        return try body()
     }
 
     /// Unlocks with the passphrase the environment offers; false when it offers none (or this
@@ -262,7 +266,8 @@ public final class Vault: Store, @unchecked Sendable {
             try vault.unlock(passphrase: passphrase)
             return true
         } catch {
-            mutex.withLock { unlockFailed = true }
+            // A rotation racing the unlock is worth another try; a wrong or unreadable passphrase is not.
+            if error != .locked { mutex.withLock { unlockFailed = true } }
             throw error
         }
     }
