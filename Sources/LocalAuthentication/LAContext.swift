@@ -94,6 +94,7 @@ open class LAContext: NSObject, @unchecked Sendable {
     open var biometryType: LABiometryType { PresenceAuthentication.defaultAuthenticator.offersBiometry ? .touchID : .none }
 
     /// Whether `policy` can be evaluated here; when not, `error` says why.
+    @discardableResult
     open func canEvaluatePolicy(_ policy: LAPolicy, error: UnsafeMutablePointer<NSError?>?) -> Bool {
         if policy == .deviceOwnerAuthenticationWithBiometrics && !PresenceAuthentication.defaultAuthenticator.offersBiometry {
             error?.pointee = NSError(domain: "com.apple.LocalAuthentication", code: LAError.Code.biometryNotAvailable.rawValue)
@@ -110,6 +111,7 @@ open class LAContext: NSObject, @unchecked Sendable {
     }
 
     /// Asks for a proof for `policy`; throws ``LAError`` when there is none.
+    @discardableResult
     open func evaluatePolicy(_ policy: LAPolicy, localizedReason: String) async throws -> Bool {
         if let failure = evaluate(policy, reason: localizedReason) { throw failure }
         return true

@@ -42,10 +42,13 @@ public let kCFBooleanTrue: CFBoolean! = NSNumber(value: true)
 public let kCFBooleanFalse: CFBoolean! = NSNumber(value: false)
 
 /// The error's domain.
+@discardableResult
 public func CFErrorGetDomain(_ error: CFError) -> CFString { error.domain as NSString }
 /// The error's code.
+@discardableResult
 public func CFErrorGetCode(_ error: CFError) -> Int { error.code }
 /// The error's user info.
+@discardableResult
 public func CFErrorCopyUserInfo(_ error: CFError) -> CFDictionary { error.userInfo as NSDictionary }
 
 // On Apple platforms an NSString key and a String key are the same AnyHashable; on Linux they

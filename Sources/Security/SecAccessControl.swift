@@ -37,6 +37,7 @@ public final class SecAccessControl: @unchecked Sendable {
 
 /// An access control for items of `protection` (a `kSecAttrAccessible...` value) that need
 /// the proof `flags` name; nil (with `error` set) for a protection or flags it cannot be.
+@discardableResult
 public func SecAccessControlCreateWithFlags(
     _ allocator: CFAllocator?, _ protection: CFTypeRef, _ flags: SecAccessControlCreateFlags, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
 ) -> SecAccessControl? {

@@ -9,6 +9,7 @@ import KeychainCore
 ///
 /// Returns `errSecSuccess`, `errSecDuplicateItem`, `errSecParam` for a malformed dictionary,
 /// `errSecInteractionNotAllowed` when the vault is locked, or another `errSec...` code.
+@discardableResult
 public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
     SecItemCall.run { () throws(SecItemCall.Failure) in
         let request = try SecItemCall.read(attributes, .add)
@@ -32,6 +33,7 @@ public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointe
 ///
 /// Returns `errSecSuccess`, `errSecItemNotFound`, `errSecParam` (a malformed query, or data
 /// asked of every match), `errSecInteractionNotAllowed`, `errSecUserCanceled`, `errSecAuthFailed`.
+@discardableResult
 public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
     SecItemCall.run { () throws(SecItemCall.Failure) in
         let request = try SecItemCall.read(query, .search)
@@ -46,6 +48,7 @@ public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePo
 ///
 /// Returns `errSecSuccess`, `errSecItemNotFound`, `errSecDuplicateItem` (an item renamed onto
 /// another), `errSecParam`.
+@discardableResult
 public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDictionary) -> OSStatus {
     SecItemCall.run { () throws(SecItemCall.Failure) in
         let request = try SecItemCall.read(query, .search)
@@ -61,6 +64,7 @@ public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDiction
 /// Deletes every item `query` matches.
 ///
 /// Returns `errSecSuccess`, `errSecItemNotFound` when nothing matched, `errSecParam`.
+@discardableResult
 public func SecItemDelete(_ query: CFDictionary) -> OSStatus {
     SecItemCall.run { () throws(SecItemCall.Failure) in
         let request = try SecItemCall.read(query, .search)

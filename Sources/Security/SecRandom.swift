@@ -8,6 +8,7 @@ nonisolated(unsafe) public let kSecRandomDefault: SecRandomRef? = nil
 
 /// Fills `bytes` with `count` cryptographically secure random bytes; returns `errSecSuccess`
 /// (or `errSecParam` for a negative count).
+@discardableResult
 public func SecRandomCopyBytes(_ rnd: SecRandomRef?, _ count: Int, _ bytes: UnsafeMutableRawPointer) -> Int32 {
     guard count >= 0 else { return errSecParam }
     guard count > 0 else { return errSecSuccess }

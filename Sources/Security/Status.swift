@@ -32,6 +32,7 @@ public let errSecDecode: OSStatus = -26275
 public let errSecMissingEntitlement: OSStatus = -34018
 
 /// A human-readable message for `status` (the second argument is reserved and ignored).
+@discardableResult
 public func SecCopyErrorMessageString(_ status: OSStatus, _ reserved: UnsafeMutableRawPointer?) -> CFString? {
     let text: String
     switch status {
