@@ -26,14 +26,16 @@ public enum KeychainCommand {
         }
         // A short-lived command's OpenSSL is KeychainCore's alone, except sync's: its TLS goes
         // through libcurl and keeps the system's policy from openssl.cnf.
-        if arguments.first != "sync" { OpenSSLConfiguration.setUpForShortLivedProgram() }
+        if commandFirst(arguments).first != "sync" { OpenSSLConfiguration.setUpForShortLivedProgram() }
         return run(arguments)
     }
 
+    /// Runs one command line (without the program name) and returns its exit status. Global
+    /// options (`--vault`, `--backend`) may come before the command or after it, as with git.
     public static func run(_ arguments: [String], environment: [String: String] = ProcessEnvironment.current) -> Int32 {
         let terminal = Terminal()
         do {
-            return try dispatch(arguments, environment: environment, terminal: terminal).rawValue
+            return try dispatch(commandFirst(arguments), environment: environment, terminal: terminal).rawValue
         } catch {
             terminal.writeError("keychain\(error.command.map { " " + $0 } ?? ""): \(error.message)\n")
             return error.code.rawValue
@@ -61,7 +63,11 @@ public enum KeychainCommand {
             return .success
         }
         guard let command = Commands.all.first(where: { $0.name == name }) else {
-            throw CommandFailure("unknown command '\(name)'\n\(Help.hint)", code: .usage)
+            if commandFirst(arguments + ["command"]).first == "command" {
+                throw CommandFailure("no command after '\(arguments.joined(separator: " "))'\n\(Help.hint)", code: .usage)
+            }
+            let hint = Suggestion.hint(name, among: Commands.all.map(\.name))
+            throw CommandFailure("unknown command '\(name)'\(hint)\n\(Help.hint)", code: .usage)
         }
         let rest = Array(arguments.dropFirst())
         let parsed: ParsedArguments
@@ -75,7 +81,12 @@ public enum KeychainCommand {
                 try terminal.write(Help.text(for: command))
                 return .success
             }
-            throw CommandFailure("\(error)\n\(Help.usage(for: command))", code: .usage, command: name)
+            var hint = ""
+            if case .unknownOption(let option) = error, option.hasPrefix("--") {
+                let known = (command.options + Commands.global).map { "--" + $0.name }
+                hint = Suggestion.hint(String(option.prefix { $0 != "=" }), among: known)
+            }
+            throw CommandFailure("\(error)\(hint)\n\(Help.usage(for: command))", code: .usage, command: name)
         }
         if parsed.has("help") {
             try terminal.write(Help.text(for: command))
@@ -90,6 +101,24 @@ public enum KeychainCommand {
 }
 
 extension KeychainCommand {
+    /// The command line with the global options given before the command moved after it
+    /// (`keychain --vault X get ...` is `keychain get --vault X ...`). Stops at the first
+    /// argument that is not a global option, so a mistyped one is reported by the command.
+    static func commandFirst(_ arguments: [String]) -> [String] {
+        var index = 0
+        while index < arguments.count, arguments[index].hasPrefix("-"), arguments[index] != "--" {
+            let argument = arguments[index]
+            let name = argument.hasPrefix("--") ? String(argument.dropFirst(2).prefix { $0 != "=" }) : nil
+            guard
+                let option = Commands.global.first(where: { $0.name == name || (argument.count == 2 && $0.short == argument.last) }),
+                case .value = option.kind
+            else { break }
+            index += argument.contains("=") ? 1 : 2
+        }
+        guard index > 0, index < arguments.count else { return arguments }
+        return [arguments[index]] + arguments[..<index] + arguments[(index + 1)...]
+    }
+
     /// Parses a command line as ``run(_:environment:)`` would, and resolves its item address,
     /// without running anything: for the fuzz target. Whether it parsed. Not API.
     @_spi(Fuzzing) public static func parseOnly(_ arguments: [String]) -> Bool {
