@@ -49,6 +49,9 @@ final class OpenVault: @unchecked Sendable {
     /// while no other connection commits, what was verified stays true without a new scan.
     var ledger: LedgerState?
     var ledgerDataVersion: Int64 = -1
+    /// The lookups through the scope index whose row count matched the table's, at the
+    /// `data_version` they were counted at (``confirmScopeIndex(returned:values:byProtection:)``).
+    var scopeLookupsConfirmed: (dataVersion: Int64, lookups: Set<[UInt8]>) = (-1, [])
     /// The generation the write in progress gives the rows it seals.
     var writeGeneration: UInt64 = 0
     /// Whether the vault has a sync journal (``VaultSchema/syncObjects``), as last checked.

@@ -200,6 +200,10 @@ enum VaultSchema {
         }
         return table.map(StatementSlot.init)
     }()
+    /// The rows under a scope digest and class (and protection code), counted without the
+    /// scope index: what a read through that index must have returned (``OpenVault/confirmScopeIndex(returned:values:byProtection:)``).
+    static let countScope = StatementSlot("SELECT count(*) FROM items NOT INDEXED WHERE scope = ? AND class = ?")
+    static let countScopeByProtection = StatementSlot("SELECT count(*) FROM items NOT INDEXED WHERE scope = ? AND class = ? AND (protection & 15) = ?")
     static let selectValue = "SELECT value FROM items WHERE id = ?"
     static let insertItem = "INSERT INTO items(class, protection, identity, scope, attributes, value, generation) VALUES(?, ?, ?, ?, ?, ?, ?)"
     /// Keeps the row id: an upgrade carries rows over as they were numbered.
