@@ -46,6 +46,7 @@ public final class Vault: Store, @unchecked Sendable {
         mutex.lock()
         defer { mutex.unlock() }
         if let opened { return opened }
+        try location.checkNamesAFile()
         let entry = try VaultFile.entry(location.path)
         // An empty file where a vault was: truncated, or emptied by a careless copy. Checked
         // before SQLite opens it (which could fill it from a leftover WAL).
