@@ -242,6 +242,8 @@ enum Commands {
         }
         let store = try context.store(unlocking: nil)
         let removed = try context.store { () throws(StoreError) in try store.delete(Query(address.itemClass, attributes: attributes)) }
+        // Several items can share a server and account (other protocols, ports or paths).
+        if removed > 1 { context.terminal.writeError("keychain: removed \(removed) items\n") }
         return removed > 0 ? .success : .notFound
     }
 
@@ -588,6 +590,12 @@ struct ItemDescription {
         let a = item.attributes
         let name = item.itemClass == .genericPassword ? (a.service ?? "") : (a.server ?? "")
         var parts = ["\(item.itemClass.rawValue)", name, a.account ?? ""]
+        if item.itemClass == .internetPassword {
+            // What tells one login's items apart: without them, two lines would look the same.
+            if let code = a.protocol { parts.append("protocol=\(ProtocolNames.name(of: code))") }
+            if let port = a.port, port != 0 { parts.append("port=\(port)") }
+            if let path = a.path, !path.isEmpty { parts.append("path=\(path)") }
+        }
         if let accessibility = a.accessibility { parts.append("\(accessibility)") }
         if let label = a.label { parts.append("label=\(label)") }
         return parts.map(Self.escaped).joined(separator: "\t")
