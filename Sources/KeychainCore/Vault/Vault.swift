@@ -23,7 +23,8 @@ public final class Vault: Store, @unchecked Sendable {
 
     private let mutex = Lock()
     private var opened: OpenVault?
-    private var unlockFailed = false
+    /// Why unlocking with the environment's passphrase failed, once it did: never tried again.
+    private var unlockFailure: StoreError?
     /// Whether this process has started syncing this vault in the background.
     private var syncingInBackground = false
 
@@ -254,16 +255,17 @@ public final class Vault: Store, @unchecked Sendable {
     /// vault needs none).
     /// Again after each idle lock, but never again after a failure: a wrong or unreadable
     /// passphrase must not cost scrypt on every call.
+    /// The failure is thrown again each time, so a caller never sees a bare "locked" where the
+    /// reason was a wrong or unreadable passphrase.
     private func unlockOnNeed(_ vault: OpenVault) throws(StoreError) -> Bool {
-        guard let environment = configuration.passphraseEnvironment, vault.hasPassphrase,
-            !mutex.withLock({ unlockFailed })
-        else { return false }
+        guard let environment = configuration.passphraseEnvironment, vault.hasPassphrase else { return false }
+        if let failure = mutex.withLock({ unlockFailure }) { throw failure }
         do {
             guard let passphrase = try PassphraseFile.fromEnvironment(environment) else { return false }
             try vault.unlock(passphrase: passphrase)
             return true
         } catch {
-            mutex.withLock { unlockFailed = true }
+            mutex.withLock { unlockFailure = error }
             throw error
         }
     }
