@@ -310,7 +310,7 @@ enum Commands {
             return .success
         }
         let passphrase = try context.passphrases.current()
-        try context.store { () throws(StoreError) in try vault.unlock(passphrase: passphrase) }
+        try context.store { () throws(StoreError) in try vault.unlock(forUser: passphrase) }
         if case .unavailable(let reason) = vault.status().kernelKeyring {
             context.terminal.writeError("keychain: unlocked in this process only: the kernel keyring is unavailable (\(reason))\n")
         }
@@ -337,6 +337,7 @@ enum Commands {
         }
         let new = try context.passphrases.new()
         try context.store { () throws(StoreError) in try vault.changePassphrase(from: current, to: new) }
+        context.terminal.writeError("keychain: passphrase \(hasPassphrase ? "changed" : "set"); whenUnlocked items stay locked for your other processes until `keychain unlock`\n")
         return .success
     }
 

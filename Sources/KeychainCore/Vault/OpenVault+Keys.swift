@@ -286,7 +286,7 @@ extension OpenVault {
         guard header.hasPassphrase, configuration.usesKernelKeyring, let payload = keys.cachePayload() else { return }
         do {
             try kernelKeyring.store(payload, as: cacheDescription)
-            if usesUserUnlock, let unlocked = keys.cachePayload(of: { $0.opensWithUserUnlock }) {
+            if usesUserUnlock, publishesUserUnlock, let unlocked = keys.cachePayload(of: { $0.opensWithUserUnlock }) {
                 try kernelKeyring.store(Self.unlockedPayload(timeout: userUnlockSeconds, unlocked), as: unlockedDescription, timeout: userUnlockSeconds)
             }
             kernelKeyringState = .available

@@ -42,6 +42,11 @@ final class OpenVault: @unchecked Sendable {
     /// Whether this process holds whenUnlocked keys only through the user's unlocked state (not
     /// its own passphrase), and when that state was last confirmed.
     var heldThroughUserUnlock = false
+    /// Whether this process's last unlock asked to open whenUnlocked items to the user's other
+    /// processes (``Vault/unlock(forUser:)``, `keychain unlock`): only then is the user's
+    /// unlocked state published. A passphrase from a file, a credential or a prompt opens the
+    /// vault for the process that read it.
+    var publishesUserUnlock = false
     /// The idle timeout the unlocking process chose, which every use keeps (not the reader's own).
     var heldUnlockTimeout: UInt32 = 1
     var userUnlockConfirmed = ContinuousClock.now
@@ -108,17 +113,19 @@ final class OpenVault: @unchecked Sendable {
     // MARK: - Lock state
 
     /// Unlocks a vault protected by a passphrase: whenUnlocked classes become readable in this
-    /// process, and afterFirstUnlock classes in every process of the user until reboot (through
-    /// the kernel keyring, where it works). A vault without a passphrase is always unlocked and
-    /// this does nothing.
+    /// process (and, `forUser`, in every process of the user for the user-unlock timeout), and
+    /// afterFirstUnlock classes in every process of the user until reboot (through the kernel
+    /// keyring, where it works). A vault without a passphrase is always unlocked and this does
+    /// nothing.
     ///
     /// - Throws: ``StoreError/wrongPassphrase`` (nothing changes), ``StoreError/tampered(_:)``
     ///   if a wrapped key fails verification.
-    func unlock(passphrase: SecretBytes) throws(StoreError) {
+    func unlock(passphrase: SecretBytes, forUser: Bool = false) throws(StoreError) {
         try withState { () throws(StoreError) in
             try refreshHeader()
             guard case .passphrase = header.protection else { return }
             let (master, passphraseKey) = try openMasterKey(passphrase: passphrase)
+            publishesUserUnlock = forUser
             try adopt(master: master)
             // Best effort: a read-only vault still unlocks; it just cannot take presence items yet.
             // A presence record that fails its upgrade is left as it is: writes then refuse it.

@@ -102,15 +102,28 @@ public final class Vault: Store, @unchecked Sendable {
     // MARK: - Lock state
 
     /// Unlocks a vault protected by a passphrase: whenUnlocked classes become readable in this
-    /// process, and afterFirstUnlock classes in every process of the user until reboot (through
-    /// the kernel keyring, where it works). A vault without a passphrase is always unlocked and
-    /// this does nothing.
+    /// process only, and afterFirstUnlock classes in every process of the user until reboot
+    /// (through the kernel keyring, where it works). A vault without a passphrase is always
+    /// unlocked and this does nothing. To open whenUnlocked items to the user's other
+    /// processes too, as `keychain unlock` does, see ``unlock(forUser:)``.
     ///
     /// - Throws: ``StoreError/wrongPassphrase`` (nothing changes), ``StoreError/tampered(_:)``
     ///   if a wrapped key fails verification, ``StoreError/noVault(path:)`` when there is no vault.
     public func unlock(passphrase: SecretBytes) throws(StoreError) {
         guard let vault = try vault(creating: false) else { throw .noVault(path: location.path) }
         try vault.unlock(passphrase: passphrase)
+    }
+
+    /// Unlocks the vault for the user, as on a phone the device's unlocked state serves every
+    /// app: as ``unlock(passphrase:)``, and whenUnlocked items also become readable by every
+    /// process of the user, without the passphrase, until ``lock()``, a reboot, or
+    /// ``VaultConfiguration/userUnlockTimeout`` without use (through the kernel keyring; where it
+    /// is unavailable or disabled, in this process only, as ``VaultStatus/kernelKeyring`` says).
+    ///
+    /// - Throws: as ``unlock(passphrase:)``.
+    public func unlock(forUser passphrase: SecretBytes) throws(StoreError) {
+        guard let vault = try vault(creating: false) else { throw .noVault(path: location.path) }
+        try vault.unlock(passphrase: passphrase, forUser: true)
     }
 
     /// Locks the vault in this process: the master key and the whenUnlocked class keys are wiped
