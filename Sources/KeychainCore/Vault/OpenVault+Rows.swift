@@ -179,7 +179,6 @@ extension OpenVault {
                 covered |= RecordCoding.identityMask(itemClass).bits
             } else if present.contains(all: RecordCoding.scopeMask(itemClass)) {
                 path = .scope
-                try verifyLedgerShard(holding: nil)
                 scopeDigest = try lookupKey().authenticationCode(RecordCoding.scopeMessage(itemClass, wanted))
                 values.append(.blob(scopeDigest!))
                 covered |= RecordCoding.scopeMask(itemClass).bits
@@ -189,6 +188,11 @@ extension OpenVault {
             }
             values.append(.integer(Int64(itemClass.code)))
             if let accessibility = wanted.accessibility { values.append(.integer(Int64(accessibility.code))) }
+            var scopeCount: ScopeCount?
+            if path == .scope {
+                scopeCount = ScopeCount(values)
+                try verifyLedgerShard(holding: nil, counting: &scopeCount)
+            }
             // The digests already matched the covered fields; only the others need the decrypted attributes.
             let uncoveredMask = present.subtracting(AttributeField.Mask(bits: covered))
             let uncovered = uncoveredMask.isEmpty ? [] : uncoveredMask.fields
@@ -227,7 +231,9 @@ extension OpenVault {
                 return query.limit != .one
             }
             // Every row the index returned was in scope and in order; all of them, if the table agrees.
-            if path == .scope, let returned { try confirmScopeIndex(returned: returned, values: values, byProtection: wanted.accessibility != nil) }
+            if path == .scope, let returned {
+                try confirmScopeIndex(returned: returned, values: values, byProtection: wanted.accessibility != nil, counted: scopeCount)
+            }
             if query.limit == .one, found { return }
         }
     }

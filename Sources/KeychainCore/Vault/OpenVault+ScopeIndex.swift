@@ -8,9 +8,10 @@
 /// increasing id order (the order the index keeps them in), each lies in the scope by its
 /// authenticated attributes (``ScopeCheck``, fatal on this path), and when the read ran to its
 /// end their number is the number of table rows under that digest, counted without the index.
-/// Together they mean the index returned exactly those rows. The count is taken once per
-/// lookup until another connection commits: only a commit changes the index, and this
-/// connection's own writes keep it consistent.
+/// Together they mean the index returned exactly those rows. The count comes from the ledger's
+/// pass over the table when the read makes one (``ScopeCount``), else from a count of its own,
+/// and a lookup confirmed stays so until another connection commits: only a commit changes the
+/// index, and this connection's own writes keep it consistent.
 extension OpenVault {
     /// Why a read through the scope index is refused: it disagrees with the table.
     static func scopeIndexDisagrees(_ path: String, _ how: String) -> StoreError {
@@ -19,8 +20,9 @@ extension OpenVault {
 
     /// Refuses a read through the scope index that returned `returned` rows for `values`
     /// (scope digest, class, and protection code when `byProtection`) when the table holds
-    /// another number of rows under them.
-    func confirmScopeIndex(returned: Int, values: [Statement.Value], byProtection: Bool) throws(StoreError) {
+    /// another number of rows under them: `counted`, when the ledger's pass in this read
+    /// counted them, else counted here.
+    func confirmScopeIndex(returned: Int, values: [Statement.Value], byProtection: Bool, counted: ScopeCount?) throws(StoreError) {
         var key: [UInt8] = []
         for value in values {
             switch value {
@@ -32,8 +34,13 @@ extension OpenVault {
         if scopeLookupsConfirmed.dataVersion != ledgerDataVersion { scopeLookupsConfirmed = (ledgerDataVersion, []) }
         if scopeLookupsConfirmed.lookups.contains(key) { return }
         let slot = byProtection ? VaultSchema.countScopeByProtection : VaultSchema.countScope
-        let stored = try sql { () throws(SQLiteError) -> Int64 in
-            try connection.statement(slot).with(values) { (s: Statement) throws(SQLiteError) -> Int64 in try s.step() ? s.integer(0) : -1 }
+        let stored: Int64
+        if let rows = counted?.rows {
+            stored = rows
+        } else {
+            stored = try sql { () throws(SQLiteError) -> Int64 in
+                try connection.statement(slot).with(values) { (s: Statement) throws(SQLiteError) -> Int64 in try s.step() ? s.integer(0) : -1 }
+            }
         }
         guard stored == Int64(returned) else {
             throw Self.scopeIndexDisagrees(location.path, "it returned \(returned) row(s) for a scope the table holds \(stored) of")

@@ -139,6 +139,9 @@ enum VaultSchema {
     private static let selectAllTwo = "SELECT \(itemColumns(format: 2)) FROM items ORDER BY id"
     /// What the ledger covers, for every row.
     static let selectLedgerRows = "SELECT id, class, identity, generation FROM items"
+    /// The same with each row's scope digest and protection, for a pass that also counts a
+    /// lookup's rows (``ScopeCount``).
+    static let selectLedgerRowsWithScope = "SELECT id, class, identity, generation, scope, protection FROM items"
     /// The same, for one item shard's range of the identity index (``LedgerShards``): the
     /// first range is open below and the last above, so that each row lies in one. Slots, as a
     /// process's first read runs one of them.
