@@ -38,7 +38,7 @@ let package = Package(
         .target(name: "KeychainFuzzTargets", dependencies: ["KeychainCore", "Locksmith", "KeychainCLI"], path: "Fuzz/Targets"),
 
         // Helpers shared by the test targets (temporary vaults, running the built `keychain`).
-        .target(name: "KeychainTestSupport", dependencies: ["KeychainCore"], path: "Tests/KeychainTestSupport"),
+        .target(name: "KeychainTestSupport", dependencies: ["KeychainCore", "CSQLite"], path: "Tests/KeychainTestSupport"),
         .testTarget(name: "KeychainCoreTests", dependencies: ["KeychainCore", "KeychainTestSupport", "keychain"], exclude: ["Fixtures"]),
         .testTarget(name: "ValetTests", dependencies: ["Valet", "KeychainCore", "KeychainTestSupport", "keychain", "keychain-reliability"]),
         .testTarget(name: "UICKeyChainStoreTests", dependencies: ["UICKeyChainStore", "KeychainCore", "KeychainTestSupport"]),

@@ -132,10 +132,11 @@ enum Commands {
             run: restore),
         Command(
             name: "export", summary: "write the items that may leave this machine to a new passphrase-protected archive",
-            positionals: ["FILE"], optionalPositionals: [], options: [],
+            positionals: ["FILE"], optionalPositionals: [],
+            options: [.flag("skip-locked", "leave the items of a locked class behind (and say how many) instead of failing")],
             examples: ["KEYCHAIN_ARCHIVE_PASSPHRASE_FILE=~/.config/archive-pw keychain export ~/keychain.skcx"],
             notes:
-                "ThisDeviceOnly items and items under an access control never leave: the command says how many stayed behind. The archive is sealed with scrypt and AES-256-GCM under its own passphrase (KEYCHAIN_ARCHIVE_PASSPHRASE_FILE, or typed twice). Never writes over a file.",
+                "ThisDeviceOnly items and items under an access control never leave: the command says how many stayed behind. An item of a locked class (whenUnlocked after the idle timeout) makes it fail with status 3, writing nothing, unless --skip-locked. The archive is sealed with scrypt and AES-256-GCM under its own passphrase (KEYCHAIN_ARCHIVE_PASSPHRASE_FILE, or typed twice). Never writes over a file.",
             run: export),
         Command(
             name: "import", summary: "merge an archive's items into the store, all or nothing",
@@ -151,10 +152,11 @@ enum Commands {
                 .value("from", "STORE", "vault or secret-service"), .value("to", "STORE", "vault or secret-service"),
                 .value("conflict", "RULE", "refuse (default), keep or replace"),
                 .flag("keep-source", "copy instead of move: leave the items in the source too"),
+                .flag("skip-locked", "leave the items of a locked class behind (and say how many) instead of failing"),
             ],
             examples: ["keychain migrate --from secret-service --to vault", "keychain migrate --from vault --to secret-service --keep-source"],
             notes:
-                "Only this tool's items move (other programs' Secret Service items stay theirs); ThisDeviceOnly and access-controlled items stay behind, and the command says how many.",
+                "Only this tool's items move (other programs' Secret Service items stay theirs); ThisDeviceOnly and access-controlled items stay behind, and the command says how many. An item of a locked class makes it fail with status 3, moving nothing, unless --skip-locked.",
             run: migrate),
         Command(
             name: "completion", summary: "print shell completions (bash, zsh or fish), generated from this command's own table",
@@ -240,6 +242,8 @@ enum Commands {
         }
         let store = try context.store(unlocking: nil)
         let removed = try context.store { () throws(StoreError) in try store.delete(Query(address.itemClass, attributes: attributes)) }
+        // Several items can share a server and account (other protocols, ports or paths).
+        if removed > 1 { context.terminal.writeError("keychain: removed \(removed) items\n") }
         return removed > 0 ? .success : .notFound
     }
 
@@ -306,7 +310,7 @@ enum Commands {
             return .success
         }
         let passphrase = try context.passphrases.current()
-        try context.store { () throws(StoreError) in try vault.unlock(passphrase: passphrase) }
+        try context.store { () throws(StoreError) in try vault.unlock(forUser: passphrase) }
         if case .unavailable(let reason) = vault.status().kernelKeyring {
             context.terminal.writeError("keychain: unlocked in this process only: the kernel keyring is unavailable (\(reason))\n")
         }
@@ -333,6 +337,7 @@ enum Commands {
         }
         let new = try context.passphrases.new()
         try context.store { () throws(StoreError) in try vault.changePassphrase(from: current, to: new) }
+        context.terminal.writeError("keychain: passphrase \(hasPassphrase ? "changed" : "set"); whenUnlocked items stay locked for your other processes until `keychain unlock`\n")
         return .success
     }
 
@@ -398,14 +403,22 @@ enum Commands {
     private static func reportLeftovers(_ leftovers: ItemArchive.Leftovers, _ context: Context) {
         guard leftovers.total > 0 else { return }
         context.terminal.writeError(
-            "keychain: \(leftovers.total) item(s) stayed behind: \(leftovers.thisDeviceOnly) ThisDeviceOnly (bound to this machine), \(leftovers.accessControlled) under an access control (bound to this vault's passphrase)\n"
+            "keychain: \(leftovers.total) item(s) stayed behind: \(leftovers.thisDeviceOnly) ThisDeviceOnly (bound to this machine), \(leftovers.accessControlled) under an access control (bound to this vault's passphrase), \(leftovers.locked) in a locked class (unlock the vault to include them)\n"
         )
+    }
+
+    /// The failure of a transfer that would leave items of a locked class behind unasked.
+    private static func lockedItems(_ count: Int) -> CommandFailure {
+        CommandFailure(
+            "\(count) item(s) are in a locked class and cannot be read: unlock the vault (keychain unlock) first, or give --skip-locked to leave them behind; nothing was written",
+            code: .locked)
     }
 
     private static func export(_ context: Context) throws(CommandFailure) -> ExitCode {
         let file = try context.absolutePath(context.arguments.positionals[0])
         let store = try context.store(unlocking: nil)
-        let (items, leftovers) = try context.store { () throws(StoreError) in try ItemTransfer.transferableItems(of: store) }
+        let (items, leftovers) = try context.store { () throws(StoreError) in try ItemTransfer.transferableItems(of: store, skipLocked: true) }
+        if leftovers.locked > 0 && !context.arguments.has("skip-locked") { throw lockedItems(leftovers.locked) }
         let passphrase = try context.passphrases.archive(confirm: true)
         let archive = try context.store { () throws(StoreError) in try ItemArchive.seal(items, passphrase: passphrase) }
         try context.store { () throws(StoreError) in try ItemArchive.write(archive, toNewFile: file) }
@@ -437,8 +450,10 @@ enum Commands {
         let rule = try conflictRule(context)
         let source = try context.store(of: from)
         let destination = try context.store(of: to)
+        let locked = try context.store { () throws(StoreError) in try ItemTransfer.lockedItemCount(of: source) }
+        if locked > 0 && !context.arguments.has("skip-locked") { throw lockedItems(locked) }
         let (outcome, leftovers) = try context.store { () throws(StoreError) in
-            try ItemTransfer.move(from: source, to: destination, rule: rule, keepSource: context.arguments.has("keep-source"))
+            try ItemTransfer.move(from: source, to: destination, rule: rule, keepSource: context.arguments.has("keep-source"), skipLocked: true)
         }
         context.terminal.writeError(
             "keychain: \(context.arguments.has("keep-source") ? "copied" : "moved") from \(fromName) to \(toName): \(outcome.added) added, \(outcome.replaced) replaced, \(outcome.kept) kept as they were in \(toName)\n"
@@ -576,6 +591,12 @@ struct ItemDescription {
         let a = item.attributes
         let name = item.itemClass == .genericPassword ? (a.service ?? "") : (a.server ?? "")
         var parts = ["\(item.itemClass.rawValue)", name, a.account ?? ""]
+        if item.itemClass == .internetPassword {
+            // What tells one login's items apart: without them, two lines would look the same.
+            if let code = a.protocol { parts.append("protocol=\(ProtocolNames.name(of: code))") }
+            if let port = a.port, port != 0 { parts.append("port=\(port)") }
+            if let path = a.path, !path.isEmpty { parts.append("path=\(path)") }
+        }
         if let accessibility = a.accessibility { parts.append("\(accessibility)") }
         if let label = a.label { parts.append("label=\(label)") }
         return parts.map(Self.escaped).joined(separator: "\t")

@@ -21,7 +21,7 @@ struct ItemAddress {
         .value("server", "HOST", "raw: an internet password's server"),
         .value("account", short: "a", "ACCOUNT", "raw: the account (or give it as the KEY argument)"),
         .value("access-group", "GROUP", "raw: the access group"),
-        .value("protocol", "CODE", "raw: an internet password's protocol code, e.g. htps"),
+        .value("protocol", "NAME", "raw: an internet password's protocol: https, http, ftp, ssh, smtp, imap... or Apple's code (htps)"),
         .value("port", "N", "raw: an internet password's port"),
         .value("path", "PATH", "raw: an internet password's path"),
         .flag("foreign", "Secret Service: also address other programs' items (without this tool's schema); they are never read, changed or deleted without it"),
@@ -52,7 +52,7 @@ struct ItemAddress {
         attributes.account = arguments.value("account")
         attributes.accessGroup = arguments.value("access-group")
         attributes.path = arguments.value("path")
-        attributes.protocol = arguments.value("protocol").map { InternetProtocol(rawValue: $0) }
+        if let name = arguments.value("protocol") { attributes.protocol = try ProtocolNames.code(name) }
         if let port = arguments.value("port") {
             guard let number = Int(port), (0...65535).contains(number) else { throw CommandFailure("--port must be a number from 0 to 65535", code: .usage) }
             attributes.port = number

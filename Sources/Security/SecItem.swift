@@ -114,9 +114,11 @@ enum SecItemCall {
         }
     }
 
-    /// The OSStatus Apple's keychain gives for each failure.
+    /// The OSStatus Apple's keychain gives for each failure; the reason itself is kept in
+    /// `FailureLog.last` (and logged with `KEYCHAIN_LOG=1`).
     static func status(_ error: StoreError) -> OSStatus {
-        switch error {
+        FailureLog.record(error)
+        return switch error {
         case .itemNotFound, .noVault: errSecItemNotFound
         case .duplicateItem: errSecDuplicateItem
         case .locked, .collectionLocked, .interactionNotAllowed, .passphraseRequired: errSecInteractionNotAllowed

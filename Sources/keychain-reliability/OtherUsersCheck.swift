@@ -46,7 +46,7 @@ enum OtherUsersCheck {
             let vault = try Vault(VaultConfiguration(location: location, scryptParameters: .minimum, usesKernelKeyring: true))
             try vault.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "a", accessibility: .afterFirstUnlock), value: SecretBytes(utf8: secretValue)))
             try vault.changePassphrase(from: nil, to: SecretBytes(utf8: "owner passphrase"))
-            try vault.unlock(passphrase: SecretBytes(utf8: "owner passphrase"))
+            try vault.unlock(forUser: SecretBytes(utf8: "owner passphrase"))
             guard case .available = vault.status().kernelKeyring else {
                 result.fail("the kernel keyring is unavailable here: \(vault.status().kernelKeyring)")
                 return result

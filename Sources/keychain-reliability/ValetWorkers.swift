@@ -1,4 +1,5 @@
 import Foundation
+import KeychainCore
 import Valet
 
 /// A child with nothing but the default store: a Valet made before the store is opened and an
@@ -33,7 +34,7 @@ enum ValetServiceWorker {
             print(try valet.string(forKey: key))
             return 0
         } catch {
-            print("error: \(error)")
+            print("error: \(error); reason: \(FailureLog.last?.description ?? "none recorded")")
             return 1
         }
     }

@@ -12,15 +12,15 @@ struct FileTests {
         (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? nil
     }
 
-    @Test("the directory is 0700 and every file, the -wal and -shm too, is 0600")
+    @Test("the default location's directories are made 0700 and every file, the -wal and -shm too, is 0600")
     func fileModes() throws {
         let configuration = VaultConfiguration(
-            location: VaultLocation(path: directory.path + "/nested/dir/v.keychain"),
+            location: VaultLocation.default(environment: ["XDG_DATA_HOME": directory.path + "/data"]),
             scryptParameters: .minimum, usesKernelKeyring: false)
         let vault = try Vault(configuration)
         try vault.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "a"), value: secret("v")))
-        #expect(mode(directory.path + "/nested/dir") == 0o700)
-        #expect(mode(directory.path + "/nested") == 0o700)
+        #expect(mode(directory.path + "/data/keychain") == 0o700)
+        #expect(mode(directory.path + "/data") == 0o700)
         for path in [vault.location.path, vault.location.keyFilePath] + vault.location.companionPaths {
             #expect(FileManager.default.fileExists(atPath: path), "\(path) exists while the vault is open")
             #expect(mode(path) == 0o600, "\(path)")

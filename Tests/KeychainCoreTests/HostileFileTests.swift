@@ -110,6 +110,7 @@ struct HostileFileTests {
     @Test("eight processes creating one vault at once: one vault, one key, every write kept")
     func racingCreators() throws {
         let path = directory.path + "/race/v.keychain"
+        mkdir(directory.path + "/race", 0o700)
         let results = Collector<Int32>()
         DispatchQueue.concurrentPerform(iterations: 8) { index in
             let result = try? KeychainExecutable.run(["set", "--vault", path, "--service", "s", "k\(index)"], input: Data("v\(index)".utf8), home: directory.path)

@@ -72,6 +72,8 @@ struct LockTests {
         }
         let afu = try get("afu", "afterFirstUnlock")
         #expect(afu.status == 0 && afu.output == "v-afu\n", "\(afu.stderr)")
+        #expect(try get("wu", "whenUnlocked").status == 3, "setting the passphrase opens whenUnlocked items to this process only")
+        try vault.unlock(forUser: secret("pw"))
         let wu = try get("wu", "whenUnlocked")
         #expect(wu.status == 0 && wu.output == "v-wu\n", "whenUnlocked too, while the user's unlocked state lasts: \(wu.stderr)")
         vault.forgetCachedKeys()

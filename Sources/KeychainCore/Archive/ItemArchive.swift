@@ -20,8 +20,11 @@ public enum ItemArchive {
         public var thisDeviceOnly = 0
         /// Items under an access control: bound to this vault's passphrase.
         public var accessControlled = 0
+        /// Items of a class that is locked here (whenUnlocked after an idle timeout, say): they
+        /// could not be read. Left behind only when the caller asked to skip them.
+        public var locked = 0
         /// Every item that stayed behind.
-        public var total: Int { thisDeviceOnly + accessControlled }
+        public var total: Int { thisDeviceOnly + accessControlled + locked }
     }
 
     /// Whether an item may leave this machine in an archive (or through sync).

@@ -24,10 +24,20 @@ public enum ItemTransfer {
     /// Every item of `store` that may leave it (with its value), and what stays behind:
     /// ThisDeviceOnly and access-controlled items are listed without reading their values
     /// (which would ask for a proof) and left out.
-    public static func transferableItems(of store: any Store) throws(StoreError) -> (items: [Item], leftovers: ItemArchive.Leftovers) {
-        let listed: [Item]
-        do { listed = try store.copyMatching(Query()) } catch .itemNotFound { return ([], ItemArchive.Leftovers()) }
+    ///
+    /// Items of a class locked here cannot be read: a transfer without them is partial, so it
+    /// fails unless `skipLocked`, and then they are counted in ``ItemArchive/Leftovers/locked``.
+    ///
+    /// - Throws: ``StoreError/locked`` when an item that would leave is in a locked class and
+    ///   `skipLocked` is false.
+    public static func transferableItems(of store: any Store, skipLocked: Bool = false) throws(StoreError) -> (
+        items: [Item], leftovers: ItemArchive.Leftovers
+    ) {
         var leftovers = ItemArchive.Leftovers()
+        leftovers.locked = try lockedItemCount(of: store)
+        if leftovers.locked > 0 && !skipLocked { throw .locked }
+        let listed: [Item]
+        do { listed = try store.copyMatching(Query()) } catch .itemNotFound { return ([], leftovers) }
         var items: [Item] = []
         for item in listed {
             guard ItemArchive.mayLeave(item.attributes) else {
@@ -43,6 +53,19 @@ public enum ItemTransfer {
             items.append(found)
         }
         return (items, leftovers)
+    }
+
+    /// How many items that could leave `store` (not ThisDeviceOnly) are in a class locked here,
+    /// so that a transfer would leave them behind. A vault counts them by their stored
+    /// protection alone, which needs no key.
+    public static func lockedItemCount(of store: any Store) throws(StoreError) -> Int {
+        var count = 0
+        for accessibility in Accessibility.allCases where !accessibility.isThisDeviceOnly && !store.isAvailable(accessibility) {
+            do {
+                count += try store.copyMatching(Query(attributes: Attributes(accessibility: accessibility), returnAttributes: false)).count
+            } catch .itemNotFound {}
+        }
+        return count
     }
 
     /// Writes `items` into `store` under `rule`, in one write (one transaction of a vault).
@@ -82,11 +105,14 @@ public enum ItemTransfer {
     /// never those it kept its own of) are then deleted from the source. If that deletion
     /// fails, the added items are taken out again, so nothing is duplicated. With
     /// `keepSource`, a copy.
+    ///
+    /// - Throws: ``StoreError/locked``, before anything is written, when an item that would
+    ///   move is in a class locked here, unless `skipLocked` (see ``transferableItems(of:skipLocked:)``).
     public static func move(
         from source: any Store, to destination: any Store, rule: ConflictRule,
-        keepSource: Bool
+        keepSource: Bool, skipLocked: Bool = false
     ) throws(StoreError) -> (Outcome, ItemArchive.Leftovers) {
-        let (items, leftovers) = try transferableItems(of: source)
+        let (items, leftovers) = try transferableItems(of: source, skipLocked: skipLocked)
         let (outcome, added, replaced) = try plannedMerge(items, into: destination, rule: rule)
         let moved = added + replaced
         guard !keepSource, !moved.isEmpty else { return (outcome, leftovers) }

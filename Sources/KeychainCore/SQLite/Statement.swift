@@ -1,5 +1,9 @@
 internal import CSQLite
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A prepared statement (`sqlite3_stmt`), finalized when released. Not `Sendable`: it belongs
 /// to the connection that prepared it and is used under that connection's lock.
 final class Statement {
@@ -77,6 +81,14 @@ final class Statement {
         let count = Int(sqlite3_column_bytes(handle, column))
         guard count > 0, let pointer = sqlite3_column_blob(handle, column) else { return [] }
         return Array(UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+
+    /// Whether the column holds exactly `bytes`, compared where SQLite keeps it (no copy).
+    func blobEquals(_ column: Int32, _ bytes: [UInt8]) -> Bool {
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count == bytes.count else { return false }
+        guard count > 0, let pointer = sqlite3_column_blob(handle, column) else { return count == 0 }
+        return bytes.withUnsafeBytes { memcmp($0.baseAddress!, pointer, count) == 0 }
     }
 
     func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }

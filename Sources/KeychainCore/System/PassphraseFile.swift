@@ -13,8 +13,8 @@ public enum PassphraseFile {
     public static let maximumLength = TerminalInput.maximumLineLength
 
     /// The passphrase the environment offers, or nil when it offers none.
-    /// - Throws: ``StoreError/untrusted(path:reason:)`` for a passphrase file of another user's
-    ///   or one others can read (a systemd credential's ownership is systemd's), and
+    /// - Throws: ``StoreError/untrusted(path:reason:)`` for a passphrase file (or credential)
+    ///   of another user's or one others can read, and
     ///   ``StoreError/invalidArgument(_:)`` for one that cannot be read or is too long.
     public static func fromEnvironment(_ environment: [String: String]) throws(StoreError) -> SecretBytes? {
         if let path = environment["KEYCHAIN_PASSPHRASE_FILE"], !path.isEmpty {
@@ -23,8 +23,9 @@ public enum PassphraseFile {
         if let directory = environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty {
             let path = directory + "/keychain-passphrase"
             if case .present = try VaultFile.entry(path) {
-                // systemd makes that directory private to the service: its owner and mode are systemd's.
-                return try read(path, what: "the systemd credential keychain-passphrase", checkOwnership: false)
+                // The same rules as any passphrase file: the variable may name any directory, and
+                // systemd's own credentials (the service user's, mode 0400) pass them.
+                return try read(path, what: "the systemd credential keychain-passphrase")
             }
         }
         return nil

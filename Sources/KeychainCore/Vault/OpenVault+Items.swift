@@ -23,7 +23,7 @@ extension OpenVault {
             return 1
         case .update(let query, let changes, let value):
             try checkSize(of: value)
-            let rows = try matchingRows(query, includeValue: value == nil, needAttributes: true)
+            let rows = try matchingRows(query, includeValue: value == nil, needAttributes: true, complete: true)
             guard !rows.isEmpty else { throw .itemNotFound }
             for existing in rows {
                 try replace(existing, attributes: (existing.attributes ?? Attributes()).merging(changes), value: value)
@@ -31,7 +31,7 @@ extension OpenVault {
             return rows.count
         case .delete(let query):
             // A synchronizable item's delete travels, addressed by its attributes.
-            let rows = try matchingRows(query, includeValue: false, needAttributes: syncEnrolled)
+            let rows = try matchingRows(query, includeValue: false, needAttributes: syncEnrolled, complete: true)
             try delete(rows)
             return rows.count
         }

@@ -286,13 +286,17 @@ extension OpenVault {
         return true
     }
 
-    func publishToKernelKeyring() {
+    func publishToKernelKeyring() { publishToKernelKeyring(forUser: publishesUserUnlock) }
+
+    /// Publishes the afterFirstUnlock keys, and with `forUser` the whenUnlocked ones as the
+    /// user's unlocked state, to the kernel keyring.
+    func publishToKernelKeyring(forUser: Bool) {
         // The check values also mark a rotation for other processes: recorded with or without a cache.
         recordKeyChecks()
         guard header.hasPassphrase, configuration.usesKernelKeyring, let payload = keys.cachePayload() else { return }
         do {
             try kernelKeyring.store(payload, as: cacheDescription)
-            if usesUserUnlock, let unlocked = keys.cachePayload(of: { $0.opensWithUserUnlock }) {
+            if usesUserUnlock, forUser, let unlocked = keys.cachePayload(of: { $0.opensWithUserUnlock }) {
                 try kernelKeyring.store(Self.unlockedPayload(timeout: userUnlockSeconds, unlocked), as: unlockedDescription, timeout: userUnlockSeconds)
             }
             kernelKeyringState = .available

@@ -11,12 +11,19 @@ extension OpenVault {
     /// - Throws: ``StoreError/tampered(_:)`` when the shard's rows are not the set its tally
     ///   vouches for, or its record is missing or fails authentication.
     func verifyLedgerShard(holding identity: [UInt8]?) throws(StoreError) {
+        var uncounted: ScopeCount?
+        try verifyLedgerShard(holding: identity, counting: &uncounted)
+    }
+
+    /// As ``verifyLedgerShard(holding:)``; when that is a pass over the whole table, `scope`'s
+    /// rows are counted in it (else ``ScopeCount/rows`` stays nil).
+    func verifyLedgerShard(holding identity: [UInt8]?, counting scope: inout ScopeCount?) throws(StoreError) {
         guard let unverified = ledger?.unverified else {
             if header.version >= 2 { throw lostTrackOfLedger }
             return
         }
         guard unverified > 0 else { return }
-        guard let identity, ledger!.root != nil else { return try verifyEveryShard() }
+        guard let identity, ledger!.root != nil else { return try verifyEveryShard(counting: &scope) }
         let shard = LedgerShards.shard(of: identity)
         if ledger!.isVerified(shard) { return }
         try verify(shard, found: try tallyItemShard(shard, key: try ledgerKey()))
@@ -46,10 +53,16 @@ extension OpenVault {
     /// Format 3 compares each group's record with what its shards' rows add up to; when all
     /// agree, those tallies are the stored ones, and are kept for the writes that follow.
     func verifyEveryShard() throws(StoreError) {
+        var uncounted: ScopeCount?
+        try verifyEveryShard(counting: &uncounted)
+    }
+
+    /// As ``verifyEveryShard()``, counting `scope`'s rows in its pass over the table, if it makes one.
+    func verifyEveryShard(counting scope: inout ScopeCount?) throws(StoreError) {
         guard header.version >= 2 else { return }
         guard var state = ledger else { throw lostTrackOfLedger }
         guard state.unverified > 0 else { return }
-        let found = try tallyEveryShard(of: state, key: try ledgerKey())
+        let found = try tallyEveryShard(of: state, key: try ledgerKey(), counting: &scope)
         let agree = state.isLoaded ? compare(found, with: state.tallies, &state) : try compareWithGroupRecords(found, &state)
         // The shards that agree stay checked: a read of one of them need not scan it again.
         ledger = state
@@ -104,16 +117,26 @@ extension OpenVault {
     /// What the rows add up to now, shard by shard, under `key`: every item row in the shard
     /// its identity falls in, every journal row in the journal's.
     func tallyEveryShard(of state: LedgerState, key: HMACKey) throws(StoreError) -> LedgerTallies {
+        var uncounted: ScopeCount?
+        return try tallyEveryShard(of: state, key: key, counting: &uncounted)
+    }
+
+    /// As ``tallyEveryShard(of:key:)``, also counting `scope`'s rows.
+    func tallyEveryShard(of state: LedgerState, key: HMACKey, counting scope: inout ScopeCount?) throws(StoreError) -> LedgerTallies {
         var found = LedgerTallies(count: state.shardCount)
         let vaultID = header.vaultID
+        var counting = scope
         try sql { () throws(SQLiteError) in
-            try connection.statement(VaultSchema.selectLedgerRows).with([]) { (s: Statement) throws(SQLiteError) in
+            let text = counting == nil ? VaultSchema.selectLedgerRows : VaultSchema.selectLedgerRowsWithScope
+            try connection.statement(text).with([]) { (s: Statement) throws(SQLiteError) in
                 while try s.step() {
                     let row = Self.ledgerRow(s)
                     found.count(ItemLedger.element(row, key: key, vaultID: vaultID), at: state.shard(ofItem: row.identity), inserted: true)
+                    counting?.count(s, scope: 4, itemClass: 1, protection: 5)
                 }
             }
         }
+        scope = counting
         if syncEnrolled { try countJournal(into: &found, at: state.journalShard, key: key) }
         return found
     }

@@ -87,7 +87,12 @@ extension OpenVault {
     ///   its vault (the vault was most probably moved: a new one would orphan that key).
     static func create(_ configuration: VaultConfiguration) throws(StoreError) {
         let location = configuration.location
-        do throws(FileSystem.Failure) { try FileSystem.createDirectory(location.directory) } catch { throw map(error) }
+        if location.isDefault {
+            do throws(FileSystem.Failure) { try FileSystem.createDirectory(location.directory) } catch { throw map(error) }
+        } else if case .missing = try VaultFile.entry(location.directory) {
+            throw .invalidArgument(
+                "the directory \(location.directory) does not exist; only the default vault's directory is created: create it (mode 0700) or correct the path")
+        }
         try VaultFile.checkDirectory(location.directory)
         let master = SecretBytes.random(count: 32)
         let keyFile = SecretBytes.random(count: 32)

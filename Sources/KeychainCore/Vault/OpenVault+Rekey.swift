@@ -68,6 +68,8 @@ extension OpenVault {
         _ rotation: KeyRotation, currentPassphraseKey: SecretBytes?, beforeCommit: () throws(StoreError) -> Void = {}
     ) throws(StoreError) {
         let oldKeys = keys, oldHeader = header
+        // The user's unlocked state outlives the keys it held: it is published again with the new ones.
+        let userWasUnlocked = usesUserUnlock && kernelKeyring.load(unlockedDescription) != nil
         do throws(StoreError) {
             try ledgerWrite { () throws(StoreError) in
                 try requireHeader(rotation.replacing)
@@ -86,7 +88,7 @@ extension OpenVault {
             kernelKeyring.remove(unlockedDescription)
         }
         try loadExistingClassKeys()
-        publishToKernelKeyring()
+        publishToKernelKeyring(forUser: publishesUserUnlock || userWasUnlocked)
     }
 
     /// The rotation's writes, inside its transaction: everything read in clear under the old

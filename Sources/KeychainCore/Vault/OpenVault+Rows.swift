@@ -58,17 +58,34 @@ extension OpenVault {
 
     /// Visits the rows a statement finds, in order, until `body` returns false; a row that does
     /// not even decode is passed over, and reported only when it was all there was. `scope` is
-    /// the digest the statement selects by, if it does (see ``readRow(_:includeValue:scope:)``).
+    /// the digest the statement selects by, if it does (see ``readRow(_:includeValue:scope:)``):
+    /// then the rows must come in strictly increasing id order, as the scope index keeps them.
+    ///
+    /// - Returns: how many rows the statement returned, when `body` never stopped it; nil when it did.
+    @discardableResult
     func forEachRow(
         _ statement: Statement, _ values: [Statement.Value], includeValue: Bool, scope: [UInt8]? = nil,
         _ body: (inout Row) throws(StoreError) -> Bool
-    ) throws(StoreError) {
+    ) throws(StoreError) -> Int? {
         var failure: StoreError?
         var thrown: StoreError?
         var visited = false
+        var returned = 0
+        var lastID = Int64.min
+        var stopped = false
         try sql { () throws(SQLiteError) in
             try statement.with(values) { (s: Statement) throws(SQLiteError) in
                 while try s.step() {
+                    returned += 1
+                    if scope != nil {
+                        // Repeated or out of order: the index is not the one SQLite built.
+                        let id = s.integer(0)
+                        guard id > lastID else {
+                            thrown = Self.scopeIndexDisagrees(location.path, "a row returned twice or out of order")
+                            return
+                        }
+                        lastID = id
+                    }
                     var row: Row
                     do throws(StoreError) {
                         row = try readRow(s, includeValue: includeValue, scope: scope)
@@ -78,7 +95,10 @@ extension OpenVault {
                     }
                     visited = true
                     do throws(StoreError) {
-                        guard try body(&row) else { return }
+                        guard try body(&row) else {
+                            stopped = true
+                            return
+                        }
                     } catch {
                         thrown = error
                         return
@@ -88,18 +108,22 @@ extension OpenVault {
         }
         if let thrown { throw thrown }
         if !visited, let failure { throw failure }
+        return stopped ? nil : returned
     }
 
     /// The rows `query` matches, their attributes decrypted when `needAttributes` or the match
     /// needs them (see ``forEachMatchingRow(_:includeValue:needAttributes:fields:unavailable:_:)``);
     /// if nothing matched because a candidate could not be opened here, the reason is thrown.
-    func matchingRows(_ query: Query, includeValue: Bool, needAttributes: Bool) throws(StoreError) -> [Row] {
+    /// With `complete` (a write, which must reach every item it matches), the reason is thrown
+    /// when any candidate could not be opened: a clear that left a locked or damaged item of
+    /// its scope behind would report success for less than it was asked to do.
+    func matchingRows(_ query: Query, includeValue: Bool, needAttributes: Bool, complete: Bool = false) throws(StoreError) -> [Row] {
         var unavailable: StoreError?
         var results: [Row] = []
         try forEachMatchingRow(query, includeValue: includeValue, needAttributes: needAttributes, fields: nil, unavailable: &unavailable) {
             (row: inout Row) throws(StoreError) in results.append(row)
         }
-        if results.isEmpty, let unavailable { throw unavailable }
+        if results.isEmpty || complete, let unavailable { throw unavailable }
         return results
     }
 
@@ -155,7 +179,6 @@ extension OpenVault {
                 covered |= RecordCoding.identityMask(itemClass).bits
             } else if present.contains(all: RecordCoding.scopeMask(itemClass)) {
                 path = .scope
-                try verifyLedgerShard(holding: nil)
                 scopeDigest = try lookupKey().authenticationCode(RecordCoding.scopeMessage(itemClass, wanted))
                 values.append(.blob(scopeDigest!))
                 covered |= RecordCoding.scopeMask(itemClass).bits
@@ -165,6 +188,11 @@ extension OpenVault {
             }
             values.append(.integer(Int64(itemClass.code)))
             if let accessibility = wanted.accessibility { values.append(.integer(Int64(accessibility.code))) }
+            var scopeCount: ScopeCount?
+            if path == .scope {
+                scopeCount = ScopeCount(values)
+                try verifyLedgerShard(holding: nil, counting: &scopeCount)
+            }
             // The digests already matched the covered fields; only the others need the decrypted attributes.
             let uncoveredMask = present.subtracting(AttributeField.Mask(bits: covered))
             let uncovered = uncoveredMask.isEmpty ? [] : uncoveredMask.fields
@@ -176,7 +204,7 @@ extension OpenVault {
             let slot = VaultSchema.select(path, includeValue: includeValue, byProtection: wanted.accessibility != nil, format: Int(header.version))
             let statement = try sql { () throws(SQLiteError) in try connection.statement(slot) }
             var found = false
-            try forEachRow(statement, values, includeValue: includeValue, scope: scopeDigest) { (row: inout Row) throws(StoreError) -> Bool in
+            let returned = try forEachRow(statement, values, includeValue: includeValue, scope: scopeDigest) { (row: inout Row) throws(StoreError) -> Bool in
                 if let wantedControl = wanted.accessControl, row.accessControl != wantedControl { return true }
                 if decrypt {
                     let attributes: Attributes
@@ -185,8 +213,10 @@ extension OpenVault {
                         attributes = try decryptAttributes(row, scratch: scratch, fields: decoded, scope: scopeCheck)
                     } catch {
                         // Passed over: what this process cannot open, and what is damaged
-                        // (one damaged row never stops reads of the others).
-                        guard error.isUnavailableKey || error.isDamage else { throw error }
+                        // (one damaged row never stops reads of the others). A row the scope
+                        // index returned outside its scope is not damage but a lying index
+                        // or a moved row: passing it over would hide the row it stands for.
+                        guard error.isUnavailableKey || error.isDamage, error != ScopeCheck.outOfScope else { throw error }
                         unavailable = unavailable ?? error
                         return true
                     }
@@ -199,6 +229,10 @@ extension OpenVault {
                 try body(&row)
                 found = true
                 return query.limit != .one
+            }
+            // Every row the index returned was in scope and in order; all of them, if the table agrees.
+            if path == .scope, let returned {
+                try confirmScopeIndex(returned: returned, values: values, byProtection: wanted.accessibility != nil, counted: scopeCount)
             }
             if query.limit == .one, found { return }
         }
@@ -233,9 +267,7 @@ extension OpenVault {
             guard var attributes = RecordCoding.decodeAttributes(record, fields: fields) else {
                 throw .corrupted("an item's attributes do not decode")
             }
-            if let scope, !scope.holds(in: record) {
-                throw .tampered("an item's scope digest does not match its attributes (moved into another scope)")
-            }
+            if let scope, !scope.holds(in: record) { throw ScopeCheck.outOfScope }
             // The protection code is authenticated as associated data, so it is the truth.
             attributes.accessibility = row.accessibility
             attributes.accessControl = row.accessControl

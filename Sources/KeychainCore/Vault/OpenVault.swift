@@ -42,6 +42,11 @@ final class OpenVault: @unchecked Sendable {
     /// Whether this process holds whenUnlocked keys only through the user's unlocked state (not
     /// its own passphrase), and when that state was last confirmed.
     var heldThroughUserUnlock = false
+    /// Whether this process's last unlock asked to open whenUnlocked items to the user's other
+    /// processes (``Vault/unlock(forUser:)``, `keychain unlock`): only then is the user's
+    /// unlocked state published. A passphrase from a file, a credential or a prompt opens the
+    /// vault for the process that read it.
+    var publishesUserUnlock = false
     /// The idle timeout the unlocking process chose, which every use keeps (not the reader's own).
     var heldUnlockTimeout: UInt32 = 1
     var userUnlockConfirmed = ContinuousClock.now
@@ -49,6 +54,9 @@ final class OpenVault: @unchecked Sendable {
     /// while no other connection commits, what was verified stays true without a new scan.
     var ledger: LedgerState?
     var ledgerDataVersion: Int64 = -1
+    /// The lookups through the scope index whose row count matched the table's, at the
+    /// `data_version` they were counted at (``confirmScopeIndex(returned:values:byProtection:)``).
+    var scopeLookupsConfirmed: (dataVersion: Int64, lookups: Set<[UInt8]>) = (-1, [])
     /// The generation the write in progress gives the rows it seals.
     var writeGeneration: UInt64 = 0
     /// Whether the vault has a sync journal (``VaultSchema/syncObjects``), as last checked.
@@ -105,24 +113,25 @@ final class OpenVault: @unchecked Sendable {
     // MARK: - Lock state
 
     /// Unlocks a vault protected by a passphrase: whenUnlocked classes become readable in this
-    /// process, and afterFirstUnlock classes in every process of the user until reboot (through
-    /// the kernel keyring, where it works). A vault without a passphrase is always unlocked and
-    /// this does nothing.
+    /// process (and, `forUser`, in every process of the user for the user-unlock timeout), and
+    /// afterFirstUnlock classes in every process of the user until reboot (through the kernel
+    /// keyring, where it works). A vault without a passphrase is always unlocked and this does
+    /// nothing.
     ///
     /// - Throws: ``StoreError/wrongPassphrase`` (nothing changes), ``StoreError/tampered(_:)``
     ///   if a wrapped key fails verification.
-    func unlock(passphrase: SecretBytes) throws(StoreError) {
+    func unlock(passphrase: SecretBytes, forUser: Bool = false) throws(StoreError) {
         try withState { () throws(StoreError) in
             // Another process may rotate the keys between this one's read of the header and of
             // the class keys: the passphrase is right, the header it opened is not current.
             for _ in 1..<Self.unlockAttempts {
                 do throws(StoreError) {
-                    return try unlockLocked(passphrase: passphrase)
+                    return try unlockLocked(passphrase: passphrase, forUser: forUser)
                 } catch .locked {
                     continue
                 }
             }
-            try unlockLocked(passphrase: passphrase)
+            try unlockLocked(passphrase: passphrase, forUser: forUser)
         }
     }
 
@@ -130,10 +139,11 @@ final class OpenVault: @unchecked Sendable {
     static let unlockAttempts = 5
 
     /// The unlock itself (mutex held).
-    private func unlockLocked(passphrase: SecretBytes) throws(StoreError) {
+    private func unlockLocked(passphrase: SecretBytes, forUser: Bool) throws(StoreError) {
         try refreshHeader()
         guard case .passphrase = header.protection else { return }
         let (master, passphraseKey) = try openMasterKey(passphrase: passphrase)
+        publishesUserUnlock = forUser
         try adopt(master: master)
         // Best effort: a read-only vault still unlocks; it just cannot take presence items yet.
         // A presence record that fails its upgrade is left as it is: writes then refuse it.

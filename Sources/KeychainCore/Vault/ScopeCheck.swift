@@ -19,6 +19,11 @@ struct ScopeCheck {
         let absentMatches: Bool
     }
 
+    /// What a row found by a scope digest its attributes do not lie in means: its scope column
+    /// was changed, or the scope index points it there. Reads refuse it rather than pass it
+    /// over: the row it stands in for is missing from the answer.
+    static let outOfScope = StoreError.tampered("an item's scope digest does not match its attributes (moved into another scope, or the scope index points at another row)")
+
     private let entries: [Entry]
     /// The entries' tags as bits (tags are below 32), to pass over the other fields at once.
     private let tags: UInt32

@@ -23,7 +23,8 @@ public final class Vault: Store, @unchecked Sendable {
 
     private let mutex = Lock()
     private var opened: OpenVault?
-    private var unlockFailed = false
+    /// Why unlocking with the environment's passphrase failed, once it did: never tried again.
+    private var unlockFailure: StoreError?
     /// Whether this process has started syncing this vault in the background.
     private var syncingInBackground = false
 
@@ -46,6 +47,7 @@ public final class Vault: Store, @unchecked Sendable {
         mutex.lock()
         defer { mutex.unlock() }
         if let opened { return opened }
+        try location.checkNamesAFile()
         let entry = try VaultFile.entry(location.path)
         // An empty file where a vault was: truncated, or emptied by a careless copy. Checked
         // before SQLite opens it (which could fill it from a leftover WAL).
@@ -100,15 +102,28 @@ public final class Vault: Store, @unchecked Sendable {
     // MARK: - Lock state
 
     /// Unlocks a vault protected by a passphrase: whenUnlocked classes become readable in this
-    /// process, and afterFirstUnlock classes in every process of the user until reboot (through
-    /// the kernel keyring, where it works). A vault without a passphrase is always unlocked and
-    /// this does nothing.
+    /// process only, and afterFirstUnlock classes in every process of the user until reboot
+    /// (through the kernel keyring, where it works). A vault without a passphrase is always
+    /// unlocked and this does nothing. To open whenUnlocked items to the user's other
+    /// processes too, as `keychain unlock` does, see ``unlock(forUser:)``.
     ///
     /// - Throws: ``StoreError/wrongPassphrase`` (nothing changes), ``StoreError/tampered(_:)``
     ///   if a wrapped key fails verification, ``StoreError/noVault(path:)`` when there is no vault.
     public func unlock(passphrase: SecretBytes) throws(StoreError) {
         guard let vault = try vault(creating: false) else { throw .noVault(path: location.path) }
         try vault.unlock(passphrase: passphrase)
+    }
+
+    /// Unlocks the vault for the user, as on a phone the device's unlocked state serves every
+    /// app: as ``unlock(passphrase:)``, and whenUnlocked items also become readable by every
+    /// process of the user, without the passphrase, until ``lock()``, a reboot, or
+    /// ``VaultConfiguration/userUnlockTimeout`` without use (through the kernel keyring; where it
+    /// is unavailable or disabled, in this process only, as ``VaultStatus/kernelKeyring`` says).
+    ///
+    /// - Throws: as ``unlock(passphrase:)``.
+    public func unlock(forUser passphrase: SecretBytes) throws(StoreError) {
+        guard let vault = try vault(creating: false) else { throw .noVault(path: location.path) }
+        try vault.unlock(passphrase: passphrase, forUser: true)
     }
 
     /// Locks the vault in this process: the master key and the whenUnlocked class keys are wiped
@@ -257,17 +272,18 @@ public final class Vault: Store, @unchecked Sendable {
     /// vault needs none).
     /// Again after each idle lock, but never again after a failure: a wrong or unreadable
     /// passphrase must not cost scrypt on every call.
+    /// The failure is thrown again each time, so a caller never sees a bare "locked" where the
+    /// reason was a wrong or unreadable passphrase.
     private func unlockOnNeed(_ vault: OpenVault) throws(StoreError) -> Bool {
-        guard let environment = configuration.passphraseEnvironment, vault.hasPassphrase,
-            !mutex.withLock({ unlockFailed })
-        else { return false }
+        guard let environment = configuration.passphraseEnvironment, vault.hasPassphrase else { return false }
+        if let failure = mutex.withLock({ unlockFailure }) { throw failure }
         do {
             guard let passphrase = try PassphraseFile.fromEnvironment(environment) else { return false }
             try vault.unlock(passphrase: passphrase)
             return true
         } catch {
             // A rotation racing the unlock is worth another try; a wrong or unreadable passphrase is not.
-            if error != .locked { mutex.withLock { unlockFailed = true } }
+            if error != .locked { mutex.withLock { unlockFailure = error } }
             throw error
         }
     }

@@ -141,6 +141,9 @@ enum VaultSchema {
     static let selectCarriedItems = "SELECT \(itemColumns(format: 2)) FROM items WHERE generation = 0 ORDER BY id"
     /// What the ledger covers, for every row.
     static let selectLedgerRows = "SELECT id, class, identity, generation FROM items"
+    /// The same with each row's scope digest and protection, for a pass that also counts a
+    /// lookup's rows (``ScopeCount``).
+    static let selectLedgerRowsWithScope = "SELECT id, class, identity, generation, scope, protection FROM items"
     /// The same, for one item shard's range of the identity index (``LedgerShards``): the
     /// first range is open below and the last above, so that each row lies in one. Slots, as a
     /// process's first read runs one of them.
@@ -202,6 +205,10 @@ enum VaultSchema {
         }
         return table.map(StatementSlot.init)
     }()
+    /// The rows under a scope digest and class (and protection code), counted without the
+    /// scope index: what a read through that index must have returned (``OpenVault/confirmScopeIndex(returned:values:byProtection:)``).
+    static let countScope = StatementSlot("SELECT count(*) FROM items NOT INDEXED WHERE scope = ? AND class = ?")
+    static let countScopeByProtection = StatementSlot("SELECT count(*) FROM items NOT INDEXED WHERE scope = ? AND class = ? AND (protection & 15) = ?")
     static let selectValue = "SELECT value FROM items WHERE id = ?"
     static let insertItem = "INSERT INTO items(class, protection, identity, scope, attributes, value, generation) VALUES(?, ?, ?, ?, ?, ?, ?)"
     /// Keeps the row id: an upgrade carries rows over as they were numbered.

@@ -49,6 +49,8 @@ public struct LocksmithRequest: @unchecked Sendable {
             }
             return errSecSuccess
         } catch {
+            // A status has no room for the reason: FailureLog keeps it (and logs it with KEYCHAIN_LOG=1).
+            FailureLog.record(error)
             return error.keychainStatus
         }
     }

@@ -1,0 +1,35 @@
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Why the last operation failed, for the faces whose API has no room for the reason: Valet's
+/// `KeychainError.couldNotAccessKeychain`, a Locksmith or `SecItem` status code. A locked vault,
+/// a wrong passphrase and a passphrase file others can read are one error there; here they are
+/// the ``StoreError`` each was.
+///
+/// With `KEYCHAIN_LOG=1` (or `stderr`) in the environment, each failure a face reports is also
+/// written to standard error, one line each, `keychain: ` then the reason (under systemd that
+/// is the journal). Reasons name paths and causes, never a secret, an account or a value. A
+/// missing item is not a failure here: every face has room for it.
+public enum FailureLog {
+    private static let lastFailure = Mutex<StoreError?>(nil)
+    private static let writes: Bool = {
+        guard let value = ProcessEnvironment.value("KEYCHAIN_LOG") else { return false }
+        return value == "1" || value == "stderr"
+    }()
+
+    /// The reason of the most recent failure a face reported in this process (any thread),
+    /// or nil when none was.
+    public static var last: StoreError? { lastFailure.withLock { $0 } }
+
+    /// Records `error` as the last failure, and writes it to standard error with `KEYCHAIN_LOG`.
+    package static func record(_ error: StoreError) {
+        if error == .itemNotFound { return }
+        lastFailure.withLock { $0 = error }
+        guard writes else { return }
+        let line = Array("keychain: \(error.description)\n".utf8)
+        _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+    }
+}
