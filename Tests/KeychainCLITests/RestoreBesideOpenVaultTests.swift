@@ -52,8 +52,8 @@ struct RestoreBesideOpenVaultTests {
             return
         }
         #expect("\(error)".contains("moved"), "\(error)")
+        // Closed, it leaves its last writes in the -wal (SQLite does not checkpoint into a moved file).
         live = nil
-
         let left = try keychain(["restore", "--vault", vaultPath, backupPath])
         #expect(left.status != 0 && left.stderr.contains("may hold its last writes"), "\(left.stderr)")
         for suffix in ["-wal", "-shm"] { try move(vaultPath + suffix, movedPath + suffix) }
@@ -70,7 +70,7 @@ struct RestoreBesideOpenVaultTests {
     @Test("a backup or a recovery is refused where a -wal or -shm of another vault is waiting")
     func destinationsWithSidecars() throws {
         #expect(try keychain(["set", "--vault", vaultPath, "-s", "svc", "a"], input: "v").status == 0)
-        let stale = directory.file("backup.keychain-wal", "")
+        let stale = directory.file("backup.keychain-wal", "frames of another vault")
         let backup = try keychain(["backup", "--vault", vaultPath, backupPath])
         #expect(backup.status != 0 && backup.stderr.contains(stale), "\(backup.stderr)")
         let recover = try keychain(["recover", "--vault", vaultPath, backupPath])

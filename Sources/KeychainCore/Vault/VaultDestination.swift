@@ -10,8 +10,9 @@ import FoundationEssentials
 /// that was moved away (or still written by a process that has that vault open) would be read
 /// into the new file, mixing two vaults.
 enum VaultDestination {
-    /// Refuses `location` unless its vault, key file and both SQLite sidecars are all absent;
-    /// a sidecar another process holds open is named with that process.
+    /// Refuses `location` unless its vault and key file are absent and no SQLite sidecar there
+    /// belongs to a vault: sidecars another process holds open (named with that process), or a
+    /// `-wal` with content, are refused; an empty `-wal` and a `-shm` nobody holds are removed.
     /// - Throws: ``StoreError/invalidArgument(_:)`` saying which file is there and what to do.
     static func requireFree(_ location: VaultLocation, for purpose: String) throws(StoreError) {
         for file in [location.path, location.keyFilePath] {
@@ -19,18 +20,21 @@ enum VaultDestination {
                 throw .invalidArgument("\(file) already exists; \(purpose) never writes over a file: move it away first")
             }
         }
-        for sidecar in location.companionPaths {
-            guard case .missing = try VaultFile.entry(sidecar) else {
-                if let holder = holder(of: location.path + "-shm") {
-                    throw .invalidArgument(
-                        "\(sidecar) is held open by process \(holder.pid) (\(holder.name)), which still uses the vault that was at \(location.path); stop it first (\(purpose) would share its files)"
-                    )
-                }
-                throw .invalidArgument(
-                    "\(sidecar) is left from the vault that was at \(location.path) and may hold its last writes: move it beside that vault under the same name plus -wal or -shm (or remove it if that vault is gone), then run \(purpose) again"
-                )
-            }
+        let present = presentSidecars(of: location)
+        guard !present.isEmpty else { return }
+        if let holder = holder(of: location.path + "-shm") {
+            throw .invalidArgument(
+                "\(present[0]) is held open by process \(holder.pid) (\(holder.name)), which still uses the vault that was at \(location.path); stop it first (\(purpose) would share its files)"
+            )
         }
+        // A -wal that is not empty holds writes no checkpoint has put into their vault yet.
+        if case .present(let info)? = try? VaultFile.entry(location.path + "-wal"), info.st_size > 0 {
+            throw .invalidArgument(
+                "\(location.path)-wal is left from the vault that was at \(location.path) and may hold its last writes: move it beside that vault under the same name plus -wal (or remove it if that vault is gone), then run \(purpose) again"
+            )
+        }
+        // Empty and held by no one, they belong to no vault any more: they go, lest a new file take them for its own.
+        for sidecar in present { unlink(sidecar) }
     }
 
     /// The process holding SQLite's shared-memory lock on `shm`: every connection that has the
