@@ -244,7 +244,8 @@ enum Commands {
         let removed = try context.store { () throws(StoreError) in try store.delete(Query(address.itemClass, attributes: attributes)) }
         // Several items can share a server and account (other protocols, ports or paths).
         if removed > 1 { context.terminal.writeError("keychain: removed \(removed) items\n") }
-        return removed > 0 ? .success : .notFound
+        guard removed > 0 else { throw CommandFailure(StoreError.itemNotFound) }
+        return .success
     }
 
     private static func clear(_ context: Context) throws(CommandFailure) -> ExitCode {
@@ -431,10 +432,32 @@ enum Commands {
         let file = try context.absolutePath(context.arguments.positionals[0])
         let rule = try conflictRule(context)
         let bytes = try context.store { () throws(StoreError) in try ItemArchive.read(file: file) }
+        guard ItemArchive.isArchive(bytes) else {
+            throw CommandFailure("\(file) is not a keychain archive (keychain export writes them); nothing was imported", code: .usage)
+        }
         let passphrase = try context.passphrases.archive(confirm: false)
-        let items = try context.store { () throws(StoreError) in try ItemArchive.open(bytes, passphrase: passphrase) }
+        let items: [Item]
+        do {
+            items = try ItemArchive.open(bytes, passphrase: passphrase)
+        } catch .corrupted(let why) {
+            throw CommandFailure("\(file) is damaged or cut short (\(why)); nothing was imported", code: .failure)
+        } catch {
+            throw CommandFailure(error)
+        }
         let store = try context.store(unlocking: nil)
-        let outcome = try context.store { () throws(StoreError) in try ItemTransfer.merge(items, into: store, rule: rule) }
+        let outcome: ItemTransfer.Outcome
+        do {
+            outcome = try ItemTransfer.merge(items, into: store, rule: rule)
+        } catch .duplicateItem {
+            let taken = items.filter { (try? store.contains(Query(identifying: $0))) == true }
+            let first = taken.first.map { ItemDescription(item: $0).name } ?? "an item"
+            let more = taken.count > 1 ? " and \(taken.count - 1) more" : ""
+            throw CommandFailure(
+                "the store already has \(first)\(more); nothing was imported: add --conflict keep to keep the store's, or --conflict replace to take the archive's",
+                code: .failure)
+        } catch {
+            throw CommandFailure(error)
+        }
         context.terminal.writeError("keychain: imported \(file): \(outcome.added) added, \(outcome.replaced) replaced, \(outcome.kept) kept as they were\n")
         return .success
     }
@@ -583,6 +606,13 @@ struct ItemDescription {
         put("created", a.creationDate.map { $0.formatted(.iso8601) })
         put("modified", a.modificationDate.map { $0.formatted(.iso8601) })
         return .object(object)
+    }
+
+    /// The item as a person names it: its class, service or server, and account.
+    var name: String {
+        let a = item.attributes
+        let place = a.service.map { "service '\($0)'" } ?? a.server.map { "server '\($0)'" } ?? "no service"
+        return "the \(item.itemClass.rawValue) item of \(place), account '\(a.account ?? "")'"
     }
 
     /// One line of tab-separated fields, each escaped (``escaped(_:)``): a label or an

@@ -72,6 +72,10 @@ public enum ItemArchive {
         }
     }
 
+    /// Whether `bytes` begin as an archive ``seal(_:passphrase:parameters:)`` writes does: a
+    /// file that does not is no export at all, whatever passphrase is tried on it.
+    public static func isArchive(_ bytes: [UInt8]) -> Bool { bytes.starts(with: magic) }
+
     /// An archive file's bytes (at most 64 MiB).
     public static func read(file path: String) throws(StoreError) -> [UInt8] {
         do {

@@ -52,7 +52,15 @@ extension Vault {
         try VaultFile.checkDirectory(location.directory)
         // Checked again right before the copy: a process may have created a vault here meanwhile.
         try VaultDestination.requireFree(location, for: "a restore")
-        try copy(from: backup, to: location, keyFile: backup.hasPassphrase ? nil : try VaultFile.readKeyFile(source.keyFilePath))
+        var keyFile: SecretBytes?
+        if !backup.hasPassphrase {
+            guard case .present = try VaultFile.entry(source.keyFilePath) else {
+                throw .invalidArgument(
+                    "the backup \(source.path) has no passphrase, so it opens only with its key file \(source.keyFilePath), which is missing: put it back beside the backup")
+            }
+            keyFile = try VaultFile.readKeyFile(source.keyFilePath)
+        }
+        try copy(from: backup, to: location, keyFile: keyFile)
         return backup.header.vaultID
     }
 

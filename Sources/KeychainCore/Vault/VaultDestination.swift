@@ -15,6 +15,9 @@ enum VaultDestination {
     /// `-wal` with content, are refused; an empty `-wal` and a `-shm` nobody holds are removed.
     /// - Throws: ``StoreError/invalidArgument(_:)`` saying which file is there and what to do.
     static func requireFree(_ location: VaultLocation, for purpose: String) throws(StoreError) {
+        if case .present(let info) = try VaultFile.entry(location.path), info.st_mode & S_IFMT == S_IFDIR {
+            throw .invalidArgument("\(location.path) is a directory: name the file to write in it (for example \(location.path)/keychain.keychain)")
+        }
         for file in [location.path, location.keyFilePath] {
             guard case .missing = try VaultFile.entry(file) else {
                 throw .invalidArgument("\(file) already exists; \(purpose) never writes over a file: move it away first")
