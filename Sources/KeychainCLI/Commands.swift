@@ -33,6 +33,7 @@ enum Commands {
             positionals: [], optionalPositionals: ["KEY"],
             options: ItemAddress.options + [
                 binary, .value("label", "TEXT", "a label shown by listings"), .value("comment", "TEXT", "a comment"),
+                .flag("force", "at a terminal, replace a stored item without asking (a pipe always replaces)"),
                 .value("access-control", "CONTROL", "userPresence or devicePasscode: every read asks for the vault passphrase on the terminal (vault with a passphrase only)"),
             ],
             examples: [
@@ -40,7 +41,8 @@ enum Commands {
                 "keychain set --service api.example.com --account deploy   # prompts for the secret",
                 "printf 12345 | keychain set --service bank --account me --access-control userPresence --accessibility whenPasscodeSetThisDeviceOnly",
             ],
-            notes: "Text input loses one trailing newline; --binary keeps every byte. The secret never goes on the command line.",
+            notes:
+                "Text input loses one trailing newline; --binary keeps every byte. The secret never goes on the command line. At a terminal, replacing a stored item asks first (--force does not).",
             run: set),
         Command(
             name: "get", summary: "print a secret",
@@ -97,12 +99,19 @@ enum Commands {
             run: rekey),
         Command(
             name: "generate", summary: "print a new Safari-style password (xxx-xxx-xxx-xxx), or store it with an item address",
-            positionals: [], optionalPositionals: ["KEY"], options: ItemAddress.options + [.flag("force", "replace an item already stored there (without it, generate refuses)")],
+            positionals: [], optionalPositionals: ["KEY"],
+            options: ItemAddress.options + [
+                .flag("force", "replace an item already stored there (without it, generate refuses)"),
+                .value("length", "N", "that many characters, with no dashes (4 to 1024)"),
+                .value("characters", "SET", "safari (the default), alphanumeric, printable (with symbols) or digits"),
+            ],
             examples: [
                 "keychain generate", "keychain generate --identifier Druidia Skroob   # stores it, then prints it",
                 "keychain generate --force --identifier Druidia Skroob   # replaces the stored one",
+                "keychain generate --length 24 --characters printable",
             ],
-            notes: "Twelve characters from a 55-letter alphabet without look-alikes, with a lowercase letter, an uppercase letter and a digit; about 69 bits.",
+            notes:
+                "By default twelve characters from a 55-letter alphabet without look-alikes, in groups of three, with a lowercase letter, an uppercase letter and a digit; about 69 bits. With --length or --characters: that many characters (default 20) from the set, each of its classes at least once.",
             run: generate),
         Command(
             name: "verify", summary: "check the vault file and try every item; exit 4 if anything is damaged",
@@ -195,8 +204,19 @@ enum Commands {
             accessControl = control
         }
         let terminal = context.terminal
+        // An access-controlled item needs the passphrase in this process (the master key vouches
+        // for the presence key), as the passcode class always does.
+        let store = try context.store(unlocking: accessControl != nil ? .whenPasscodeSetThisDeviceOnly : attributes.accessibility)
         var value: SecretBytes
         if terminal.stdinIsTerminal {
+            // As `pass insert` does: a person at a terminal is asked before a secret is replaced
+            // (a script's pipe overwrites, as it always did).
+            let target = address.item(key: key(context), attributes: attributes, value: SecretBytes([]))
+            if !context.arguments.has("force"), try context.store({ () throws(StoreError) in try store.contains(Query(identifying: target)) }),
+                !terminal.confirm("An item is already stored there. Replace it? [y/N] ")
+            {
+                throw CommandFailure("nothing was changed: the stored item stays (--force replaces it without asking)", code: .failure)
+            }
             guard let typed = try terminal.prompt("Secret: ") else { throw CommandFailure("no terminal to read the secret from", code: .usage) }
             value = typed
         } else {
@@ -204,9 +224,6 @@ enum Commands {
             if !context.arguments.has("binary") { value = value.droppingTrailingNewline() }
         }
         guard value.count > 0 else { throw CommandFailure("the secret is empty; nothing was stored", code: .usage) }
-        // An access-controlled item needs the passphrase in this process (the master key vouches
-        // for the presence key), as the passcode class always does.
-        let store = try context.store(unlocking: accessControl != nil ? .whenPasscodeSetThisDeviceOnly : attributes.accessibility)
         var item = address.item(key: key(context), attributes: attributes, value: value)
         item.attributes.accessControl = accessControl
         try context.store { () throws(StoreError) in try store.upsert(item) }
@@ -280,8 +297,22 @@ enum Commands {
     }
 
     private static func generate(_ context: Context) throws(CommandFailure) -> ExitCode {
-        let password = PasswordGenerator.safari()
         let arguments = context.arguments
+        let password: String
+        if arguments.value("length") == nil && arguments.value("characters") == nil {
+            password = PasswordGenerator.safari()
+        } else {
+            let names = PasswordGenerator.Characters.allCases.map(\.rawValue)
+            let name = arguments.value("characters") ?? PasswordGenerator.Characters.safari.rawValue
+            guard let characters = PasswordGenerator.Characters(rawValue: name) else {
+                throw CommandFailure(
+                    "unknown character set '\(name)'\(Suggestion.hint(name, among: names)); use one of \(names.joined(separator: ", "))", code: .usage)
+            }
+            guard let length = Int(arguments.value("length") ?? "20") else {
+                throw CommandFailure("--length takes a number of characters, not '\(arguments.value("length") ?? "")'", code: .usage)
+            }
+            password = try context.store { () throws(StoreError) in try PasswordGenerator.password(length: length, characters: characters) }
+        }
         let addressed = ["identifier", "shared-group", "service", "server"].contains { arguments.value($0) != nil }
         guard addressed else {
             try context.terminal.write(password + "\n")

@@ -63,6 +63,24 @@ struct Terminal {
         try readAll(STDIN_FILENO, limit: Self.maximumSecretSize, what: "standard input")
     }
 
+    /// Asks a yes-or-no question on the controlling terminal; true only for an answer that
+    /// begins with y or Y, false for anything else and when there is no terminal to ask on.
+    func confirm(_ question: String) -> Bool {
+        let fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        _ = Array(question.utf8).withUnsafeBytes { TerminalInput.writeAll(fd, $0) }
+        var byte: UInt8 = 0
+        var first: UInt8?
+        while true {
+            let n = read(fd, &byte, 1)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") { break }
+            if first == nil { first = byte }
+        }
+        return first == UInt8(ascii: "y") || first == UInt8(ascii: "Y")
+    }
+
     /// Asks on the controlling terminal with echo off; nil when there is no terminal.
     /// - Throws: a usage failure for a line too long to be a passphrase (never cut).
     func prompt(_ message: String) throws(CommandFailure) -> SecretBytes? {

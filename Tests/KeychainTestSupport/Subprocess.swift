@@ -134,6 +134,15 @@ public enum Subprocess {
         prompt: String, answer: String,
         inspect: ((Int32) -> Void)? = nil
     ) throws -> (result: CommandResult, terminal: String) {
+        try runOnTerminal(executable, arguments, environment: environment, dialogue: [(prompt, answer)], inspect: inspect)
+    }
+
+    /// As above, answering each prompt of `dialogue` in turn as it appears on the terminal.
+    public static func runOnTerminal(
+        _ executable: String, _ arguments: [String], environment: [String: String],
+        dialogue: [(prompt: String, answer: String)],
+        inspect: ((Int32) -> Void)? = nil
+    ) throws -> (result: CommandResult, terminal: String) {
         // posix_openpt/unlockpt/ptsname in their Linux form (Glibc's Swift module hides the
         // XSI names): open the multiplexer, unlock the slave, ask its number.
         let master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC)
@@ -156,7 +165,8 @@ public enum Subprocess {
         let pid = try spawn(executable, arguments, environment: environment, actions: &actions, newSession: true)
         for fd in [stdoutPipe[1], stderrPipe[1]] { close(fd) }
         var out = Data(), err = Data(), shown = Data()
-        var answered = false
+        var answered = 0
+        var searchedUpTo = 0
         var fds = [
             pollfd(fd: stdoutPipe[0], events: Int16(POLLIN), revents: 0), pollfd(fd: stderrPipe[0], events: Int16(POLLIN), revents: 0),
             pollfd(fd: master, events: Int16(POLLIN), revents: 0),
@@ -178,9 +188,11 @@ public enum Subprocess {
                     fds[index].fd = -1  // the terminal reports EIO once the child has closed it
                 }
             }
-            if !answered, String(decoding: shown, as: UTF8.self).contains(prompt) {
-                answered = true
-                let line = Array((answer + "\n").utf8)
+            // Each prompt is looked for in what the terminal showed since the previous answer.
+            if answered < dialogue.count, String(decoding: shown[searchedUpTo...], as: UTF8.self).contains(dialogue[answered].prompt) {
+                searchedUpTo = shown.count
+                let line = Array((dialogue[answered].answer + "\n").utf8)
+                answered += 1
                 _ = line.withUnsafeBytes { write(master, $0.baseAddress!, $0.count) }
             }
         }

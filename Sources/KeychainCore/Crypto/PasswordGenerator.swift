@@ -27,4 +27,53 @@ public enum PasswordGenerator {
             return String(decoding: text, as: UTF8.self)
         }
     }
+
+    /// The characters ``password(length:characters:)`` draws from.
+    public enum Characters: String, Sendable, CaseIterable {
+        /// Safari's alphabet without look-alikes (no i, j, l, I, O, 0 or 1): lowercase,
+        /// uppercase and a digit from 3-9 each at least once.
+        case safari
+        /// A-Z, a-z and 0-9, each class at least once.
+        case alphanumeric
+        /// Every printable ASCII character but space: letters of both cases, a digit and a
+        /// symbol each at least once.
+        case printable
+        /// 0-9 only (a PIN).
+        case digits
+
+        /// The classes a password must each draw from at least once; their union is the alphabet.
+        var classes: [[UInt8]] {
+            switch self {
+            case .safari: [PasswordGenerator.lowercase, PasswordGenerator.uppercase, PasswordGenerator.requiredDigits + Array("2".utf8)]
+            case .alphanumeric: [Array("abcdefghijklmnopqrstuvwxyz".utf8), Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ".utf8), Array("0123456789".utf8)]
+            case .printable:
+                [
+                    Array("abcdefghijklmnopqrstuvwxyz".utf8), Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ".utf8), Array("0123456789".utf8),
+                    Array("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~".utf8),
+                ]
+            case .digits: [Array("0123456789".utf8)]
+            }
+        }
+    }
+
+    /// The shortest and longest passwords ``password(length:characters:)`` makes.
+    public static let lengths = 4...1024
+
+    /// A new password of `length` characters from `characters`, drawn from OpenSSL's CSPRNG
+    /// without modulo bias; a draw missing one of the set's classes is discarded and drawn again.
+    /// - Throws: ``StoreError/invalidArgument(_:)`` for a length outside ``lengths``.
+    public static func password(length: Int, characters: Characters) throws(StoreError) -> String {
+        guard lengths.contains(length) else {
+            throw .invalidArgument("a generated password has \(lengths.lowerBound) to \(lengths.upperBound) characters, not \(length)")
+        }
+        let classes = characters.classes
+        // The "2" in Safari's alphabet does not count as its digit (as in Apple's).
+        let required = characters == .safari ? [lowercase, uppercase, requiredDigits] : classes
+        let alphabet = classes.flatMap { $0 }
+        while true {
+            let drawn = (0..<length).map { _ in alphabet[Int(Random.uniform(below: UInt32(alphabet.count)))] }
+            if length >= required.count, !required.allSatisfy({ group in drawn.contains(where: group.contains) }) { continue }
+            return String(decoding: drawn, as: UTF8.self)
+        }
+    }
 }
