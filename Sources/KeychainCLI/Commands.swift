@@ -341,7 +341,7 @@ enum Commands {
             context.terminal.writeError("keychain: this vault has no passphrase; it is always unlocked (set one with `keychain passwd`)\n")
             return .success
         }
-        let passphrase = try context.passphrases.current()
+        let passphrase = try context.passphrases.current(fromStandardInput: true)
         try context.store { () throws(StoreError) in try vault.unlock(forUser: passphrase) }
         if case .unavailable(let reason) = vault.status().kernelKeyring {
             context.terminal.writeError("keychain: unlocked in this process only: the kernel keyring is unavailable (\(reason))\n")
@@ -521,7 +521,7 @@ enum Commands {
         guard vault.hasPassphrase else {
             throw CommandFailure("this vault has no passphrase: it gets new keys when it gets one (keychain passwd)", code: .usage)
         }
-        let passphrase = try context.passphrases.current()
+        let passphrase = try context.passphrases.current(fromStandardInput: true)
         try context.store { () throws(StoreError) in try vault.rekey(passphrase: passphrase) }
         context.terminal.writeError("keychain: every item of \(vault.location.path) is sealed under new keys\n")
         return .success

@@ -5,21 +5,29 @@ import KeychainCore
     import Glibc
 #endif
 
-/// Where the passphrase comes from, never argv: `KEYCHAIN_PASSPHRASE_FILE`, then a systemd
-/// credential (`$CREDENTIALS_DIRECTORY/keychain-passphrase`), then a no-echo prompt.
+/// Where a passphrase comes from, never argv, by one rule for every command: its file
+/// (`KEYCHAIN_PASSPHRASE_FILE`, `KEYCHAIN_NEW_PASSPHRASE_FILE`, `KEYCHAIN_ARCHIVE_PASSPHRASE_FILE`),
+/// a systemd credential for the vault's (`$CREDENTIALS_DIRECTORY/keychain-passphrase`), then
+/// standard input when it is not a terminal, for the one passphrase a command is about (unlock
+/// and rekey: the vault's; passwd: the new one; export and import: the archive's), then a
+/// no-echo prompt.
 struct Passphrases {
     let environment: [String: String]
     let terminal: Terminal
 
-    func current(prompt: String = "Vault passphrase: ") throws(CommandFailure) -> SecretBytes {
+    /// The vault's passphrase; from standard input too when `fromStandardInput` (the command is
+    /// about it, and reads nothing else there).
+    func current(prompt: String = "Vault passphrase: ", fromStandardInput: Bool = false) throws(CommandFailure) -> SecretBytes {
         // The library's reader, so that the command and a service read a passphrase file alike.
         do {
             if let passphrase = try PassphraseFile.fromEnvironment(environment) { return passphrase }
         } catch {
             throw CommandFailure(error.description, code: .failure)
         }
+        if fromStandardInput, let piped = try piped("the vault passphrase") { return piped }
         if let typed = try terminal.prompt(prompt) { return typed }
-        throw CommandFailure("the vault is locked and no passphrase is available: set KEYCHAIN_PASSPHRASE_FILE or run from a terminal", code: .locked)
+        let sources = fromStandardInput ? "pipe it on standard input, set KEYCHAIN_PASSPHRASE_FILE" : "set KEYCHAIN_PASSPHRASE_FILE"
+        throw CommandFailure("the vault is locked and no passphrase is available: \(sources) or run from a terminal", code: .locked)
     }
 
     /// A new passphrase: `KEYCHAIN_NEW_PASSPHRASE_FILE`, standard input when it is not a
@@ -29,7 +37,7 @@ struct Passphrases {
         if let path = environment["KEYCHAIN_NEW_PASSPHRASE_FILE"], !path.isEmpty {
             passphrase = try read(path, what: "KEYCHAIN_NEW_PASSPHRASE_FILE")
         } else if !terminal.stdinIsTerminal {
-            passphrase = try terminal.readStandardInput().droppingTrailingNewline()
+            passphrase = try piped("the new passphrase") ?? SecretBytes([])
         } else {
             guard let typed = try typed("New passphrase", confirm: true, unchanged: "nothing was changed") else {
                 throw CommandFailure("no terminal to ask for the new passphrase", code: .usage)
@@ -40,19 +48,35 @@ struct Passphrases {
         return passphrase
     }
 
-    /// An archive's passphrase: `KEYCHAIN_ARCHIVE_PASSPHRASE_FILE`, or typed at a no-echo
-    /// prompt (twice when `confirm`, for a new archive).
+    /// An archive's passphrase: `KEYCHAIN_ARCHIVE_PASSPHRASE_FILE`, standard input when it is
+    /// not a terminal, or typed at a no-echo prompt (twice when `confirm`, for a new archive).
     func archive(confirm: Bool) throws(CommandFailure) -> SecretBytes {
         if let path = environment["KEYCHAIN_ARCHIVE_PASSPHRASE_FILE"], !path.isEmpty {
             let passphrase = try read(path, what: "KEYCHAIN_ARCHIVE_PASSPHRASE_FILE")
             guard passphrase.count > 0 else { throw CommandFailure("the archive passphrase is empty", code: .usage) }
             return passphrase
         }
+        if let piped = try piped("the archive passphrase") {
+            guard piped.count > 0 else { throw CommandFailure("the archive passphrase is empty", code: .usage) }
+            return piped
+        }
         guard let typed = try typed("Archive passphrase", confirm: confirm, unchanged: "nothing was written") else {
             throw CommandFailure("no archive passphrase: set KEYCHAIN_ARCHIVE_PASSPHRASE_FILE or run from a terminal", code: .usage)
         }
         guard typed.count > 0 else { throw CommandFailure("the archive passphrase is empty", code: .usage) }
         return typed
+    }
+
+    /// One line of standard input when it is not a terminal (a pipe or a file); nil at a
+    /// terminal, and when nothing was piped (standard input empty, or /dev/null).
+    private func piped(_ what: String) throws(CommandFailure) -> SecretBytes? {
+        guard !terminal.stdinIsTerminal else { return nil }
+        let line = try terminal.readStandardInput().droppingTrailingNewline()
+        guard line.count > 0 else { return nil }
+        guard line.count <= PassphraseFile.maximumLength else {
+            throw CommandFailure("\(what) on standard input is longer than \(PassphraseFile.maximumLength) bytes; nothing was used", code: .usage)
+        }
+        return line
     }
 
     /// A passphrase typed at a no-echo prompt labelled `label`, and again when `confirm`; nil
