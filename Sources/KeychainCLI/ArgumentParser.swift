@@ -5,12 +5,14 @@ struct OptionSpec: Sendable {
     let short: Character?
     let kind: Kind
     let help: String
+    /// The values a shell completes for it (empty: any value).
+    var choices: [String] = []
 
     static func flag(_ name: String, short: Character? = nil, _ help: String) -> OptionSpec {
         OptionSpec(name: name, short: short, kind: .flag, help: help)
     }
-    static func value(_ name: String, short: Character? = nil, _ placeholder: String, _ help: String) -> OptionSpec {
-        OptionSpec(name: name, short: short, kind: .value(placeholder), help: help)
+    static func value(_ name: String, short: Character? = nil, _ placeholder: String, _ help: String, choices: [String] = []) -> OptionSpec {
+        OptionSpec(name: name, short: short, kind: .value(placeholder), help: help, choices: choices)
     }
 
     /// `-i, --identifier ID`: the short form first, when there is one.

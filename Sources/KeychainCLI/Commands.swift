@@ -16,12 +16,14 @@ struct Command: Sendable {
     let examples: [String]
     let notes: String?
     let run: @Sendable (Context) throws(CommandFailure) -> ExitCode
+    /// The words a shell completes for the first positional argument (an action, a shell).
+    var positionalChoices: [String] = []
 }
 
 enum Commands {
     static let global: [OptionSpec] = [
         .value("vault", short: "v", "PATH", "the vault file (default: $KEYCHAIN_PATH, else $XDG_DATA_HOME/keychain/default.keychain)"),
-        .value("backend", "STORE", "vault (default, or $KEYCHAIN_BACKEND) or secret-service (GNOME Keyring, KWallet, KeePassXC)"),
+        .value("backend", "STORE", "vault (default, or $KEYCHAIN_BACKEND) or secret-service (GNOME Keyring, KWallet, KeePassXC)", choices: ["vault", "secret-service"]),
         .flag("help", short: "h", "show help for the command"),
     ]
     static let json = OptionSpec.flag("json", short: "j", "print structured output (never secrets) as JSON")
@@ -34,7 +36,9 @@ enum Commands {
             options: ItemAddress.options + [
                 binary, .value("label", "TEXT", "a label shown by listings"), .value("comment", "TEXT", "a comment"),
                 .flag("force", "at a terminal, replace a stored item without asking (a pipe always replaces)"),
-                .value("access-control", "CONTROL", "userPresence or devicePasscode: every read asks for the vault passphrase on the terminal (vault with a passphrase only)"),
+                .value(
+                    "access-control", "CONTROL", "userPresence or devicePasscode: every read asks for the vault passphrase on the terminal (vault with a passphrase only)",
+                    choices: AccessControl.allCases.map(\.description)),
             ],
             examples: [
                 "printf 12345 | keychain set --identifier Druidia Skroob",
@@ -103,7 +107,9 @@ enum Commands {
             options: ItemAddress.options + [
                 .flag("force", "replace an item already stored there (without it, generate refuses)"),
                 .value("length", "N", "that many characters, with no dashes (4 to 1024)"),
-                .value("characters", "SET", "safari (the default), alphanumeric, printable (with symbols) or digits"),
+                .value(
+                    "characters", "SET", "safari (the default), alphanumeric, printable (with symbols) or digits",
+                    choices: PasswordGenerator.Characters.allCases.map(\.rawValue)),
             ],
             examples: [
                 "keychain generate", "keychain generate --identifier Druidia Skroob   # stores it, then prints it",
@@ -150,7 +156,11 @@ enum Commands {
         Command(
             name: "import", summary: "merge an archive's items into the store, all or nothing",
             positionals: ["FILE"], optionalPositionals: [],
-            options: [.value("conflict", "RULE", "for an item already there: refuse (default: change nothing), keep (the existing one) or replace")],
+            options: [
+                .value(
+                    "conflict", "RULE", "for an item already there: refuse (default: change nothing), keep (the existing one) or replace",
+                    choices: ItemTransfer.ConflictRule.allCases.map(\.rawValue))
+            ],
             examples: ["keychain import ~/keychain.skcx --conflict keep"],
             notes: "A damaged, cut or wrongly opened archive changes nothing.",
             run: importArchive),
@@ -159,7 +169,7 @@ enum Commands {
             positionals: [], optionalPositionals: [],
             options: [
                 .value("from", "STORE", "vault or secret-service"), .value("to", "STORE", "vault or secret-service"),
-                .value("conflict", "RULE", "refuse (default), keep or replace"),
+                .value("conflict", "RULE", "refuse (default), keep or replace", choices: ItemTransfer.ConflictRule.allCases.map(\.rawValue)),
                 .flag("keep-source", "copy instead of move: leave the items in the source too"),
                 .flag("skip-locked", "leave the items of a locked class behind (and say how many) instead of failing"),
             ],
@@ -171,7 +181,7 @@ enum Commands {
             name: "completion", summary: "print shell completions (bash, zsh or fish), generated from this command's own table",
             positionals: ["SHELL"], optionalPositionals: [], options: [],
             examples: ["keychain completion bash > /etc/bash_completion.d/keychain", "keychain completion fish > ~/.config/fish/completions/keychain.fish"],
-            notes: nil, run: completion),
+            notes: nil, run: completion, positionalChoices: ["bash", "zsh", "fish"]),
         Command(
             name: "man", summary: "print the manual page (keychain.1), generated from the same table as --help",
             positionals: [], optionalPositionals: [], options: [],

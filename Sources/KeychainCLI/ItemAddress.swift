@@ -13,7 +13,9 @@ struct ItemAddress {
 
     static let options: [OptionSpec] = [
         .value("identifier", short: "i", "ID", "the Valet identifier (Valet.valet(with:...))"),
-        .value("accessibility", "WHEN", "whenUnlocked (default), afterFirstUnlock, whenPasscodeSetThisDeviceOnly, whenUnlockedThisDeviceOnly, afterFirstUnlockThisDeviceOnly"),
+        .value(
+            "accessibility", "WHEN", "whenUnlocked (default), afterFirstUnlock, whenPasscodeSetThisDeviceOnly, whenUnlockedThisDeviceOnly, afterFirstUnlockThisDeviceOnly",
+            choices: coreAccessibility.keys.sorted()),
         .value("shared-group", "PREFIX.GROUP", "a shared group Valet, e.g. group.Druidia or AppID12345.Druidia"),
         .flag("icloud", "an iCloud (synchronizable) Valet"),
         .flag("explicit", "a Valet made withExplicitlySet: the identifier (or group) is the service string"),
@@ -21,7 +23,9 @@ struct ItemAddress {
         .value("server", "HOST", "raw: an internet password's server"),
         .value("account", short: "a", "ACCOUNT", "raw: the account (or give it as the KEY argument)"),
         .value("access-group", "GROUP", "raw: the access group"),
-        .value("protocol", "NAME", "raw: an internet password's protocol: https, http, ftp, ssh, smtp, imap... or Apple's code (htps)"),
+        .value(
+            "protocol", "NAME", "raw: an internet password's protocol: https, http, ftp, ssh, smtp, imap... or Apple's code (htps)",
+            choices: ProtocolNames.table.map(\.name)),
         .value("port", "N", "raw: an internet password's port"),
         .value("path", "PATH", "raw: an internet password's path"),
         .flag("foreign", "Secret Service: also address other programs' items (without this tool's schema); they are never read, changed or deleted without it"),
