@@ -118,16 +118,6 @@ enum SecItemCall {
     /// `FailureLog.last` (and logged with `KEYCHAIN_LOG=1`).
     static func status(_ error: StoreError) -> OSStatus {
         FailureLog.record(error)
-        return switch error {
-        case .itemNotFound, .noVault: errSecItemNotFound
-        case .duplicateItem: errSecDuplicateItem
-        case .locked, .collectionLocked, .interactionNotAllowed, .passphraseRequired: errSecInteractionNotAllowed
-        case .userCancelled: errSecUserCanceled
-        case .authenticationFailed, .wrongPassphrase: errSecAuthFailed
-        case .invalidArgument, .valueTooLarge: errSecParam
-        case .unavailable, .boundToAnotherMachine: errSecNotAvailable
-        case .corrupted, .tampered, .unsupportedFormatVersion: errSecDecode
-        case .io, .insecurePermissions, .untrusted, .orphanedKeyFile, .outcomeUnknown, .partlyApplied: errSecIO
-        }
+        return OSStatus(error.keychainStatus)
     }
 }

@@ -88,22 +88,21 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 extension StoreError {
-    /// The `OSStatus` Apple's keychain reports in the same situation, for the faces whose
-    /// Apple originals surface status codes (Locksmith's errors, UICKeyChainStore's NSErrors).
+    /// The `OSStatus` Apple's keychain reports in the same situation: the one table every
+    /// face that surfaces status codes uses (SecItem's results, Locksmith's errors,
+    /// UICKeyChainStore's NSErrors).
     public var keychainStatus: Int32 {
         switch self {
-        case .itemNotFound: -25300  // errSecItemNotFound
+        case .itemNotFound, .noVault: -25300  // errSecItemNotFound: nothing is there
         case .duplicateItem: -25299  // errSecDuplicateItem
-        case .locked, .collectionLocked, .passphraseRequired, .interactionNotAllowed, .boundToAnotherMachine: -25308  // errSecInteractionNotAllowed
+        case .locked, .collectionLocked, .passphraseRequired, .interactionNotAllowed: -25308  // errSecInteractionNotAllowed
         case .userCancelled: -128  // errSecUserCanceled
         case .authenticationFailed, .wrongPassphrase: -25293  // errSecAuthFailed
         case .valueTooLarge, .invalidArgument: -50  // errSecParam
-        case .unavailable: -25291  // errSecNotAvailable
+        // Another machine's ThisDeviceOnly item never opens here: no retry after an unlock helps.
+        case .unavailable, .boundToAnotherMachine: -25291  // errSecNotAvailable
         case .corrupted, .tampered, .unsupportedFormatVersion: -26275  // errSecDecode
-        case .insecurePermissions, .untrusted: -61  // errSecWrPerm
-        case .noVault: -25300  // errSecItemNotFound: nothing is there
-        case .orphanedKeyFile: -26275  // errSecDecode
-        case .io, .outcomeUnknown, .partlyApplied: -36  // errSecIO
+        case .io, .insecurePermissions, .untrusted, .orphanedKeyFile, .outcomeUnknown, .partlyApplied: -36  // errSecIO
         }
     }
 }
