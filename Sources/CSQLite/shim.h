@@ -1,5 +1,10 @@
 #include <sqlite3.h>
 
+// Extended result codes are function-like macros, which Swift does not import: by name here.
+static const int csqlite_ioerr_write = SQLITE_IOERR_WRITE;
+static const int csqlite_ioerr_fsync = SQLITE_IOERR_FSYNC;
+static const int csqlite_ioerr_truncate = SQLITE_IOERR_TRUNCATE;
+
 // SQLITE_TRANSIENT is a cast macro Swift cannot import: it tells SQLite to copy the bound bytes.
 static inline sqlite3_destructor_type csqlite_transient(void) { return SQLITE_TRANSIENT; }
 

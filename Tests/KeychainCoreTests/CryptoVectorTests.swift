@@ -71,6 +71,35 @@ struct CryptoVectorTests {
         #expect(try AESGCM.seal(plaintext, key: key, associatedData: []) != AESGCM.seal(plaintext, key: key, associatedData: []), "nonces are random")
     }
 
+    /// The AES-256 test cases of McGrew and Viega's GCM specification (test cases 13, 14 and
+    /// 16): key, nonce, plaintext, associated data, ciphertext, tag.
+    static let gcmVectors: [(key: String, nonce: String, plaintext: String, aad: String, ciphertext: String, tag: String)] = [
+        (String(repeating: "00", count: 32), String(repeating: "00", count: 12), "", "", "", "530f8afbc74536b9a963b4f1c4cb738b"),
+        (
+            String(repeating: "00", count: 32), String(repeating: "00", count: 12), String(repeating: "00", count: 16), "",
+            "cea7403d4d606b6e074ec5d3baf39d18", "d0d1c8a799996bf0265b98b5d48ab919"
+        ),
+        (
+            "feffe9928665731c6d6a8f9467308308feffe9928665731c6d6a8f9467308308", "cafebabefacedbaddecaf888",
+            "d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a721c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b39",
+            "feedfacedeadbeeffeedfacedeadbeefabaddad2",
+            "522dc1f099567d07f47f37a32a84427d643a8cdcbfe5c0c97598a2bd2555d1aa8cb08e48590dbb3da7b08b1056828838c5f61e6393ba7a0abcc9f662",
+            "76fc6ece0f4e1768cddf8853bb2d551b"
+        ),
+    ]
+
+    @Test("AES-256-GCM, the GCM specification's AES-256 test cases: the published ciphertext and tag open to the published plaintext, and a changed tag does not")
+    func aesGCMKnownAnswers() throws {
+        for vector in Self.gcmVectors {
+            let key = SecretBytes(Self.hex(vector.key))
+            let sealed = Self.hex(vector.nonce) + Self.hex(vector.ciphertext) + Self.hex(vector.tag)
+            #expect(try AESGCM.open(sealed, key: key, associatedData: Self.hex(vector.aad)) == SecretBytes(Self.hex(vector.plaintext)))
+            var forged = sealed
+            forged[forged.count - 1] ^= 0x80
+            #expect(throws: AESGCM.AuthenticationFailure.self) { try AESGCM.open(forged, key: key, associatedData: Self.hex(vector.aad)) }
+        }
+    }
+
     @Test("SecretBytes compares in constant time and never prints its contents")
     func secretBytesHygiene() {
         let a = SecretBytes(utf8: "hunter2")

@@ -22,11 +22,14 @@ struct SQLiteError: Error, CustomStringConvertible {
     var isReadOnly: Bool { primary == SQLITE_READONLY }
     /// A write or sync the kernel refused (SQLite rarely keeps the errno that says why).
     var isWriteFailure: Bool {
-        // SQLITE_IOERR_WRITE, _FSYNC, _TRUNCATE: function-like macros, which Swift does not import.
-        code == SQLITE_IOERR | (3 << 8) || code == SQLITE_IOERR | (4 << 8) || code == SQLITE_IOERR | (6 << 8)
+        code == csqlite_ioerr_write || code == csqlite_ioerr_fsync || code == csqlite_ioerr_truncate
     }
     /// Out of room: SQLite's own "full", or a write the kernel refused for space or size.
     var isOutOfSpace: Bool { isFull || (primary == SQLITE_IOERR && (systemErrno == ENOSPC || systemErrno == EFBIG || systemErrno == EDQUOT)) }
+
+    /// A row the transaction saw a moment ago is not there: the file changed behind SQLite's
+    /// back, which SQLite's own reports call corruption.
+    static func vanished(_ what: String) -> SQLiteError { SQLiteError(code: SQLITE_CORRUPT, message: what, sql: nil) }
 
     var description: String {
         "SQLite error \(code): \(message)" + (sql.map { " (in \($0))" } ?? "")

@@ -39,7 +39,7 @@ extension OpenVault {
     func sealedValue(of row: Row) throws(StoreError) -> [UInt8] {
         try sql { () throws(SQLiteError) -> [UInt8] in
             try connection.statement(VaultSchema.selectValue).with([.integer(row.id)]) { (s: Statement) throws(SQLiteError) -> [UInt8] in
-                guard try s.step() else { throw SQLiteError(code: 267, message: "item vanished during the transaction", sql: nil) }
+                guard try s.step() else { throw SQLiteError.vanished("item vanished during the transaction") }
                 return s.blob(0)
             }
         }
