@@ -84,30 +84,23 @@ final class Context {
     func vault(create: Bool = true) throws(CommandFailure) -> Vault {
         if let openedVault { return openedVault }
         let location = try location
-        let userUnlockTimeout = try userUnlockTimeout()
         do {
-            // KEYCHAIN_KERNEL_KEYRING=off keeps afterFirstUnlock keys in this process only.
-            let kernelKeyring = environment["KEYCHAIN_KERNEL_KEYRING"] != "off"
-            let vault = try Vault(
-                VaultConfiguration(
-                    location: location, idleTimeout: nil, usesKernelKeyring: kernelKeyring,
-                    userUnlockTimeout: userUnlockTimeout, createIfMissing: create, syncsInBackground: false))
+            // What any program of the user reads from the environment; then the command's own:
+            // its --vault and --timeout, no idle timer (it exits), unlocking itself
+            // (``ensureAvailable(_:)``, which may prompt), and no background sync.
+            var configuration = try VaultConfiguration.fromEnvironment(environment)
+            configuration.location = location
+            if let timeout = arguments.value("timeout") { configuration.userUnlockTimeout = try VaultConfiguration.userUnlockTimeout(parsing: timeout) }
+            configuration.idleTimeout = nil
+            configuration.passphraseEnvironment = nil
+            configuration.createIfMissing = create
+            configuration.syncsInBackground = false
+            let vault = try Vault(configuration)
             openedVault = vault
             return vault
         } catch {
             throw CommandFailure(error)
         }
-    }
-
-    /// How long an unlock opens whenUnlocked items to the user's other processes: `--timeout`
-    /// (unlock), else `KEYCHAIN_UNLOCK_TIMEOUT`, in seconds; `0` keeps them in this process only.
-    /// Default 300.
-    func userUnlockTimeout() throws(CommandFailure) -> Duration? {
-        guard let text = arguments.value("timeout") ?? environment["KEYCHAIN_UNLOCK_TIMEOUT"], !text.isEmpty else { return .seconds(300) }
-        guard let seconds = Int(text), (0...86_400 * 7).contains(seconds) else {
-            throw CommandFailure("the unlock timeout must be a whole number of seconds from 0 to 604800, not '\(text)'", code: .usage)
-        }
-        return seconds == 0 ? nil : .seconds(seconds)
     }
 
     /// Unlocks the vault when `accessibility` (or, if nil, any locked class) is not available

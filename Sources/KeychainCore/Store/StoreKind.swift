@@ -19,12 +19,15 @@ public enum StoreKind: String, Sendable, CaseIterable, CustomStringConvertible {
         return kind
     }
 
-    /// Opens the store: the vault at its default location (`KEYCHAIN_PATH`...), or the Secret
-    /// Service with the timeout `KEYCHAIN_TIMEOUT` gives in seconds (default 5), the partition
+    /// Opens the store: the vault as the environment describes it
+    /// (``VaultConfiguration/fromEnvironment(_:)``: `KEYCHAIN_PATH`, `KEYCHAIN_KERNEL_KEYRING`,
+    /// `KEYCHAIN_UNLOCK_TIMEOUT`, a passphrase file or credential), or the Secret Service with
+    /// the timeout `KEYCHAIN_TIMEOUT` gives in seconds (default 5), the partition
     /// `KEYCHAIN_PARTITION` names (none by default), and `foreignItems` (other programs' items
     /// hidden by default).
     /// - Throws: ``StoreError/invalidArgument(_:)`` for a `KEYCHAIN_TIMEOUT` that is not a
-    ///   number of seconds in ``SecretServiceStore/Configuration/timeoutRange``.
+    ///   number of seconds in ``SecretServiceStore/Configuration/timeoutRange``, and for the
+    ///   vault's variables as ``VaultConfiguration/fromEnvironment(_:)`` says.
     public func open(
         environment: [String: String] = ProcessEnvironment.current,
         foreignItems: SecretServiceStore.ForeignItems = .hidden
@@ -32,10 +35,7 @@ public enum StoreKind: String, Sendable, CaseIterable, CustomStringConvertible {
         switch self {
         case .vault:
             // A service started with a passphrase (systemd's LoadCredential=, or a file) unlocks on first need.
-            return try Vault(
-                VaultConfiguration(
-                    location: .default(environment: environment),
-                    passphraseEnvironment: PassphraseFile.isOffered(by: environment) ? environment : nil))
+            return try Vault(try VaultConfiguration.fromEnvironment(environment))
         case .secretService:
             var configuration = SecretServiceStore.Configuration(foreignItems: foreignItems)
             if let text = environment["KEYCHAIN_TIMEOUT"], !text.isEmpty {

@@ -93,3 +93,40 @@ public struct VaultStatus: Sendable {
     /// How many items the vault holds.
     public var itemCount: Int
 }
+
+extension VaultConfiguration {
+    /// The configuration the environment describes, as every program of the user reads it
+    /// (the `keychain` command and a Valet program alike): the vault at `KEYCHAIN_PATH` (else
+    /// the default location), the kernel keyring unless `KEYCHAIN_KERNEL_KEYRING=off`, the
+    /// user's unlocked state for `KEYCHAIN_UNLOCK_TIMEOUT` seconds (`0`: this process only;
+    /// default 300), and a passphrase from `KEYCHAIN_PASSPHRASE_FILE` or a systemd credential
+    /// on first need, when one is offered.
+    /// - Throws: ``StoreError/invalidArgument(_:)`` for a `KEYCHAIN_KERNEL_KEYRING` other than
+    ///   `on` or `off`, or a `KEYCHAIN_UNLOCK_TIMEOUT` that is not 0 to 604800 seconds.
+    public static func fromEnvironment(_ environment: [String: String] = ProcessEnvironment.current) throws(StoreError) -> VaultConfiguration {
+        let kernelKeyring: Bool
+        switch environment["KEYCHAIN_KERNEL_KEYRING"] ?? "" {
+        case "", "on": kernelKeyring = true
+        case "off": kernelKeyring = false
+        case let other: throw .invalidArgument("KEYCHAIN_KERNEL_KEYRING must be on or off, not '\(other)'")
+        }
+        return VaultConfiguration(
+            location: .default(environment: environment), usesKernelKeyring: kernelKeyring,
+            userUnlockTimeout: try userUnlockTimeout(parsing: environment["KEYCHAIN_UNLOCK_TIMEOUT"] ?? ""),
+            passphraseEnvironment: PassphraseFile.isOffered(by: environment) ? environment : nil)
+    }
+
+    /// The longest user unlock a timeout may ask for: a week.
+    public static let longestUserUnlock = 604_800
+
+    /// A user-unlock timeout as written in `KEYCHAIN_UNLOCK_TIMEOUT` or `keychain unlock
+    /// --timeout`: whole seconds, `0` for this process only (nil), empty for the default 300.
+    /// - Throws: ``StoreError/invalidArgument(_:)`` for anything else.
+    public static func userUnlockTimeout(parsing text: String) throws(StoreError) -> Duration? {
+        guard !text.isEmpty else { return .seconds(300) }
+        guard let seconds = Int(text), (0...longestUserUnlock).contains(seconds) else {
+            throw .invalidArgument("the unlock timeout must be a whole number of seconds from 0 to \(longestUserUnlock), not '\(text)'")
+        }
+        return seconds == 0 ? nil : .seconds(seconds)
+    }
+}
