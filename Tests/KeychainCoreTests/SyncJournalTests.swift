@@ -112,7 +112,7 @@ struct SyncJournalTests {
         let state = try vault.withOpened(creating: false) { (open) throws(StoreError) in try open.readSyncState() }
         #expect(state.flatMap { SyncState.decode($0) }?.deviceName == "test")
         try vault.delete(Query(.genericPassword, attributes: Attributes(service: "svc", account: "kept", synchronizable: true)))
-        let entries = try vault.withOpened(creating: false) { (open) throws(StoreError) in try open.journalEntries() }
+        let entries = try vault.withOpened(creating: false) { (open) throws(StoreError) in try open.withState { () throws(StoreError) in try open.journalEntries() } }
         #expect(entries.count == 2 && entries.allSatisfy(\.pending))
     }
 
