@@ -1,5 +1,3 @@
-import Synchronization
-
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -14,20 +12,36 @@ import Synchronization
 /// is the journal). Reasons name paths and causes, never a secret, an account or a value. A
 /// missing item is not a failure here: every face has room for it.
 public enum FailureLog {
-    private static let lastFailure = Mutex<StoreError?>(nil)
+    /// Kept per thread, as `errno` is: the faces' calls are synchronous, so the thread that
+    /// got the error is the one that asks, and another thread's failure never replaces it.
+    private final class Entry {
+        let error: StoreError
+        init(_ error: StoreError) { self.error = error }
+    }
+
+    private static let slot: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key) { pointer in pointer.map { Unmanaged<Entry>.fromOpaque($0).release() } }
+        return key
+    }()
+
     private static let writes: Bool = {
         guard let value = ProcessEnvironment.value("KEYCHAIN_LOG") else { return false }
         return value == "1" || value == "stderr"
     }()
 
-    /// The reason of the most recent failure a face reported in this process (any thread),
-    /// or nil when none was.
-    public static var last: StoreError? { lastFailure.withLock { $0 } }
+    /// The reason of the most recent failure a face reported on the calling thread, or nil
+    /// when none was.
+    public static var last: StoreError? {
+        pthread_getspecific(slot).map { Unmanaged<Entry>.fromOpaque($0).takeUnretainedValue().error }
+    }
 
-    /// Records `error` as the last failure, and writes it to standard error with `KEYCHAIN_LOG`.
+    /// Records `error` as the calling thread's last failure, and writes it to standard error
+    /// with `KEYCHAIN_LOG`.
     package static func record(_ error: StoreError) {
         if error == .itemNotFound { return }
-        lastFailure.withLock { $0 = error }
+        if let old = pthread_getspecific(slot) { Unmanaged<Entry>.fromOpaque(old).release() }
+        pthread_setspecific(slot, Unmanaged.passRetained(Entry(error)).toOpaque())
         guard writes else { return }
         let line = Array("keychain: \(error.description)\n".utf8)
         _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }

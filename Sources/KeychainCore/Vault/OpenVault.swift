@@ -55,7 +55,7 @@ final class OpenVault: @unchecked Sendable {
     var ledger: LedgerState?
     var ledgerDataVersion: Int64 = -1
     /// The lookups through the scope index whose row count matched the table's, at the
-    /// `data_version` they were counted at (``confirmScopeIndex(returned:values:byProtection:)``).
+    /// `data_version` they were counted at (``confirmScopeIndex(returned:values:byProtection:counted:)``).
     var scopeLookupsConfirmed: (dataVersion: Int64, lookups: Set<[UInt8]>) = (-1, [])
     /// The generation the write in progress gives the rows it seals.
     var writeGeneration: UInt64 = 0

@@ -206,7 +206,7 @@ enum VaultSchema {
         return table.map(StatementSlot.init)
     }()
     /// The rows under a scope digest and class (and protection code), counted without the
-    /// scope index: what a read through that index must have returned (``OpenVault/confirmScopeIndex(returned:values:byProtection:)``).
+    /// scope index: what a read through that index must have returned (``OpenVault/confirmScopeIndex(returned:values:byProtection:counted:)``).
     static let countScope = StatementSlot("SELECT count(*) FROM items NOT INDEXED WHERE scope = ? AND class = ?")
     static let countScopeByProtection = StatementSlot("SELECT count(*) FROM items NOT INDEXED WHERE scope = ? AND class = ? AND (protection & 15) = ?")
     static let selectValue = "SELECT value FROM items WHERE id = ?"
