@@ -128,7 +128,7 @@ enum SyncCommand {
     }
 
     private static func write(_ status: SyncStatus, _ context: Context) throws(CommandFailure) {
-        let lag = status.clusterRevision.map { max(0, $0 - status.cursor) }
+        let lag = status.clusterRevision.map { max(0, $0.subtractingReportingOverflow(status.cursor).partialValue) }
         if context.arguments.has("json") {
             var object: [String: JSON] = [
                 "endpoints": .array(status.endpoints.map { .string($0) }), "device": .string(status.deviceID), "name": .string(status.deviceName),

@@ -114,7 +114,7 @@ final class EtcdClient: Sendable {
         var fields = ["\"key\":\"\(Self.base64(key))\""]
         if let rangeEnd { fields.append("\"range_end\":\"\(Self.base64(rangeEnd))\"") }
         let answer = try call("/v3/kv/deleterange", "{" + fields.joined(separator: ",") + "}", as: EtcdJSON.Delete.self)
-        return Int(answer.deleted ?? "0") ?? 0
+        return Int(clamping: EtcdRevision.parse(answer.deleted) ?? 0)
     }
 
     /// The end of the range of keys that start with `prefix`.
@@ -151,14 +151,18 @@ final class EtcdClient: Sendable {
             """
         let lines = LineSplitter { line in
             guard let result = (try? JSONDecoder().decode(EtcdJSON.WatchLine.self, from: Data(line)))?.result else { return true }
-            if let compacted = result.compact_revision.flatMap({ Int64($0) }), compacted > 0 {
+            if let compacted = EtcdRevision.parse(result.compact_revision), compacted > 0 {
                 _ = onEvent(.compacted(revision: compacted))
                 return false
             }
             if result.canceled == true { return false }
             guard let events = result.events, !events.isEmpty else { return true }
-            let puts = (try? EtcdJSON.keyValues(events.filter { $0.type == nil || $0.type == "PUT" }.compactMap(\.kv))) ?? []
-            return onEvent(.changed(revision: (try? result.header.number()) ?? 0, puts: puts))
+            // A batch whose numbers are out of range ends the watch: the next full round reads
+            // (and checks) the same changes again.
+            guard let puts = try? EtcdJSON.keyValues(events.filter { $0.type == nil || $0.type == "PUT" }.compactMap(\.kv)),
+                let revision = try? result.header.number()
+            else { return false }
+            return onEvent(.changed(revision: revision, puts: puts))
         }
         _ = try perform("/v3/watch", body, timeoutMilliseconds: 0, idleSeconds: idleSeconds, stream: lines)
     }

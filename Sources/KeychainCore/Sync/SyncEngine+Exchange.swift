@@ -154,7 +154,7 @@ extension SyncEngine {
     /// everything this device has again.
     func pull(_ state: inout SyncState, client: EtcdClient) throws(SyncError) -> OpenVault.ApplyResult {
         let prefix = SyncRecords.itemsPrefix(state)
-        var answer = try client.range(prefix, rangeEnd: EtcdClient.rangeEnd(ofPrefix: prefix), minModRevision: state.cursor + 1)
+        var answer = try client.range(prefix, rangeEnd: EtcdClient.rangeEnd(ofPrefix: prefix), minModRevision: EtcdRevision.after(state.cursor))
         if answer.revision < state.cursor {
             try Self.onVault(vault) { (open) throws(StoreError) in try open.resendAll() }
             state.cursor = 0
@@ -166,8 +166,10 @@ extension SyncEngine {
 
     /// Opens what etcd holds at each key (refusing what does not open, or opens to an item
     /// that belongs at another key) and applies it, newest wins, with the cursor advanced to
-    /// `revision` in the same transaction.
+    /// `revision` in the same transaction. A revision further ahead than a cluster moves is
+    /// refused before anything is applied: stored as the cursor, it would skip every change.
     func apply(_ kvs: [EtcdClient.KeyValue], upTo revision: Int64, _ state: inout SyncState) throws(SyncError) -> OpenVault.ApplyResult {
+        try EtcdRevision.check(revision, after: state.cursor)
         var changes: [SyncChange] = []
         var refused = 0
         for kv in kvs {
@@ -182,7 +184,7 @@ extension SyncEngine {
         }
         state.cursor = max(state.cursor, revision)
         state.lastPull = SyncChange.nowMilliseconds()
-        state.refused += UInt32(refused)
+        state.refused = EtcdRevision.tally(state.refused, adding: refused)
         let encoded = state.encoded()
         var result = try Self.onVault(vault) { (open) throws(StoreError) in try open.applyReceived(changes, state: encoded) }
         result.refused += refused

@@ -45,7 +45,7 @@ extension SyncEngine {
                     continue
                 }
                 do {
-                    try client.watch(prefix: state.prefix, startRevision: state.cursor + 1, idleSeconds: 5) { event in
+                    try client.watch(prefix: state.prefix, startRevision: EtcdRevision.after(state.cursor), idleSeconds: 5) { event in
                         switch event {
                         case .changed(let revision, let puts): inbox.post(puts: puts, revision: revision)
                         case .compacted: inbox.post(fullRound: true)

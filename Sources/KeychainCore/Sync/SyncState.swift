@@ -89,7 +89,7 @@ struct SyncState: Sendable {
             guard let ca = string(), let cert = string(), let key = string(), reader.remaining == 0 else { return nil }
             return SyncState(
                 userID: user, deviceID: device, deviceName: name, privateKey: SecretBytes(privateKey), publicKey: publicKey,
-                namingKey: SecretBytes(naming), epochKeys: keys, epoch: epoch, cursor: Int64(bitPattern: cursor), lastPull: lastPull, refused: refused,
+                namingKey: SecretBytes(naming), epochKeys: keys, epoch: epoch, cursor: max(0, Int64(bitPattern: cursor)), lastPull: lastPull, refused: refused,
                 cluster: EtcdClient.Configuration(endpoints: endpoints, caFile: ca, certFile: cert, keyFile: key))
         }
     }
