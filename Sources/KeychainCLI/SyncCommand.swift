@@ -16,25 +16,32 @@ enum SyncCommand {
             .value("ca", "FILE", "init, join: PEM file of the private CA that signed the cluster's certificates"),
             .value("cert", "FILE", "init, join: client certificate (PEM), for a cluster that asks for one"),
             .value("key", "FILE", "init, join: the client certificate's private key (PEM)"),
+            .value("code-file", "FILE", "join: read the invitation code from FILE (otherwise from standard input, or a no-echo prompt)"),
+            .value("valid-for", "SECONDS", "invite: how long the invitation is valid (default 3600, at most 86400)"),
             .flag("once", "run: one round (send the outbox, apply what changed), then exit"),
             Commands.json,
         ],
         examples: [
             "keychain sync init --endpoints http://10.0.0.5:2379,http://10.0.0.6:2379,http://10.0.0.7:2379",
             "keychain sync invite                 # on a machine of the group: prints a code",
-            "keychain sync join KC1-ABCD-... --endpoints http://10.0.0.5:2379   # on the new machine",
+            "keychain sync join --endpoints http://10.0.0.5:2379   # on the new machine: type the code at the prompt",
+            "keychain sync join --endpoints http://10.0.0.5:2379 --code-file code.txt",
             "keychain sync run                    # keep in sync (a systemd user service)", "keychain sync status",
             "keychain sync remove-device 3f2a",
         ],
         notes:
-            "ACTION is init, invite, join CODE, run, status, remove-device ID-OR-NAME or leave. Only synchronizable items travel (iCloud Valets, --icloud); ThisDeviceOnly items and items under an access control never do. etcd sees HMAC-named keys and padded ciphertext, never a service, account, group or value.",
+            "ACTION is init, invite, join, run, status, remove-device ID-OR-NAME or leave. The invitation code opens the group's keys: join reads it from standard input, a no-echo prompt or --code-file, never from the command line. Only synchronizable items travel (iCloud Valets, --icloud); ThisDeviceOnly items and items under an access control never do. etcd sees HMAC-named keys and padded ciphertext, never a service, account, group or value.",
         run: run)
 
     private static func run(_ context: Context) throws(CommandFailure) -> ExitCode {
         let action = context.arguments.positionals[0]
         let argument = context.arguments.positionals.dropFirst().first
-        let takesArgument = ["join", "remove-device"]
-        if argument != nil && !takesArgument.contains(action) { throw CommandFailure("sync \(action) takes no argument", code: .usage) }
+        if action == "join", argument != nil {
+            throw CommandFailure(
+                "sync join does not take the invitation code on the command line, where other users and the shell's history see it; type it at the prompt, or give it on standard input or with --code-file FILE",
+                code: .usage)
+        }
+        if argument != nil && action != "remove-device" { throw CommandFailure("sync \(action) takes no argument", code: .usage) }
         let vault = try context.vaultOnly("sync")
         switch action {
         case "init":
@@ -44,12 +51,15 @@ enum SyncCommand {
             let round = try sync { () throws(SyncError) in try engine.syncOnce() }
             try context.terminal.write("enrolled as device \(status.deviceID.prefix(8)) (\(status.deviceName)) in a new sync group; \(round.sent) items sent\n")
         case "invite":
-            let code = try sync { () throws(SyncError) in try SyncEngine(vault: vault).invite() }
+            let seconds = try validity(context)
+            let code = try sync { () throws(SyncError) in try SyncEngine(vault: vault).invite(validFor: seconds) }
             try context.terminal.write("\(code)\n")
-            context.terminal.writeError("Type this code on the new machine within an hour: keychain sync join CODE --endpoints ...\n")
+            context.terminal.writeError(
+                "Give this code to the new machine within \(seconds) seconds: keychain sync join --endpoints ... (it asks for the code, or reads it from standard input or --code-file)\n"
+            )
         case "join":
-            guard let code = argument else { throw CommandFailure("sync join needs the invitation CODE", code: .usage) }
             let cluster = try cluster(context)
+            let code = try invitationCode(context)
             let engine = try sync { () throws(SyncError) in try SyncEngine.join(vault: vault, cluster: cluster, code: code, deviceName: deviceName(context)) }
             let round = try sync { () throws(SyncError) in try engine.syncOnce() }
             try context.terminal.write("joined; \(round.received) items received, \(round.sent) sent\n")
@@ -102,6 +112,36 @@ enum SyncCommand {
         func path(_ option: String) throws(CommandFailure) -> String? { try context.arguments.value(option).map { (p) throws(CommandFailure) in try context.absolutePath(p) } }
         let endpoints = list.split(separator: ",").map { String($0.filter { !$0.isWhitespace }) }.filter { !$0.isEmpty }
         return SyncCluster(endpoints: endpoints, caFile: try path("ca"), certFile: try path("cert"), keyFile: try path("key"))
+    }
+
+    private static func validity(_ context: Context) throws(CommandFailure) -> Int {
+        guard let text = context.arguments.value("valid-for") else { return 3_600 }
+        guard let seconds = Int(text), (1...86_400).contains(seconds) else {
+            throw CommandFailure("--valid-for takes a number of seconds from 1 to 86400", code: .usage)
+        }
+        return seconds
+    }
+
+    /// The invitation code, from `--code-file`, standard input or a no-echo prompt: it opens the
+    /// group's keys, so it never comes from the command line.
+    private static func invitationCode(_ context: Context) throws(CommandFailure) -> String {
+        let secret: SecretBytes
+        if let file = context.arguments.value("code-file") {
+            let path = try context.absolutePath(file)
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw CommandFailure("cannot read \(path): \(String(cString: strerror(errno)))", code: .failure) }
+            defer { close(fd) }
+            secret = try context.terminal.readAll(fd, limit: 4_096, what: path)
+        } else if context.terminal.stdinIsTerminal {
+            guard let typed = try context.terminal.prompt("Invitation code: ") else { throw CommandFailure("no terminal to read the code from", code: .usage) }
+            secret = typed
+        } else {
+            secret = try context.terminal.readAll(STDIN_FILENO, limit: 4_096, what: "standard input")
+        }
+        // Whitespace anywhere is dropped by the parser (a code is often pasted with a newline).
+        let code = secret.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+        guard code.contains(where: { !$0.isWhitespace }) else { throw CommandFailure("no invitation code given (standard input was empty)", code: .usage) }
+        return code
     }
 
     private static func deviceName(_ context: Context) -> String {

@@ -244,7 +244,7 @@ extension SyncTests {
         try alpha.setCloud("token", "over-tls")
         try alpha.round()
         let beta = Machine("beta", secure)
-        try beta.ok(["sync", "join", try alpha.invite()] + tls)
+        try beta.ok(["sync", "join"] + tls, input: try alpha.invite())
         #expect(try beta.getCloud("token") == "over-tls")
         #expect(secure.endpoints.hasPrefix("https://"))
     }
@@ -257,13 +257,13 @@ extension SyncTests {
         let beta = Machine("beta", cluster)
         try beta.join(code)
         let gamma = Machine("gamma", cluster)
-        let reused = try gamma.keychain(["sync", "join", code, "--endpoints", cluster.endpoints])
+        let reused = try gamma.keychain(["sync", "join", "--endpoints", cluster.endpoints], input: code)
         #expect(reused.status == 4 && reused.stderr.contains("No invitation matches"), "\(reused.stderr)")
         let madeUp = InvitationCode(userID: Random.bytes(16), secret: SecretBytes.random(count: 16)).text
-        #expect(try gamma.keychain(["sync", "join", madeUp, "--endpoints", cluster.endpoints]).stderr.contains("No invitation matches"))
-        let mistyped = try gamma.keychain(["sync", "join", "KC1-0000", "--endpoints", cluster.endpoints])
+        #expect(try gamma.keychain(["sync", "join", "--endpoints", cluster.endpoints], input: madeUp).stderr.contains("No invitation matches"))
+        let mistyped = try gamma.keychain(["sync", "join", "--endpoints", cluster.endpoints], input: "KC1-0000")
         #expect(mistyped.status == 2 && mistyped.stderr.contains("not an invitation code"), "\(mistyped.stderr)")
-        let twice = try beta.keychain(["sync", "join", try alpha.invite(), "--endpoints", cluster.endpoints])
+        let twice = try beta.keychain(["sync", "join", "--endpoints", cluster.endpoints], input: try alpha.invite())
         #expect(twice.status == 4 && twice.stderr.contains("already enrolled"), "\(twice.stderr)")
         let members = try alpha.status()["devices"] as? [[String: Any]]
         #expect(Set(members?.compactMap { $0["name"] as? String } ?? []) == ["alpha", "beta"])

@@ -54,12 +54,16 @@ public final class SyncEngine: @unchecked Sendable {
         return try SyncEngine(vault: vault)
     }
 
-    /// Joins the sync group an existing device invited this vault into (``invite()``): the
-    /// group's keys come from the invitation, which the code opens and which is used up.
+    /// Joins the sync group an existing device invited this vault into (``invite(validFor:)``):
+    /// the group's keys come from the invitation, which the code opens and which is used up.
+    /// The invitation's expiry and epoch are inside its seal: an expired one is refused
+    /// whatever etcd still serves, and a member list older than the invitation's epoch (a
+    /// rolled-back one, which would keep this device on a retired key) is refused.
     ///
     /// - Throws: ``SyncError/invalidInvitation(_:)`` for a code this program did not make,
-    ///   ``SyncError/invitationNotFound`` for one used, expired or from another cluster,
-    ///   ``SyncError/tampered(_:)`` when what etcd holds does not open with it.
+    ///   ``SyncError/invitationNotFound`` for one used or from another cluster,
+    ///   ``SyncError/invitationExpired`` for one past its expiry,
+    ///   ``SyncError/tampered(_:)`` when what etcd holds does not open with it or was rolled back.
     public static func join(vault: Vault, cluster: SyncCluster, code: String, deviceName: String) throws(SyncError) -> SyncEngine {
         let invitation = try InvitationCode(parsing: code)
         guard try onVault(vault, creating: true, { (open) throws(StoreError) in try open.readSyncState() }) == nil else { throw .alreadyEnrolled }
@@ -68,6 +72,7 @@ public final class SyncEngine: @unchecked Sendable {
         let invitationKey = SyncRecords.invitationKey(prefix, secret: invitation.secret)
         guard let sealed = try client.range(invitationKey).kvs.first else { throw .invitationNotFound }
         let group = try SyncRecords.openInvitation(sealed.value, secret: invitation.secret, prefix: prefix)
+        guard group.expiry > SyncChange.nowMilliseconds() else { throw .invitationExpired }
         let keys = try deviceKeys()
         var state = SyncState(
             userID: invitation.userID, deviceID: Random.bytes(16), deviceName: deviceName, privateKey: keys.privateKey, publicKey: keys.publicKey,
@@ -75,9 +80,11 @@ public final class SyncEngine: @unchecked Sendable {
         // Added to the member list by compare-and-swap: two devices joining at once both stay.
         for _ in 0..<16 {
             guard let list = try client.range(SyncRecords.membersKey(prefix)).kvs.first else { throw .tampered("the group has no member list") }
-            guard let epoch = SyncRecords.membersEpoch(list.value), let key = state.epochKeys[epoch] else {
-                throw .tampered("the member list is at an epoch the invitation does not hold")
+            guard let epoch = SyncRecords.membersEpoch(list.value) else { throw .tampered("the member list has no epoch") }
+            guard epoch >= group.epoch else {
+                throw .tampered("the member list on etcd (epoch \(epoch)) is older than the invitation's (epoch \(group.epoch)): it was rolled back")
             }
+            guard let key = state.epochKeys[epoch] else { throw .tampered("the member list is at an epoch the invitation does not hold") }
             state.epoch = epoch
             var members = try SyncRecords.openMembers(list.value, key: key, prefix: prefix)
             members.append(SyncRecords.Member(deviceID: state.deviceID, publicKey: state.publicKey, name: deviceName))
@@ -89,17 +96,24 @@ public final class SyncEngine: @unchecked Sendable {
         return try SyncEngine(vault: vault)
     }
 
-    /// An invitation for another device to join this group: a code to type there, valid for
-    /// an hour and once. The group's keys wait in etcd sealed under a secret only the code carries.
+    /// An invitation for another device to join this group: a code to give that device (never
+    /// on a command line), valid once and for `seconds` (an hour by default, a day at most).
+    /// The group's keys wait in etcd sealed under a secret only the code carries, with the
+    /// expiry inside the seal.
     ///
-    /// - Throws: ``SyncError/unreachable(_:)`` when no endpoint answers.
-    public func invite() throws(SyncError) -> String {
+    /// - Throws: ``SyncError/invalidArgument(_:)`` for a validity outside 1 s to a day;
+    ///   ``SyncError/unreachable(_:)`` when no endpoint answers.
+    public func invite(validFor seconds: Int = 3_600) throws(SyncError) -> String {
+        guard (1...86_400).contains(seconds) else { throw .invalidArgument("an invitation is valid for 1 second to a day (86400 seconds)") }
         let state = try state()
         let client = try EtcdClient(state.cluster)
         let secret = SecretBytes.random(count: 16)
-        let lease = try client.grantLease(seconds: 3_600)
-        let written = try client.put(
-            SyncRecords.invitationKey(state.prefix, secret: secret), try SyncRecords.sealInvitation(state, secret: secret), ifModRevision: 0, lease: lease)
+        let expiry = SyncChange.nowMilliseconds() + UInt64(seconds) * 1_000
+        // The lease only tidies etcd (at least a minute: etcd's shortest leases are cut short);
+        // the expiry sealed inside is what a joining device believes.
+        let lease = try client.grantLease(seconds: max(seconds, 60))
+        let sealed = try SyncRecords.sealInvitation(state, secret: secret, expiry: expiry)
+        let written = try client.put(SyncRecords.invitationKey(state.prefix, secret: secret), sealed, ifModRevision: 0, lease: lease)
         guard written.succeeded else { throw .malformed("an invitation with a new random secret already exists") }
         return InvitationCode(userID: state.userID, secret: secret).text
     }

@@ -8,7 +8,8 @@
 /// - `k/<epoch>/<device>`: the group key of a new epoch sealed to one member's X25519 key and
 ///   tagged under the previous epoch's key, so the server cannot make one;
 /// - `j/<SHA-256 of the invitation secret>`: an invitation, sealed under a key derived from
-///   the secret that only the code carries, under a lease of an hour.
+///   the secret that only the code carries, with its expiry inside the seal (the lease it is
+///   put under only tidies etcd: a hostile etcd may keep it).
 enum SyncRecords {
     struct Member: Sendable, Equatable {
         var deviceID: [UInt8]
@@ -115,33 +116,50 @@ enum SyncRecords {
 
     // MARK: - Invitations
 
-    /// An invitation: every epoch key and the naming key, sealed under the invitation secret.
-    static func sealInvitation(_ state: SyncState, secret: SecretBytes) throws(SyncError) -> [UInt8] {
-        var plain: [UInt8] = VaultHeader.be(state.epoch)
+    /// What an invitation carries, once opened with its code.
+    struct Invitation {
+        /// When it stops being valid, in milliseconds since 1970: checked by the joining
+        /// device itself, whatever etcd still serves.
+        var expiry: UInt64
+        /// The inviter's epoch: a member list older than this is a rolled-back one.
+        var epoch: UInt32
+        var naming: SecretBytes
+        var keys: [UInt32: SecretBytes]
+    }
+
+    /// The format of a sealed invitation; one of another format is refused, never misread.
+    static let invitationVersion: UInt8 = 2
+
+    /// An invitation: `version (1) || expiry (8) || epoch (4) || naming key || (epoch, key)...`,
+    /// sealed under a key derived from the invitation secret, bound to its etcd key.
+    static func sealInvitation(_ state: SyncState, secret: SecretBytes, expiry: UInt64) throws(SyncError) -> [UInt8] {
+        var plain: [UInt8] = [invitationVersion] + VaultHeader.be(expiry) + VaultHeader.be(state.epoch)
         state.namingKey.withUnsafeBytes { plain += $0 }
         for (number, key) in state.epochKeys.sorted(by: { $0.key < $1.key }) {
             plain += VaultHeader.be(number)
             key.withUnsafeBytes { plain += $0 }
         }
         defer { for index in plain.indices { plain[index] = 0 } }
-        let sealingKey = try derive(secret, "invitation")
+        let sealingKey = try derive(secret, "invitation \(invitationVersion)")
         return try crypto { () throws(OpenSSLError) in try AESGCM.seal(SecretBytes(plain), key: sealingKey, associatedData: invitationKey(state.prefix, secret: secret)) }
     }
 
-    static func openInvitation(_ value: [UInt8], secret: SecretBytes, prefix: [UInt8]) throws(SyncError) -> (epoch: UInt32, naming: SecretBytes, keys: [UInt32: SecretBytes]) {
-        guard let key = try? derive(secret, "invitation"), let plain = try? AESGCM.open(value, key: key, associatedData: invitationKey(prefix, secret: secret)) else {
-            throw .tampered("the invitation does not open with its code")
+    static func openInvitation(_ value: [UInt8], secret: SecretBytes, prefix: [UInt8]) throws(SyncError) -> Invitation {
+        guard let key = try? derive(secret, "invitation \(invitationVersion)"),
+            let plain = try? AESGCM.open(value, key: key, associatedData: invitationKey(prefix, secret: secret))
+        else {
+            throw .tampered("the invitation does not open with its code (or was made by an older version of keychain)")
         }
-        let opened = plain.withUnsafeBytes { raw -> (UInt32, SecretBytes, [UInt32: SecretBytes])? in
+        let opened = plain.withUnsafeBytes { raw -> Invitation? in
             var reader = ByteReader(raw)
-            guard let epoch = reader.u32(), let naming = reader.take(32) else { return nil }
+            guard reader.u8() == invitationVersion, let expiry = reader.take(8), let epoch = reader.u32(), let naming = reader.take(32) else { return nil }
             var keys: [UInt32: SecretBytes] = [:]
             while reader.remaining > 0 {
                 guard let number = reader.u32(), let key = reader.take(32) else { return nil }
                 keys[number] = SecretBytes(key)
             }
             guard keys[epoch] != nil else { return nil }
-            return (epoch, SecretBytes(naming), keys)
+            return Invitation(expiry: expiry.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }, epoch: epoch, naming: SecretBytes(naming), keys: keys)
         }
         guard let opened else { throw .tampered("the invitation is malformed") }
         return opened
