@@ -92,8 +92,18 @@ enum SyncCommand {
             try write(status, context)
         case "remove-device":
             guard let which = argument else { throw CommandFailure("sync remove-device needs the device's id (or its start) or name", code: .usage) }
-            try sync { () throws(SyncError) in try SyncEngine(vault: vault).removeDevice(which) }
-            try context.terminal.write("removed; the group has a new key, which that device does not hold\n")
+            let engine = try sync { () throws(SyncError) in try SyncEngine(vault: vault) }
+            try sync { () throws(SyncError) in try engine.removeDevice(which) }
+            try context.terminal.write("removed; the group has a new key, which that device does not hold, and its writes are refused\n")
+            // The items are sealed again under the new key by the rounds that follow; one now.
+            let resealed: SyncRound
+            do throws(SyncError) {
+                resealed = try engine.syncOnce()
+            } catch {
+                context.terminal.writeError("keychain sync: \(error.description) The items are sealed again under the new key by the next 'keychain sync run'.\n")
+                return .success
+            }
+            try context.terminal.write("\(resealed.sent) items sealed again under the new key\n")
         case "leave":
             try sync { () throws(SyncError) in try SyncEngine(vault: vault).leave() }
             try context.terminal.write("left the sync group; the items stay in this vault\n")
@@ -179,6 +189,12 @@ enum SyncCommand {
             if let revision = status.clusterRevision { object["clusterRevision"] = .number(Int(revision)) }
             if let lag { object["lag"] = .number(Int(lag)) }
             if let error = status.clusterError { object["clusterError"] = .string(error) }
+            if let alarm = status.alarm {
+                object["membershipAlarm"] = .object([
+                    "kind": .string(alarm.kind == .rolledBack ? "rolled back" : "forked"), "at": .number(Int(clamping: alarm.at)),
+                    "servedEpoch": .number(Int(alarm.servedEpoch)), "heldEpoch": .number(Int(alarm.heldEpoch)), "count": .number(Int(alarm.count)),
+                ])
+            }
             try context.terminal.write(JSON.object(object).text + "\n")
             return
         }
@@ -194,6 +210,12 @@ enum SyncCommand {
             lag:           \(lag.map { "\($0) revisions" } ?? "unknown (\(status.clusterError ?? "cluster unreachable"))")
             refused:       \(status.refused)\n
             """)
+        if let alarm = status.alarm {
+            let seconds = alarm.at / 1_000
+            try context.terminal.write(
+                "membership:    etcd served a \(alarm.kind == .rolledBack ? "rolled-back" : "forked") member list (epoch \(alarm.servedEpoch); this device holds epoch \(alarm.heldEpoch)) \(alarm.count) time(s), last at \(seconds) s since 1970; it was refused and the held list written back\n"
+            )
+        }
     }
 
     private static func sync<R>(_ body: () throws(SyncError) -> R) throws(CommandFailure) -> R {

@@ -117,6 +117,14 @@ final class EtcdClient: Sendable {
         return Int(clamping: EtcdRevision.parse(answer.deleted) ?? 0)
     }
 
+    /// Deletes `key` only if its revision is still `modRevision`; returns whether it did.
+    @discardableResult
+    func delete(_ key: [UInt8], ifModRevision modRevision: Int64) throws(SyncError) -> Bool {
+        let encodedKey = Self.base64(key)
+        let body = "{\"compare\":[\(Self.compare(encodedKey, modRevision: modRevision))],\"success\":[{\"request_delete_range\":{\"key\":\"\(encodedKey)\"}}]}"
+        return try call("/v3/kv/txn", body, as: EtcdJSON.Txn.self).succeeded ?? false
+    }
+
     /// The end of the range of keys that start with `prefix`.
     static func rangeEnd(ofPrefix prefix: [UInt8]) -> [UInt8] {
         var end = prefix

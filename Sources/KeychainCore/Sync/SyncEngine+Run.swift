@@ -22,6 +22,7 @@ extension SyncEngine {
             try refreshMembership(&state, client: client)
             round.sent = try push(&state, client: client)
             let pulled = try pull(&state, client: client)
+            try deleteRetiredRecords(&state, client: client)
             round.received = pulled.applied
             round.superseded = pulled.superseded
             round.refused = pulled.refused
