@@ -55,6 +55,14 @@ final class EtcdClient: Sendable {
         return (try answer.header.number(), try EtcdJSON.keyValues(answer.kvs))
     }
 
+    /// How many keys `[key, rangeEnd)` holds, and (with `keysOnly`) which.
+    func keys(_ key: [UInt8], rangeEnd: [UInt8], keysOnly: Bool) throws(SyncError) -> (count: Int, keys: [[UInt8]]) {
+        let fields = "\"key\":\"\(Self.base64(key))\",\"range_end\":\"\(Self.base64(rangeEnd))\",\(keysOnly ? "\"keys_only\":true" : "\"count_only\":true")"
+        let answer = try call("/v3/kv/range", "{" + fields + "}", as: EtcdJSON.Range.self)
+        guard let count = EtcdRevision.parse(answer.count) else { throw .malformed("a count out of range") }
+        return (Int(count), try EtcdJSON.keyValues(answer.kvs).map(\.key))
+    }
+
     /// Puts `value` at `key` only if the key's revision is still `modRevision` (0: only if the
     /// key does not exist). Returns whether it did, and otherwise what the key holds now.
     func put(_ key: [UInt8], _ value: [UInt8], ifModRevision modRevision: Int64, lease: Int64 = 0) throws(SyncError) -> (

@@ -24,6 +24,7 @@ enum EtcdJSON {
     struct Range: Decodable {
         var header: Header
         var kvs: [KeyValue]?
+        var count: String?
     }
 
     struct Txn: Decodable {

@@ -205,6 +205,7 @@ extension SyncEngine {
         var changes: [SyncChange] = []
         var refused = 0
         var retired = false
+        var refusedKeys = Set<[UInt8]>()
         let signers = SyncRecords.signers(state)
         for kv in kvs {
             remember(kv.key, revision: kv.modRevision)
@@ -216,6 +217,7 @@ extension SyncEngine {
                 opened.epoch == state.epoch || (opened.epoch < state.epoch && kv.modRevision <= state.epochSince)
             else {
                 refused += 1
+                refusedKeys.insert(kv.key)
                 // Under a retired epoch: deleted by this device's next sweep.
                 if let header = SyncRecords.itemHeader(kv.value), header.epoch < state.epoch { state.retiredRecords = true }
                 continue
@@ -232,7 +234,29 @@ extension SyncEngine {
         // A current member's change under a retired epoch: this device seals it again too,
         // so it outlives the old records.
         if retired { try Self.onVault(vault) { (open) throws(StoreError) in try open.resendAll() } }
+        // A refused value where one of this device's items lives took the place of the real
+        // one (moved there, forged): this device sends its own again.
+        if !refusedKeys.isEmpty {
+            let current = state
+            _ = try Self.onVault(vault) { (open) throws(StoreError) in
+                try open.resend { change in (try? SyncRecords.itemKey(change, state: current)).map { refusedKeys.contains($0) } ?? false }
+            }
+        }
         return result
+    }
+
+    /// Puts back in the outbox what this device sent and etcd no longer holds (dropped):
+    /// looked for only when etcd holds fewer items than this device has sent.
+    func resendDropped(_ state: SyncState, client: EtcdClient) throws(SyncError) {
+        let prefix = SyncRecords.itemsPrefix(state)
+        let end = EtcdClient.rangeEnd(ofPrefix: prefix)
+        guard try client.keys(prefix, rangeEnd: end, keysOnly: false).count < (try Self.onVault(vault) { (open) throws(StoreError) in try open.journalCount() }) else {
+            return
+        }
+        let held = Set(try client.keys(prefix, rangeEnd: end, keysOnly: true).keys)
+        _ = try Self.onVault(vault) { (open) throws(StoreError) in
+            try open.resend { change in (try? SyncRecords.itemKey(change, state: state)).map { !held.contains($0) } ?? false }
+        }
     }
 
     /// Deletes the records sealed under retired epochs once this device has sealed again

@@ -23,6 +23,7 @@ extension SyncEngine {
             round.sent = try push(&state, client: client)
             let pulled = try pull(&state, client: client)
             try deleteRetiredRecords(&state, client: client)
+            try resendDropped(state, client: client)
             round.received = pulled.applied
             round.superseded = pulled.superseded
             round.refused = pulled.refused
