@@ -153,7 +153,7 @@ enum HostileEtcdCheck {
                 result.fail("the remaining devices did not converge: \(views.joined(separator: "; "))")
             }
             let retired = left.filter { ($0.epoch ?? 0) < 2 && !($0.value.isEmpty) }
-            result.figure("records left under a retired epoch", "\(retired.count) of \(left.count) (the removed device's own writes, refused by every member)")
+            result.figure("records left on etcd", "\(left.count) items, \(retired.count) of them under a retired epoch (which the removed device could open)")
         } catch {
             result.fail("sync failed: \(error)")
         }

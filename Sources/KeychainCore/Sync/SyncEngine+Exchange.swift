@@ -1,3 +1,10 @@
+import Dispatch
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// What a round exchanges with etcd: the member list followed, the outbox sent by
 /// compare-and-swap, what changed applied newest-wins.
 extension SyncEngine {
@@ -194,7 +201,22 @@ extension SyncEngine {
             _ = try push(&state, client: client)
             answer = try client.range(prefix, rangeEnd: EtcdClient.rangeEnd(ofPrefix: prefix))
         }
-        return try apply(answer.kvs, upTo: answer.revision, &state)
+        // This engine's own writes of this round need no opening: they hold what the vault has.
+        return try apply(answer.kvs.filter { !ownRevisions.contains($0.modRevision) }, upTo: answer.revision, &state)
+    }
+
+    /// Each value opened (``SyncRecords/openItem(_:at:state:signers:)``), on every core: a
+    /// signature check is most of a first sync's work.
+    static func openAll(_ kvs: [EtcdClient.KeyValue], state: SyncState, signers: [[UInt8]: [UInt8]]) -> [(change: SyncChange, epoch: UInt32)?] {
+        let workers = kvs.count < 64 ? 1 : max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        let collected = Mutex([(change: SyncChange, epoch: UInt32)?](repeating: nil, count: kvs.count))
+        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+            let mine = stride(from: worker, to: kvs.count, by: workers).map { index in
+                (index, SyncRecords.openItem(kvs[index].value, at: kvs[index].key, state: state, signers: signers))
+            }
+            collected.withLock { opened in for (index, result) in mine { opened[index] = result } }
+        }
+        return collected.withLock { $0 }
     }
 
     /// Opens what etcd holds at each key and applies it, newest wins, with the cursor advanced to
@@ -207,13 +229,13 @@ extension SyncEngine {
         var retired = false
         var refusedKeys = Set<[UInt8]>()
         let signers = SyncRecords.signers(state)
-        for kv in kvs {
+        let opened = Self.openAll(kvs, state: state, signers: signers)
+        for (kv, opened) in zip(kvs, opened) {
             remember(kv.key, revision: kv.modRevision)
             // Refused: what does not open, is signed by no current member, opens to an item
             // that belongs at another key, or was sealed under a retired epoch after this
             // device moved on from it (a removed device's key, or a replay).
-            guard let opened = SyncRecords.openItem(kv.value, at: kv.key, state: state, signers: signers),
-                (try? SyncRecords.itemKey(opened.change, state: state, epoch: opened.epoch)) == kv.key,
+            guard let opened, (try? SyncRecords.itemKey(opened.change, state: state, epoch: opened.epoch)) == kv.key,
                 opened.epoch == state.epoch || (opened.epoch < state.epoch && kv.modRevision <= state.epochSince)
             else {
                 refused += 1
