@@ -16,25 +16,35 @@ enum SyncCommand {
             .value("ca", "FILE", "init, join: PEM file of the private CA that signed the cluster's certificates"),
             .value("cert", "FILE", "init, join: client certificate (PEM), for a cluster that asks for one"),
             .value("key", "FILE", "init, join: the client certificate's private key (PEM)"),
+            .value("code-file", "FILE", "join: read the invitation code from FILE (otherwise from standard input, or a no-echo prompt)"),
+            .value("valid-for", "SECONDS", "invite: how long the invitation is valid (default 3600, at most 86400)"),
             .flag("once", "run: one round (send the outbox, apply what changed), then exit"),
             Commands.json,
         ],
         examples: [
             "keychain sync init --endpoints http://10.0.0.5:2379,http://10.0.0.6:2379,http://10.0.0.7:2379",
             "keychain sync invite                 # on a machine of the group: prints a code",
-            "keychain sync join KC1-ABCD-... --endpoints http://10.0.0.5:2379   # on the new machine",
+            "keychain sync join --endpoints http://10.0.0.5:2379   # on the new machine: type the code at the prompt",
+            "keychain sync join --endpoints http://10.0.0.5:2379 --code-file code.txt",
             "keychain sync run                    # keep in sync (a systemd user service)", "keychain sync status",
             "keychain sync remove-device 3f2a",
         ],
         notes:
-            "ACTION is init, invite, join CODE, run, status, remove-device ID-OR-NAME or leave. Only synchronizable items travel (iCloud Valets, --icloud); ThisDeviceOnly items and items under an access control never do. etcd sees HMAC-named keys and padded ciphertext, never a service, account, group or value.",
-        run: run)
+            "ACTION is init, invite, join, run, status, remove-device ID-OR-NAME or leave. The invitation code opens the group's keys: join reads it from standard input, a no-echo prompt or --code-file, never from the command line. Only synchronizable items travel (iCloud Valets, --icloud); ThisDeviceOnly items and items under an access control never do. etcd sees HMAC-named keys and padded ciphertext, never a service, account, group or value.",
+        run: run, positionalChoices: actions)
+
+    /// What `keychain sync` does, as ACTION.
+    static let actions = ["init", "invite", "join", "run", "status", "remove-device", "leave"]
 
     private static func run(_ context: Context) throws(CommandFailure) -> ExitCode {
         let action = context.arguments.positionals[0]
         let argument = context.arguments.positionals.dropFirst().first
-        let takesArgument = ["join", "remove-device"]
-        if argument != nil && !takesArgument.contains(action) { throw CommandFailure("sync \(action) takes no argument", code: .usage) }
+        if action == "join", argument != nil {
+            throw CommandFailure(
+                "sync join does not take the invitation code on the command line, where other users and the shell's history see it; type it at the prompt, or give it on standard input or with --code-file FILE",
+                code: .usage)
+        }
+        if argument != nil && action != "remove-device" { throw CommandFailure("sync \(action) takes no argument", code: .usage) }
         let vault = try context.vaultOnly("sync")
         switch action {
         case "init":
@@ -44,12 +54,15 @@ enum SyncCommand {
             let round = try sync { () throws(SyncError) in try engine.syncOnce() }
             try context.terminal.write("enrolled as device \(status.deviceID.prefix(8)) (\(status.deviceName)) in a new sync group; \(round.sent) items sent\n")
         case "invite":
-            let code = try sync { () throws(SyncError) in try SyncEngine(vault: vault).invite() }
+            let seconds = try validity(context)
+            let code = try sync { () throws(SyncError) in try SyncEngine(vault: vault).invite(validFor: seconds) }
             try context.terminal.write("\(code)\n")
-            context.terminal.writeError("Type this code on the new machine within an hour: keychain sync join CODE --endpoints ...\n")
+            context.terminal.writeError(
+                "Give this code to the new machine within \(seconds) seconds: keychain sync join --endpoints ... (it asks for the code, or reads it from standard input or --code-file)\n"
+            )
         case "join":
-            guard let code = argument else { throw CommandFailure("sync join needs the invitation CODE", code: .usage) }
             let cluster = try cluster(context)
+            let code = try invitationCode(context)
             let engine = try sync { () throws(SyncError) in try SyncEngine.join(vault: vault, cluster: cluster, code: code, deviceName: deviceName(context)) }
             let round = try sync { () throws(SyncError) in try engine.syncOnce() }
             try context.terminal.write("joined; \(round.received) items received, \(round.sent) sent\n")
@@ -82,13 +95,24 @@ enum SyncCommand {
             try write(status, context)
         case "remove-device":
             guard let which = argument else { throw CommandFailure("sync remove-device needs the device's id (or its start) or name", code: .usage) }
-            try sync { () throws(SyncError) in try SyncEngine(vault: vault).removeDevice(which) }
-            try context.terminal.write("removed; the group has a new key, which that device does not hold\n")
+            let engine = try sync { () throws(SyncError) in try SyncEngine(vault: vault) }
+            try sync { () throws(SyncError) in try engine.removeDevice(which) }
+            try context.terminal.write("removed; the group has a new key, which that device does not hold, and its writes are refused\n")
+            // The items are sealed again under the new key by the rounds that follow; one now.
+            let resealed: SyncRound
+            do throws(SyncError) {
+                resealed = try engine.syncOnce()
+            } catch {
+                context.terminal.writeError("keychain sync: \(error.description) The items are sealed again under the new key by the next 'keychain sync run'.\n")
+                return .success
+            }
+            try context.terminal.write("\(resealed.sent) items sealed again under the new key\n")
         case "leave":
             try sync { () throws(SyncError) in try SyncEngine(vault: vault).leave() }
             try context.terminal.write("left the sync group; the items stay in this vault\n")
         default:
-            throw CommandFailure("unknown sync action '\(action)' (init, invite, join, run, status, remove-device, leave)", code: .usage)
+            throw CommandFailure(
+                "unknown sync action '\(action)'\(Suggestion.hint(action, among: actions)) (\(actions.joined(separator: ", ")))", code: .usage)
         }
         return .success
     }
@@ -102,6 +126,36 @@ enum SyncCommand {
         func path(_ option: String) throws(CommandFailure) -> String? { try context.arguments.value(option).map { (p) throws(CommandFailure) in try context.absolutePath(p) } }
         let endpoints = list.split(separator: ",").map { String($0.filter { !$0.isWhitespace }) }.filter { !$0.isEmpty }
         return SyncCluster(endpoints: endpoints, caFile: try path("ca"), certFile: try path("cert"), keyFile: try path("key"))
+    }
+
+    private static func validity(_ context: Context) throws(CommandFailure) -> Int {
+        guard let text = context.arguments.value("valid-for") else { return 3_600 }
+        guard let seconds = Int(text), (1...86_400).contains(seconds) else {
+            throw CommandFailure("--valid-for takes a number of seconds from 1 to 86400", code: .usage)
+        }
+        return seconds
+    }
+
+    /// The invitation code, from `--code-file`, standard input or a no-echo prompt: it opens the
+    /// group's keys, so it never comes from the command line.
+    private static func invitationCode(_ context: Context) throws(CommandFailure) -> String {
+        let secret: SecretBytes
+        if let file = context.arguments.value("code-file") {
+            let path = try context.absolutePath(file)
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw CommandFailure("cannot read \(path): \(String(cString: strerror(errno)))", code: .failure) }
+            defer { close(fd) }
+            secret = try context.terminal.readAll(fd, limit: 4_096, what: path)
+        } else if context.terminal.stdinIsTerminal {
+            guard let typed = try context.terminal.prompt("Invitation code: ") else { throw CommandFailure("no terminal to read the code from", code: .usage) }
+            secret = typed
+        } else {
+            secret = try context.terminal.readAll(STDIN_FILENO, limit: 4_096, what: "standard input")
+        }
+        // Whitespace anywhere is dropped by the parser (a code is often pasted with a newline).
+        let code = secret.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+        guard code.contains(where: { !$0.isWhitespace }) else { throw CommandFailure("no invitation code given (standard input was empty)", code: .usage) }
+        return code
     }
 
     private static func deviceName(_ context: Context) -> String {
@@ -128,7 +182,7 @@ enum SyncCommand {
     }
 
     private static func write(_ status: SyncStatus, _ context: Context) throws(CommandFailure) {
-        let lag = status.clusterRevision.map { max(0, $0 - status.cursor) }
+        let lag = status.clusterRevision.map { max(0, $0.subtractingReportingOverflow(status.cursor).partialValue) }
         if context.arguments.has("json") {
             var object: [String: JSON] = [
                 "endpoints": .array(status.endpoints.map { .string($0) }), "device": .string(status.deviceID), "name": .string(status.deviceName),
@@ -139,6 +193,12 @@ enum SyncCommand {
             if let revision = status.clusterRevision { object["clusterRevision"] = .number(Int(revision)) }
             if let lag { object["lag"] = .number(Int(lag)) }
             if let error = status.clusterError { object["clusterError"] = .string(error) }
+            if let alarm = status.alarm {
+                object["membershipAlarm"] = .object([
+                    "kind": .string(alarm.kind == .rolledBack ? "rolled back" : "forked"), "at": .number(Int(clamping: alarm.at)),
+                    "servedEpoch": .number(Int(alarm.servedEpoch)), "heldEpoch": .number(Int(alarm.heldEpoch)), "count": .number(Int(alarm.count)),
+                ])
+            }
             try context.terminal.write(JSON.object(object).text + "\n")
             return
         }
@@ -154,6 +214,12 @@ enum SyncCommand {
             lag:           \(lag.map { "\($0) revisions" } ?? "unknown (\(status.clusterError ?? "cluster unreachable"))")
             refused:       \(status.refused)\n
             """)
+        if let alarm = status.alarm {
+            let seconds = alarm.at / 1_000
+            try context.terminal.write(
+                "membership:    etcd served a \(alarm.kind == .rolledBack ? "rolled-back" : "forked") member list (epoch \(alarm.servedEpoch); this device holds epoch \(alarm.heldEpoch)) \(alarm.count) time(s), last at \(seconds) s since 1970; it was refused and the held list written back\n"
+            )
+        }
     }
 
     private static func sync<R>(_ body: () throws(SyncError) -> R) throws(CommandFailure) -> R {

@@ -72,7 +72,7 @@ while index < arguments.count {
     case "--seed" where index + 1 < arguments.count: index += 1; seed = UInt64(arguments[index]) ?? seed
     case "--json" where index + 1 < arguments.count: index += 1; jsonPath = arguments[index]
     default:
-        print("usage: keychain-reliability [--quick | --long] [--only crash,contention,keychanges,corruption,hostile,users,memory,faults,sync] [--seed N] [--json PATH]")
+        print("usage: keychain-reliability [--quick | --long] [--only crash,contention,keychanges,corruption,hostile,users,memory,faults,sync,hostile-etcd] [--seed N] [--json PATH]")
         exit(2)
     }
     index += 1
@@ -95,6 +95,7 @@ let checks: [(String, () -> CheckResult)] = [
     ("memory", { MemoryCheck.run(env) }),
     ("faults", { ResourceFaultCheck.run(env) }),
     ("sync", { SyncCheck.run(env, items: quick ? 100 : 2_000) }),
+    ("hostile-etcd", { HostileEtcdCheck.run(env, trials: quick ? 200 : 600) }),
 ]
 var results: [CheckResult] = []
 for (name, check) in checks where only?.contains(name) ?? true {

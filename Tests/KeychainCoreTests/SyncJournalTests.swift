@@ -16,7 +16,7 @@ struct SyncJournalTests {
         let keys = try X25519.generate()
         let state = SyncState(
             userID: Random.bytes(16), deviceID: Random.bytes(16), deviceName: "test", privateKey: keys.privateKey, publicKey: keys.publicKey,
-            namingKey: SecretBytes.random(count: 32), epochKeys: [1: SecretBytes.random(count: 32)], epoch: 1, cursor: 0, lastPull: 0, refused: 0,
+            epochKeys: [1: SecretBytes.random(count: 32)], epoch: 1, cursor: 0, lastPull: 0, refused: 0,
             cluster: EtcdClient.Configuration(endpoints: ["http://127.0.0.1:9"]))
         try vault.withOpened(creating: true) { (open) throws(StoreError) in try open.enrollSync(device: state.deviceID, state: state.encoded()) }
         return vault

@@ -28,7 +28,7 @@ struct Machine {
 
     func initialize() throws { try ok(["sync", "init", "--endpoints", cluster.endpoints, "--name", name]) }
     func invite() throws -> String { try ok(["sync", "invite"]).trimmingCharacters(in: .whitespacesAndNewlines) }
-    func join(_ code: String) throws { try ok(["sync", "join", code, "--endpoints", cluster.endpoints, "--name", name]) }
+    func join(_ code: String) throws { try ok(["sync", "join", "--endpoints", cluster.endpoints, "--name", name], input: code + "\n") }
     func syncOnce() throws -> CommandResult { try keychain(["sync", "run", "--once", "--json"]) }
     func round() throws {
         let result = try syncOnce()

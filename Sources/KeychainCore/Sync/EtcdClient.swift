@@ -55,6 +55,14 @@ final class EtcdClient: Sendable {
         return (try answer.header.number(), try EtcdJSON.keyValues(answer.kvs))
     }
 
+    /// How many keys `[key, rangeEnd)` holds, and (with `keysOnly`) which.
+    func keys(_ key: [UInt8], rangeEnd: [UInt8], keysOnly: Bool) throws(SyncError) -> (count: Int, keys: [[UInt8]]) {
+        let fields = "\"key\":\"\(Self.base64(key))\",\"range_end\":\"\(Self.base64(rangeEnd))\",\(keysOnly ? "\"keys_only\":true" : "\"count_only\":true")"
+        let answer = try call("/v3/kv/range", "{" + fields + "}", as: EtcdJSON.Range.self)
+        guard let count = EtcdRevision.parse(answer.count) else { throw .malformed("a count out of range") }
+        return (Int(count), try EtcdJSON.keyValues(answer.kvs).map(\.key))
+    }
+
     /// Puts `value` at `key` only if the key's revision is still `modRevision` (0: only if the
     /// key does not exist). Returns whether it did, and otherwise what the key holds now.
     func put(_ key: [UInt8], _ value: [UInt8], ifModRevision modRevision: Int64, lease: Int64 = 0) throws(SyncError) -> (
@@ -114,7 +122,15 @@ final class EtcdClient: Sendable {
         var fields = ["\"key\":\"\(Self.base64(key))\""]
         if let rangeEnd { fields.append("\"range_end\":\"\(Self.base64(rangeEnd))\"") }
         let answer = try call("/v3/kv/deleterange", "{" + fields.joined(separator: ",") + "}", as: EtcdJSON.Delete.self)
-        return Int(answer.deleted ?? "0") ?? 0
+        return Int(clamping: EtcdRevision.parse(answer.deleted) ?? 0)
+    }
+
+    /// Deletes `key` only if its revision is still `modRevision`; returns whether it did.
+    @discardableResult
+    func delete(_ key: [UInt8], ifModRevision modRevision: Int64) throws(SyncError) -> Bool {
+        let encodedKey = Self.base64(key)
+        let body = "{\"compare\":[\(Self.compare(encodedKey, modRevision: modRevision))],\"success\":[{\"request_delete_range\":{\"key\":\"\(encodedKey)\"}}]}"
+        return try call("/v3/kv/txn", body, as: EtcdJSON.Txn.self).succeeded ?? false
     }
 
     /// The end of the range of keys that start with `prefix`.
@@ -151,14 +167,18 @@ final class EtcdClient: Sendable {
             """
         let lines = LineSplitter { line in
             guard let result = (try? JSONDecoder().decode(EtcdJSON.WatchLine.self, from: Data(line)))?.result else { return true }
-            if let compacted = result.compact_revision.flatMap({ Int64($0) }), compacted > 0 {
+            if let compacted = EtcdRevision.parse(result.compact_revision), compacted > 0 {
                 _ = onEvent(.compacted(revision: compacted))
                 return false
             }
             if result.canceled == true { return false }
             guard let events = result.events, !events.isEmpty else { return true }
-            let puts = (try? EtcdJSON.keyValues(events.filter { $0.type == nil || $0.type == "PUT" }.compactMap(\.kv))) ?? []
-            return onEvent(.changed(revision: (try? result.header.number()) ?? 0, puts: puts))
+            // A batch whose numbers are out of range ends the watch: the next full round reads
+            // (and checks) the same changes again.
+            guard let puts = try? EtcdJSON.keyValues(events.filter { $0.type == nil || $0.type == "PUT" }.compactMap(\.kv)),
+                let revision = try? result.header.number()
+            else { return false }
+            return onEvent(.changed(revision: revision, puts: puts))
         }
         _ = try perform("/v3/watch", body, timeoutMilliseconds: 0, idleSeconds: idleSeconds, stream: lines)
     }

@@ -6,8 +6,10 @@ enum EtcdJSON {
     struct Header: Decodable {
         var revision: String?
 
+        /// The cluster's revision when it answered, range-checked (``EtcdRevision/parse(_:)``).
         func number() throws(SyncError) -> Int64 {
-            guard let revision, let value = Int64(revision) else { throw SyncError.malformed("an answer without a revision") }
+            guard let revision else { throw SyncError.malformed("an answer without a revision") }
+            guard let value = EtcdRevision.parse(revision) else { throw SyncError.malformed("an answer whose revision is out of range") }
             return value
         }
     }
@@ -22,6 +24,7 @@ enum EtcdJSON {
     struct Range: Decodable {
         var header: Header
         var kvs: [KeyValue]?
+        var count: String?
     }
 
     struct Txn: Decodable {
@@ -67,10 +70,10 @@ enum EtcdJSON {
             guard let value = (entry.value ?? "").isEmpty ? Data() : entry.value.flatMap({ Data(base64Encoded: $0) }) else {
                 throw .malformed("a value that is not base64")
             }
-            result.append(
-                EtcdClient.KeyValue(
-                    key: Array(key), value: Array(value), modRevision: Int64(entry.mod_revision ?? "") ?? 0,
-                    createRevision: Int64(entry.create_revision ?? "") ?? 0))
+            guard let modRevision = EtcdRevision.parse(entry.mod_revision), let createRevision = EtcdRevision.parse(entry.create_revision) else {
+                throw .malformed("a key whose revision is out of range")
+            }
+            result.append(EtcdClient.KeyValue(key: Array(key), value: Array(value), modRevision: modRevision, createRevision: createRevision))
         }
         return result
     }

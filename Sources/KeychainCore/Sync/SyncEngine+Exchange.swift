@@ -1,46 +1,83 @@
+import Dispatch
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// What a round exchanges with etcd: the member list followed, the outbox sent by
 /// compare-and-swap, what changed applied newest-wins.
 extension SyncEngine {
-    /// Follows the member list to a newer epoch: its key comes in a share sealed to this
-    /// device; a newer epoch with no share for it means it was removed. A cluster that lost
-    /// the list (wiped) gets it back from its devices, each adding itself.
+    /// Follows the member list forward, never back. A newer epoch's key comes in a share
+    /// sealed to this device (none: it was removed), and everything this device holds is then
+    /// sealed again under it. A list older than the one held (rolled back), or one of the same
+    /// epoch that lost members or gives one other keys (forked), is refused: the held list is
+    /// written back and the event kept for `sync status`. A cluster that lost the list (wiped)
+    /// gets the held one back.
     func refreshMembership(_ state: inout SyncState, client: EtcdClient) throws(SyncError) {
-        let me = SyncRecords.Member(deviceID: state.deviceID, publicKey: state.publicKey, name: state.deviceName)
-        guard let list = try client.range(SyncRecords.membersKey(state.prefix)).kvs.first else {
-            _ = try client.put(
-                SyncRecords.membersKey(state.prefix), try SyncRecords.sealMembers([me], epoch: state.epoch, key: state.epochKey, prefix: state.prefix),
-                ifModRevision: 0)
+        let key = SyncRecords.membersKey(state.prefix)
+        let me = SyncRecords.member(of: state)
+        guard let list = try client.range(key).kvs.first else {
+            let held = state.members.isEmpty ? try SyncRecords.sealMembers([me], epoch: state.epoch, key: state.epochKey, prefix: state.prefix) : state.members
+            _ = try client.put(key, held, ifModRevision: 0)
             return
         }
         guard let epoch = SyncRecords.membersEpoch(list.value) else { throw .tampered("the member list has no epoch") }
-        // An older list (a cluster refilled from an old copy): this device's epoch stands.
-        guard epoch >= state.epoch else { return }
+        if epoch < state.epoch { return try refuse(list, .rolledBack, epoch: epoch, &state, client: client) }
         if epoch == state.epoch {
-            var members = try SyncRecords.openMembers(list.value, key: state.epochKey, prefix: state.prefix)
-            guard !members.contains(where: { $0.deviceID == state.deviceID }) else { return }
-            // A removal always starts a new epoch: missing from a list of its own epoch, this
-            // device was lost with a wiped cluster (or a list from before it joined came back).
-            members.append(me)
-            let sealed = try SyncRecords.sealMembers(members, epoch: epoch, key: state.epochKey, prefix: state.prefix)
-            _ = try client.put(SyncRecords.membersKey(state.prefix), sealed, ifModRevision: list.modRevision)
+            guard let served = try? SyncRecords.openMembers(list.value, key: state.epochKey, prefix: state.prefix) else {
+                return try refuse(list, .forked, epoch: epoch, &state, client: client)
+            }
+            let held = (try? SyncRecords.openMembers(state.members, key: state.epochKey, prefix: state.prefix)) ?? [me]
+            let missing = held.filter { member in !served.contains { $0.deviceID == member.deviceID } }
+            if held.contains(where: { member in served.contains { $0.deviceID == member.deviceID && $0 != member } }) {
+                return try refuse(list, .forked, epoch: epoch, &state, client: client)
+            }
+            guard missing.isEmpty else {
+                // Members gone without a new epoch: a list from before they joined came back.
+                // The held members are put back (with the joins the served list has).
+                let merged = try SyncRecords.sealMembers(served + missing, epoch: epoch, key: state.epochKey, prefix: state.prefix)
+                if try client.put(key, merged, ifModRevision: list.modRevision).succeeded { state.members = merged }
+                return try refuse(list, .rolledBack, epoch: epoch, &state, client: client, writeBack: false)
+            }
+            if state.members != list.value {
+                state.members = list.value
+                try save(state)
+            }
             return
         }
-        var changed = false
-        while state.epoch < epoch {
-            let next = state.epoch + 1
-            guard let share = try client.range(SyncRecords.shareKey(state.prefix, epoch: next, device: state.deviceID)).kvs.first else {
+        var next = state
+        while next.epoch < epoch {
+            let number = next.epoch + 1
+            guard let share = try client.range(SyncRecords.shareKey(state.prefix, epoch: number, device: state.deviceID)).kvs.first else {
                 throw .removed
             }
-            guard let key = SyncRecords.openShare(share.value, epoch: next, state: state, previousKey: state.epochKey) else {
-                throw .tampered("the group key of epoch \(next) does not open or was not made by a member")
+            guard let key = SyncRecords.openShare(share.value, epoch: number, state: next, previousKey: next.epochKey) else {
+                throw .tampered("the group key of epoch \(number) does not open or was not made by a member")
             }
-            state.epochKeys[next] = key
-            state.epoch = next
-            changed = true
+            next.epochKeys[number] = key
+            next.epoch = number
         }
-        let members = try SyncRecords.openMembers(list.value, key: state.epochKey, prefix: state.prefix)
+        let members = try SyncRecords.openMembers(list.value, key: next.epochKey, prefix: state.prefix)
         guard members.contains(where: { $0.deviceID == state.deviceID }) else { throw .removed }
-        if changed { try save(state) }
+        next.members = list.value
+        next.epochSince = list.modRevision
+        next.retiredRecords = true
+        state = next
+        try save(state)
+        // Everything this device holds is sealed again under the new epoch and names.
+        try Self.onVault(vault) { (open) throws(StoreError) in try open.resendAll() }
+    }
+
+    /// Keeps the held member list over `list` (older, or forked from it): written back in
+    /// its place unless `writeBack` is false, and the event kept for `sync status`.
+    private func refuse(
+        _ list: EtcdClient.KeyValue, _ kind: SyncMembershipAlarm.Kind, epoch: UInt32, _ state: inout SyncState, client: EtcdClient, writeBack: Bool = true
+    ) throws(SyncError) {
+        if writeBack, !state.members.isEmpty { _ = try client.put(SyncRecords.membersKey(state.prefix), state.members, ifModRevision: list.modRevision) }
+        state.alarm = SyncMembershipAlarm(
+            kind: kind, at: SyncChange.nowMilliseconds(), servedEpoch: epoch, heldEpoch: state.epoch, count: EtcdRevision.tally(state.alarm?.count ?? 0, adding: 1))
+        try save(state)
     }
 
     /// Sends the outbox, each change by compare-and-swap against what etcd holds: written
@@ -53,6 +90,7 @@ extension SyncEngine {
         // What etcd holds at each key, read once for the whole group when the outbox is large.
         var current: [[UInt8]: EtcdClient.KeyValue] = [:]
         var readWholeGroup = false
+        let signers = SyncRecords.signers(state)
         while true {
             let outbox = try Self.onVault(vault) { (open) throws(StoreError) in try open.outbox(limit: Self.outboxBatch) }
             guard !outbox.entries.isEmpty else { return sent }
@@ -74,7 +112,7 @@ extension SyncEngine {
             var done: [OpenVault.OutboxEntry] = []
             var writes: [Outgoing] = []
             for change in outgoing {
-                if change.isSuperseded(by: current[change.key], state: state) { done.append(change.entry) } else { writes.append(change) }
+                if change.isSuperseded(by: current[change.key], state: state, signers: signers) { done.append(change.entry) } else { writes.append(change) }
             }
             func seen(_ key: [UInt8]) -> Int64 { current[key]?.modRevision ?? knownRevisions[key] ?? 0 }
             var start = 0
@@ -91,7 +129,7 @@ extension SyncEngine {
                 }
                 for change in chunk {
                     current[change.key] = nil
-                    switch try pushOne(change, state: state, client: client) {
+                    switch try pushOne(change, state: state, signers: signers, client: client) {
                     case .written:
                         sent += 1
                         done.append(change.entry)
@@ -111,10 +149,12 @@ extension SyncEngine {
         var key: [UInt8]
         var sealed: [UInt8]
 
-        /// Whether etcd holds this change already, or a newer one.
-        func isSuperseded(by held: EtcdClient.KeyValue?, state: SyncState) -> Bool {
-            guard let held, let remote = SyncRecords.openItem(held.value, at: key, state: state) else { return false }
-            return !entry.change.isNewer(thanClock: remote.clock, origin: remote.origin)
+        /// Whether etcd holds this change already (sealed under the current epoch), or a newer
+        /// one, signed by a member.
+        func isSuperseded(by held: EtcdClient.KeyValue?, state: SyncState, signers: [[UInt8]: [UInt8]]) -> Bool {
+            guard let held, let remote = SyncRecords.openItem(held.value, at: key, state: state, signers: signers) else { return false }
+            if entry.change.isNewer(thanClock: remote.change.clock, origin: remote.change.origin) { return false }
+            return remote.epoch == state.epoch || remote.change.isNewer(thanClock: entry.change.clock, origin: entry.change.origin)
         }
     }
 
@@ -135,10 +175,10 @@ extension SyncEngine {
 
     /// One change by compare-and-swap, re-reading after each lost race (a few times; then it
     /// stays in the outbox for the next round).
-    func pushOne(_ change: Outgoing, state: SyncState, client: EtcdClient) throws(SyncError) -> PushOutcome {
+    func pushOne(_ change: Outgoing, state: SyncState, signers: [[UInt8]: [UInt8]], client: EtcdClient) throws(SyncError) -> PushOutcome {
         var current = try client.range(change.key).kvs.first
         for _ in 0..<8 {
-            if change.isSuperseded(by: current, state: state) { return .superseded }
+            if change.isSuperseded(by: current, state: state, signers: signers) { return .superseded }
             let written = try client.put(change.key, change.sealed, ifModRevision: current?.modRevision ?? 0)
             if written.succeeded {
                 noteOwn([change.key], revision: written.revision)
@@ -154,39 +194,105 @@ extension SyncEngine {
     /// everything this device has again.
     func pull(_ state: inout SyncState, client: EtcdClient) throws(SyncError) -> OpenVault.ApplyResult {
         let prefix = SyncRecords.itemsPrefix(state)
-        var answer = try client.range(prefix, rangeEnd: EtcdClient.rangeEnd(ofPrefix: prefix), minModRevision: state.cursor + 1)
+        var answer = try client.range(prefix, rangeEnd: EtcdClient.rangeEnd(ofPrefix: prefix), minModRevision: EtcdRevision.after(state.cursor))
         if answer.revision < state.cursor {
             try Self.onVault(vault) { (open) throws(StoreError) in try open.resendAll() }
             state.cursor = 0
             _ = try push(&state, client: client)
             answer = try client.range(prefix, rangeEnd: EtcdClient.rangeEnd(ofPrefix: prefix))
         }
-        return try apply(answer.kvs, upTo: answer.revision, &state)
+        // This engine's own writes of this round need no opening: they hold what the vault has.
+        return try apply(answer.kvs.filter { !ownRevisions.contains($0.modRevision) }, upTo: answer.revision, &state)
     }
 
-    /// Opens what etcd holds at each key (refusing what does not open, or opens to an item
-    /// that belongs at another key) and applies it, newest wins, with the cursor advanced to
-    /// `revision` in the same transaction.
+    /// Each value opened (``SyncRecords/openItem(_:at:state:signers:)``), on every core: a
+    /// signature check is most of a first sync's work.
+    static func openAll(_ kvs: [EtcdClient.KeyValue], state: SyncState, signers: [[UInt8]: [UInt8]]) -> [(change: SyncChange, epoch: UInt32)?] {
+        let workers = kvs.count < 64 ? 1 : max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        let collected = Mutex([(change: SyncChange, epoch: UInt32)?](repeating: nil, count: kvs.count))
+        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+            let mine = stride(from: worker, to: kvs.count, by: workers).map { index in
+                (index, SyncRecords.openItem(kvs[index].value, at: kvs[index].key, state: state, signers: signers))
+            }
+            collected.withLock { opened in for (index, result) in mine { opened[index] = result } }
+        }
+        return collected.withLock { $0 }
+    }
+
+    /// Opens what etcd holds at each key and applies it, newest wins, with the cursor advanced to
+    /// `revision` in the same transaction. A revision further ahead than a cluster moves is
+    /// refused before anything is applied: stored as the cursor, it would skip every change.
     func apply(_ kvs: [EtcdClient.KeyValue], upTo revision: Int64, _ state: inout SyncState) throws(SyncError) -> OpenVault.ApplyResult {
+        try EtcdRevision.check(revision, after: state.cursor)
         var changes: [SyncChange] = []
         var refused = 0
-        for kv in kvs {
+        var retired = false
+        var refusedKeys = Set<[UInt8]>()
+        let signers = SyncRecords.signers(state)
+        let opened = Self.openAll(kvs, state: state, signers: signers)
+        for (kv, opened) in zip(kvs, opened) {
             remember(kv.key, revision: kv.modRevision)
-            guard let change = SyncRecords.openItem(kv.value, at: kv.key, state: state),
-                (try? SyncRecords.itemKey(change, state: state)) == kv.key
+            // Refused: what does not open, is signed by no current member, opens to an item
+            // that belongs at another key, or was sealed under a retired epoch after this
+            // device moved on from it (a removed device's key, or a replay).
+            guard let opened, (try? SyncRecords.itemKey(opened.change, state: state, epoch: opened.epoch)) == kv.key,
+                opened.epoch == state.epoch || (opened.epoch < state.epoch && kv.modRevision <= state.epochSince)
             else {
                 refused += 1
+                refusedKeys.insert(kv.key)
+                // Under a retired epoch: deleted by this device's next sweep.
+                if let header = SyncRecords.itemHeader(kv.value), header.epoch < state.epoch { state.retiredRecords = true }
                 continue
             }
-            changes.append(change)
+            if opened.epoch != state.epoch { retired = true }
+            changes.append(opened.change)
         }
         state.cursor = max(state.cursor, revision)
         state.lastPull = SyncChange.nowMilliseconds()
-        state.refused += UInt32(refused)
+        state.refused = EtcdRevision.tally(state.refused, adding: refused)
         let encoded = state.encoded()
         var result = try Self.onVault(vault) { (open) throws(StoreError) in try open.applyReceived(changes, state: encoded) }
         result.refused += refused
+        // A current member's change under a retired epoch: this device seals it again too,
+        // so it outlives the old records.
+        if retired { try Self.onVault(vault) { (open) throws(StoreError) in try open.resendAll() } }
+        // A refused value where one of this device's items lives took the place of the real
+        // one (moved there, forged): this device sends its own again.
+        if !refusedKeys.isEmpty {
+            let current = state
+            _ = try Self.onVault(vault) { (open) throws(StoreError) in
+                try open.resend { change in (try? SyncRecords.itemKey(change, state: current)).map { refusedKeys.contains($0) } ?? false }
+            }
+        }
         return result
+    }
+
+    /// Puts back in the outbox what this device sent and etcd no longer holds (dropped):
+    /// looked for only when etcd holds fewer items than this device has sent.
+    func resendDropped(_ state: SyncState, client: EtcdClient) throws(SyncError) {
+        let prefix = SyncRecords.itemsPrefix(state)
+        let end = EtcdClient.rangeEnd(ofPrefix: prefix)
+        guard try client.keys(prefix, rangeEnd: end, keysOnly: false).count < (try Self.onVault(vault) { (open) throws(StoreError) in try open.journalCount() }) else {
+            return
+        }
+        let held = Set(try client.keys(prefix, rangeEnd: end, keysOnly: true).keys)
+        _ = try Self.onVault(vault) { (open) throws(StoreError) in
+            try open.resend { change in (try? SyncRecords.itemKey(change, state: state)).map { !held.contains($0) } ?? false }
+        }
+    }
+
+    /// Deletes the records sealed under retired epochs once this device has sealed again
+    /// everything it holds (its outbox empty): a removed device's key opens none of what
+    /// stays. Each delete is conditional on the record being the one read.
+    func deleteRetiredRecords(_ state: inout SyncState, client: EtcdClient) throws(SyncError) {
+        guard state.retiredRecords, try outboxLength() == 0 else { return }
+        let prefix = SyncRecords.itemsPrefix(state)
+        for kv in try client.range(prefix, rangeEnd: EtcdClient.rangeEnd(ofPrefix: prefix)).kvs {
+            guard let header = SyncRecords.itemHeader(kv.value), header.epoch < state.epoch else { continue }
+            _ = try client.delete(kv.key, ifModRevision: kv.modRevision)
+        }
+        state.retiredRecords = false
+        try save(state)
     }
 
     /// Notes the revision etcd gave a key (bounded: forgotten whole when large).

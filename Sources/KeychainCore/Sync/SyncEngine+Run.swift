@@ -22,6 +22,8 @@ extension SyncEngine {
             try refreshMembership(&state, client: client)
             round.sent = try push(&state, client: client)
             let pulled = try pull(&state, client: client)
+            try deleteRetiredRecords(&state, client: client)
+            try resendDropped(state, client: client)
             round.received = pulled.applied
             round.superseded = pulled.superseded
             round.refused = pulled.refused
@@ -45,7 +47,7 @@ extension SyncEngine {
                     continue
                 }
                 do {
-                    try client.watch(prefix: state.prefix, startRevision: state.cursor + 1, idleSeconds: 5) { event in
+                    try client.watch(prefix: state.prefix, startRevision: EtcdRevision.after(state.cursor), idleSeconds: 5) { event in
                         switch event {
                         case .changed(let revision, let puts): inbox.post(puts: puts, revision: revision)
                         case .compacted: inbox.post(fullRound: true)

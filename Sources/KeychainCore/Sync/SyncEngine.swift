@@ -40,26 +40,28 @@ public final class SyncEngine: @unchecked Sendable {
     /// - Throws: ``SyncError/alreadyEnrolled``; ``SyncError/unreachable(_:)`` when no endpoint answers.
     public static func create(vault: Vault, cluster: SyncCluster, deviceName: String) throws(SyncError) -> SyncEngine {
         guard try onVault(vault, creating: true, { (open) throws(StoreError) in try open.readSyncState() }) == nil else { throw .alreadyEnrolled }
-        let keys = try deviceKeys()
-        let state = SyncState(
-            userID: Random.bytes(16), deviceID: Random.bytes(16), deviceName: deviceName, privateKey: keys.privateKey, publicKey: keys.publicKey,
-            namingKey: SecretBytes.random(count: 32), epochKeys: [1: SecretBytes.random(count: 32)], epoch: 1, cursor: 0, lastPull: 0, refused: 0,
-            cluster: cluster.configuration)
+        var state = try newDevice(
+            userID: Random.bytes(16), deviceName: deviceName, epochKeys: [1: SecretBytes.random(count: 32)], epoch: 1, cluster: cluster.configuration)
         let client = try EtcdClient(state.cluster)
-        let members = [SyncRecords.Member(deviceID: state.deviceID, publicKey: state.publicKey, name: deviceName)]
-        let written = try client.put(
-            SyncRecords.membersKey(state.prefix), try SyncRecords.sealMembers(members, epoch: 1, key: state.epochKey, prefix: state.prefix), ifModRevision: 0)
+        let sealed = try SyncRecords.sealMembers([SyncRecords.member(of: state)], epoch: 1, key: state.epochKey, prefix: state.prefix)
+        let written = try client.put(SyncRecords.membersKey(state.prefix), sealed, ifModRevision: 0)
         guard written.succeeded else { throw .malformed("a new group's member list already exists") }
+        state.members = sealed
+        state.epochSince = written.revision
         try onVault(vault) { (open) throws(StoreError) in try open.enrollSync(device: state.deviceID, state: state.encoded()) }
         return try SyncEngine(vault: vault)
     }
 
-    /// Joins the sync group an existing device invited this vault into (``invite()``): the
-    /// group's keys come from the invitation, which the code opens and which is used up.
+    /// Joins the sync group an existing device invited this vault into (``invite(validFor:)``):
+    /// the group's keys come from the invitation, which the code opens and which is used up.
+    /// The invitation's expiry and epoch are inside its seal: an expired one is refused
+    /// whatever etcd still serves, and a member list older than the invitation's epoch (a
+    /// rolled-back one, which would keep this device on a retired key) is refused.
     ///
     /// - Throws: ``SyncError/invalidInvitation(_:)`` for a code this program did not make,
-    ///   ``SyncError/invitationNotFound`` for one used, expired or from another cluster,
-    ///   ``SyncError/tampered(_:)`` when what etcd holds does not open with it.
+    ///   ``SyncError/invitationNotFound`` for one used or from another cluster,
+    ///   ``SyncError/invitationExpired`` for one past its expiry,
+    ///   ``SyncError/tampered(_:)`` when what etcd holds does not open with it or was rolled back.
     public static func join(vault: Vault, cluster: SyncCluster, code: String, deviceName: String) throws(SyncError) -> SyncEngine {
         let invitation = try InvitationCode(parsing: code)
         guard try onVault(vault, creating: true, { (open) throws(StoreError) in try open.readSyncState() }) == nil else { throw .alreadyEnrolled }
@@ -68,44 +70,62 @@ public final class SyncEngine: @unchecked Sendable {
         let invitationKey = SyncRecords.invitationKey(prefix, secret: invitation.secret)
         guard let sealed = try client.range(invitationKey).kvs.first else { throw .invitationNotFound }
         let group = try SyncRecords.openInvitation(sealed.value, secret: invitation.secret, prefix: prefix)
-        let keys = try deviceKeys()
-        var state = SyncState(
-            userID: invitation.userID, deviceID: Random.bytes(16), deviceName: deviceName, privateKey: keys.privateKey, publicKey: keys.publicKey,
-            namingKey: group.naming, epochKeys: group.keys, epoch: group.epoch, cursor: 0, lastPull: 0, refused: 0, cluster: cluster.configuration)
+        guard group.expiry > SyncChange.nowMilliseconds() else { throw .invitationExpired }
+        var state = try newDevice(
+            userID: invitation.userID, deviceName: deviceName, epochKeys: [group.epoch: group.key], epoch: group.epoch, cluster: cluster.configuration)
         // Added to the member list by compare-and-swap: two devices joining at once both stay.
-        for _ in 0..<16 {
+        var joined = false
+        for _ in 0..<16 where !joined {
             guard let list = try client.range(SyncRecords.membersKey(prefix)).kvs.first else { throw .tampered("the group has no member list") }
-            guard let epoch = SyncRecords.membersEpoch(list.value), let key = state.epochKeys[epoch] else {
-                throw .tampered("the member list is at an epoch the invitation does not hold")
+            guard let epoch = SyncRecords.membersEpoch(list.value) else { throw .tampered("the member list has no epoch") }
+            guard epoch >= group.epoch else {
+                throw .tampered("the member list on etcd (epoch \(epoch)) is older than the invitation's (epoch \(group.epoch)): it was rolled back")
             }
-            state.epoch = epoch
-            var members = try SyncRecords.openMembers(list.value, key: key, prefix: prefix)
-            members.append(SyncRecords.Member(deviceID: state.deviceID, publicKey: state.publicKey, name: deviceName))
-            let updated = try SyncRecords.sealMembers(members, epoch: epoch, key: key, prefix: prefix)
-            if try client.put(SyncRecords.membersKey(prefix), updated, ifModRevision: list.modRevision).succeeded { break }
+            guard epoch == group.epoch else {
+                throw .tampered("the member list is at a newer epoch than the invitation (a device was removed since): ask for a new invitation")
+            }
+            var members = try SyncRecords.openMembers(list.value, key: group.key, prefix: prefix)
+            members.append(SyncRecords.member(of: state))
+            let updated = try SyncRecords.sealMembers(members, epoch: epoch, key: group.key, prefix: prefix)
+            let written = try client.put(SyncRecords.membersKey(prefix), updated, ifModRevision: list.modRevision)
+            if written.succeeded {
+                state.members = updated
+                state.epochSince = written.revision
+                joined = true
+            }
         }
+        guard joined else { throw .unreachable("the member list kept changing; nothing was joined, try again") }
         _ = try? client.delete(invitationKey)
         try onVault(vault) { (open) throws(StoreError) in try open.enrollSync(device: state.deviceID, state: state.encoded()) }
         return try SyncEngine(vault: vault)
     }
 
-    /// An invitation for another device to join this group: a code to type there, valid for
-    /// an hour and once. The group's keys wait in etcd sealed under a secret only the code carries.
+    /// An invitation for another device to join this group: a code to give that device (never
+    /// on a command line), valid once and for `seconds` (an hour by default, a day at most).
+    /// The group's keys wait in etcd sealed under a secret only the code carries, with the
+    /// expiry inside the seal.
     ///
-    /// - Throws: ``SyncError/unreachable(_:)`` when no endpoint answers.
-    public func invite() throws(SyncError) -> String {
+    /// - Throws: ``SyncError/invalidArgument(_:)`` for a validity outside 1 s to a day;
+    ///   ``SyncError/unreachable(_:)`` when no endpoint answers.
+    public func invite(validFor seconds: Int = 3_600) throws(SyncError) -> String {
+        guard (1...86_400).contains(seconds) else { throw .invalidArgument("an invitation is valid for 1 second to a day (86400 seconds)") }
         let state = try state()
         let client = try EtcdClient(state.cluster)
         let secret = SecretBytes.random(count: 16)
-        let lease = try client.grantLease(seconds: 3_600)
-        let written = try client.put(
-            SyncRecords.invitationKey(state.prefix, secret: secret), try SyncRecords.sealInvitation(state, secret: secret), ifModRevision: 0, lease: lease)
+        let expiry = SyncChange.nowMilliseconds() + UInt64(seconds) * 1_000
+        // The lease only tidies etcd (at least a minute: etcd's shortest leases are cut short);
+        // the expiry sealed inside is what a joining device believes.
+        let lease = try client.grantLease(seconds: max(seconds, 60))
+        let sealed = try SyncRecords.sealInvitation(state, secret: secret, expiry: expiry)
+        let written = try client.put(SyncRecords.invitationKey(state.prefix, secret: secret), sealed, ifModRevision: 0, lease: lease)
         guard written.succeeded else { throw .malformed("an invitation with a new random secret already exists") }
         return InvitationCode(userID: state.userID, secret: secret).text
     }
 
     /// Removes a device (by the start of its id, or its name) from the group: a new group key
-    /// goes to every other member, so it reads nothing written from now on.
+    /// goes to every other member, so it reads nothing written from now on, and what it writes
+    /// is refused (it is no longer a member whose signature counts). Every item is then sealed
+    /// again under the new key and names by the next rounds, and the old records deleted.
     ///
     /// - Throws: ``SyncError/invalidArgument(_:)`` when no member, or more than one, matches.
     public func removeDevice(_ which: String) throws(SyncError) {
@@ -115,6 +135,7 @@ public final class SyncEngine: @unchecked Sendable {
             try refreshMembership(&state, client: client)
             for _ in 0..<16 {
                 guard let list = try client.range(SyncRecords.membersKey(state.prefix)).kvs.first else { throw .tampered("the group has no member list") }
+                guard SyncRecords.membersEpoch(list.value) == state.epoch else { throw .tampered("the member list changed epoch while it was read; try again") }
                 var members = try SyncRecords.openMembers(list.value, key: state.epochKey, prefix: state.prefix)
                 let matches = members.filter { Digest.hex($0.deviceID).hasPrefix(which.lowercased()) || $0.name == which }
                 guard matches.count == 1, let removed = matches.first else {
@@ -129,10 +150,17 @@ public final class SyncEngine: @unchecked Sendable {
                     try client.put(SyncRecords.shareKey(state.prefix, epoch: epoch, device: member.deviceID), share)
                 }
                 let sealed = try SyncRecords.sealMembers(members, epoch: epoch, key: newKey, prefix: state.prefix)
-                guard try client.put(SyncRecords.membersKey(state.prefix), sealed, ifModRevision: list.modRevision).succeeded else { continue }
+                let written = try client.put(SyncRecords.membersKey(state.prefix), sealed, ifModRevision: list.modRevision)
+                guard written.succeeded else { continue }
                 state.epochKeys[epoch] = newKey
                 state.epoch = epoch
+                state.members = sealed
+                state.epochSince = written.revision
+                state.retiredRecords = true
                 try save(state)
+                // Every item this device holds is sealed again under the new epoch and names
+                // (the outbox: resumable, and idempotent by the clocks), then the old records go.
+                try Self.onVault(vault) { (open) throws(StoreError) in try open.resendAll() }
                 return
             }
             throw .unreachable("the member list kept changing")
@@ -154,7 +182,7 @@ public final class SyncEngine: @unchecked Sendable {
         let state = try state()
         var status = SyncStatus(
             endpoints: state.cluster.endpoints, deviceID: Digest.hex(state.deviceID), deviceName: state.deviceName, epoch: state.epoch,
-            outbox: try outboxLength(), cursor: state.cursor, lastPull: state.lastPull, refused: Int(state.refused))
+            outbox: try outboxLength(), cursor: state.cursor, lastPull: state.lastPull, refused: Int(state.refused), alarm: state.alarm)
         do throws(SyncError) {
             let client = try EtcdClient(state.cluster)
             if let list = try client.range(SyncRecords.membersKey(state.prefix)).kvs.first,
@@ -175,7 +203,15 @@ public final class SyncEngine: @unchecked Sendable {
 
     func state() throws(SyncError) -> SyncState {
         guard let sealed = try Self.onVault(vault, { (open) throws(StoreError) in try open.readSyncState() }) else { throw .notEnrolled }
-        guard let state = SyncState.decode(sealed) else { throw .store(.corrupted("the vault's sync state does not decode")) }
+        guard var state = SyncState.decode(sealed) else { throw .store(.corrupted("the vault's sync state does not decode")) }
+        if state.signingPublicKey.isEmpty {
+            // A state from before signatures: the device gets its signing key now (its group's
+            // records, of the older format, are refused until the devices enroll again).
+            let signing = try SyncRecords.crypto { () throws(OpenSSLError) in try Ed25519.generate() }
+            state.signingKey = signing.privateKey
+            state.signingPublicKey = signing.publicKey
+            try save(state)
+        }
         return state
     }
 
@@ -183,8 +219,15 @@ public final class SyncEngine: @unchecked Sendable {
         try Self.onVault(vault) { (open) throws(StoreError) in try open.writeSyncState(state.encoded()) }
     }
 
-    private static func deviceKeys() throws(SyncError) -> (privateKey: SecretBytes, publicKey: [UInt8]) {
-        try SyncRecords.crypto { () throws(OpenSSLError) in try X25519.generate() }
+    /// The state of a device new to a group: fresh X25519 and Ed25519 key pairs.
+    private static func newDevice(
+        userID: [UInt8], deviceName: String, epochKeys: [UInt32: SecretBytes], epoch: UInt32, cluster: EtcdClient.Configuration
+    ) throws(SyncError) -> SyncState {
+        let keys = try SyncRecords.crypto { () throws(OpenSSLError) in try X25519.generate() }
+        let signing = try SyncRecords.crypto { () throws(OpenSSLError) in try Ed25519.generate() }
+        return SyncState(
+            userID: userID, deviceID: Random.bytes(16), deviceName: deviceName, privateKey: keys.privateKey, publicKey: keys.publicKey, epochKeys: epochKeys,
+            epoch: epoch, cursor: 0, lastPull: 0, refused: 0, cluster: cluster, signingKey: signing.privateKey, signingPublicKey: signing.publicKey)
     }
 
     /// Runs `body` on the open vault (created first when `creating`: enrolling is a write),

@@ -17,6 +17,8 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     /// No invitation matches the code on this cluster: it was used, it expired, or it was made
     /// for another cluster.
     case invitationNotFound
+    /// The invitation is past the expiry sealed inside it, whatever etcd still serves.
+    case invitationExpired
     /// This device was removed from the sync group: it receives nothing written since.
     case removed
     /// The group's records on etcd do not open with this device's keys: they were edited,
@@ -36,6 +38,7 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
         case .malformed(let what): "etcd answered something unexpected: \(what)."
         case .invalidInvitation(let why): "That is not an invitation code: \(why)."
         case .invitationNotFound: "No invitation matches that code on this cluster: it was used, it expired, or it belongs to another cluster."
+        case .invitationExpired: "That invitation has expired; make a new one with 'keychain sync invite' on a machine of the group."
         case .removed:
             "This device was removed from its sync group; it receives nothing written since. To rejoin: 'keychain sync leave', then 'keychain sync join' with a new invitation."
         case .tampered(let what): "The sync group's data on etcd failed verification (\(what)); it was not used."

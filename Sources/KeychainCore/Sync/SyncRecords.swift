@@ -3,23 +3,41 @@
 /// group, value, device name or public key.
 ///
 /// Layout under the group's prefix `/kc1/<user id>/`:
-/// - `i/<HMAC(naming key, class || identity)>`: an item (``SyncRecords/sealItem(_:at:state:)``);
-/// - `m`: the member list, `epoch (4) || AES-GCM(members key of that epoch)`;
+/// - `i/<HMAC(naming key of the epoch, class || identity)>`: an item, signed by the device
+///   that wrote it (``SyncRecords/sealItem(_:at:state:)``); the naming key is derived from
+///   the epoch's group key, so a removal renames every item;
+/// - `m`: the member list, `epoch (4) || AES-GCM(members key of that epoch)`, each member with
+///   its X25519 and Ed25519 public keys;
 /// - `k/<epoch>/<device>`: the group key of a new epoch sealed to one member's X25519 key and
 ///   tagged under the previous epoch's key, so the server cannot make one;
 /// - `j/<SHA-256 of the invitation secret>`: an invitation, sealed under a key derived from
-///   the secret that only the code carries, under a lease of an hour.
+///   the secret that only the code carries, with its expiry inside the seal (the lease it is
+///   put under only tidies etcd: a hostile etcd may keep it).
 enum SyncRecords {
     struct Member: Sendable, Equatable {
         var deviceID: [UInt8]
+        /// X25519: new group keys are sealed to it.
         var publicKey: [UInt8]
+        /// Ed25519: what the member writes is signed with its private key.
+        var signingKey: [UInt8]
         var name: String
     }
 
+    /// The entry of the device `state` describes.
+    static func member(of state: SyncState) -> Member {
+        Member(deviceID: state.deviceID, publicKey: state.publicKey, signingKey: state.signingPublicKey, name: state.deviceName)
+    }
+
+    /// The format of items, member lists and invitations. Records of another format are
+    /// refused (they do not open: the format is in every key derivation), never misread.
+    static let format: UInt8 = 2
+
     // MARK: - Keys in etcd
 
-    static func itemKey(_ change: SyncChange, state: SyncState) throws(SyncError) -> [UInt8] {
-        let naming = HMACKey(try derive(state.namingKey, "item names"))
+    /// Where `change` lives in etcd under the naming key of `epoch` (default: the current one).
+    static func itemKey(_ change: SyncChange, state: SyncState, epoch: UInt32? = nil) throws(SyncError) -> [UInt8] {
+        guard let epochKey = state.epochKeys[epoch ?? state.epoch] else { throw .tampered("an epoch this device holds no key of") }
+        let naming = HMACKey(try derive(epochKey, "item names"))
         let tag = naming.authenticationCode([change.itemClass.code] + RecordCoding.identityMessage(change.itemClass, change.attributes))
         return state.prefix + Array("i/\(Digest.hex(tag))".utf8)
     }
@@ -33,38 +51,58 @@ enum SyncRecords {
 
     // MARK: - Items
 
-    /// `version (1) || epoch (4) || AES-GCM(items key of the epoch, padded change)`, bound to
-    /// its etcd key and epoch: a value moved to another key, or relabelled, does not open.
+    /// `format (1) || epoch (4) || signer (16) || AES-GCM(items key of the epoch, padded change)
+    /// || Ed25519 signature (64)`: bound to its etcd key and epoch (a value moved to another key,
+    /// or relabelled, does not open), and signed over the key and everything before the
+    /// signature by the device that wrote it.
     static func sealItem(_ change: SyncChange, at key: [UInt8], state: SyncState) throws(SyncError) -> [UInt8] {
         let itemsKey = try derive(state.epochKey, "items")
         let padded = change.encoded(withValue: true).withUnsafeBytes { SizePadding.pad($0) }
-        let header = [SyncChange.version] + VaultHeader.be(state.epoch)
-        return try crypto { () throws(OpenSSLError) in header + (try AESGCM.seal(padded, key: itemsKey, associatedData: key + header)) }
+        let header = [format] + VaultHeader.be(state.epoch) + state.deviceID
+        return try crypto { () throws(OpenSSLError) in
+            let sealed = header + (try AESGCM.seal(padded, key: itemsKey, associatedData: key + header))
+            return sealed + (try Ed25519.sign(key + sealed, privateKey: state.signingKey))
+        }
     }
 
-    /// The change a value holds, or nil when it does not open with the group's keys.
-    static func openItem(_ value: [UInt8], at key: [UInt8], state: SyncState) -> SyncChange? {
-        guard value.count > 5, value[0] == SyncChange.version else { return nil }
-        let epoch = value[1..<5].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-        guard let epochKey = state.epochKeys[epoch], let itemsKey = try? derive(epochKey, "items"),
-            let padded = try? AESGCM.open(Array(value[5...]), key: itemsKey, associatedData: key + Array(value[0..<5])),
-            let plain = SizePadding.unpad(padded)
+    /// An item record's epoch and signer, readable without keys; nil when it is not of this format.
+    static func itemHeader(_ value: [UInt8]) -> (epoch: UInt32, signer: [UInt8])? {
+        guard value.count > 21 + Ed25519.signatureSize, value[0] == format else { return nil }
+        return (value[1..<5].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }, Array(value[5..<21]))
+    }
+
+    /// The change a value holds and the epoch it was sealed under, or nil when it does not
+    /// open with the group's keys or is not signed by one of `signers` (device id to Ed25519
+    /// public key: the current members).
+    static func openItem(_ value: [UInt8], at key: [UInt8], state: SyncState, signers: [[UInt8]: [UInt8]]) -> (change: SyncChange, epoch: UInt32)? {
+        guard let header = itemHeader(value), let signingKey = signers[header.signer] else { return nil }
+        let signed = value.count - Ed25519.signatureSize
+        guard Ed25519.isValid(Array(value[signed...]), of: key + value[..<signed], publicKey: signingKey) else { return nil }
+        guard let epochKey = state.epochKeys[header.epoch], let itemsKey = try? derive(epochKey, "items"),
+            let padded = try? AESGCM.open(Array(value[21..<signed]), key: itemsKey, associatedData: key + Array(value[0..<21])),
+            let plain = SizePadding.unpad(padded), let change = SyncChange.decode(plain)
         else { return nil }
-        return SyncChange.decode(plain)
+        return (change, header.epoch)
+    }
+
+    /// The signing keys of the members in the list this device holds.
+    static func signers(_ state: SyncState) -> [[UInt8]: [UInt8]] {
+        guard let members = try? openMembers(state.members, key: state.epochKey, prefix: state.prefix) else { return [:] }
+        return Dictionary(members.map { ($0.deviceID, $0.signingKey) }, uniquingKeysWith: { first, _ in first })
     }
 
     // MARK: - Members
 
     static func sealMembers(_ members: [Member], epoch: UInt32, key: SecretBytes, prefix: [UInt8]) throws(SyncError) -> [UInt8] {
-        var plain: [UInt8] = []
+        var plain: [UInt8] = [format]
         for member in members {
-            plain += member.deviceID + member.publicKey
+            plain += member.deviceID + member.publicKey + member.signingKey
             let name = Array(member.name.utf8.prefix(255))
             plain.append(UInt8(name.count))
             plain += name
         }
         let header = VaultHeader.be(epoch)
-        let sealingKey = try derive(key, "members")
+        let sealingKey = try derive(key, "members \(format)")
         return try crypto { () throws(OpenSSLError) in header + (try AESGCM.seal(SecretBytes(plain), key: sealingKey, associatedData: membersKey(prefix) + header)) }
     }
 
@@ -75,20 +113,33 @@ enum SyncRecords {
     }
 
     static func openMembers(_ value: [UInt8], key: SecretBytes, prefix: [UInt8]) throws(SyncError) -> [Member] {
-        guard value.count > 4, let sealingKey = try? derive(key, "members"),
+        guard value.count > 4, let sealingKey = try? derive(key, "members \(format)"),
             let plain = try? AESGCM.open(Array(value[4...]), key: sealingKey, associatedData: membersKey(prefix) + Array(value[0..<4]))
-        else { throw .tampered("the member list does not open with the group key") }
+        else {
+            if value.count > 4, let older = try? derive(key, "members"),
+                (try? AESGCM.open(Array(value[4...]), key: older, associatedData: membersKey(prefix) + Array(value[0..<4]))) != nil
+            {
+                throw .tampered(
+                    "the member list was written by an older version of keychain (sync format 1, with no signatures); enroll the devices again: 'keychain sync leave', then 'init' and 'join'"
+                )
+            }
+            throw .tampered("the member list does not open with the group key")
+        }
         guard let members = plain.withUnsafeBytes({ decodeMembers($0) }) else { throw .tampered("the member list is malformed") }
         return members
     }
 
-    /// An opened member list: `device id (16) || public key (32) || name length (1) || name`, repeated.
+    /// An opened member list: `format (1)`, then `device id (16) || X25519 key (32) || Ed25519
+    /// key (32) || name length (1) || name`, repeated.
     static func decodeMembers(_ raw: UnsafeRawBufferPointer) -> [Member]? {
         var reader = ByteReader(raw)
+        guard reader.u8() == format else { return nil }
         var members: [Member] = []
         while reader.remaining > 0 {
-            guard let id = reader.take(16), let publicKey = reader.take(32), let length = reader.u8(), let name = reader.take(Int(length)) else { return nil }
-            members.append(Member(deviceID: id, publicKey: publicKey, name: String(decoding: name, as: UTF8.self)))
+            guard let id = reader.take(16), let publicKey = reader.take(32), let signingKey = reader.take(Ed25519.keySize), let length = reader.u8(),
+                let name = reader.take(Int(length))
+            else { return nil }
+            members.append(Member(deviceID: id, publicKey: publicKey, signingKey: signingKey, name: String(decoding: name, as: UTF8.self)))
         }
         return members
     }
@@ -115,33 +166,39 @@ enum SyncRecords {
 
     // MARK: - Invitations
 
-    /// An invitation: every epoch key and the naming key, sealed under the invitation secret.
-    static func sealInvitation(_ state: SyncState, secret: SecretBytes) throws(SyncError) -> [UInt8] {
-        var plain: [UInt8] = VaultHeader.be(state.epoch)
-        state.namingKey.withUnsafeBytes { plain += $0 }
-        for (number, key) in state.epochKeys.sorted(by: { $0.key < $1.key }) {
-            plain += VaultHeader.be(number)
-            key.withUnsafeBytes { plain += $0 }
-        }
+    /// What an invitation carries, once opened with its code.
+    struct Invitation {
+        /// When it stops being valid, in milliseconds since 1970: checked by the joining
+        /// device itself, whatever etcd still serves.
+        var expiry: UInt64
+        /// The inviter's epoch: a member list older than this is a rolled-back one.
+        var epoch: UInt32
+        /// The group key of `epoch`, and no older one: a new device opens only what is sealed now.
+        var key: SecretBytes
+    }
+
+    /// An invitation: `format (1) || expiry (8) || epoch (4) || group key of the epoch (32)`,
+    /// sealed under a key derived from the invitation secret, bound to its etcd key.
+    static func sealInvitation(_ state: SyncState, secret: SecretBytes, expiry: UInt64) throws(SyncError) -> [UInt8] {
+        var plain: [UInt8] = [format] + VaultHeader.be(expiry) + VaultHeader.be(state.epoch)
+        state.epochKey.withUnsafeBytes { plain += $0 }
         defer { for index in plain.indices { plain[index] = 0 } }
-        let sealingKey = try derive(secret, "invitation")
+        let sealingKey = try derive(secret, "invitation \(format)")
         return try crypto { () throws(OpenSSLError) in try AESGCM.seal(SecretBytes(plain), key: sealingKey, associatedData: invitationKey(state.prefix, secret: secret)) }
     }
 
-    static func openInvitation(_ value: [UInt8], secret: SecretBytes, prefix: [UInt8]) throws(SyncError) -> (epoch: UInt32, naming: SecretBytes, keys: [UInt32: SecretBytes]) {
-        guard let key = try? derive(secret, "invitation"), let plain = try? AESGCM.open(value, key: key, associatedData: invitationKey(prefix, secret: secret)) else {
-            throw .tampered("the invitation does not open with its code")
+    static func openInvitation(_ value: [UInt8], secret: SecretBytes, prefix: [UInt8]) throws(SyncError) -> Invitation {
+        guard let key = try? derive(secret, "invitation \(format)"),
+            let plain = try? AESGCM.open(value, key: key, associatedData: invitationKey(prefix, secret: secret))
+        else {
+            throw .tampered("the invitation does not open with its code (or was made by an older version of keychain)")
         }
-        let opened = plain.withUnsafeBytes { raw -> (UInt32, SecretBytes, [UInt32: SecretBytes])? in
+        let opened = plain.withUnsafeBytes { raw -> Invitation? in
             var reader = ByteReader(raw)
-            guard let epoch = reader.u32(), let naming = reader.take(32) else { return nil }
-            var keys: [UInt32: SecretBytes] = [:]
-            while reader.remaining > 0 {
-                guard let number = reader.u32(), let key = reader.take(32) else { return nil }
-                keys[number] = SecretBytes(key)
+            guard reader.u8() == format, let expiry = reader.take(8), let epoch = reader.u32(), let key = reader.take(32), reader.remaining == 0 else {
+                return nil
             }
-            guard keys[epoch] != nil else { return nil }
-            return (epoch, SecretBytes(naming), keys)
+            return Invitation(expiry: expiry.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }, epoch: epoch, key: SecretBytes(key))
         }
         guard let opened else { throw .tampered("the invitation is malformed") }
         return opened

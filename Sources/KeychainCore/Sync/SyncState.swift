@@ -1,5 +1,6 @@
 /// What a device keeps about its sync group, sealed in its vault (``OpenVault/syncState()``):
-/// who it is, the group's keys, where the cluster is and how far it has read.
+/// who it is, the group's keys, the member list it holds, where the cluster is and how far it
+/// has read.
 struct SyncState: Sendable {
     /// The random id of the user's group: the etcd prefix, never a name.
     var userID: [UInt8]
@@ -8,25 +9,43 @@ struct SyncState: Sendable {
     /// This device's X25519 key pair: new group keys are sealed to it when a device is removed.
     var privateKey: SecretBytes
     var publicKey: [UInt8]
-    /// Names items in etcd (HMAC of their identity); never rotated, so addresses stay put.
-    var namingKey: SecretBytes
-    /// The group key of every epoch this device has held; the newest seals what it writes.
+    /// The group key of every epoch this device has held; the newest seals and names what it
+    /// writes (item names are derived from it, so a removal renames every item).
     var epochKeys: [UInt32: SecretBytes]
     var epoch: UInt32
     /// The cluster revision up to which every change has been applied.
     var cursor: Int64
     /// Milliseconds since 1970 of the last complete pull (0: never).
     var lastPull: UInt64
-    /// Values etcd served that did not open (edited, moved, forged) since enrollment.
+    /// Values etcd served that were refused (edited, moved, forged, from no member, replayed
+    /// under a retired key) since enrollment.
     var refused: UInt32
     var cluster: EtcdClient.Configuration
+    /// This device's Ed25519 key pair: everything it writes carries its signature, checked
+    /// against the member list by every other device. Empty until a state from before
+    /// signatures is upgraded (``SyncEngine/state()``).
+    var signingKey = SecretBytes([])
+    var signingPublicKey: [UInt8] = []
+    /// The newest member list this device accepted, sealed as etcd held it: written back when
+    /// etcd serves an older one.
+    var members: [UInt8] = []
+    /// The cluster revision at which this device moved to its current epoch: a record sealed
+    /// under an older epoch and written after it is refused.
+    var epochSince: Int64 = 0
+    /// Whether records under retired epochs may still be on etcd (removed once this device
+    /// has sealed again everything it holds).
+    var retiredRecords = false
+    /// The last time etcd served a member list older than, or forked from, the one held.
+    var alarm: SyncMembershipAlarm?
 
     var epochKey: SecretBytes { epochKeys[epoch]! }
 
     /// The etcd prefix of the group: `/kc1/<user id in hex>/`.
     var prefix: [UInt8] { Array("/kc1/\(Digest.hex(userID))/".utf8) }
 
-    static let version: UInt8 = 1
+    /// Version 2 adds the signing key, the held member list, the epoch's start and the alarm;
+    /// version 1 is read (its naming key dropped: names now come from the epoch key).
+    static let version: UInt8 = 2
 
     func encoded() -> SecretBytes {
         var out: [UInt8] = [Self.version]
@@ -40,7 +59,8 @@ struct SyncState: Sendable {
         string(deviceName)
         privateKey.withUnsafeBytes { bytes(Array($0)) }
         bytes(publicKey)
-        namingKey.withUnsafeBytes { bytes(Array($0)) }
+        signingKey.withUnsafeBytes { bytes(Array($0)) }
+        bytes(signingPublicKey)
         out += VaultHeader.be(epoch)
         out += VaultHeader.be(UInt32(epochKeys.count))
         for (number, key) in epochKeys.sorted(by: { $0.key < $1.key }) {
@@ -55,6 +75,10 @@ struct SyncState: Sendable {
         string(cluster.caFile)
         string(cluster.certFile)
         string(cluster.keyFile)
+        bytes(members)
+        out += VaultHeader.be(epochSince)
+        out.append(retiredRecords ? 1 : 0)
+        out += alarm?.encoded() ?? [0]
         let result = SecretBytes(out)
         for index in out.indices { out[index] = 0 }
         return result
@@ -69,10 +93,18 @@ struct SyncState: Sendable {
                 return .some(b == [0xFF] ? nil : String(decoding: b, as: UTF8.self))
             }
             func u64() -> UInt64? { reader.take(8).map { $0.reduce(UInt64(0)) { $0 << 8 | UInt64($1) } } }
-            guard reader.u8() == version, let user = bytes(), user.count == 16, let device = bytes(), device.count == 16,
-                let name = string() ?? nil, let privateKey = bytes(), privateKey.count == 32, let publicKey = bytes(), publicKey.count == 32,
-                let naming = bytes(), naming.count == 32, let epoch = reader.u32(), let keyCount = reader.u32(), keyCount < 100_000
+            guard let version = reader.u8(), version == 1 || version == SyncState.version, let user = bytes(), user.count == 16, let device = bytes(),
+                device.count == 16, let name = string() ?? nil, let privateKey = bytes(), privateKey.count == 32, let publicKey = bytes(), publicKey.count == 32
             else { return nil }
+            var signing: (SecretBytes, [UInt8]) = (SecretBytes([]), [])
+            if version == 1 {
+                guard let naming = bytes(), naming.count == 32 else { return nil }
+            } else {
+                // Empty: a key pair still to make (``SyncEngine/state()``).
+                guard let key = bytes(), let publicKey = bytes(), key.count == publicKey.count, [0, Ed25519.keySize].contains(key.count) else { return nil }
+                signing = (SecretBytes(key), publicKey)
+            }
+            guard let epoch = reader.u32(), let keyCount = reader.u32(), keyCount < 100_000 else { return nil }
             var keys: [UInt32: SecretBytes] = [:]
             for _ in 0..<keyCount {
                 guard let number = reader.u32(), let key = bytes(), key.count == 32 else { return nil }
@@ -86,11 +118,21 @@ struct SyncState: Sendable {
                 guard let endpoint = string() ?? nil else { return nil }
                 endpoints.append(endpoint)
             }
-            guard let ca = string(), let cert = string(), let key = string(), reader.remaining == 0 else { return nil }
-            return SyncState(
-                userID: user, deviceID: device, deviceName: name, privateKey: SecretBytes(privateKey), publicKey: publicKey,
-                namingKey: SecretBytes(naming), epochKeys: keys, epoch: epoch, cursor: Int64(bitPattern: cursor), lastPull: lastPull, refused: refused,
-                cluster: EtcdClient.Configuration(endpoints: endpoints, caFile: ca, certFile: cert, keyFile: key))
+            guard let ca = string(), let cert = string(), let key = string() else { return nil }
+            var state = SyncState(
+                userID: user, deviceID: device, deviceName: name, privateKey: SecretBytes(privateKey), publicKey: publicKey, epochKeys: keys, epoch: epoch,
+                cursor: max(0, Int64(bitPattern: cursor)), lastPull: lastPull, refused: refused,
+                cluster: EtcdClient.Configuration(endpoints: endpoints, caFile: ca, certFile: cert, keyFile: key), signingKey: signing.0,
+                signingPublicKey: signing.1)
+            if version == 1 { return reader.remaining == 0 ? state : nil }
+            guard let members = bytes(), let since = u64(), let retired = reader.u8(), retired <= 1, let alarm = SyncMembershipAlarm.decode(&reader),
+                reader.remaining == 0
+            else { return nil }
+            state.members = members
+            state.epochSince = min(Int64(clamping: since), EtcdRevision.ceiling)
+            state.retiredRecords = retired == 1
+            state.alarm = alarm
+            return state
         }
     }
 }

@@ -22,7 +22,8 @@ public struct SyncRound: Sendable, Equatable {
     /// Received changes older than what this vault had, not applied.
     public var superseded = 0
     /// Values etcd served that did not open with the group's keys (edited, moved between
-    /// keys, forged), or that no device of the group makes: never applied.
+    /// keys, forged), that no current member signed, that were sealed under a retired key
+    /// after the removal, or that no device of the group makes: never applied.
     public var refused = 0
 }
 
@@ -52,6 +53,9 @@ public struct SyncStatus: Sendable {
     public var lastPull: UInt64
     /// How many values from etcd were refused since enrollment.
     public var refused: Int
+    /// The last member list etcd served that this device refused (rolled back or forked), or
+    /// nil when there has been none.
+    public var alarm: SyncMembershipAlarm?
     /// The group's members, as the member list on the cluster says (empty when unreachable).
     public var members: [Device] = []
     /// The cluster's revision now; nil when it did not answer.

@@ -130,6 +130,32 @@ extension OpenVault {
         }
     }
 
+    /// How many items the journal holds (pending or sent).
+    func journalCount() throws(StoreError) -> Int {
+        try withState { () throws(StoreError) in
+            try checkedRead { () throws(StoreError) in
+                try sql { () throws(SQLiteError) in
+                    try connection.statement(VaultSchema.countJournal).with([]) { (s: Statement) throws(SQLiteError) in try s.step() ? Int(s.integer(0)) : 0 }
+                }
+            }
+        }
+    }
+
+    /// Puts the sent journal entries whose items `isMissing` says etcd lacks back in the outbox.
+    func resend(where isMissing: (SyncChange) -> Bool) throws(StoreError) -> Int {
+        try withState { () throws(StoreError) in
+            try ledgerWrite { () throws(StoreError) -> Int in
+                guard syncEnrolled else { return 0 }
+                var count = 0
+                for entry in try journalEntries() where !entry.pending && isMissing(entry.change) {
+                    try storeJournalEntry(entry.change, pending: true)
+                    count += 1
+                }
+                return count
+            }
+        }
+    }
+
     /// Puts every journal entry back in the outbox (the cluster lost what it had).
     func resendAll() throws(StoreError) {
         try withState { () throws(StoreError) in
@@ -151,6 +177,7 @@ extension OpenVault {
                 applyingRemoteChanges = true
                 defer { applyingRemoteChanges = false }
                 var result = ApplyResult()
+                var appliedNow = Set<[UInt8]>()
                 for var change in changes {
                     var attributes = change.attributes.normalizedIdentity(for: change.itemClass)
                     attributes.accessibility = attributes.accessibility ?? .whenUnlocked
@@ -161,6 +188,11 @@ extension OpenVault {
                     change.identity = try identityDigest(change.itemClass, attributes)
                     if let local = try journalEntry(change.identity), !change.isNewer(thanClock: local.clock, origin: local.origin) {
                         result.superseded += 1
+                        // etcd served an older change than this vault holds: it lost the newer
+                        // one (dropped, rolled back), so this vault sends its own again.
+                        if local.isNewer(thanClock: change.clock, origin: change.origin), !appliedNow.contains(change.identity) {
+                            try storeJournalEntry(local, pending: true)
+                        }
                         continue
                     }
                     let existing = try row(identity: change.identity, includeValue: false)
@@ -176,6 +208,7 @@ extension OpenVault {
                     change.attributes = SyncChange.address(of: change.itemClass, attributes)
                     change.value = nil
                     try storeJournalEntry(change, pending: false)
+                    appliedNow.insert(change.identity)
                     result.applied += 1
                 }
                 if let state { try storeSyncState(state) }

@@ -60,6 +60,7 @@ enum VaultSchema {
     static let writeJournal = "INSERT OR REPLACE INTO sync_journal(identity, pending, record) VALUES(?, ?, ?)"
     static let readPendingJournal = "SELECT identity, record FROM sync_journal WHERE pending = 1 LIMIT ?"
     static let countPendingJournal = "SELECT count(*) FROM sync_journal WHERE pending = 1"
+    static let countJournal = "SELECT count(*) FROM sync_journal"
     static let readAllJournal = "SELECT identity, pending, record FROM sync_journal"
     static let clearPending = "UPDATE sync_journal SET pending = 0 WHERE identity = ? AND record = ? AND pending = 1"
     static let markAllPending = "UPDATE sync_journal SET pending = 1"
