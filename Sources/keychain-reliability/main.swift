@@ -72,7 +72,9 @@ while index < arguments.count {
     case "--seed" where index + 1 < arguments.count: index += 1; seed = UInt64(arguments[index]) ?? seed
     case "--json" where index + 1 < arguments.count: index += 1; jsonPath = arguments[index]
     default:
-        print("usage: keychain-reliability [--quick | --long] [--only crash,contention,keychanges,corruption,hostile,users,memory,faults,sync,hostile-etcd] [--seed N] [--json PATH]")
+        print(
+            "usage: keychain-reliability [--quick | --long] [--only crash,contention,keychanges,corruption,hostile,users,memory,faults,sync,hostile-etcd]"
+                + " [--seed N] [--json PATH]")
         exit(2)
     }
     index += 1
