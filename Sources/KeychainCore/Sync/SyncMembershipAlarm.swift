@@ -11,6 +11,7 @@ public struct SyncMembershipAlarm: Sendable, Equatable {
         case forked = 2
     }
 
+    /// Whether the list was rolled back or forked.
     public var kind: Kind
     /// When it was seen, in milliseconds since 1970.
     public var at: UInt64
