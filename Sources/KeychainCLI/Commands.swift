@@ -652,8 +652,8 @@ struct ItemDescription {
     /// The item as a person names it: its class, service or server, and account.
     var name: String {
         let a = item.attributes
-        let place = a.service.map { "service '\($0)'" } ?? a.server.map { "server '\($0)'" } ?? "no service"
-        return "the \(item.itemClass.rawValue) item of \(place), account '\(a.account ?? "")'"
+        let place = a.service.map { "service '\(Self.escaped($0))'" } ?? a.server.map { "server '\(Self.escaped($0))'" } ?? "no service"
+        return "the \(item.itemClass.rawValue) item of \(place), account '\(Self.escaped(a.account ?? ""))'"
     }
 
     /// One line of tab-separated fields, each escaped (``escaped(_:)``): a label or an

@@ -73,6 +73,11 @@ struct Passphrases {
         guard !terminal.stdinIsTerminal else { return nil }
         let line = try terminal.readStandardInput().droppingTrailingNewline()
         guard line.count > 0 else { return nil }
+        // One line: a second would become part of the passphrase, one nobody could type again.
+        let lines = line.withUnsafeBytes { $0.contains(UInt8(ascii: "\n")) || $0.contains(UInt8(ascii: "\r")) }
+        guard !lines else {
+            throw CommandFailure("\(what) on standard input is more than one line; nothing was used (pipe exactly one line)", code: .usage)
+        }
         guard line.count <= PassphraseFile.maximumLength else {
             throw CommandFailure("\(what) on standard input is longer than \(PassphraseFile.maximumLength) bytes; nothing was used", code: .usage)
         }

@@ -130,5 +130,8 @@ struct PassphraseRuleTests {
         #expect(try keychain(["get", "-s", "svc", "alice"], environment: withFile).output == "s3cret\n")
         let nothing = try keychain(["unlock"])
         #expect(nothing.status == 3 && nothing.stderr.contains("pipe it on standard input"), "\(nothing.stderr)")
+        let twoLines = try keychain(["passwd"], input: "new words\nnew words\n", environment: withFile)
+        #expect(twoLines.status == 2 && twoLines.stderr.contains("more than one line"), "never a passphrase nobody can type: \(twoLines.stderr)")
+        #expect(try keychain(["get", "-s", "svc", "alice"], environment: withFile).output == "s3cret\n", "the passphrase is unchanged")
     }
 }

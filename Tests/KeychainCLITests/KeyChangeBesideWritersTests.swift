@@ -2,6 +2,8 @@ import Foundation
 import KeychainTestSupport
 import Testing
 
+@testable import KeychainCore
+
 /// A rekey or a first passphrase runs while other processes write: every write lands, before
 /// the rotation (and is re-sealed by it) or after it (under the new keys), and the writers see
 /// a rotation as a short wait, never as tampering.
@@ -94,5 +96,37 @@ struct KeyChangeBesideWritersTests {
             let verify = try KeychainExecutable.run(["verify"] + vault, environment: withPassphrase, home: directory.path)
             #expect(verify.status == 0, "\(verify.output)\(verify.stderr)")
         }
+    }
+
+    @Test(
+        "a rekey that fails (the file-size limit) leaves the user's cached keys as they were: other processes read on; a planted ':unlocked' key does not make a rekey publish the whenUnlocked keys"
+    )
+    func failedOrFooledRekeyPublishesNothing() throws {
+        let passphrase = directory.file("pw", "correct horse")
+        let keyring = ["KEYCHAIN_KERNEL_KEYRING": "on"]
+        let withPassphrase = keyring.merging(["KEYCHAIN_PASSPHRASE_FILE": passphrase]) { $1 }
+        let value = String(repeating: "v", count: 1_000)
+        for index in 0..<40 {
+            #expect(try keychain(["set", "-s", "svc", "afu-\(index)", "--accessibility", "afterFirstUnlock"], input: value, environment: keyring).status == 0)
+        }
+        #expect(try keychain(["set", "-s", "svc", "wu"], input: "when unlocked", environment: keyring).status == 0)
+        #expect(try keychain(["passwd"], environment: keyring.merging(["KEYCHAIN_NEW_PASSPHRASE_FILE": passphrase]) { $1 }).status == 0)
+        #expect(try keychain(["unlock", "--timeout", "0"], environment: withPassphrase).status == 0, "afterFirstUnlock keys cached, whenUnlocked not shared")
+        defer { _ = try? keychain(["lock"], environment: keyring) }
+
+        var env = ["PATH": "/usr/bin:/bin", "HOME": directory.path, "XDG_DATA_HOME": directory.path + "/data"]
+        env.merge(withPassphrase) { $1 }
+        let limited = try Subprocess.run(
+            "/bin/bash", ["-c", "ulimit -f 40; exec \"$0\" rekey --vault \"$1\"", KeychainExecutable.path, vaultPath], environment: env)
+        #expect(limited.status != 0, "the rekey could not write its transaction: \(limited.stderr)")
+        let read = try keychain(["get", "-s", "svc", "afu-3"], environment: keyring)
+        #expect(read.status == 0 && read.output == value + "\n", "another process still reads from the cache: \(read.stderr)")
+
+        // A key any process of the user may add under the user-unlock name, with junk in it.
+        let opened = try OpenVault(VaultConfiguration(location: VaultLocation(path: vaultPath), usesKernelKeyring: true))
+        try KernelKeyring().store(SecretBytes(utf8: String(repeating: "junk", count: 20)), as: opened.unlockedDescription, timeout: 300)
+        #expect(try keychain(["rekey"], environment: withPassphrase).status == 0)
+        let fooled = try keychain(["get", "-s", "svc", "wu"], environment: keyring)
+        #expect(fooled.status == 3, "the whenUnlocked item stays locked for other processes: \(fooled.output)\(fooled.stderr)")
     }
 }

@@ -34,7 +34,7 @@ extension OpenVault {
                     attributes = try decryptAttributes(row)
                     value = try open(row.value ?? [], row: row, part: .value)
                 } catch {
-                    guard error.isUnavailableKey || error.isDamage else { throw error }
+                    guard error.isUnavailableKey || error.isDamage || error == .interactionNotAllowed else { throw error }
                     continue
                 }
                 let sealed = try seal(row.itemClass, attributes: attributes, value: value)

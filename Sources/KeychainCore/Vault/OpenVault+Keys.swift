@@ -128,23 +128,33 @@ extension OpenVault {
 
     /// Records the check values of the keys this process unwrapped with the master key, so that
     /// other processes can trust them from the cache. Best effort: a read-only vault keeps its
-    /// old checks (and other processes then need the passphrase).
-    func recordKeyChecks() {
-        guard keys.master != nil else { return }
+    /// old checks (and other processes then need the passphrase). False when the vault's
+    /// recorded lookup key is another one: this process's keys were retired by a rotation, and
+    /// must be neither recorded nor published.
+    @discardableResult
+    func recordKeyChecks() -> Bool {
+        guard keys.master != nil else { return true }
         let checks = KeyCheck.values(of: keys, vaultID: header.vaultID)
-        let stored = (try? storedKeyChecks()) ?? nil
-        var merged = stored.flatMap(KeyCheck.decode) ?? [:]
-        // A lookup key's check changes only with a rotation, which records it in its own
-        // transaction: a process whose keys another process retired (its unlock read the
-        // header before that rotation committed) must not put its retired checks back.
-        if let current = merged[KeyCheck.lookupCode], let mine = checks[KeyCheck.lookupCode], !Digest.equal(current, mine) { return }
-        merged.merge(checks) { $1 }
-        let encoded = KeyCheck.encode(merged)
-        guard encoded != stored else { return }
-        let write = { () throws(StoreError) in
+        var current = true
+        // Read, compared and written in one transaction: a rotation committing in between
+        // must not have its checks replaced by this process's retired ones.
+        let record = { () throws(StoreError) in
+            let stored = try self.storedKeyChecks()
+            var merged = stored.flatMap(KeyCheck.decode) ?? [:]
+            // A lookup key's check changes only with a rotation, which records it in its own
+            // transaction: a process whose keys another process retired (its unlock read the
+            // header before that rotation committed) must not put its retired checks back.
+            if let recorded = merged[KeyCheck.lookupCode], let mine = checks[KeyCheck.lookupCode], !Digest.equal(recorded, mine) {
+                current = false
+                return
+            }
+            merged.merge(checks) { $1 }
+            let encoded = KeyCheck.encode(merged)
+            guard encoded != stored else { return }
             try self.sql { () throws(SQLiteError) in try self.connection.statement(VaultSchema.writeKeyCheck).run([.blob(encoded)]) }
         }
-        if connection.isInTransaction { try? write() } else { try? writeTransaction(write) }
+        if connection.isInTransaction { try? record() } else { try? writeTransaction(record) }
+        return current
     }
 
     func adopt(master: SecretBytes) throws(StoreError) {
@@ -227,7 +237,9 @@ extension OpenVault {
             try connection.statement(VaultSchema.insertClassKey).run([.integer(Int64(accessibility.code)), .blob(wrapped)])
         }
         keys.classes[accessibility] = key
-        if accessibility.survivesLock || accessibility.opensWithUserUnlock { publishToKernelKeyring() }
+        // Inside a write (a rotation's, most of all) the new key is published after the commit:
+        // a cache of keys the vault may yet roll back would lock out every process that uses it.
+        if accessibility.survivesLock || accessibility.opensWithUserUnlock, !connection.isInTransaction { publishToKernelKeyring() }
         return key
     }
 
@@ -291,8 +303,9 @@ extension OpenVault {
     /// Publishes the afterFirstUnlock keys, and with `forUser` the whenUnlocked ones as the
     /// user's unlocked state, to the kernel keyring.
     func publishToKernelKeyring(forUser: Bool) {
-        // The check values also mark a rotation for other processes: recorded with or without a cache.
-        recordKeyChecks()
+        // The check values also mark a rotation for other processes: recorded with or without a
+        // cache; keys a rotation retired are not published.
+        guard recordKeyChecks() else { return }
         guard header.hasPassphrase, configuration.usesKernelKeyring, let payload = keys.cachePayload() else { return }
         do {
             try kernelKeyring.store(payload, as: cacheDescription)

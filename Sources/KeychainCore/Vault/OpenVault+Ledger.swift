@@ -137,6 +137,7 @@ extension OpenVault {
     func ledgerWrite<R>(_ check: LedgerCheck = .everyRow, _ body: () throws(StoreError) -> R) throws(StoreError) -> R {
         guard header.version >= 2 else { throw .unsupportedFormatVersion(Int(header.version)) }
         let result: R
+        let classesBefore = keys.classes.count
         do {
             result = try writeTransaction { () throws(StoreError) -> R in
                 // The format and the sync enrolment are as the check found them (another process may have changed them).
@@ -160,6 +161,8 @@ extension OpenVault {
         }
         writeGeneration = 0
         rememberGeneration()
+        // A class key the write created is published now that it is committed.
+        if keys.classes.count != classesBefore { publishToKernelKeyring() }
         if journaledLastWrite { syncWake?() }
         return result
     }

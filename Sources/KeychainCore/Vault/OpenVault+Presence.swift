@@ -85,8 +85,12 @@ extension OpenVault {
 
     func createPresenceKeyIfMissing(passphraseKey: SecretBytes) throws(StoreError) {
         guard try storedPresenceKey() == nil else { return }
+        let planned = header
         let record = try rewrappedPresenceKey(from: nil, to: passphraseKey)
         try writeTransaction { () throws(StoreError) in
+            // Wrapped for this header's salt and vouched for by its master key: a rotation or
+            // passphrase change since would make it a record no current key opens.
+            try requireHeader(planned)
             guard try storedPresenceKey() == nil else { return }
             try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.writePresenceKey).run([.blob(record.encoded())]) }
         }

@@ -68,8 +68,10 @@ extension OpenVault {
         _ rotation: KeyRotation, currentPassphraseKey: SecretBytes?, beforeCommit: () throws(StoreError) -> Void = {}
     ) throws(StoreError) {
         let oldKeys = keys, oldHeader = header
-        // The user's unlocked state outlives the keys it held: it is published again with the new ones.
-        let userWasUnlocked = usesUserUnlock && kernelKeyring.load(unlockedDescription) != nil
+        // The user's unlocked state outlives the keys it held: it is published again with the
+        // new ones, when it was genuinely there (a key any process of the user could plant
+        // under that name must not make a rekey publish the whenUnlocked keys).
+        let userWasUnlocked = usesUserUnlock && holdsGenuineUserUnlock()
         do throws(StoreError) {
             try ledgerWrite { () throws(StoreError) in
                 try requireHeader(rotation.replacing)
@@ -154,6 +156,17 @@ extension OpenVault {
         try recountLedger()
         recordKeyChecks()
         guard try storedKeyChecks() != nil else { throw .io("the new keys' check values could not be recorded; nothing was changed") }
+    }
+
+    /// Whether the kernel keyring holds the user's unlocked state with this vault's current
+    /// whenUnlocked keys (their check values as recorded), not merely a key of that name.
+    func holdsGenuineUserUnlock() -> Bool {
+        guard let stored = kernelKeyring.load(unlockedDescription), let (_, payload) = Self.splitUnlockedPayload(stored) else { return false }
+        var candidate = KeyRing()
+        guard candidate.adopt(cachePayload: payload, allowed: { $0.opensWithUserUnlock }), !candidate.classes.isEmpty,
+            let bytes = try? storedKeyChecks(), let checks = KeyCheck.decode(bytes)
+        else { return false }
+        return KeyCheck.verify(candidate, against: checks, vaultID: header.vaultID)
     }
 
     /// Inside a write transaction (mutex held): the header is still `planned`, the one a key

@@ -156,6 +156,9 @@ final class OpenVault: @unchecked Sendable {
             try? resealCarriedRows(passphraseKey: passphraseKey)
         }
         try loadExistingClassKeys()
+        // A rekey that committed after this unlock read the header retired what it opened:
+        // those keys are neither kept nor published (the caller starts the unlock again).
+        if try dropKeysIfRotated() { throw .locked }
         publishToKernelKeyring()
         startIdleTimer()
     }

@@ -27,7 +27,7 @@ enum VaultDestination {
         guard !present.isEmpty else { return }
         if let holder = holder(of: location.path + "-shm") {
             throw .invalidArgument(
-                "\(present[0]) is held open by process \(holder.pid) (\(holder.name)), which still uses the vault that was at \(location.path); stop it first (\(purpose) would share its files)"
+                "\(location.path)-shm is held open by process \(holder.pid) (\(holder.name)), which still uses the vault that was at \(location.path); stop it first (\(purpose) would share its files)"
             )
         }
         // A -wal that is not empty holds writes no checkpoint has put into their vault yet.
