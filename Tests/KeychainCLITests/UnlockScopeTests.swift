@@ -74,4 +74,30 @@ struct UnlockScopeTests {
         try owner.unlock(forUser: secret("pw"))
         #expect(try Vault(configuration).copyMatching(query).first?.value?.string == "v")
     }
+
+    @Test(
+        "a credential as systemd makes it where its file system has ACLs (root's, read granted to the service by an ACL, its mask shown as group read) unlocks; a root-owned one others may read does not",
+        .enabled(if: geteuid() == 0, "needs root to make a root-owned file for another user")
+    )
+    func systemdACLCredential() throws {
+        // The test runs as root: the "service user" is the one the command runs as, root too,
+        // so the owner is root either way; what is checked is the mode rule for root's files.
+        let credentials = directory.path + "/acl-credentials"
+        try FileManager.default.createDirectory(atPath: credentials, withIntermediateDirectories: false)
+        let file = credentials + "/keychain-passphrase"
+        _ = FileManager.default.createFile(atPath: file, contents: Data("correct horse".utf8), attributes: [.posixPermissions: 0o440])
+        let keychain = { (environment: [String: String]) throws -> CommandResult in
+            try KeychainExecutable.run(["get", "--vault", self.directory.vaultPath("acl.keychain"), "-s", "svc", "alice"], environment: environment, home: self.directory.path)
+        }
+        #expect(try KeychainExecutable.run(["set", "--vault", directory.vaultPath("acl.keychain"), "-s", "svc", "alice"], input: Data("s".utf8), home: directory.path).status == 0)
+        #expect(
+            try KeychainExecutable.run(
+                ["passwd", "--vault", directory.vaultPath("acl.keychain")], input: Data("correct horse\n".utf8), home: directory.path
+            ).status == 0)
+        let read = try keychain(["CREDENTIALS_DIRECTORY": credentials])
+        #expect(read.status == 0 && read.output == "s\n", "\(read.stderr)")
+        chmod(file, 0o444)
+        let open = try keychain(["CREDENTIALS_DIRECTORY": credentials])
+        #expect(open.status != 0, "others may read it: \(open.stderr)")
+    }
 }

@@ -24,8 +24,10 @@ public enum PassphraseFile {
             let path = directory + "/keychain-passphrase"
             if case .present = try VaultFile.entry(path) {
                 // The same rules as any passphrase file: the variable may name any directory, and
-                // systemd's own credentials (the service user's, mode 0400) pass them.
-                return try read(path, what: "the systemd credential keychain-passphrase")
+                // systemd's own credentials pass them: the service user's at mode 0400, or, where
+                // the credentials file system has ACLs, root's with the user's read granted by an
+                // ACL (its mask shows as group read). No process of the user can make a root-owned file.
+                return try read(path, what: "the systemd credential keychain-passphrase", checkOwnership: true, rootOwnedAllowed: true)
             }
         }
         return nil
@@ -42,12 +44,17 @@ public enum PassphraseFile {
     /// A passphrase file's contents without one trailing newline (`\n` or `\r\n`); `what`
     /// names it in errors. Refused as ``fromEnvironment(_:)`` says.
     public static func read(_ path: String, what: String, checkOwnership: Bool = true) throws(StoreError) -> SecretBytes {
+        try read(path, what: what, checkOwnership: checkOwnership, rootOwnedAllowed: false)
+    }
+
+    private static func read(_ path: String, what: String, checkOwnership: Bool, rootOwnedAllowed: Bool) throws(StoreError) -> SecretBytes {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
         guard fd >= 0 else { throw .invalidArgument("cannot open \(what) (\(path)): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw .invalidArgument("cannot inspect \(what) (\(path)): \(String(cString: strerror(errno)))") }
-        if checkOwnership && info.st_mode & S_IFMT == S_IFREG {
+        let systemdCredential = rootOwnedAllowed && info.st_uid == 0 && info.st_mode & 0o037 == 0
+        if checkOwnership && info.st_mode & S_IFMT == S_IFREG && !systemdCredential {
             if info.st_uid != geteuid() {
                 throw .untrusted(path: path, reason: "\(what) belongs to uid \(info.st_uid), not to you")
             }
