@@ -116,7 +116,7 @@ enum Workers {
                         do throws(KeychainError) { _ = try valet.string(forKey: other) } catch .itemNotFound {}
                     }
                 } catch {
-                    if errors < 3 { say("X \(error)") }
+                    if errors < 3 { say("X \(error): \(FailureLog.last.map { "\($0)" } ?? "no reason kept")") }
                     errors += 1
                 }
             }

@@ -158,7 +158,6 @@ final class OpenVault: @unchecked Sendable {
         try loadExistingClassKeys()
         // A rekey that committed after this unlock read the header retired what it opened:
         // those keys are neither kept nor published (the caller starts the unlock again).
-        if try dropKeysIfRotated() { throw .locked }
         publishToKernelKeyring()
         startIdleTimer()
     }
