@@ -13,11 +13,11 @@ import Valet
 /// in seeded order, as fast as they go. Nothing acknowledged may be lost, no row damaged, and
 /// no error may reach a writer (a rotation is a wait, never "tampered").
 enum KeyChangeContentionCheck {
-    /// The quick mode (CI's) skips the check, saying why: it still finds damage now and then
-    /// (RELIABILITY 2b), and CI must not pass or fail by chance.
+    /// The quick mode (CI's) skips the check, saying why: a run now and then still ends with a
+    /// vault whose ledger fails authentication (RELIABILITY 2b), and CI must not pass or fail by chance.
     static func notInQuickMode() -> CheckResult {
         var result = CheckResult("key changes beside writers")
-        result.skip("long mode only (keychain-reliability --long --only keychanges) until the damage RELIABILITY 2b reports is fixed")
+        result.skip("long mode only (keychain-reliability --long --only keychanges) until the failure RELIABILITY 2b reports is fixed")
         return result
     }
 

@@ -90,7 +90,7 @@ print("keychain-reliability: \(quick ? "quick" : "long") mode, seed \(seed) (rep
 let checks: [(String, () -> CheckResult)] = [
     ("crash", { CrashCheck.run(env, kills: quick ? 300 : 3_000) }),
     ("contention", { ContentionCheck.run(env, processes: 8, threads: 8, operations: quick ? 1_000 : 5_000) }),
-    // Long mode only, and named with --only, until the damage RELIABILITY 2b reports is found.
+    // Long mode only until the failure RELIABILITY 2b still reports is found.
     ("keychanges", { quick ? KeyChangeContentionCheck.notInQuickMode() : KeyChangeContentionCheck.run(env, processes: 4, threads: 2, operations: 3_000) }),
     ("corruption", { CorruptionCheck.run(env, trials: quick ? 2_000 : 50_000) }),
     ("hostile", { HostileFileCheck.run(env, trials: quick ? 300 : 5_000) }),

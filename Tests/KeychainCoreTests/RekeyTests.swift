@@ -111,4 +111,21 @@ struct RekeyTests {
         try fresh.unlock(passphrase: secret("pw"))
         #expect(try fresh.verify().isSound)
     }
+
+    @Test("an unlock after another process's rekey unwraps the new class keys: the class keys of the retired master are never kept to seal with")
+    func unlockAfterRekeyDropsRetiredClassKeys() throws {
+        let configuration = directory.vaultConfiguration()
+        let first = try Vault(configuration)
+        try first.changePassphrase(from: nil, to: secret("pw"))
+        try first.unlock(passphrase: secret("pw"))
+        try first.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "a"), value: secret("alpha")))
+        try Vault(configuration).rekey(passphrase: secret("pw"))
+        // As a second thread of the first process does, holding the retired keys, before any write noticed the rekey.
+        try first.unlock(passphrase: secret("pw"))
+        try first.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "b"), value: secret("beta")))
+        let reader = try Vault(configuration)
+        try reader.unlock(passphrase: secret("pw"))
+        #expect(try value(reader, "b") == "beta", "sealed under the current class key")
+        #expect(try reader.verify().isSound)
+    }
 }

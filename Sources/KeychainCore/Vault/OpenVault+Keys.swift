@@ -158,6 +158,9 @@ extension OpenVault {
     }
 
     func adopt(master: SecretBytes) throws(StoreError) {
+        // Class keys held from another master key are another rotation's: kept, they would be
+        // returned as they are instead of unwrapped anew, and seal rows no current key opens.
+        if keys.master.map({ $0 != master }) ?? true { keys.classes.removeAll() }
         keys.master = master
         keys.lookup = try Self.lookupKey(master: master)
         keys.ledger = nil
