@@ -27,14 +27,7 @@ enum HostileEtcdCheck {
 
     static func run(_ env: CheckEnvironment, trials: Int) -> CheckResult {
         var result = CheckResult("sync against a hostile etcd")
-        if let reason = EtcdCluster.unavailableReason {
-            result.skipped = reason
-            return result
-        }
-        do {
-            let cluster = try EtcdCluster()
-            defer { cluster.stop() }
-            let endpoints = SyncCluster(endpoints: cluster.endpoints.components(separatedBy: ","))
+        SyncCheck.onCluster(&result) { (cluster, endpoints, result) in
             let etcd = try EtcdRawAccess(endpoints)
             func enroll(_ name: String, joining sponsor: Device?) throws -> Device {
                 let vault = try SyncCheck.vault(env, "hostile-\(name)")
@@ -154,8 +147,6 @@ enum HostileEtcdCheck {
             }
             let retired = left.filter { ($0.epoch ?? 0) < 2 && !($0.value.isEmpty) }
             result.figure("records left on etcd", "\(left.count) items, \(retired.count) of them under a retired epoch (which the removed device could open)")
-        } catch {
-            result.fail("sync failed: \(error)")
         }
         return result
     }

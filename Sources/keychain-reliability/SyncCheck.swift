@@ -8,14 +8,7 @@ import KeychainTestSupport
 enum SyncCheck {
     static func run(_ env: CheckEnvironment, items: Int) -> CheckResult {
         var result = CheckResult("sync through etcd with a member killed")
-        if let reason = EtcdCluster.unavailableReason {
-            result.skipped = reason
-            return result
-        }
-        do {
-            let cluster = try EtcdCluster()
-            defer { cluster.stop() }
-            let endpoints = SyncCluster(endpoints: cluster.endpoints.components(separatedBy: ","))
+        SyncCheck.onCluster(&result) { (cluster, endpoints, result) in
             let a = try vault(env, "sync-a")
             let b = try vault(env, "sync-b")
             let alpha = try SyncEngine.create(vault: a, cluster: endpoints, deviceName: "alpha")
@@ -44,10 +37,24 @@ enum SyncCheck {
             }
             if try alpha.outboxLength() != 0 { result.fail("the outbox was not empty after a round") }
             result.figure("items", "\(expected.count) distinct items, \(2 * items) writes, all arrived")
+        }
+        return result
+    }
+
+    /// Runs `body` on a 3-member loopback etcd cluster of the check's own, stopped afterwards:
+    /// the check is skipped where etcd is not installed, and fails with what `body` throws.
+    static func onCluster(_ result: inout CheckResult, _ body: (EtcdCluster, SyncCluster, inout CheckResult) throws -> Void) {
+        if let reason = EtcdCluster.unavailableReason {
+            result.skipped = reason
+            return
+        }
+        do {
+            let cluster = try EtcdCluster()
+            defer { cluster.stop() }
+            try body(cluster, SyncCluster(endpoints: cluster.endpoints.components(separatedBy: ",")), &result)
         } catch {
             result.fail("sync failed: \(error)")
         }
-        return result
     }
 
     static func attributes(_ key: String) -> Attributes {
