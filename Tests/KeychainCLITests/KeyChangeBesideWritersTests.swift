@@ -123,8 +123,8 @@ struct KeyChangeBesideWritersTests {
         #expect(read.status == 0 && read.output == value + "\n", "another process still reads from the cache: \(read.stderr)")
 
         // A key any process of the user may add under the user-unlock name, with junk in it.
-        let opened = try OpenVault(VaultConfiguration(location: VaultLocation(path: vaultPath), usesKernelKeyring: true))
-        try KernelKeyring().store(SecretBytes(utf8: String(repeating: "junk", count: 20)), as: opened.unlockedDescription, timeout: 300)
+        let opened = try VaultEngine(VaultConfiguration(location: VaultLocation(path: vaultPath), usesKernelKeyring: true))
+        try KernelKeyring().store(SecretBytes(utf8: String(repeating: "junk", count: 20)), as: opened.locked { $0.unlockedDescription }, timeout: 300)
         #expect(try keychain(["rekey"], environment: withPassphrase).status == 0)
         let fooled = try keychain(["get", "-s", "svc", "wu"], environment: keyring)
         #expect(fooled.status == 3, "the whenUnlocked item stays locked for other processes: \(fooled.output)\(fooled.stderr)")

@@ -123,16 +123,16 @@ struct FormatUpgradeTests {
         // An older ciphertext of one of them, as an older copy of the vault would hold it:
         // sealed the format-1 way under the item's class key, for the same row.
         let account = "\(Accessibility.whenUnlockedThisDeviceOnly)"
-        let opened = try OpenVault(home)
+        let opened = try VaultEngine(home)
         let (rowID, identity, protection) = try #require(
             try raw.connection.statement("SELECT id, identity, protection FROM items WHERE generation = 0 AND protection = ?").with([
                 .integer(Int64(Accessibility.whenUnlockedThisDeviceOnly.code))
             ]) { (s: Statement) throws(SQLiteError) in try s.step() ? (s.integer(0), s.blob(1), UInt8(s.integer(2))) : nil })
-        let older = try opened.withState { () throws(StoreError) -> [UInt8] in
-            let key = try opened.classKey(.whenUnlockedThisDeviceOnly, create: false)
+        let older = try opened.inUse { (state) throws(StoreError) -> [UInt8] in
+            let key = try state.classKey(.whenUnlockedThisDeviceOnly, create: false)
             let aad = RecordCoding.itemAssociatedData(
-                vaultID: opened.header.vaultID, identity: identity, itemClass: .genericPassword, protection: protection, part: .value, generation: 0)
-            return try OpenVault.crypto { () throws(OpenSSLError) in try key.seal(SecretBytes(utf8: "older value"), associatedData: aad) }
+                vaultID: state.header.vaultID, identity: identity, itemClass: .genericPassword, protection: protection, part: .value, generation: 0)
+            return try VaultState.crypto { () throws(OpenSSLError) in try key.seal(SecretBytes(utf8: "older value"), associatedData: aad) }
         }
         try raw.set("UPDATE items SET value = ? WHERE id = ?", older, rowID)
 
@@ -176,9 +176,9 @@ struct FormatUpgradeTests {
     func downgradeRefused() throws {
         let configuration = try copy("keyfile", kernelKeyring: true)
         // The fixture's vault id is shared by every run: start from, and leave, no record of it.
-        let opened = try OpenVault(configuration)
-        opened.forgetGeneration()
-        defer { opened.forgetGeneration() }
+        let opened = try VaultEngine(configuration)
+        opened.locked { $0.forgetGeneration() }
+        defer { opened.locked { $0.forgetGeneration() } }
         try Vault(configuration).add(Item(.genericPassword, attributes: Attributes(service: "fixture", account: "new"), value: SecretBytes(utf8: "after")))
         for suffix in ["-wal", "-shm"] { unlink(configuration.location.path + suffix) }
         _ = try copy("keyfile", kernelKeyring: true)

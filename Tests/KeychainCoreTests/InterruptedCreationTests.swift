@@ -20,7 +20,7 @@ struct InterruptedCreationTests {
         header.wrappedMasterKey = try AESGCM.seal(master, key: keyFile, associatedData: RecordCoding.masterKeyAssociatedData(header))
         let temporary = VaultFile.temporaryName(for: location.path)
         try FileSystem.createPrivateFile(temporary)
-        try OpenVault.initializeFile(temporary, header: header, master: master)
+        try VaultState.initializeFile(temporary, header: header, master: master)
         #expect(try VaultFile.createExclusively(keyFile, at: location.keyFilePath))
         return location
     }

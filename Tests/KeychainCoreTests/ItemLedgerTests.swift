@@ -179,13 +179,13 @@ struct ItemLedgerTests {
         let configuration = directory.vaultConfiguration(kernelKeyring: true)
         let vault = try Vault(configuration)
         try vault.add(item("a", "1"))
-        let opened = try OpenVault(configuration)
-        defer { opened.forgetGeneration() }
+        let opened = try VaultEngine(configuration)
+        defer { opened.locked { $0.forgetGeneration() } }
         let raw = try RawVault(configuration.location.path)
         let vaultID = Array(try raw.blobs("SELECT 0, value FROM meta WHERE name = 'header'")[0].1[6..<22])
         // An entry claiming a far newer generation, with a tag its planter could not compute.
         let forged = vaultID + [UInt8](repeating: 0xFF, count: 8) + Random.bytes(32)
-        OpenVault.updateGenerationTable(KernelKeyring()) { table in SecretBytes(GenerationTable.entries(table).joined() + forged) }
+        VaultState.updateGenerationTable(KernelKeyring()) { table in SecretBytes(GenerationTable.entries(table).joined() + forged) }
         #expect(try read(try Vault(configuration), "a") == "1")
         try Vault(configuration).add(item("b", "2"))
         #expect(try read(try Vault(configuration), "b") == "2")

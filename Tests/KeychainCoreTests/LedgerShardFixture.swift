@@ -62,9 +62,9 @@ extension LedgerShardFixture {
 
     /// The shard of an account's item, by the vault's own identity digest (one vault opened for every call).
     private func shards(_ configuration: VaultConfiguration) throws -> (String) throws -> Int {
-        let vault = try OpenVault(configuration)
+        let vault = try VaultEngine(configuration)
         return { account in
-            LedgerShards.shard(of: try vault.withState { () throws(StoreError) in try vault.identityDigest(.genericPassword, attributes(account)) })
+            LedgerShards.shard(of: try vault.inUse { (state) throws(StoreError) in try state.identityDigest(.genericPassword, attributes(account)) })
         }
     }
 }

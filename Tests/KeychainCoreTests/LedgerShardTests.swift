@@ -100,8 +100,8 @@ struct LedgerShardTests: LedgerShardFixture {
         .enabled(if: KernelKeyring().probe().isSuccess, "the kernel keyring (keyctl) is refused here"))
     func partialRollbackRefused() throws {
         let (configuration, raw, victim, _) = try vaultWithTwoShards(kernelKeyring: true)
-        let opened = try OpenVault(configuration)
-        defer { opened.forgetGeneration() }
+        let opened = try VaultEngine(configuration)
+        defer { opened.locked { $0.forgetGeneration() } }
         let oldRoot = try raw.blobs("SELECT 0, value FROM meta WHERE name = 'ledger'")[0].1
         let oldRecord = try groupRecord(raw, holding: victim.id)
         let oldRow = try raw.blobs("SELECT id, value FROM items WHERE id = \(victim.id)")[0].1

@@ -96,11 +96,11 @@ struct RekeyTests {
         try owner.changePassphrase(from: nil, to: secret("pw"))
         try owner.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "a"), value: secret("alpha")))
         // The other process: unlocked with the keys the rekey is about to retire.
-        let stale = try OpenVault(configuration)
+        let stale = try VaultEngine(configuration)
         try stale.unlock(passphrase: secret("pw"))
         try owner.rekey(passphrase: secret("pw"))
         // Its unlock finishing after the rekey committed: it records the check values of the keys it holds.
-        #expect(stale.mutex.withLock { stale.recordKeyChecks() } == false, "retired keys are refused, not recorded")
+        #expect(stale.locked { $0.recordKeyChecks() } == false, "retired keys are refused, not recorded")
 
         try owner.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "b"), value: secret("beta")))
         #expect(try value(owner, "a") == "alpha" && value(owner, "b") == "beta", "the rekeying process reads and writes on")

@@ -88,7 +88,7 @@ struct SyncJournalTests {
         older.clock = far - 1
         older.value = secret("older")
         let result = try vault.withOpened(creating: false) { (open) throws(StoreError) in try open.applyReceived([change, bound, older], state: nil) }
-        #expect(result == OpenVault.ApplyResult(applied: 1, superseded: 1, refused: 1))
+        #expect(result == VaultState.ApplyResult(applied: 1, superseded: 1, refused: 1))
         let query = Query(.genericPassword, attributes: Attributes(service: "svc", account: "remote", synchronizable: true), returnData: true)
         #expect(try vault.copyMatching(query).first?.value == secret("from afar"))
         #expect(try outbox(vault).isEmpty)
@@ -112,7 +112,7 @@ struct SyncJournalTests {
         let state = try vault.withOpened(creating: false) { (open) throws(StoreError) in try open.readSyncState() }
         #expect(state.flatMap { SyncState.decode($0) }?.deviceName == "test")
         try vault.delete(Query(.genericPassword, attributes: Attributes(service: "svc", account: "kept", synchronizable: true)))
-        let entries = try vault.withOpened(creating: false) { (open) throws(StoreError) in try open.withState { () throws(StoreError) in try open.journalEntries() } }
+        let entries = try vault.withOpened(creating: false) { (open) throws(StoreError) in try open.inUse { (state) throws(StoreError) in try state.journalEntries() } }
         #expect(entries.count == 2 && entries.allSatisfy(\.pending))
     }
 

@@ -232,7 +232,7 @@ public final class SyncEngine: @unchecked Sendable {
 
     /// Runs `body` on the open vault (created first when `creating`: enrolling is a write),
     /// unlocking it with the configured passphrase when it is locked.
-    static func onVault<R>(_ vault: Vault, creating: Bool = false, _ body: (OpenVault) throws(StoreError) -> R) throws(SyncError) -> R {
+    static func onVault<R>(_ vault: Vault, creating: Bool = false, _ body: (VaultEngine) throws(StoreError) -> R) throws(SyncError) -> R {
         do {
             return try vault.withOpened(creating: creating, body)
         } catch .noVault {

@@ -86,7 +86,7 @@ struct ItemLedger: Equatable {
 /// recently written last. Each entry (vault id, generation, tag) is tagged with its vault's
 /// ledger key, so that an entry planted by another process of the user is ignored: it can
 /// neither lower nor raise what is trusted. Updates are read, change, replace; one lost to a
-/// concurrent update is made again (``OpenVault/rememberGeneration()``).
+/// concurrent update is made again (``VaultState/rememberGeneration()``).
 enum GenerationTable {
     static let description = "swift-keychain:v1:generations"
     static let capacity = 64

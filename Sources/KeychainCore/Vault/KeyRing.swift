@@ -9,7 +9,7 @@ struct KeyRing {
     var lookup: HMACKey?
     /// Derived from the lookup key (``ItemLedger``); goes with it.
     var ledger: HMACKey?
-    /// Seals the sync journal and state (``OpenVault/journalKey()``); goes with the lookup key.
+    /// Seals the sync journal and state (``VaultState/journalKey()``); goes with the lookup key.
     var journal: SealingKey?
     var classes: [Accessibility: SealingKey] = [:]
 

@@ -1,4 +1,4 @@
-/// The item ledger as one connection knows it (``OpenVault``'s mutex held): the generation it
+/// The item ledger as one connection knows it (the vault's lock held): the generation it
 /// verified, shards' tallies as stored (every shard's after a check of every shard, a group's
 /// after a write into it: a point read compares its one shard with its group's record and keeps
 /// nothing else), which shards' rows were found to add up to their tally since the file last

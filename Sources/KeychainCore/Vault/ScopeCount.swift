@@ -1,7 +1,7 @@
 /// The table rows under one scope digest and class (and protection code), counted as the
 /// ledger's pass over the table reads them: when a lookup by scope finds the ledger not yet
 /// checked, the pass it needs anyway also gives the number the scope index must return
-/// (``OpenVault/confirmScopeIndex(returned:values:byProtection:counted:)``), without a second scan.
+/// (``VaultState/confirmScopeIndex(returned:values:byProtection:counted:)``), without a second scan.
 struct ScopeCount {
     private let digest: [UInt8]
     private let itemClass: Int64

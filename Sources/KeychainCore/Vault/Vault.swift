@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -15,18 +16,23 @@ import FoundationEssentials
 /// (`VaultFile`, `VaultSchema`).
 ///
 /// Every method is thread-safe and atomic. Several processes may share one vault.
-public final class Vault: Store, @unchecked Sendable {
+public final class Vault: Store, Sendable {
     /// How this vault was opened.
     public let configuration: VaultConfiguration
     /// Where the vault lives.
     public var location: VaultLocation { configuration.location }
 
-    private let mutex = Lock()
-    private var opened: OpenVault?
-    /// Why unlocking with the environment's passphrase failed, once it did: never tried again.
-    private var unlockFailure: StoreError?
-    /// Whether this process has started syncing this vault in the background.
-    private var syncingInBackground = false
+    private let session = Mutex(Session())
+
+    /// What this process has made of the vault so far.
+    private struct Session {
+        /// The vault, once open.
+        var engine: VaultEngine?
+        /// Why unlocking with the environment's passphrase failed, once it did: never tried again.
+        var unlockFailure: StoreError?
+        /// Whether this process has started syncing this vault in the background.
+        var syncStarted = false
+    }
 
     /// Opens the vault if it exists; a missing one is created by the first write (when the
     /// configuration's ``VaultConfiguration/createIfMissing`` allows it), never by a read.
@@ -43,10 +49,19 @@ public final class Vault: Store, @unchecked Sendable {
 
     /// The open vault: opened when its file exists, created first when `creating`; nil when
     /// there is none and `creating` is false.
-    private func vault(creating: Bool) throws(StoreError) -> OpenVault? {
-        mutex.lock()
-        defer { mutex.unlock() }
-        if let opened { return opened }
+    private func vault(creating: Bool) throws(StoreError) -> VaultEngine? {
+        try session.withLock { (session: inout sending Session) throws(StoreError) -> VaultEngine? in
+            if let engine = session.engine { return engine }
+            let engine = try Self.open(configuration, creating: creating)
+            session.engine = engine
+            return engine
+        }
+    }
+
+    /// Opens the vault at the configuration's location: nil when there is none and `creating`
+    /// is false; created first when `creating`.
+    private static func open(_ configuration: VaultConfiguration, creating: Bool) throws(StoreError) -> VaultEngine? {
+        let location = configuration.location
         try location.checkNamesAFile()
         let entry = try VaultFile.entry(location.path)
         // An empty file where a vault was: truncated, or emptied by a careless copy. Checked
@@ -60,24 +75,21 @@ public final class Vault: Store, @unchecked Sendable {
                 // creating this vault right now (it links the key file, then at once the
                 // vault): wait for it.
                 if Self.isFresh(key), VaultFile.waitForFile(location.path) {
-                    opened = try OpenVault(configuration)
-                    return opened
+                    return try VaultEngine(configuration)
                 }
                 // Or a creation killed between the two links: its finished vault waits under
                 // its temporary name. A write finishes the creation; a read finds no vault yet.
-                guard let interrupted = OpenVault.interruptedCreation(location, forWrite: creating) else {
+                guard let interrupted = VaultState.interruptedCreation(location, forWrite: creating) else {
                     throw .orphanedKeyFile(vault: location.path, keyFile: location.keyFilePath)
                 }
-                guard creating, try OpenVault.finishInterruptedCreation(interrupted, location) else { return nil }
-                opened = try OpenVault(configuration)
-                return opened
+                guard creating, try VaultState.finishInterruptedCreation(interrupted, location) else { return nil }
+                return try VaultEngine(configuration)
             }
             guard creating else { return nil }
             guard configuration.createIfMissing else { throw .noVault(path: location.path) }
-            try OpenVault.create(configuration)
+            try VaultState.create(configuration)
         }
-        opened = try OpenVault(configuration)
-        return opened
+        return try VaultEngine(configuration)
     }
 
     /// Whether a file was changed within the last few seconds.
@@ -88,13 +100,13 @@ public final class Vault: Store, @unchecked Sendable {
     }
 
     /// The open vault, for backups, verification and sync (nil when there is none).
-    func openedIfPresent() throws(StoreError) -> OpenVault? { try vault(creating: false) }
+    func openedIfPresent() throws(StoreError) -> VaultEngine? { try vault(creating: false) }
 
     /// Runs `body` on the open vault (created first when `creating`, as a first write would),
     /// unlocking once with the configured passphrase if it finds the vault locked.
     ///
     /// - Throws: ``StoreError/noVault(path:)`` when there is none and `creating` is false.
-    func withOpened<R>(creating: Bool, _ body: (OpenVault) throws(StoreError) -> R) throws(StoreError) -> R {
+    func withOpened<R>(creating: Bool, _ body: (VaultEngine) throws(StoreError) -> R) throws(StoreError) -> R {
         guard let vault = try vault(creating: creating) else { throw .noVault(path: location.path) }
         return try unlockingOnNeed(vault) { () throws(StoreError) in try body(vault) }
     }
@@ -215,7 +227,7 @@ public final class Vault: Store, @unchecked Sendable {
     }
 
     public func copyMatching(_ query: Query) throws(StoreError) -> [Item] {
-        try finding(query) { (vault: OpenVault) throws(StoreError) in try vault.copyMatching(query) }
+        try finding(query) { (vault: VaultEngine) throws(StoreError) in try vault.copyMatching(query) }
     }
 
     /// Hands each match to `body` as the vault reads it. A query that returns values lists them
@@ -226,13 +238,13 @@ public final class Vault: Store, @unchecked Sendable {
             for item in try copyMatching(query) { try body(item) }
             return
         }
-        try finding(query) { (vault: OpenVault) throws(StoreError) in try vault.forEachMatching(query, body) }
+        try finding(query) { (vault: VaultEngine) throws(StoreError) in try vault.forEachMatching(query, body) }
     }
 
     /// Runs a read that finds items: a valid query, a vault that exists (none finds nothing), sync
     /// started for a synchronizable query, and one unlock with the environment's passphrase if
     /// the vault turns out locked.
-    private func finding<R>(_ query: Query, _ read: (OpenVault) throws(StoreError) -> R) throws(StoreError) -> R {
+    private func finding<R>(_ query: Query, _ read: (VaultEngine) throws(StoreError) -> R) throws(StoreError) -> R {
         try query.validate()
         guard let vault = try vault(creating: false) else { throw .itemNotFound }
         if query.attributes.synchronizable == true { syncInBackground(vault) }
@@ -241,10 +253,14 @@ public final class Vault: Store, @unchecked Sendable {
 
     /// Starts syncing in the background the first time this process reads or writes a
     /// synchronizable item of a vault enrolled in sync (``VaultConfiguration/syncsInBackground``).
-    private func syncInBackground(_ vault: OpenVault) {
-        guard configuration.syncsInBackground, !mutex.withLock({ syncingInBackground }), vault.isEnrolledInSync else { return }
-        mutex.withLock { syncingInBackground = true }
-        SyncEngine.startInBackground(self)
+    private func syncInBackground(_ vault: VaultEngine) {
+        guard configuration.syncsInBackground, vault.isEnrolledInSync else { return }
+        // One lock decides: two threads meeting a first synchronizable item start one engine.
+        let starts = session.withLock { (session: inout sending Session) -> Bool in
+            defer { session.syncStarted = true }
+            return !session.syncStarted
+        }
+        if starts { SyncEngine.startInBackground(self) }
     }
 
     public func contains(_ query: Query) throws(StoreError) -> Bool {
@@ -257,8 +273,8 @@ public final class Vault: Store, @unchecked Sendable {
     /// is (``VaultConfiguration/passphraseEnvironment``), unlocks with it and runs `body` again.
     /// A rotation by another process between the unlock and the retry locks this one again:
     /// it unlocks again, a few times, rather than report a locked vault it can open.
-    private func unlockingOnNeed<R>(_ vault: OpenVault, _ body: () throws(StoreError) -> R) throws(StoreError) -> R {
-        for _ in 1..<OpenVault.unlockAttempts {
+    private func unlockingOnNeed<R>(_ vault: VaultEngine, _ body: () throws(StoreError) -> R) throws(StoreError) -> R {
+        for _ in 1..<VaultState.unlockAttempts {
             do throws(StoreError) {
                 return try body()
             } catch .locked {
@@ -274,16 +290,16 @@ public final class Vault: Store, @unchecked Sendable {
     /// passphrase must not cost scrypt on every call.
     /// The failure is thrown again each time, so a caller never sees a bare "locked" where the
     /// reason was a wrong or unreadable passphrase.
-    private func unlockOnNeed(_ vault: OpenVault) throws(StoreError) -> Bool {
+    private func unlockOnNeed(_ vault: VaultEngine) throws(StoreError) -> Bool {
         guard let environment = configuration.passphraseEnvironment, vault.hasPassphrase else { return false }
-        if let failure = mutex.withLock({ unlockFailure }) { throw failure }
+        if let failure = session.withLock({ $0.unlockFailure }) { throw failure }
         do {
             guard let passphrase = try PassphraseFile.fromEnvironment(environment) else { return false }
             try vault.unlock(passphrase: passphrase)
             return true
         } catch {
             // A rotation racing the unlock is worth another try; a wrong or unreadable passphrase is not.
-            if error != .locked { mutex.withLock { unlockFailure = error } }
+            if error != .locked { session.withLock { $0.unlockFailure = error } }
             throw error
         }
     }
@@ -294,7 +310,7 @@ public final class Vault: Store, @unchecked Sendable {
         let adds = operations.contains { if case .add = $0 { true } else if case .upsert = $0 { true } else { false } }
         if let vault = try vault(creating: adds) {
             let result = try unlockingOnNeed(vault) { () throws(StoreError) in try vault.write(operations) }
-            if vault.mutex.withLock({ vault.journaledLastWrite }) { syncInBackground(vault) }
+            if vault.journaledLastWrite { syncInBackground(vault) }
             return result
         }
         // Only updates and deletes, and no vault: nothing to change, as in an empty vault.

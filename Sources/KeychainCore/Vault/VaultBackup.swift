@@ -40,15 +40,15 @@ extension Vault {
         let vaultID = try Self.restore(source, into: location)
         // The owner puts an older copy back on purpose: this boot's memory of newer generations
         // of the vault would refuse it as a rollback.
-        if configuration.usesKernelKeyring { OpenVault.forgetGeneration(of: vaultID, in: KernelKeyring()) }
+        if configuration.usesKernelKeyring { VaultState.forgetGeneration(of: vaultID, in: KernelKeyring()) }
     }
 
     /// The restore's copy (its connection to the backup closed on return, so that the sidecars
     /// reading it made can go); the restored vault's id.
     private static func restore(_ source: VaultLocation, into location: VaultLocation) throws(StoreError) -> [UInt8] {
-        let backup = try OpenVault(VaultConfiguration(location: source, usesKernelKeyring: false, createIfMissing: false))
+        let backup = try VaultEngine(VaultConfiguration(location: source, usesKernelKeyring: false, createIfMissing: false))
         try backup.verifyIntegrity()
-        do throws(FileSystem.Failure) { try FileSystem.createDirectory(location.directory) } catch { throw OpenVault.map(error) }
+        do throws(FileSystem.Failure) { try FileSystem.createDirectory(location.directory) } catch { throw VaultState.map(error) }
         try VaultFile.checkDirectory(location.directory)
         // Checked again right before the copy: a process may have created a vault here meanwhile.
         try VaultDestination.requireFree(location, for: "a restore")
@@ -61,25 +61,25 @@ extension Vault {
             keyFile = try VaultFile.readKeyFile(source.keyFilePath)
         }
         try copy(from: backup, to: location, keyFile: keyFile)
-        return backup.header.vaultID
+        return backup.vaultID
     }
 
     /// Opens the copy at `destination` and runs SQLite's integrity check (the connection closed on return).
     private static func verifyCopy(_ destination: VaultLocation) throws(StoreError) {
-        let copy = try OpenVault(VaultConfiguration(location: destination, usesKernelKeyring: false, createIfMissing: false))
+        let copy = try VaultEngine(VaultConfiguration(location: destination, usesKernelKeyring: false, createIfMissing: false))
         try copy.verifyIntegrity()
     }
 
     /// The vault's snapshot into `destination`: key file linked first, then the vault file,
     /// made in a temporary file and linked into place; verified by opening it.
-    private static func copy(from vault: OpenVault, to destination: VaultLocation, keyFile: SecretBytes?) throws(StoreError) {
+    private static func copy(from vault: VaultEngine, to destination: VaultLocation, keyFile: SecretBytes?) throws(StoreError) {
         if let keyFile, try !VaultFile.createExclusively(keyFile, at: destination.keyFilePath) {
             throw .invalidArgument("\(destination.keyFilePath) already exists; nothing was written over it")
         }
         let temporary = VaultFile.temporaryName(for: destination.path)
         defer { unlink(temporary) }
         do throws(StoreError) {
-            do throws(FileSystem.Failure) { try FileSystem.createPrivateFile(temporary) } catch { throw OpenVault.map(error) }
+            do throws(FileSystem.Failure) { try FileSystem.createPrivateFile(temporary) } catch { throw VaultState.map(error) }
             try vault.snapshot(into: temporary)
             FileSystem.syncFile(temporary)
             guard try VaultFile.linkIntoPlace(temporary, destination.path) else {

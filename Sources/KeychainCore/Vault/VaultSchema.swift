@@ -91,7 +91,7 @@ enum VaultSchema {
                 }
             }
         } catch {
-            throw OpenVault.map(error, path: path)
+            throw VaultState.map(error, path: path)
         }
         guard !found.isEmpty else {
             throw .corrupted("\(path) is not a keychain vault: it has no tables (an empty or truncated file)")
@@ -207,7 +207,7 @@ enum VaultSchema {
         return table.map(StatementSlot.init)
     }()
     /// The rows under a scope digest and class (and protection code), counted without the
-    /// scope index: what a read through that index must have returned (``OpenVault/confirmScopeIndex(returned:values:byProtection:counted:)``).
+    /// scope index: what a read through that index must have returned (``VaultState/confirmScopeIndex(returned:values:byProtection:counted:)``).
     static let countScope = StatementSlot("SELECT count(*) FROM items NOT INDEXED WHERE scope = ? AND class = ?")
     static let countScopeByProtection = StatementSlot("SELECT count(*) FROM items NOT INDEXED WHERE scope = ? AND class = ? AND (protection & 15) = ?")
     static let selectValue = "SELECT value FROM items WHERE id = ?"

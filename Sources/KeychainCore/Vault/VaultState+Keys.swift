@@ -7,7 +7,7 @@ import FoundationEssentials
 
 /// The key bag: the master, lookup and class keys, the lock state (the process's and the
 /// user's), the kernel-keyring cache and its key checks.
-extension OpenVault {
+extension VaultState {
     // MARK: - Keys (mutex held)
 
     /// The user's unlocked state: the whenUnlocked class keys, in the kernel keyring with an
@@ -357,12 +357,7 @@ extension OpenVault {
         let interval = max(timeout / 4, .milliseconds(10))
         let nanoseconds = Int(interval.components.seconds) * 1_000_000_000 + Int(interval.components.attoseconds / 1_000_000_000)
         timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds))
-        timer.setEventHandler { [weak self] in
-            guard let self else { return }
-            self.mutex.withLock {
-                if ContinuousClock.now - self.lastUse >= timeout { self.lockKeys() }
-            }
-        }
+        timer.setEventHandler { [onIdle] in onIdle?(timeout) }
         idleTimer = timer
         timer.resume()
     }

@@ -2,7 +2,7 @@ import FoundationEssentials
 
 /// The item table read: rows as stored, the rows a query matches (checked as they are read),
 /// and their sealed parts opened.
-extension OpenVault {
+extension VaultState {
     struct Row {
         var id: Int64
         var itemClass: ItemClass

@@ -7,43 +7,35 @@ import FoundationEssentials
 
 /// The store operations over an open vault: finding, testing and writing items, each under
 /// the vault's lock. ``Vault`` validates queries and operations before they reach here.
-extension OpenVault {
+extension VaultState {
+    /// Whether items of `accessibility` can be read and written now.
     func isAvailable(_ accessibility: Accessibility) -> Bool {
-        mutex.withLock {
-            touch()
-            try? loadImplicitKeys()
-            return classAvailable(accessibility)
-        }
+        touch()
+        try? loadImplicitKeys()
+        return classAvailable(accessibility)
     }
 
-    /// Finds items; with `returnData`, values behind an ``AccessControl`` are decrypted only
-    /// after the query's ``AuthenticationContext`` (or the default authenticator) gives the
-    /// proof, asked for once per call, outside the vault's lock.
-    ///
-    /// - Throws: ``StoreError/userCancelled``, ``StoreError/authenticationFailed`` or
-    ///   ``StoreError/interactionNotAllowed`` for such values, besides the usual errors.
-    func copyMatching(_ query: Query) throws(StoreError) -> [Item] {
-        var proof: SecretBytes?
-        while true {
-            var needed: AccessControl?
-            do throws(StoreError) {
-                return try withState { () throws(StoreError) -> [Item] in
-                    presenceKey = proof ?? query.authentication?.key(for: header.vaultID)
-                    presenceNeeded = nil
-                    defer { presenceKey = nil }
-                    do throws(StoreError) {
-                        return try afterRotation { () throws(StoreError) in
-                            try checkedRead(.rowsAsRead) { () throws(StoreError) in try copyMatchingLocked(query) }
-                        }
-                    } catch .interactionNotAllowed {
-                        needed = presenceNeeded
-                        throw .interactionNotAllowed
-                    }
-                }
-            } catch .interactionNotAllowed {
-                guard proof == nil, let needed else { throw .interactionNotAllowed }
-                proof = try presenceProof(for: needed, context: query.authentication ?? AuthenticationContext())
-            }
+    /// What one attempt at ``VaultEngine/copyMatching(_:)`` found: the items, or the access
+    /// control whose proof of presence it needs first (asked outside the vault's lock).
+    enum MatchedItems: Sendable {
+        case items([Item])
+        case needsPresence(AccessControl)
+    }
+
+    /// Finds items, values behind an access control opened with `proof` (or the query's
+    /// context's proof) when there is one.
+    func copyMatching(_ query: Query, proof: SecretBytes?) throws(StoreError) -> MatchedItems {
+        presenceKey = proof ?? query.authentication?.key(for: header.vaultID)
+        presenceNeeded = nil
+        defer { presenceKey = nil }
+        do {
+            return .items(
+                try afterRotation { () throws(StoreError) in
+                    try checkedRead(.rowsAsRead) { () throws(StoreError) in try copyMatchingLocked(query) }
+                })
+        } catch .interactionNotAllowed {
+            guard proof == nil, let needed = presenceNeeded else { throw .interactionNotAllowed }
+            return .needsPresence(needed)
         }
     }
 
@@ -51,11 +43,9 @@ extension OpenVault {
     /// query that returns no values.
     func forEachMatching(_ query: Query, _ body: (Item) throws(StoreError) -> Void) throws(StoreError) {
         precondition(!query.returnData, "values may need a proof of presence: list them with copyMatching")
-        try withState { () throws(StoreError) in
-            try afterRotation { () throws(StoreError) in
-                try checkedRead(.rowsAsRead) { () throws(StoreError) in
-                    try forEachItemLocked(query) { (item: consuming Item) throws(StoreError) in try body(item) }
-                }
+        try afterRotation { () throws(StoreError) in
+            try checkedRead(.rowsAsRead) { () throws(StoreError) in
+                try forEachItemLocked(query) { (item: consuming Item) throws(StoreError) in try body(item) }
             }
         }
     }
@@ -108,12 +98,10 @@ extension OpenVault {
 
     /// Whether an item matches, without decrypting any value (and any attribute the digests cover).
     func contains(_ query: Query) throws(StoreError) -> Bool {
-        try withState { () throws(StoreError) -> Bool in
-            var one = query
-            one.limit = .one
-            return try afterRotation { () throws(StoreError) in
-                try checkedRead(.rowsAsRead) { () throws(StoreError) in try !matchingRows(one, includeValue: false, needAttributes: false).isEmpty }
-            }
+        var one = query
+        one.limit = .one
+        return try afterRotation { () throws(StoreError) in
+            try checkedRead(.rowsAsRead) { () throws(StoreError) in try !matchingRows(one, includeValue: false, needAttributes: false).isEmpty }
         }
     }
 
@@ -126,16 +114,14 @@ extension OpenVault {
 
     @discardableResult
     func write(_ operations: [WriteOperation]) throws(StoreError) -> WriteResult {
-        try withState { () throws(StoreError) -> WriteResult in
-            try afterRotation { () throws(StoreError) -> WriteResult in
-                try prepareWrite()
-                return try ledgerWrite(operations.allSatisfy(Self.namesItsItems) ? .rowsAsRead : .everyRow) { () throws(StoreError) -> WriteResult in
-                    var counts: [Int] = []
-                    for operation in operations {
-                        counts.append(try apply(operation))
-                    }
-                    return WriteResult(counts: counts)
+        try afterRotation { () throws(StoreError) -> WriteResult in
+            try prepareWrite()
+            return try ledgerWrite(operations.allSatisfy(Self.namesItsItems) ? .rowsAsRead : .everyRow) { () throws(StoreError) -> WriteResult in
+                var counts: [Int] = []
+                for operation in operations {
+                    counts.append(try apply(operation))
                 }
+                return WriteResult(counts: counts)
             }
         }
     }

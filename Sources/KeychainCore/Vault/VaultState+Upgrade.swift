@@ -7,7 +7,7 @@ import FoundationEssentials
 /// ThisDeviceOnly items of another machine, items behind a proof of presence). From format 2
 /// the rows stay as they are and only the ledger changes, at the next generation. Reads never
 /// upgrade: an older vault is read as it is until its first write, or its unlock.
-extension OpenVault {
+extension VaultState {
     /// Upgrades before a write (mutex held): a key-file vault with its key file. A passphrase
     /// vault is upgraded by its unlock, which has the passphrase the header is re-wrapped with:
     /// until then a format-2 one is written as format 2, and a locked format-1 one (which has

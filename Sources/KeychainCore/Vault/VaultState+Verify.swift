@@ -34,64 +34,60 @@ public struct VaultReport: Sendable, Equatable {
     static let noLedger = "none (format 1)"
 }
 
-extension OpenVault {
+extension VaultState {
     /// Tries every item: attributes, then value (a value behind an access control only to its
     /// outer seal, which needs no proof).
     func verify() throws(StoreError) -> VaultReport {
-        try withState { () throws(StoreError) -> VaultReport in
-            let integrity = try integrityReport()
-            var report = VaultReport(integrity: integrity, items: 0, intact: 0, notTried: 0, damaged: [])
-            do throws(StoreError) {
-                try checkedRead { () throws(StoreError) in }
-                if header.version < 2 { report.ledger = VaultReport.noLedger }
-            } catch {
-                report.ledger = error.isUnavailableKey ? "not checked: \(error.description)" : error.description
-            }
-            let statement = try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.selectAllItems(format: Int(header.version))) }
-            try sql { () throws(SQLiteError) in
-                try statement.with([]) { (s: Statement) throws(SQLiteError) in
-                    while try s.step() {
-                        report.items += 1
-                        do throws(StoreError) {
-                            let row = try readRow(s, includeValue: true)
-                            _ = try decryptAttributes(row)
-                            if row.accessControl == nil { _ = try open(row.value ?? [], row: row, part: .value) }
-                            guard !isCarriedOver(row) else { throw carriedRowRefused }
-                            report.intact += 1
-                        } catch {
-                            if error.isUnavailableKey || error == .interactionNotAllowed {
-                                report.notTried += 1
-                            } else {
-                                report.damaged.append(.init(row: s.integer(0), reason: error.description))
-                            }
+        let integrity = try integrityReport()
+        var report = VaultReport(integrity: integrity, items: 0, intact: 0, notTried: 0, damaged: [])
+        do throws(StoreError) {
+            try checkedRead { () throws(StoreError) in }
+            if header.version < 2 { report.ledger = VaultReport.noLedger }
+        } catch {
+            report.ledger = error.isUnavailableKey ? "not checked: \(error.description)" : error.description
+        }
+        let statement = try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.selectAllItems(format: Int(header.version))) }
+        try sql { () throws(SQLiteError) in
+            try statement.with([]) { (s: Statement) throws(SQLiteError) in
+                while try s.step() {
+                    report.items += 1
+                    do throws(StoreError) {
+                        let row = try readRow(s, includeValue: true)
+                        _ = try decryptAttributes(row)
+                        if row.accessControl == nil { _ = try open(row.value ?? [], row: row, part: .value) }
+                        guard !isCarriedOver(row) else { throw carriedRowRefused }
+                        report.intact += 1
+                    } catch {
+                        if error.isUnavailableKey || error == .interactionNotAllowed {
+                            report.notTried += 1
+                        } else {
+                            report.damaged.append(.init(row: s.integer(0), reason: error.description))
                         }
                     }
                 }
             }
-            return report
         }
+        return report
     }
 
     /// Every item that opens here, with its value (presence items only when `context` gives
     /// the proof); how many did not.
     func openableItems() throws(StoreError) -> (items: [Item], leftBehind: Int) {
-        try withState { () throws(StoreError) -> ([Item], Int) in
-            var items: [Item] = []
-            var left = 0
-            let statement = try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.selectAllItems(format: Int(header.version))) }
-            for row in try fetch(statement, [], includeValue: true, limit: nil) {
-                do throws(StoreError) {
-                    guard row.accessControl == nil else { left += 1; continue }
-                    var attributes = try decryptAttributes(row)
-                    attributes.creationDate = nil
-                    attributes.modificationDate = nil
-                    items.append(Item(row.itemClass, attributes: attributes, value: try open(row.value ?? [], row: row, part: .value)))
-                } catch {
-                    left += 1
-                }
+        var items: [Item] = []
+        var left = 0
+        let statement = try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.selectAllItems(format: Int(header.version))) }
+        for row in try fetch(statement, [], includeValue: true, limit: nil) {
+            do throws(StoreError) {
+                guard row.accessControl == nil else { left += 1; continue }
+                var attributes = try decryptAttributes(row)
+                attributes.creationDate = nil
+                attributes.modificationDate = nil
+                items.append(Item(row.itemClass, attributes: attributes, value: try open(row.value ?? [], row: row, part: .value)))
+            } catch {
+                left += 1
             }
-            return (items, left)
         }
+        return (items, left)
     }
 }
 

@@ -3,7 +3,7 @@
 /// named items the shards it changes (and the sync journal's), a listing or any other write
 /// every shard, in one pass over the table. What was checked stays checked until
 /// another connection commits (``checkLedger(_:)`` then loads the ledger afresh).
-extension OpenVault {
+extension VaultState {
     /// Checks the shard holding `identity` (a read that looks up that identity digest, or a
     /// write about to change a row there), or every shard (`nil`: a read by scope or class,
     /// which may meet any row). A format-2 vault has one shard: every row.

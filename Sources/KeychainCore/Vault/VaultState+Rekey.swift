@@ -13,25 +13,23 @@ import FoundationEssentials
 /// The expensive part (scrypt) runs before the transaction; every row is read, opened and
 /// re-sealed inside it, so a write of another process lands either before the rotation (and
 /// is re-sealed by it) or after it (under the new keys), never in between.
-extension OpenVault {
+extension VaultState {
     /// Rotates every key of a passphrase vault; the passphrase stays the same.
     /// - Throws: ``StoreError/wrongPassphrase`` (nothing changes), ``StoreError/invalidArgument(_:)``
     ///   for a vault without a passphrase, ``StoreError/boundToAnotherMachine`` (or
     ///   ``StoreError/unavailable(_:)``) when an item this machine cannot open would be lost,
     ///   ``StoreError/io(_:)`` when another process changed the keys meanwhile (nothing changes).
     func rekey(passphrase: SecretBytes) throws(StoreError) {
-        try withState { () throws(StoreError) in
-            try refreshHeader()
-            guard header.hasPassphrase else {
-                throw .invalidArgument("a vault without a passphrase gets new keys when it gets a passphrase (keychain passwd)")
-            }
-            let (master, passphraseKey) = try openMasterKey(passphrase: passphrase)
-            try adopt(master: master)
-            if let passphraseKey { try upgrade(wrappingKey: passphraseKey) }
-            try loadExistingClassKeys()
-            let rotation = try KeyRotation(passphrase: passphrase, header: header, parameters: configuration.scryptParameters)
-            try rotateKeys(rotation, currentPassphraseKey: passphraseKey)
+        try refreshHeader()
+        guard header.hasPassphrase else {
+            throw .invalidArgument("a vault without a passphrase gets new keys when it gets a passphrase (keychain passwd)")
         }
+        let (master, passphraseKey) = try openMasterKey(passphrase: passphrase)
+        try adopt(master: master)
+        if let passphraseKey { try upgrade(wrappingKey: passphraseKey) }
+        try loadExistingClassKeys()
+        let rotation = try KeyRotation(passphrase: passphrase, header: header, parameters: configuration.scryptParameters)
+        try rotateKeys(rotation, currentPassphraseKey: passphraseKey)
     }
 
     /// The new keys of a rotation, made before its transaction starts: a new master key wrapped
@@ -49,11 +47,11 @@ extension OpenVault {
             master = SecretBytes.random(count: 32)
             let salt = Random.bytes(VaultHeader.saltSize)
             var replacement = VaultHeader(version: current.version, vaultID: current.vaultID, protection: .passphrase(parameters, salt: salt))
-            passphraseKey = try OpenVault.crypto { () throws(OpenSSLError) in
+            passphraseKey = try VaultState.crypto { () throws(OpenSSLError) in
                 try Scrypt.deriveKey(passphrase: passphrase, salt: salt, parameters: parameters)
             }
             let master = master, key = passphraseKey
-            replacement.wrappedMasterKey = try OpenVault.crypto { () throws(OpenSSLError) in
+            replacement.wrappedMasterKey = try VaultState.crypto { () throws(OpenSSLError) in
                 try AESGCM.seal(master, key: key, associatedData: RecordCoding.masterKeyAssociatedData(replacement))
             }
             header = replacement

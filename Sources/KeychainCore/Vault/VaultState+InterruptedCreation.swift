@@ -10,7 +10,7 @@ import FoundationEssentials
 /// header opens with that key file, is the one the key file belongs to: a write links it into
 /// place (finishing the creation; it holds no item yet), and a read finds no vault yet (it only
 /// looks for the file: opening it would make SQLite write beside it, and a read writes nothing).
-extension OpenVault {
+extension VaultState {
     /// The temporary file of an interrupted creation of the vault at `location`, if there is one.
     /// For a read (`forWrite` false), the first candidate file, unopened.
     static func interruptedCreation(_ location: VaultLocation, forWrite: Bool) -> String? {

@@ -7,7 +7,7 @@ import FoundationEssentials
 /// row, so an older copy of a row fails; a generation-0 row has no generation in its seal,
 /// and an older copy of its ciphertext would pass. Such a row is never served as current: it
 /// is re-sealed, at a new generation, by the first unlock where it opens, and refused until then.
-extension OpenVault {
+extension VaultState {
     /// Whether `row` is one of those (in a vault of format 2 or later).
     func isCarriedOver(_ row: Row) -> Bool { row.generation == 0 && header.version >= 2 }
 

@@ -6,38 +6,8 @@ import FoundationEssentials
 #endif
 
 /// Items under an access control: the presence key pair, its record, and the proof that opens it.
-extension OpenVault {
+extension VaultState {
     // MARK: - Presence (access control)
-
-    /// Asks the context's authenticator for the passphrase and unwraps the presence private
-    /// key with it; scrypt runs outside the vault's lock.
-    func presenceProof(for accessControl: AccessControl, context: AuthenticationContext) throws(StoreError) -> SecretBytes {
-        guard !context.interactionNotAllowed else { throw .interactionNotAllowed }
-        if accessControl.needsBiometry && !context.authenticator.offersBiometry {
-            throw .unavailable("this item needs a biometric proof (\(accessControl)) and the authenticator offers none")
-        }
-        let request = PresenceRequest(reason: context.localizedReason, accessControl: accessControl, vaultPath: location.path)
-        let passphrase: SecretBytes
-        do {
-            passphrase = try context.authenticator.authenticate(request)
-        } catch {
-            switch error {
-            case .cancelled: throw .userCancelled
-            case .unavailable(let why): throw .unavailable(why)
-            }
-        }
-        let (protection, record, vaultID) = try withState { () throws(StoreError) -> (VaultHeader.Protection, PresenceKeyRecord?, [UInt8]) in
-            try refreshHeader()
-            return (header.protection, try storedPresenceKey(), header.vaultID)
-        }
-        guard case .passphrase(let parameters, let salt) = protection, let record else { throw .passphraseRequired }
-        let privateKey = try Self.crypto { () throws(OpenSSLError) -> SecretBytes? in
-            try record.privateKey(passphraseKey: Scrypt.deriveKey(passphrase: passphrase, salt: salt, parameters: parameters), vaultID: vaultID)
-        }
-        guard let privateKey else { throw .authenticationFailed }
-        context.keep(privateKey, for: vaultID)
-        return privateKey
-    }
 
     func storedPresenceKey() throws(StoreError) -> PresenceKeyRecord? {
         let bytes = try sql { () throws(SQLiteError) -> [UInt8]? in

@@ -3,7 +3,7 @@ import FoundationEssentials
 /// Keeping and checking the item ledger (``ItemLedger``, ``LedgerShards``): every read and
 /// write of a vault from format 2 on first checks that the rows it meets are the set the ledger
 /// vouches for, and every write updates the ledger in the same transaction.
-extension OpenVault {
+extension VaultState {
     /// The ledger's key, derived from the lookup key: a process that may read items has it.
     func ledgerKey() throws(StoreError) -> HMACKey {
         if let key = keys.ledger { return key }

@@ -4,7 +4,7 @@
 ///
 /// Journal records and the sync state are sealed (AES-256-GCM) under a key derived from the
 /// lookup key, bound to the vault and, for records, to the item's identity digest.
-extension OpenVault {
+extension VaultState {
     // MARK: - During a write (mutex held, transaction open)
 
     /// Notes that the write in progress changed a synchronizable item.
@@ -29,9 +29,6 @@ extension OpenVault {
         }
         journalChanges.removeAll()
     }
-
-    /// Whether the vault is enrolled in sync, as last checked.
-    var isEnrolledInSync: Bool { mutex.withLock { syncEnrolled } }
 
     // MARK: - Journal rows
 

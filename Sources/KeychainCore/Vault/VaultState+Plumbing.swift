@@ -6,16 +6,8 @@ import FoundationEssentials
 #endif
 
 /// Transactions, error mapping, and the making of a new vault file.
-extension OpenVault {
+extension VaultState {
     // MARK: - Plumbing
-
-    func withState<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {
-        mutex.lock()
-        defer { mutex.unlock() }
-        touch()
-        followUserUnlock()
-        return try body()
-    }
 
     func refreshHeader() throws(StoreError) {
         guard let bytes = try Self.storedHeader(in: connection) else { throw .corrupted("the header is missing") }

@@ -12,7 +12,7 @@
 /// pass over the table when the read makes one (``ScopeCount``), else from a count of its own,
 /// and a lookup confirmed stays so until another connection commits: only a commit changes the
 /// index, and this connection's own writes keep it consistent.
-extension OpenVault {
+extension VaultState {
     /// Why a read through the scope index is refused: it disagrees with the table.
     static func scopeIndexDisagrees(_ path: String, _ how: String) -> StoreError {
         .tampered("\(path): the scope index (items_scope) disagrees with the item table (\(how)); keychain verify shows the damage, keychain recover saves the items")

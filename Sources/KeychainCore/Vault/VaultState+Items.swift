@@ -1,7 +1,7 @@
 import FoundationEssentials
 
 /// The item table written: applying writes and sealing records (reading is in OpenVault+Rows).
-extension OpenVault {
+extension VaultState {
     // MARK: - Operations (mutex held)
 
     func apply(_ operation: WriteOperation) throws(StoreError) -> Int {

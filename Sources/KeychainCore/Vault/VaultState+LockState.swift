@@ -1,0 +1,171 @@
+import Dispatch
+import FoundationEssentials
+
+/// The lock state and the passphrase: unlocking, locking, forgetting the cached keys, and
+/// setting, changing or removing the passphrase.
+extension VaultState {
+    // MARK: - Lock state
+
+    /// Unlocks a vault protected by a passphrase: whenUnlocked classes become readable in this
+    /// process (and, `forUser`, in every process of the user for the user-unlock timeout), and
+    /// afterFirstUnlock classes in every process of the user until reboot (through the kernel
+    /// keyring, where it works). A vault without a passphrase is always unlocked and this does
+    /// nothing.
+    ///
+    /// - Throws: ``StoreError/wrongPassphrase`` (nothing changes), ``StoreError/tampered(_:)``
+    ///   if a wrapped key fails verification.
+    func unlock(passphrase: SecretBytes, forUser: Bool = false) throws(StoreError) {
+        // Another process may rotate the keys between this one's read of the header and of
+        // the class keys: the passphrase is right, the header it opened is not current.
+        for _ in 1..<Self.unlockAttempts {
+            do throws(StoreError) {
+                return try unlockOnce(passphrase: passphrase, forUser: forUser)
+            } catch .locked {
+                continue
+            }
+        }
+        try unlockOnce(passphrase: passphrase, forUser: forUser)
+    }
+
+    /// How often an unlock starts again when a rotation elsewhere overtakes it.
+    static let unlockAttempts = 5
+
+    /// One attempt at the unlock.
+    private func unlockOnce(passphrase: SecretBytes, forUser: Bool) throws(StoreError) {
+        try refreshHeader()
+        guard case .passphrase = header.protection else { return }
+        let (master, passphraseKey) = try openMasterKey(passphrase: passphrase)
+        publishesUserUnlock = forUser
+        try adopt(master: master)
+        // Best effort: a read-only vault still unlocks; it just cannot take presence items yet.
+        // A presence record that fails its upgrade is left as it is: writes then refuse it.
+        if let passphraseKey {
+            try? createPresenceKeyIfMissing(passphraseKey: passphraseKey)
+            try? upgradePresenceRecord(passphraseKey: passphraseKey)
+            // A format-1 vault becomes format 2 here (writes then need no passphrase);
+            // damage it finds is reported by the reads and writes that meet it.
+            if header.version < VaultHeader.currentVersion { try? upgrade(wrappingKey: passphraseKey) }
+            try? resealCarriedRows(passphraseKey: passphraseKey)
+        }
+        try loadExistingClassKeys()
+        // A rekey that committed after this unlock read the header retired what it opened:
+        // those keys are neither kept nor published (the caller starts the unlock again).
+        publishToKernelKeyring()
+        startIdleTimer()
+    }
+
+    /// Locks the vault in this process: the master key and the whenUnlocked class keys are wiped
+    /// from memory. afterFirstUnlock items stay readable until reboot, as on iOS; see
+    /// ``forgetCachedKeys()``. A vault without a passphrase unlocks itself again on next use.
+    func lock() {
+        lockKeys()
+        // As a locked device: whenUnlocked items close for every process of the user.
+        if configuration.usesKernelKeyring { kernelKeyring.remove(unlockedDescription) }
+    }
+
+    /// Locks the vault and also drops the afterFirstUnlock keys, from this process and from the
+    /// kernel keyring: as after a reboot, only the passphrase opens the vault again. The boot's
+    /// record of the newest generation stays: it opens nothing, and still refuses an older copy.
+    func forgetCachedKeys() {
+        lockKeys()
+        keys.wipeAll()
+        forgetLedgerState()
+        if configuration.usesKernelKeyring {
+            kernelKeyring.remove(cacheDescription)
+            kernelKeyring.remove(unlockedDescription)
+        }
+    }
+
+    /// Sets, changes or removes the passphrase without re-encrypting any item: only the master
+    /// key is re-wrapped, in one transaction.
+    ///
+    /// - Parameters:
+    ///   - current: the current passphrase; ignored when the vault has none.
+    ///   - new: the new passphrase, or nil to remove it (the vault then uses a key file, and
+    ///     every whenPasscodeSetThisDeviceOnly item is destroyed, as on iOS).
+    /// - Throws: ``StoreError/wrongPassphrase`` if `current` is wrong (nothing changes),
+    ///   ``StoreError/invalidArgument(_:)`` for an empty new passphrase.
+    func changePassphrase(from current: SecretBytes?, to new: SecretBytes?) throws(StoreError) {
+        if let new, new.count == 0 { throw .invalidArgument("the new passphrase is empty") }
+        try refreshHeader()
+        let master: SecretBytes
+        var currentPassphraseKey: SecretBytes?
+        let hadPassphrase = header.hasPassphrase
+        if hadPassphrase {
+            guard let current else { throw .wrongPassphrase }
+            (master, currentPassphraseKey) = try openMasterKey(passphrase: current)
+            try adopt(master: master)
+            try upgrade(wrappingKey: currentPassphraseKey!)
+        } else {
+            if new == nil { return }
+            master = try masterKeyFromKeyFile()
+            try adopt(master: master)
+            try upgrade(wrappingKey: try VaultFile.readKeyFile(location.keyFilePath))
+        }
+        if let new, !hadPassphrase {
+            // A key-file vault's first passphrase brings new keys, in the same transaction
+            // as the new header: a copy of the old key file (with an old copy of the
+            // header) must open nothing written from now on.
+            let rotation = try KeyRotation(passphrase: new, header: header, parameters: configuration.scryptParameters)
+            try rotateKeys(rotation, currentPassphraseKey: nil) { () throws(StoreError) in
+                let record = try rewrappedPresenceKey(from: nil, to: rotation.passphraseKey)
+                try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.writePresenceKey).run([.blob(record.encoded())]) }
+            }
+            // Overwritten before it is unlinked: the old key must not stay readable on disk.
+            VaultFile.destroy(location.keyFilePath)
+            startIdleTimer()
+            return
+        }
+        var replacement = VaultHeader(version: header.version, vaultID: header.vaultID, protection: .keyFile)
+        let wrappingKey: SecretBytes
+        if let new {
+            let salt = Random.bytes(VaultHeader.saltSize)
+            replacement.protection = .passphrase(configuration.scryptParameters, salt: salt)
+            wrappingKey = try Self.crypto { () throws(OpenSSLError) in
+                try Scrypt.deriveKey(passphrase: new, salt: salt, parameters: configuration.scryptParameters)
+            }
+        } else {
+            wrappingKey = SecretBytes.random(count: 32)
+        }
+        replacement.wrappedMasterKey = try Self.crypto { () throws(OpenSSLError) in
+            try AESGCM.seal(master, key: wrappingKey, associatedData: RecordCoding.masterKeyAssociatedData(replacement))
+        }
+        // The lookup key (derived from the master key, which does not change) tags the presence public key.
+        try adopt(master: master)
+        let presenceRecord = try new == nil ? nil : rewrappedPresenceKey(from: currentPassphraseKey, to: wrappingKey)
+        let planned = header
+        try ledgerWrite { () throws(StoreError) in
+            try requireHeader(planned)
+            if let presenceRecord {
+                try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.writePresenceKey).run([.blob(presenceRecord.encoded())]) }
+            }
+            if new == nil {
+                // Written before the header that needs it; if the commit fails, the old
+                // header (passphrase) still stands and the stray key file is unused.
+                guard try VaultFile.createExclusively(wrappingKey, at: location.keyFilePath) else {
+                    throw .untrusted(path: location.keyFilePath, reason: "a key file is already there (an old copy?); move it away, then remove the passphrase again")
+                }
+                let code = Int64(Accessibility.whenPasscodeSetThisDeviceOnly.code)
+                // As on iOS, removing the passcode destroys what needed it: the passcode class
+                // and every item behind a proof of presence, with the presence key pair.
+                let doomed = try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.selectPasscodeBound(format: Int(header.version))) }
+                try delete(try fetch(doomed, [.integer(code)], includeValue: false, limit: nil))
+                try sql { () throws(SQLiteError) in
+                    try connection.statement(VaultSchema.deleteClassKey).run([.integer(code)])
+                    try connection.statement(VaultSchema.deletePresenceKey).run([])
+                }
+            }
+            try sql { () throws(SQLiteError) in
+                try connection.statement(VaultSchema.writeHeader).run([.blob(replacement.encoded())])
+            }
+        }
+        header = replacement
+        if new == nil {
+            keys.classes[.whenPasscodeSetThisDeviceOnly] = nil
+        } else {
+            try loadExistingClassKeys()
+            publishToKernelKeyring()
+            startIdleTimer()
+        }
+    }
+}

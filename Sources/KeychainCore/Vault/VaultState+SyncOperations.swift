@@ -1,0 +1,201 @@
+/// What the sync engine asks of the vault, each atomic: enrolling and leaving, reading the
+/// outbox, acknowledging what etcd took, and applying what other devices wrote.
+extension VaultState {
+    /// A pending journal entry: the change, with its item's value and attributes read now,
+    /// and the sealed record it was read from (acknowledged only if still the same).
+    struct OutboxEntry {
+        var change: SyncChange
+        var record: [UInt8]
+    }
+
+    /// What applying received changes did.
+    struct ApplyResult: Equatable {
+        var applied = 0
+        /// Older than what this vault has (or the same change again).
+        var superseded = 0
+        /// Changes no device of ours makes: an item that may not travel.
+        var refused = 0
+    }
+
+    /// Adds the sync journal, this device's id and the sync state; every synchronizable item
+    /// already in the vault goes into the outbox.
+    func enrollSync(device: [UInt8], state: SecretBytes) throws(StoreError) {
+        try prepareWrite()
+        try ledgerWrite { () throws(StoreError) in
+            guard !syncEnrolled else { throw .duplicateItem }
+            try sql { () throws(SQLiteError) in
+                try connection.execute(VaultSchema.createSync)
+                try connection.statement(VaultSchema.writeSyncDevice).run([.blob(device)])
+            }
+            syncEnrolled = true
+            try storeSyncState(state)
+            let existing = try matchingRows(Query(attributes: Attributes(synchronizable: true)), includeValue: false, needAttributes: true)
+            for row in existing {
+                guard let attributes = row.attributes else { continue }
+                journal(row.itemClass, attributes, identity: row.identity, deleted: false)
+            }
+        }
+    }
+
+    /// Removes the sync journal and state: the vault's items stay, and travel no more.
+    func leaveSync() throws(StoreError) {
+        try ledgerWrite { () throws(StoreError) in
+            guard syncEnrolled else { return }
+            try sql { () throws(SQLiteError) in try connection.execute(VaultSchema.dropSync) }
+            syncEnrolled = false
+            try recountLedger()
+        }
+    }
+
+    /// The sync state, read (nil when not enrolled).
+    func readSyncState() throws(StoreError) -> SecretBytes? {
+        try checkedRead { () throws(StoreError) in try syncState() }
+    }
+
+    /// Replaces the sync state.
+    func writeSyncState(_ state: SecretBytes) throws(StoreError) {
+        try ledgerWrite { () throws(StoreError) in
+            guard syncEnrolled else { throw .itemNotFound }
+            try storeSyncState(state)
+        }
+    }
+
+    /// Up to `limit` pending changes, with the values of the live ones. An item whose class
+    /// key is not available now (a locked vault) stays pending and is left out.
+    func outbox(limit: Int) throws(StoreError) -> (entries: [OutboxEntry], pending: Int) {
+        try checkedRead { () throws(StoreError) in
+            guard syncEnrolled else { return ([], 0) }
+            let rows = try sql { () throws(SQLiteError) -> [(identity: [UInt8], record: [UInt8])] in
+                try connection.statement(VaultSchema.readPendingJournal).with([.integer(Int64(limit))]) { (s: Statement) throws(SQLiteError) in
+                    var rows: [(identity: [UInt8], record: [UInt8])] = []
+                    while try s.step() { rows.append((s.blob(0), s.blob(1))) }
+                    return rows
+                }
+            }
+            let pending = try pendingCount()
+            var entries: [OutboxEntry] = []
+            for (identity, record) in rows {
+                var change = try openJournalRecord(record, identity: identity)
+                if !change.deleted {
+                    guard let row = try row(identity: identity, includeValue: true), let sealed = row.value else { continue }
+                    do throws(StoreError) {
+                        change.attributes = try decryptAttributes(row)
+                        change.value = try open(sealed, row: row, part: .value)
+                    } catch {
+                        guard error.isUnavailableKey else { throw error }
+                        continue
+                    }
+                }
+                entries.append(OutboxEntry(change: change, record: record))
+            }
+            return (entries, pending)
+        }
+    }
+
+    private func pendingCount() throws(StoreError) -> Int {
+        try sql { () throws(SQLiteError) -> Int in
+            try connection.statement(VaultSchema.countPendingJournal).with([]) { (s: Statement) throws(SQLiteError) -> Int in
+                try s.step() ? Int(s.integer(0)) : 0
+            }
+        }
+    }
+
+    /// Marks outbox entries as taken by etcd, each only if no newer write replaced it since.
+    func acknowledge(_ entries: [OutboxEntry]) throws(StoreError) {
+        guard !entries.isEmpty else { return }
+        try ledgerWrite { () throws(StoreError) in
+            guard syncEnrolled else { return }
+            let cleared = try sql { () throws(SQLiteError) -> [OutboxEntry] in
+                let statement = try connection.statement(VaultSchema.clearPending)
+                var cleared: [OutboxEntry] = []
+                for entry in entries where try statement.runCountingChanges([.blob(entry.change.identity), .blob(entry.record)]) == 1 {
+                    cleared.append(entry)
+                }
+                return cleared
+            }
+            for entry in cleared {
+                try ledgerJournal(entry.change.identity, pending: true, record: entry.record, inserted: false)
+                try ledgerJournal(entry.change.identity, pending: false, record: entry.record, inserted: true)
+            }
+        }
+    }
+
+    /// How many items the journal holds (pending or sent).
+    func journalCount() throws(StoreError) -> Int {
+        try checkedRead { () throws(StoreError) in
+            try sql { () throws(SQLiteError) in
+                try connection.statement(VaultSchema.countJournal).with([]) { (s: Statement) throws(SQLiteError) in try s.step() ? Int(s.integer(0)) : 0 }
+            }
+        }
+    }
+
+    /// Puts the sent journal entries whose items `isMissing` says etcd lacks back in the outbox.
+    func resend(where isMissing: (SyncChange) -> Bool) throws(StoreError) -> Int {
+        try ledgerWrite { () throws(StoreError) -> Int in
+            guard syncEnrolled else { return 0 }
+            var count = 0
+            for entry in try journalEntries() where !entry.pending && isMissing(entry.change) {
+                try storeJournalEntry(entry.change, pending: true)
+                count += 1
+            }
+            return count
+        }
+    }
+
+    /// Puts every journal entry back in the outbox (the cluster lost what it had).
+    func resendAll() throws(StoreError) {
+        try ledgerWrite { () throws(StoreError) in
+            guard syncEnrolled else { return }
+            try sql { () throws(SQLiteError) in try connection.execute(VaultSchema.markAllPending) }
+            try recountLedger()
+        }
+    }
+
+    /// Applies changes received from other devices, newest wins, and stores `state` (the
+    /// advanced cursor) in the same transaction.
+    func applyReceived(_ changes: [SyncChange], state: SecretBytes?) throws(StoreError) -> ApplyResult {
+        try prepareWrite()
+        return try ledgerWrite { () throws(StoreError) -> ApplyResult in
+            guard syncEnrolled else { throw .itemNotFound }
+            applyingRemoteChanges = true
+            defer { applyingRemoteChanges = false }
+            var result = ApplyResult()
+            var appliedNow = Set<[UInt8]>()
+            for var change in changes {
+                var attributes = change.attributes.normalizedIdentity(for: change.itemClass)
+                attributes.accessibility = attributes.accessibility ?? .whenUnlocked
+                guard SyncChange.travels(attributes), change.origin.count == 16, change.deleted || change.value != nil else {
+                    result.refused += 1
+                    continue
+                }
+                change.identity = try identityDigest(change.itemClass, attributes)
+                if let local = try journalEntry(change.identity), !change.isNewer(thanClock: local.clock, origin: local.origin) {
+                    result.superseded += 1
+                    // etcd served an older change than this vault holds: it lost the newer
+                    // one (dropped, rolled back), so this vault sends its own again.
+                    if local.isNewer(thanClock: change.clock, origin: change.origin), !appliedNow.contains(change.identity) {
+                        try storeJournalEntry(local, pending: true)
+                    }
+                    continue
+                }
+                let existing = try row(identity: change.identity, includeValue: false)
+                if change.deleted {
+                    if let existing { try delete([existing]) }
+                } else if var existing {
+                    existing.attributes = try decryptAttributes(existing)
+                    try replace(existing, attributes: attributes, value: change.value)
+                } else {
+                    try checkSize(of: change.value)
+                    try insert(Item(change.itemClass, attributes: attributes, value: change.value))
+                }
+                change.attributes = SyncChange.address(of: change.itemClass, attributes)
+                change.value = nil
+                try storeJournalEntry(change, pending: false)
+                appliedNow.insert(change.identity)
+                result.applied += 1
+            }
+            if let state { try storeSyncState(state) }
+            return result
+        }
+    }
+}

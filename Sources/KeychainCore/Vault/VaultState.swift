@@ -1,0 +1,138 @@
+import Dispatch
+import FoundationEssentials
+
+/// Everything an open vault knows and holds, reached only through ``VaultEngine``'s lock: the
+/// SQLite connection and the header as last read, the key bag, the item ledger as last
+/// verified, the sync enrolment and the identity memo. Not `Sendable`: the compiler keeps it
+/// inside the engine's `Mutex`.
+///
+/// Key hierarchy, after Apple's Data Protection: a random master key, wrapped by the vault key
+/// (from a passphrase through scrypt, or from a random key file beside the vault when there is
+/// no passphrase); a random key per accessibility class, wrapped by a key derived from the
+/// master key (bound to the machine for ThisDeviceOnly classes).
+final class VaultState {
+    /// How this vault was opened.
+    let configuration: VaultConfiguration
+    /// Where the vault lives.
+    var location: VaultLocation { configuration.location }
+
+    /// SQLite runs in multi-thread mode: the engine's lock is what keeps this connection to one thread at a time.
+    let connection: Connection
+    var header: VaultHeader
+    var keys = KeyRing()
+    var lastUse = ContinuousClock.now
+    var idleTimer: DispatchSourceTimer?
+    /// What the idle timer calls: the engine, which takes its lock first (``VaultEngine/lockIfIdle(after:)``).
+    var onIdle: (@Sendable (Duration) -> Void)?
+    var kernelKeyringState: VaultStatus.KernelKeyringState?
+    let kernelKeyring = KernelKeyring()
+    /// Read on first need: only ThisDeviceOnly classes use it, and most opens touch none.
+    lazy var machineID: [UInt8]? = configuration.machineIdentity.read()
+    var identityMemo: [IdentityMemoKey: [UInt8]] = [:]
+    /// The unwrapped presence private key for the read in progress (set and cleared within one call).
+    var presenceKey: SecretBytes?
+    /// The access control of the item a read found it could not open without a proof.
+    var presenceNeeded: AccessControl?
+    /// Whether this process holds whenUnlocked keys only through the user's unlocked state (not
+    /// its own passphrase), and when that state was last confirmed.
+    var heldThroughUserUnlock = false
+    /// Whether this process's last unlock asked to open whenUnlocked items to the user's other
+    /// processes (``Vault/unlock(forUser:)``, `keychain unlock`): only then is the user's
+    /// unlocked state published. A passphrase from a file, a credential or a prompt opens the
+    /// vault for the process that read it.
+    var publishesUserUnlock = false
+    /// The idle timeout the unlocking process chose, which every use keeps (not the reader's own).
+    var heldUnlockTimeout: UInt32 = 1
+    var userUnlockConfirmed = ContinuousClock.now
+    /// The item ledger as last verified (from format 2 on), and the file's `data_version` then:
+    /// while no other connection commits, what was verified stays true without a new scan.
+    var ledger: LedgerState?
+    var ledgerDataVersion: Int64 = -1
+    /// The lookups through the scope index whose row count matched the table's, at the
+    /// `data_version` they were counted at (``confirmScopeIndex(returned:values:byProtection:counted:)``).
+    var scopeLookupsConfirmed: (dataVersion: Int64, lookups: Set<[UInt8]>) = (-1, [])
+    /// The generation the write in progress gives the rows it seals.
+    var writeGeneration: UInt64 = 0
+    /// Whether the vault has a sync journal (``VaultSchema/syncObjects``), as last checked.
+    var syncEnrolled = false
+    /// The synchronizable items the write in progress changed, journaled before it commits.
+    var journalChanges: [SyncChange] = []
+    /// Set while a pull applies changes from elsewhere: they are journaled as received, not pending.
+    var applyingRemoteChanges = false
+    /// Whether the last write journaled a synchronizable change (then ``syncWake`` was called).
+    var journaledLastWrite = false
+    /// Called after each write that journaled a change: the sync engine running in this
+    /// process sends it at once.
+    var syncWake: (@Sendable () -> Void)?
+
+    /// Opens the existing vault at the configuration's location.
+    ///
+    /// - Throws: ``StoreError/untrusted(path:reason:)`` or ``StoreError/insecurePermissions(path:)``
+    ///   for files another user owns or may change, or that are links; ``StoreError/corrupted(_:)``
+    ///   for a file that is not a vault (empty, truncated, another database);
+    ///   ``StoreError/tampered(_:)`` for a vault whose schema was altered (a trigger, a view...);
+    ///   ``StoreError/unsupportedFormatVersion(_:)``; ``StoreError/io(_:)`` for file-system failures.
+    init(_ configuration: VaultConfiguration) throws(StoreError) {
+        self.configuration = configuration
+        let location = configuration.location
+        // A process whose OpenSSL cannot start would find every checksum wrong: say so instead.
+        if let failure = OpenSSLConfiguration.initialisationFailure { throw .unavailable(failure) }
+        try VaultFile.checkAll(location)
+        do {
+            connection = try Connection(path: location.path, create: false)
+        } catch {
+            throw Self.map(error, path: location.path)
+        }
+        let schema = try VaultSchema.check(connection, path: location.path)
+        syncEnrolled = schema.synced
+        guard let bytes = try Self.storedHeader(in: connection) else {
+            throw .corrupted("\(location.path) has a vault's tables but no header")
+        }
+        header = try VaultHeader.decode(bytes)
+        try Self.checkFormat(schema: schema.format, header: header, path: location.path)
+    }
+
+    /// A header and a schema of different formats: one of them was replaced. (Format 3 has
+    /// format 2's tables.)
+    static func checkFormat(schema: Int, header: VaultHeader, path: String) throws(StoreError) {
+        guard schema == min(Int(header.version), 2) else {
+            throw .tampered("\(path) has a format-\(header.version) header over a format-\(schema) item table; refusing to use it")
+        }
+    }
+
+    deinit {
+        idleTimer?.cancel()
+    }
+}
+extension StoreError {
+    /// Whether the error means the stored bytes are damaged or altered.
+    var isDamage: Bool {
+        switch self {
+        case .tampered, .corrupted: true
+        default: false
+        }
+    }
+
+    /// Whether the error means "this item's key is not available here", as opposed to damage.
+    var isUnavailableKey: Bool {
+        switch self {
+        case .locked, .boundToAnotherMachine, .passphraseRequired, .unavailable: true
+        default: false
+        }
+    }
+}
+
+/// What an identity digest depends on: the class and the attributes it was computed from.
+struct IdentityMemoKey: Hashable {
+    let itemClass: ItemClass
+    let attributes: Attributes
+
+    // Equal keys have equal attributes, hence equal fields here; hashing these few (what tells
+    // items apart in practice) instead of all twenty-three costs a quarter of the lookup.
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(itemClass)
+        hasher.combine(attributes.account)
+        hasher.combine(attributes.service)
+        hasher.combine(attributes.server)
+    }
+}
