@@ -38,8 +38,8 @@ extension SyncEngine {
     public func run(until shouldStop: @escaping @Sendable () -> Bool, onError: @escaping @Sendable (SyncError) -> Void = { _ in }) {
         let inbox = Inbox()
         // A write in this process wakes the loop at once.
-        try? Self.onVault(vault) { (open) throws(StoreError) in open.setSyncWake { inbox.post(local: true) } }
-        defer { try? Self.onVault(vault) { (open) throws(StoreError) in open.setSyncWake(nil) } }
+        vault.setSyncTrigger { inbox.post(local: true) }
+        defer { vault.setSyncTrigger(nil) }
         DispatchQueue(label: "keychain.sync.watch").async { [self] in
             while !shouldStop() {
                 guard let state = try? state(), let client = try? EtcdClient(state.cluster) else {

@@ -32,6 +32,9 @@ public final class Vault: Store, Sendable {
         var unlockFailure: StoreError?
         /// Whether this process has started syncing this vault in the background.
         var syncStarted = false
+        /// What tells the sync engine running in this process (``SyncEngine/run(until:onError:)``)
+        /// that a write journaled a change, so that it sends it at once.
+        var syncTrigger: (@Sendable () -> Void)?
     }
 
     /// Opens the vault if it exists; a missing one is created by the first write (when the
@@ -263,6 +266,19 @@ public final class Vault: Store, Sendable {
         if starts { SyncEngine.startInBackground(self) }
     }
 
+    /// Hands a journaled change to sync: the engine running in this process sends it at once;
+    /// with none running, one starts in the background when the configuration allows it.
+    private func journaled(_ vault: VaultEngine) {
+        session.withLock { $0.syncTrigger }?()
+        syncInBackground(vault)
+    }
+
+    /// Sets what a write that journaled a change calls (nil when the engine stops): one engine
+    /// running in this process at a time.
+    func setSyncTrigger(_ trigger: (@Sendable () -> Void)?) {
+        session.withLock { $0.syncTrigger = trigger }
+    }
+
     public func contains(_ query: Query) throws(StoreError) -> Bool {
         try query.validate()
         guard let vault = try vault(creating: false) else { return false }
@@ -309,9 +325,9 @@ public final class Vault: Store, Sendable {
         for operation in operations { try operation.validate() }
         let adds = operations.contains { if case .add = $0 { true } else if case .upsert = $0 { true } else { false } }
         if let vault = try vault(creating: adds) {
-            let result = try unlockingOnNeed(vault) { () throws(StoreError) in try vault.write(operations) }
-            if vault.journaledLastWrite { syncInBackground(vault) }
-            return result
+            let outcome = try unlockingOnNeed(vault) { () throws(StoreError) in try vault.write(operations) }
+            if outcome.journaled { journaled(vault) }
+            return outcome.result
         }
         // Only updates and deletes, and no vault: nothing to change, as in an empty vault.
         var counts: [Int] = []

@@ -169,9 +169,9 @@ final class VaultEngine: Sendable {
         try inUse { (state) throws(StoreError) in try state.contains(query) }
     }
 
-    /// Applies `operations` in one transaction.
+    /// Applies `operations` in one transaction; says whether it journaled a change for sync.
     @discardableResult
-    func write(_ operations: [WriteOperation]) throws(StoreError) -> WriteResult {
+    func write(_ operations: [WriteOperation]) throws(StoreError) -> WriteOutcome {
         try inUse { (state) throws(StoreError) in try state.write(operations) }
     }
 
@@ -179,12 +179,6 @@ final class VaultEngine: Sendable {
 
     /// Whether the vault is enrolled in sync, as last checked.
     var isEnrolledInSync: Bool { locked { $0.syncEnrolled } }
-
-    /// What a write that journaled a change calls: the sync engine running in this process.
-    func setSyncWake(_ wake: (@Sendable () -> Void)?) { locked { $0.syncWake = wake } }
-
-    /// Whether the last write journaled a synchronizable change.
-    var journaledLastWrite: Bool { locked { $0.journaledLastWrite } }
 
     func enrollSync(device: [UInt8], state sync: SecretBytes) throws(StoreError) {
         try inUse { (state) throws(StoreError) in try state.enrollSync(device: device, state: sync) }

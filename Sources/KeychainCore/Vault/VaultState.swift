@@ -29,10 +29,6 @@ final class VaultState {
     /// Read on first need: only ThisDeviceOnly classes use it, and most opens touch none.
     lazy var machineID: [UInt8]? = configuration.machineIdentity.read()
     var identityMemo: [IdentityMemoKey: [UInt8]] = [:]
-    /// The unwrapped presence private key for the read in progress (set and cleared within one call).
-    var presenceKey: SecretBytes?
-    /// The access control of the item a read found it could not open without a proof.
-    var presenceNeeded: AccessControl?
     /// Whether this process holds whenUnlocked keys only through the user's unlocked state (not
     /// its own passphrase), and when that state was last confirmed.
     var heldThroughUserUnlock = false
@@ -44,26 +40,10 @@ final class VaultState {
     /// The idle timeout the unlocking process chose, which every use keeps (not the reader's own).
     var heldUnlockTimeout: UInt32 = 1
     var userUnlockConfirmed = ContinuousClock.now
-    /// The item ledger as last verified (from format 2 on), and the file's `data_version` then:
-    /// while no other connection commits, what was verified stays true without a new scan.
-    var ledger: LedgerState?
-    var ledgerDataVersion: Int64 = -1
-    /// The lookups through the scope index whose row count matched the table's, at the
-    /// `data_version` they were counted at (``confirmScopeIndex(returned:values:byProtection:counted:)``).
-    var scopeLookupsConfirmed: (dataVersion: Int64, lookups: Set<[UInt8]>) = (-1, [])
-    /// The generation the write in progress gives the rows it seals.
-    var writeGeneration: UInt64 = 0
+    /// The item ledger as last verified.
+    var ledger = Ledger()
     /// Whether the vault has a sync journal (``VaultSchema/syncObjects``), as last checked.
     var syncEnrolled = false
-    /// The synchronizable items the write in progress changed, journaled before it commits.
-    var journalChanges: [SyncChange] = []
-    /// Set while a pull applies changes from elsewhere: they are journaled as received, not pending.
-    var applyingRemoteChanges = false
-    /// Whether the last write journaled a synchronizable change (then ``syncWake`` was called).
-    var journaledLastWrite = false
-    /// Called after each write that journaled a change: the sync engine running in this
-    /// process sends it at once.
-    var syncWake: (@Sendable () -> Void)?
 
     /// Opens the existing vault at the configuration's location.
     ///

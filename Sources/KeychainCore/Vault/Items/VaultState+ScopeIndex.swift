@@ -31,8 +31,7 @@ extension VaultState {
             default: break
             }
         }
-        if scopeLookupsConfirmed.dataVersion != ledgerDataVersion { scopeLookupsConfirmed = (ledgerDataVersion, []) }
-        if scopeLookupsConfirmed.lookups.contains(key) { return }
+        if ledger.confirmed(lookup: key) { return }
         let slot = byProtection ? VaultSchema.countScopeByProtection : VaultSchema.countScope
         let stored: Int64
         if let rows = counted?.rows {
@@ -45,6 +44,6 @@ extension VaultState {
         guard stored == Int64(returned) else {
             throw Self.scopeIndexDisagrees(location.path, "it returned \(returned) row(s) for a scope the table holds \(stored) of")
         }
-        scopeLookupsConfirmed.lookups.insert(key)
+        ledger.confirm(lookup: key)
     }
 }

@@ -18,14 +18,14 @@ extension VaultState {
     /// As ``verifyLedgerShard(holding:)``; when that is a pass over the whole table, `scope`'s
     /// rows are counted in it (else ``ScopeCount/rows`` stays nil).
     func verifyLedgerShard(holding identity: [UInt8]?, counting scope: inout ScopeCount?) throws(StoreError) {
-        guard let unverified = ledger?.unverified else {
+        guard let unverified = ledger.state?.unverified else {
             if header.version >= 2 { throw lostTrackOfLedger }
             return
         }
         guard unverified > 0 else { return }
-        guard let identity, ledger!.root != nil else { return try verifyEveryShard(counting: &scope) }
+        guard let identity, ledger.state!.root != nil else { return try verifyEveryShard(counting: &scope) }
         let shard = LedgerShards.shard(of: identity)
-        if ledger!.isVerified(shard) { return }
+        if ledger.state!.isVerified(shard) { return }
         try verify(shard, found: try tallyItemShard(shard, key: try ledgerKey()))
     }
 
@@ -35,7 +35,7 @@ extension VaultState {
     /// - Throws: ``StoreError/tampered(_:)`` when the journal's rows are not the set its tally
     ///   vouches for, or its group's record is missing or fails authentication.
     func verifyJournalShard() throws(StoreError) {
-        guard let state = ledger else { throw lostTrackOfLedger }
+        guard let state = ledger.state else { throw lostTrackOfLedger }
         guard state.root != nil else { return try verifyEveryShard() }
         let shard = state.journalShard
         if state.isVerified(shard) { return }
@@ -46,7 +46,7 @@ extension VaultState {
 
     private func verify(_ shard: Int, found: LedgerTally) throws(StoreError) {
         guard found == (try storedTally(shard)) else { throw rowsDisagree }
-        ledger!.markVerified(shard)
+        ledger.state!.markVerified(shard)
     }
 
     /// Checks every shard not checked yet, in one pass over the item table and the journal.
@@ -60,12 +60,12 @@ extension VaultState {
     /// As ``verifyEveryShard()``, counting `scope`'s rows in its pass over the table, if it makes one.
     func verifyEveryShard(counting scope: inout ScopeCount?) throws(StoreError) {
         guard header.version >= 2 else { return }
-        guard var state = ledger else { throw lostTrackOfLedger }
+        guard var state = ledger.state else { throw lostTrackOfLedger }
         guard state.unverified > 0 else { return }
         let found = try tallyEveryShard(of: state, key: try ledgerKey(), counting: &scope)
         let agree = state.isLoaded ? compare(found, with: state.tallies, &state) : try compareWithGroupRecords(found, &state)
         // The shards that agree stay checked: a read of one of them need not scan it again.
-        ledger = state
+        ledger.state = state
         guard agree else { throw rowsDisagree }
     }
 
@@ -180,7 +180,7 @@ extension VaultState {
     /// or a write into its group loaded, or else read from the record for this one check and
     /// not kept.
     private func storedTally(_ shard: Int) throws(StoreError) -> LedgerTally {
-        if ledger!.holdsTally(of: shard) { return ledger!.tallies[shard] }
+        if ledger.state!.holdsTally(of: shard) { return ledger.state!.tallies[shard] }
         let group = LedgerShards.group(of: shard)
         return try storedGroupTallies(group)[shard - LedgerShards.shards(ofGroup: group).lowerBound]
     }
@@ -188,13 +188,13 @@ extension VaultState {
     /// Before a write changes a format-3 shard's tally: its group's tallies as stored, which
     /// the write rewrites whole.
     func loadGroupTallies(holding shard: Int) throws(StoreError) {
-        guard let state = ledger, !state.holdsTally(of: shard) else { return }
+        guard let state = ledger.state, !state.holdsTally(of: shard) else { return }
         let group = LedgerShards.group(of: shard)
-        ledger!.load(try storedGroupTallies(group), ofGroup: group)
+        ledger.state!.load(try storedGroupTallies(group), ofGroup: group)
     }
 
     private func storedGroupTallies(_ group: Int) throws(StoreError) -> LedgerTallies {
-        try groupTallies(group, stored: try metaValue(named: LedgerShards.recordName(ofGroup: group)), generation: ledger!.root!.generation(ofGroup: group))
+        try groupTallies(group, stored: try metaValue(named: LedgerShards.recordName(ofGroup: group)), generation: ledger.state!.root!.generation(ofGroup: group))
     }
 
     /// A group's tallies from its record (`stored`), which must verify at the generation the

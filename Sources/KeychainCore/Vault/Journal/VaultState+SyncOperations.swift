@@ -21,7 +21,7 @@ extension VaultState {
     /// already in the vault goes into the outbox.
     func enrollSync(device: [UInt8], state: SecretBytes) throws(StoreError) {
         try prepareWrite()
-        try ledgerWrite { () throws(StoreError) in
+        try ledgerWrite { (transaction) throws(StoreError) in
             guard !syncEnrolled else { throw .duplicateItem }
             try sql { () throws(SQLiteError) in
                 try connection.execute(VaultSchema.createSync)
@@ -32,14 +32,14 @@ extension VaultState {
             let existing = try matchingRows(Query(attributes: Attributes(synchronizable: true)), includeValue: false, needAttributes: true)
             for row in existing {
                 guard let attributes = row.attributes else { continue }
-                journal(row.itemClass, attributes, identity: row.identity, deleted: false)
+                journal(row.itemClass, attributes, identity: row.identity, deleted: false, in: &transaction)
             }
         }
     }
 
     /// Removes the sync journal and state: the vault's items stay, and travel no more.
     func leaveSync() throws(StoreError) {
-        try ledgerWrite { () throws(StoreError) in
+        try ledgerWrite { (_) throws(StoreError) in
             guard syncEnrolled else { return }
             try sql { () throws(SQLiteError) in try connection.execute(VaultSchema.dropSync) }
             syncEnrolled = false
@@ -54,7 +54,7 @@ extension VaultState {
 
     /// Replaces the sync state.
     func writeSyncState(_ state: SecretBytes) throws(StoreError) {
-        try ledgerWrite { () throws(StoreError) in
+        try ledgerWrite { (_) throws(StoreError) in
             guard syncEnrolled else { throw .itemNotFound }
             try storeSyncState(state)
         }
@@ -103,7 +103,7 @@ extension VaultState {
     /// Marks outbox entries as taken by etcd, each only if no newer write replaced it since.
     func acknowledge(_ entries: [OutboxEntry]) throws(StoreError) {
         guard !entries.isEmpty else { return }
-        try ledgerWrite { () throws(StoreError) in
+        try ledgerWrite { (_) throws(StoreError) in
             guard syncEnrolled else { return }
             let cleared = try sql { () throws(SQLiteError) -> [OutboxEntry] in
                 let statement = try connection.statement(VaultSchema.clearPending)
@@ -131,7 +131,7 @@ extension VaultState {
 
     /// Puts the sent journal entries whose items `isMissing` says etcd lacks back in the outbox.
     func resend(where isMissing: (SyncChange) -> Bool) throws(StoreError) -> Int {
-        try ledgerWrite { () throws(StoreError) -> Int in
+        try ledgerWrite { (_) throws(StoreError) -> Int in
             guard syncEnrolled else { return 0 }
             var count = 0
             for entry in try journalEntries() where !entry.pending && isMissing(entry.change) {
@@ -144,7 +144,7 @@ extension VaultState {
 
     /// Puts every journal entry back in the outbox (the cluster lost what it had).
     func resendAll() throws(StoreError) {
-        try ledgerWrite { () throws(StoreError) in
+        try ledgerWrite { (_) throws(StoreError) in
             guard syncEnrolled else { return }
             try sql { () throws(SQLiteError) in try connection.execute(VaultSchema.markAllPending) }
             try recountLedger()
@@ -155,10 +155,8 @@ extension VaultState {
     /// advanced cursor) in the same transaction.
     func applyReceived(_ changes: [SyncChange], state: SecretBytes?) throws(StoreError) -> ApplyResult {
         try prepareWrite()
-        return try ledgerWrite { () throws(StoreError) -> ApplyResult in
+        return try ledgerWrite(fromSync: true) { (transaction) throws(StoreError) -> ApplyResult in
             guard syncEnrolled else { throw .itemNotFound }
-            applyingRemoteChanges = true
-            defer { applyingRemoteChanges = false }
             var result = ApplyResult()
             var appliedNow = Set<[UInt8]>()
             for var change in changes {
@@ -180,13 +178,13 @@ extension VaultState {
                 }
                 let existing = try row(identity: change.identity, includeValue: false)
                 if change.deleted {
-                    if let existing { try delete([existing]) }
+                    if let existing { try delete([existing], in: &transaction) }
                 } else if var existing {
                     existing.attributes = try decryptAttributes(existing)
-                    try replace(existing, attributes: attributes, value: change.value)
+                    try replace(existing, attributes: attributes, value: change.value, in: &transaction)
                 } else {
                     try checkSize(of: change.value)
-                    try insert(Item(change.itemClass, attributes: attributes, value: change.value))
+                    try insert(Item(change.itemClass, attributes: attributes, value: change.value), in: &transaction)
                 }
                 change.attributes = SyncChange.address(of: change.itemClass, attributes)
                 change.value = nil

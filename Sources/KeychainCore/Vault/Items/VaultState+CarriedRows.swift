@@ -24,23 +24,22 @@ extension VaultState {
     func resealCarriedRows(passphraseKey: SecretBytes?) throws(StoreError) {
         guard header.version >= 2 else { return }
         guard try !carriedRows().isEmpty else { return }
-        presenceKey = try passphraseKey.flatMap { (key) throws(StoreError) in try presencePrivateKey(passphraseKey: key) }
-        defer { presenceKey = nil }
-        try ledgerWrite { () throws(StoreError) in
+        var context = ReadContext(presenceKey: try passphraseKey.flatMap { (key) throws(StoreError) in try presencePrivateKey(passphraseKey: key) })
+        try ledgerWrite { (transaction) throws(StoreError) in
             for row in try carriedRows() {
                 let attributes: Attributes
                 let value: SecretBytes
                 do throws(StoreError) {
                     attributes = try decryptAttributes(row)
-                    value = try open(row.value ?? [], row: row, part: .value)
+                    value = try open(row.value ?? [], row: row, part: .value, context: &context)
                 } catch {
                     guard error.isUnavailableKey || error.isDamage || error == .interactionNotAllowed else { throw error }
                     continue
                 }
-                let sealed = try seal(row.itemClass, attributes: attributes, value: value)
+                let sealed = try seal(row.itemClass, attributes: attributes, value: value, generation: transaction.generation)
                 try overwrite(
                     row, protection: RecordCoding.protectionCode(row.accessibility, row.accessControl), with: sealed,
-                    missing: "a re-seal did not rewrite the row it read")
+                    missing: "a re-seal did not rewrite the row it read", generation: transaction.generation)
             }
         }
     }

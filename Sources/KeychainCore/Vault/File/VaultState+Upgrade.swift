@@ -41,10 +41,11 @@ extension VaultState {
                 guard header.version < VaultHeader.currentVersion else { return }
                 try checkLedger()
                 let format = Int(header.version)
+                let generation: UInt64
                 if format < 2 {
                     let rows = try carriedRows(format: format)
-                    writeGeneration = 1
-                    let resealed = try rows.map { (row) throws(StoreError) in try resealedForUpgrade(row) }
+                    generation = 1
+                    let resealed = try rows.map { (row) throws(StoreError) in try resealedForUpgrade(row, generation: generation) }
                     try sql { () throws(SQLiteError) in
                         try connection.execute("DROP TABLE items")
                         try connection.execute(VaultSchema.createItems)
@@ -53,12 +54,12 @@ extension VaultState {
                     }
                 } else {
                     // Generations only grow: this boot may have seen the format-2 one.
-                    writeGeneration = ledger!.generation + 1
+                    generation = ledger.state!.generation + 1
                 }
                 header = replacement
-                ledger = LedgerState(LedgerRoot.empty)
+                ledger.state = LedgerState(LedgerRoot.empty)
                 try recountLedger()
-                try storeLedger()
+                try storeLedger(generation: generation)
                 try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.writeHeader).run([.blob(replacement.encoded())]) }
             }
         } catch {
@@ -66,8 +67,7 @@ extension VaultState {
             forgetLedgerState()
             throw error
         }
-        writeGeneration = 0
-        ledgerDataVersion = (try? sql { () throws(SQLiteError) in try connection.dataVersion() }) ?? -1
+        if let version = try? sql({ () throws(SQLiteError) in try connection.dataVersion() }) { ledger.verified(at: version) } else { ledger.forget() }
         rememberGeneration()
     }
 
@@ -82,9 +82,9 @@ extension VaultState {
         return rows
     }
 
-    /// The new table's values for one row: re-sealed at generation 1 when it opens here,
-    /// carried over as generation 0 otherwise.
-    private func resealedForUpgrade(_ row: Row) throws(StoreError) -> [Statement.Value] {
+    /// The new table's values for one row: re-sealed at `generation` (the first) when it opens
+    /// here, carried over as generation 0 otherwise.
+    private func resealedForUpgrade(_ row: Row, generation: UInt64) throws(StoreError) -> [Statement.Value] {
         let protection = RecordCoding.protectionCode(row.accessibility, row.accessControl)
         func values(_ generation: UInt64, _ identity: [UInt8], _ scope: [UInt8], _ attributes: [UInt8], _ value: [UInt8]) -> [Statement.Value] {
             [
@@ -103,7 +103,7 @@ extension VaultState {
             guard error.isUnavailableKey || error.isDamage else { throw error }
             return carried
         }
-        let sealed = try seal(row.itemClass, attributes: attributes, value: value)
+        let sealed = try seal(row.itemClass, attributes: attributes, value: value, generation: generation)
         // The digests come from the same lookup key: a row keeps its identity and scope.
         return values(1, sealed.identity, sealed.scope, sealed.attributes, sealed.value)
     }

@@ -7,27 +7,25 @@
 extension VaultState {
     // MARK: - During a write (mutex held, transaction open)
 
-    /// Notes that the write in progress changed a synchronizable item.
-    func journal(_ itemClass: ItemClass, _ attributes: Attributes, identity: [UInt8], deleted: Bool) {
-        guard syncEnrolled, !applyingRemoteChanges, SyncChange.travels(attributes) else { return }
-        journalChanges.removeAll { $0.identity == identity }
-        journalChanges.append(
+    /// Notes that `transaction` changed a synchronizable item (in a vault enrolled in sync).
+    func journal(_ itemClass: ItemClass, _ attributes: Attributes, identity: [UInt8], deleted: Bool, in transaction: inout WriteTransaction) {
+        guard syncEnrolled, !transaction.fromSync, SyncChange.travels(attributes) else { return }
+        transaction.note(
             SyncChange(identity: identity, clock: 0, origin: [], deleted: deleted, itemClass: itemClass, attributes: SyncChange.address(of: itemClass, attributes)))
     }
 
-    /// Writes the changes noted during the write into the journal, pending: each gets a clock
-    /// ahead of every one its item has had.
-    func writeJournal() throws(StoreError) {
-        guard !journalChanges.isEmpty else { return }
-        journaledLastWrite = true
+    /// Writes the changes `transaction` noted into the journal, pending: each gets a clock
+    /// ahead of every one its item has had. True when there were any.
+    func writeJournal(_ transaction: WriteTransaction) throws(StoreError) -> Bool {
+        guard !transaction.changes.isEmpty else { return false }
         let device = try syncDevice()
-        for var change in journalChanges {
+        for var change in transaction.changes {
             let previous = try journalEntry(change.identity)
             change.clock = SyncChange.nextClock(after: previous?.clock ?? 0)
             change.origin = device
             try storeJournalEntry(change, pending: true)
         }
-        journalChanges.removeAll()
+        return true
     }
 
     // MARK: - Journal rows

@@ -134,7 +134,7 @@ extension VaultState {
         try adopt(master: master)
         let presenceRecord = try new == nil ? nil : rewrappedPresenceKey(from: currentPassphraseKey, to: wrappingKey)
         let planned = header
-        try ledgerWrite { () throws(StoreError) in
+        try ledgerWrite { (transaction) throws(StoreError) in
             try requireHeader(planned)
             if let presenceRecord {
                 try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.writePresenceKey).run([.blob(presenceRecord.encoded())]) }
@@ -149,7 +149,7 @@ extension VaultState {
                 // As on iOS, removing the passcode destroys what needed it: the passcode class
                 // and every item behind a proof of presence, with the presence key pair.
                 let doomed = try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.selectPasscodeBound(format: Int(header.version))) }
-                try delete(try fetch(doomed, [.integer(code)], includeValue: false, limit: nil))
+                try delete(try fetch(doomed, [.integer(code)], includeValue: false, limit: nil), in: &transaction)
                 try sql { () throws(SQLiteError) in
                     try connection.statement(VaultSchema.deleteClassKey).run([.integer(code)])
                     try connection.statement(VaultSchema.deletePresenceKey).run([])

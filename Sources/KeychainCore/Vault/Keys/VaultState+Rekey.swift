@@ -71,9 +71,9 @@ extension VaultState {
         // under that name must not make a rekey publish the whenUnlocked keys).
         let userWasUnlocked = usesUserUnlock && holdsGenuineUserUnlock()
         do throws(StoreError) {
-            try ledgerWrite { () throws(StoreError) in
+            try ledgerWrite { (transaction) throws(StoreError) in
                 try requireHeader(rotation.replacing)
-                try reseal(under: rotation, currentPassphraseKey: currentPassphraseKey)
+                try reseal(under: rotation, currentPassphraseKey: currentPassphraseKey, generation: transaction.generation)
                 try beforeCommit()
             }
         } catch {
@@ -96,7 +96,7 @@ extension VaultState {
     /// state re-sealed, the ledger recounted over exactly the rows re-sealed, and the new keys'
     /// check values recorded, so that a process holding the retired keys sees the rotation as
     /// soon as it sees the commit.
-    private func reseal(under rotation: KeyRotation, currentPassphraseKey: SecretBytes?) throws(StoreError) {
+    private func reseal(under rotation: KeyRotation, currentPassphraseKey: SecretBytes?, generation: UInt64) throws(StoreError) {
         var presencePair: (record: PresenceKeyRecord, privateKey: SecretBytes)?
         if let record = try storedPresenceKey(), let currentPassphraseKey {
             let vaultID = header.vaultID
@@ -104,13 +104,12 @@ extension VaultState {
             guard let privateKey = opened else { throw .tampered("the presence private key does not open with the vault's passphrase") }
             presencePair = (record, privateKey)
         }
-        presenceKey = presencePair?.privateKey
-        defer { presenceKey = nil }
+        var context = ReadContext(presenceKey: presencePair?.privateKey)
         var plaintext: [(row: Row, attributes: Attributes, value: SecretBytes)] = []
         let statement = try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.selectAllItems(format: Int(header.version))) }
         for row in try fetch(statement, [], includeValue: true, limit: nil) {
             let attributes = try decryptAttributes(row)
-            let value = try open(row.value ?? [], row: row, part: .value)
+            let value = try open(row.value ?? [], row: row, part: .value, context: &context)
             plaintext.append((row, attributes, value))
         }
         // A row `fetch` could not decode would be left under the retired keys: refuse instead.
@@ -143,10 +142,10 @@ extension VaultState {
             var sealedAttributes = attributes
             sealedAttributes.accessibility = row.accessibility
             sealedAttributes.accessControl = row.accessControl
-            let sealed = try seal(row.itemClass, attributes: sealedAttributes, value: value)
+            let sealed = try seal(row.itemClass, attributes: sealedAttributes, value: value, generation: generation)
             try overwrite(
                 row, protection: RecordCoding.protectionCode(row.accessibility, row.accessControl), with: sealed,
-                missing: "a rekey did not rewrite the row it read")
+                missing: "a rekey did not rewrite the row it read", generation: generation)
         }
         if let syncState { try rewriteJournal(journal, state: syncState) }
         // Every row changed, and so did the ledger's key (it follows the lookup key). The table

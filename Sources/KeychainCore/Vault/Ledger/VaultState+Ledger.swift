@@ -30,7 +30,7 @@ extension VaultState {
     ///   when no key is available to check it with.
     func checkLedger(_ check: LedgerCheck = .everyRow) throws(StoreError) {
         let version = try sql { () throws(SQLiteError) in try connection.dataVersion() }
-        if version != ledgerDataVersion || (ledger == nil && header.version >= 2) {
+        if !ledger.holds(at: version, format: header.version) {
             try loadLedger(dataVersion: version)
         }
         if check == .everyRow { try verifyEveryShard() }
@@ -39,8 +39,8 @@ extension VaultState {
     /// Reads and authenticates the stored ledger (format 2's, or format 3's root), forgetting
     /// what was verified before: another connection committed, or nothing was read yet.
     private func loadLedger(dataVersion version: Int64) throws(StoreError) {
-        ledger = nil
-        var rechecked = ledgerDataVersion != -1
+        ledger.state = nil
+        var rechecked = ledger.wasVerified
         // Another connection committed: what open checked is checked again.
         if rechecked { try recheckFormat() }
         while true {
@@ -56,7 +56,7 @@ extension VaultState {
                 guard header.version != opened else { throw error }
             }
         }
-        ledgerDataVersion = version
+        ledger.verified(at: version)
     }
 
     private func recheckFormat() throws(StoreError) {
@@ -87,7 +87,7 @@ extension VaultState {
         if let seen = seenGeneration(key: key), seen > state.generation {
             throw .tampered("\(location.path) is at generation \(state.generation), older than the \(seen) this boot has seen: the file was rolled back to an older copy")
         }
-        ledger = state
+        ledger.state = state
     }
 
     /// Why a ledger record is missing or fails authentication: keys rotated by another process
@@ -134,12 +134,21 @@ extension VaultState {
     /// (``row(identity:includeValue:)``, ``verifyLedgerShard(holding:)``): a write beside a
     /// tampered shard goes ahead and leaves that shard as it found it. In a vault enrolled in
     /// sync, the journal's shard is checked first, as any such write may journal its items.
-    func ledgerWrite<R>(_ check: LedgerCheck = .everyRow, _ body: () throws(StoreError) -> R) throws(StoreError) -> R {
+    func ledgerWrite<R>(
+        _ check: LedgerCheck = .everyRow, fromSync: Bool = false, _ body: (inout WriteTransaction) throws(StoreError) -> R
+    ) throws(StoreError) -> R {
+        try journaledWrite(check, fromSync: fromSync, body).result
+    }
+
+    /// A ``ledgerWrite(_:fromSync:_:)``, and whether it journaled a synchronizable change.
+    func journaledWrite<R>(
+        _ check: LedgerCheck = .everyRow, fromSync: Bool = false, _ body: (inout WriteTransaction) throws(StoreError) -> R
+    ) throws(StoreError) -> (result: R, journaled: Bool) {
         guard header.version >= 2 else { throw .unsupportedFormatVersion(Int(header.version)) }
-        let result: R
+        let outcome: (result: R, journaled: Bool)
         let classesBefore = keys.classes.count
         do {
-            result = try writeTransaction { () throws(StoreError) -> R in
+            outcome = try writeTransaction { () throws(StoreError) -> (result: R, journaled: Bool) in
                 // The format and the sync enrolment are as the check found them (another process may have changed them).
                 try checkLedger(.rowsAsRead)
                 if check == .everyRow || header.version < 3 {
@@ -147,42 +156,33 @@ extension VaultState {
                 } else if syncEnrolled {
                     try verifyJournalShard()
                 }
-                writeGeneration = ledger!.generation + 1
-                journalChanges.removeAll()
-                journaledLastWrite = false
-                let result = try body()
-                try writeJournal()
-                try storeLedger()
-                return result
+                var transaction = WriteTransaction(generation: ledger.state!.generation + 1, fromSync: fromSync)
+                let result = try body(&transaction)
+                let journaled = try writeJournal(transaction)
+                try storeLedger(generation: transaction.generation)
+                return (result, journaled)
             }
         } catch {
             forgetLedgerState()
             throw error
         }
-        writeGeneration = 0
         rememberGeneration()
         // A class key the write created is published now that it is committed.
         if keys.classes.count != classesBefore { publishToKernelKeyring() }
-        if journaledLastWrite { syncWake?() }
-        return result
+        return outcome
     }
 
-    /// Forgets the ledger as last verified (and any write in progress): the next read or write
-    /// checks the file afresh.
+    /// Forgets the ledger as last verified: the next read or write checks the file afresh.
     func forgetLedgerState() {
-        journalChanges.removeAll()
-        ledger = nil
-        ledgerDataVersion = -1
-        writeGeneration = 0
+        ledger.forget()
     }
 
-    /// The ledger, at the write's generation, into the transaction in progress: in format 3,
+    /// The ledger, at the write's `generation`, into the transaction in progress: in format 3,
     /// the record of each group holding a shard the write changed, then the root.
-    func storeLedger() throws(StoreError) {
+    func storeLedger(generation: UInt64) throws(StoreError) {
         // Every shard a write changed has its group's tallies loaded (``LedgerState/count(_:shard:inserted:)``).
-        guard var state = ledger else { throw lostTrackOfLedger }
+        guard var state = ledger.state else { throw lostTrackOfLedger }
         let key = try ledgerKey(), vaultID = header.vaultID
-        let generation = writeGeneration
         let groups = state.changedGroups
         try sql { () throws(SQLiteError) in
             if !groups.isEmpty {
@@ -198,44 +198,44 @@ extension VaultState {
                 state.root?.encoded(key: key, vaultID: vaultID) ?? ItemLedger(generation: generation, tally: state.tallies[0]).encoded(key: key, vaultID: vaultID)
             try connection.statement(VaultSchema.writeMeta).run([.text(VaultSchema.ledgerName), .blob(encoded)])
         }
-        ledger = state
+        ledger.state = state
     }
 
     var lostTrackOfLedger: StoreError { .tampered("a write lost track of the item ledger") }
 
     /// Replaces the in-memory ledger by what the rows add up to (a rekey or an upgrade rewrote them all).
     func recountLedger() throws(StoreError) {
-        guard var state = ledger else { throw lostTrackOfLedger }
+        guard var state = ledger.state else { throw lostTrackOfLedger }
         state.recount(try tallyEveryShard(of: state, key: try ledgerKey()))
-        ledger = state
+        ledger.state = state
     }
 
-    func ledgerInsert(id: Int64, itemClass: ItemClass, identity: [UInt8]) throws(StoreError) {
-        let row = ItemLedger.Row(id: id, itemClass: itemClass.code, identity: identity, generation: writeGeneration)
-        try count(ItemLedger.element(row, key: try ledgerKey(), vaultID: header.vaultID), in: ledger?.shard(ofItem: identity), inserted: true)
+    func ledgerInsert(id: Int64, itemClass: ItemClass, identity: [UInt8], generation: UInt64) throws(StoreError) {
+        let row = ItemLedger.Row(id: id, itemClass: itemClass.code, identity: identity, generation: generation)
+        try count(ItemLedger.element(row, key: try ledgerKey(), vaultID: header.vaultID), in: ledger.state?.shard(ofItem: identity), inserted: true)
     }
 
     func ledgerRemove(_ row: Row) throws(StoreError) {
         let entry = ItemLedger.Row(id: row.id, itemClass: row.itemClass.code, identity: row.identity, generation: row.generation)
-        try count(ItemLedger.element(entry, key: try ledgerKey(), vaultID: header.vaultID), in: ledger?.shard(ofItem: row.identity), inserted: false)
+        try count(ItemLedger.element(entry, key: try ledgerKey(), vaultID: header.vaultID), in: ledger.state?.shard(ofItem: row.identity), inserted: false)
     }
 
     /// The ledger's account of a journal row written (`inserted`) or removed in the write in progress.
     func ledgerJournal(_ identity: [UInt8], pending: Bool, record: [UInt8], inserted: Bool) throws(StoreError) {
         let element = ItemLedger.journalElement(identity: identity, pending: pending, record: record, key: try ledgerKey(), vaultID: header.vaultID)
-        try count(element, in: ledger?.journalShard, inserted: inserted)
+        try count(element, in: ledger.state?.journalShard, inserted: inserted)
     }
 
     private func count(_ element: [UInt8], in shard: Int?, inserted: Bool) throws(StoreError) {
         guard let shard else { throw lostTrackOfLedger }
         try loadGroupTallies(holding: shard)
-        guard ledger?.count(element, shard: shard, inserted: inserted) == true else { throw lostTrackOfLedger }
+        guard ledger.state?.count(element, shard: shard, inserted: inserted) == true else { throw lostTrackOfLedger }
     }
 
     /// Records the committed generation in the kernel keyring, unless a newer one is there; an
     /// update lost to another process's (both read the table, both replaced it) is made again.
     func rememberGeneration() {
-        guard configuration.usesKernelKeyring, let state = ledger, let key = try? ledgerKey() else { return }
+        guard configuration.usesKernelKeyring, let state = ledger.state, let key = try? ledgerKey() else { return }
         let vaultID = header.vaultID
         for _ in 0..<4 {
             var recorded = false

@@ -25,16 +25,14 @@ extension VaultState {
     /// Finds items, values behind an access control opened with `proof` (or the query's
     /// context's proof) when there is one.
     func copyMatching(_ query: Query, proof: SecretBytes?) throws(StoreError) -> MatchedItems {
-        presenceKey = proof ?? query.authentication?.key(for: header.vaultID)
-        presenceNeeded = nil
-        defer { presenceKey = nil }
+        var context = ReadContext(presenceKey: proof ?? query.authentication?.key(for: header.vaultID))
         do {
             return .items(
                 try afterRotation { () throws(StoreError) in
-                    try checkedRead(.rowsAsRead) { () throws(StoreError) in try copyMatchingLocked(query) }
+                    try checkedRead(.rowsAsRead) { () throws(StoreError) in try copyMatchingLocked(query, context: &context) }
                 })
         } catch .interactionNotAllowed {
-            guard proof == nil, let needed = presenceNeeded else { throw .interactionNotAllowed }
+            guard proof == nil, let needed = context.presenceNeeded else { throw .interactionNotAllowed }
             return .needsPresence(needed)
         }
     }
@@ -45,21 +43,22 @@ extension VaultState {
         precondition(!query.returnData, "values may need a proof of presence: list them with copyMatching")
         try afterRotation { () throws(StoreError) in
             try checkedRead(.rowsAsRead) { () throws(StoreError) in
-                try forEachItemLocked(query) { (item: consuming Item) throws(StoreError) in try body(item) }
+                var context = ReadContext()
+                try forEachItemLocked(query, context: &context) { (item: consuming Item) throws(StoreError) in try body(item) }
             }
         }
     }
 
-    func copyMatchingLocked(_ query: Query) throws(StoreError) -> [Item] {
+    func copyMatchingLocked(_ query: Query, context: inout ReadContext) throws(StoreError) -> [Item] {
         var items: [Item] = []
-        try forEachItemLocked(query) { (item: consuming Item) throws(StoreError) in items.append(item) }
+        try forEachItemLocked(query, context: &context) { (item: consuming Item) throws(StoreError) in items.append(item) }
         return items
     }
 
     /// Each item matching `query`, built from its row, its value opened when the query asks.
     /// One damaged item never hides the others; alone, it is reported. Throws
     /// ``StoreError/itemNotFound`` (or why the candidates could not be opened) when none match.
-    private func forEachItemLocked(_ query: Query, _ body: (consuming Item) throws(StoreError) -> Void) throws(StoreError) {
+    private func forEachItemLocked(_ query: Query, context: inout ReadContext, _ body: (consuming Item) throws(StoreError) -> Void) throws(StoreError) {
         var unavailable: StoreError?
         var damaged: StoreError?
         var found = false
@@ -73,7 +72,7 @@ extension VaultState {
             var value: SecretBytes?
             if query.returnData, let sealed = row.value {
                 do throws(StoreError) {
-                    value = try open(sealed, row: row, part: .value)
+                    value = try open(sealed, row: row, part: .value, context: &context)
                 } catch {
                     guard error.isDamage else { throw error }
                     damaged = damaged ?? error
@@ -112,21 +111,23 @@ extension VaultState {
         try upgradeBeforeWrite()
     }
 
-    @discardableResult
-    func write(_ operations: [WriteOperation]) throws(StoreError) -> WriteResult {
-        try afterRotation { () throws(StoreError) -> WriteResult in
+    /// Applies `operations` in one transaction.
+    func write(_ operations: [WriteOperation]) throws(StoreError) -> WriteOutcome {
+        try afterRotation { () throws(StoreError) -> WriteOutcome in
             try prepareWrite()
-            return try ledgerWrite(operations.allSatisfy(Self.namesItsItems) ? .rowsAsRead : .everyRow) { () throws(StoreError) -> WriteResult in
+            let (result, journaled) = try journaledWrite(operations.allSatisfy(Self.namesItsItems) ? .rowsAsRead : .everyRow) {
+                (transaction) throws(StoreError) -> WriteResult in
                 var counts: [Int] = []
                 for operation in operations {
-                    counts.append(try apply(operation))
+                    counts.append(try apply(operation, in: &transaction))
                 }
                 return WriteResult(counts: counts)
             }
+            return WriteOutcome(result: result, journaled: journaled)
         }
     }
 
-    /// Runs `body` (mutex held); when it finds this process's keys retired by another
+    /// Runs `body` (the vault's lock held); when it finds this process's keys retired by another
     /// process's rotation (``dropKeysIfRotated()``), waits for the new keys to be published
     /// and runs it once more: a rekey elsewhere delays a read or write, it does not fail it.
     func afterRotation<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {

@@ -310,9 +310,17 @@ extension VaultState {
         return .tampered("an item's \(part == .value ? "value" : "attributes") failed authentication")
     }
 
-    /// What a row sealed (a value, under its access control's presence seal too), without the
-    /// size padding format 2 adds.
+    /// What a row sealed, without the size padding format 2 adds; a value behind an access
+    /// control does not open (``StoreError/interactionNotAllowed``): a read that holds a proof
+    /// passes its ``ReadContext``.
     func open(_ sealed: [UInt8], row: Row, part: RecordCoding.Part) throws(StoreError) -> SecretBytes {
+        var withoutProof = ReadContext()
+        return try open(sealed, row: row, part: part, context: &withoutProof)
+    }
+
+    /// What a row sealed (a value, under its access control's presence seal too, opened with
+    /// the context's presence key), without the size padding format 2 adds.
+    func open(_ sealed: [UInt8], row: Row, part: RecordCoding.Part, context: inout ReadContext) throws(StoreError) -> SecretBytes {
         let key = try classKey(row.accessibility, create: false)
         let aad = associatedData(row, part)
         let opened: SecretBytes
@@ -322,8 +330,8 @@ extension VaultState {
             throw authenticationFailed(part)
         }
         guard part == .value, let accessControl = row.accessControl else { return try unpadded(opened, row: row) }
-        guard let presenceKey, let record = try storedPresenceKey() else {
-            presenceNeeded = accessControl
+        guard let presenceKey = context.presenceKey, let record = try storedPresenceKey() else {
+            context.presenceNeeded = accessControl
             throw .interactionNotAllowed
         }
         guard let value = PresenceSeal.open(opened, privateKey: presenceKey, publicKey: record.publicKey, associatedData: aad) else {

@@ -1,44 +1,44 @@
 import FoundationEssentials
 
-/// The item table written: applying writes and sealing records (reading is in OpenVault+Rows).
+/// The item table written: applying writes and sealing records (reading is in VaultState+Rows).
 extension VaultState {
     // MARK: - Operations (mutex held)
 
-    func apply(_ operation: WriteOperation) throws(StoreError) -> Int {
+    func apply(_ operation: WriteOperation, in transaction: inout WriteTransaction) throws(StoreError) -> Int {
         switch operation {
         case .add(let item):
             try checkSize(of: item.value)
             if try row(identity: identity(of: item), includeValue: false) != nil { throw .duplicateItem }
-            try insert(item)
+            try insert(item, in: &transaction)
             return 1
         case .upsert(let item):
             try checkSize(of: item.value)
             guard var existing = try row(identity: identity(of: item), includeValue: item.value == nil) else {
-                try insert(item)
+                try insert(item, in: &transaction)
                 return 1
             }
             let old = try decryptAttributes(existing)
             existing.attributes = old
-            try replace(existing, attributes: old.merging(item.attributes), value: item.value)
+            try replace(existing, attributes: old.merging(item.attributes), value: item.value, in: &transaction)
             return 1
         case .update(let query, let changes, let value):
             try checkSize(of: value)
             let rows = try matchingRows(query, includeValue: value == nil, needAttributes: true, complete: true)
             guard !rows.isEmpty else { throw .itemNotFound }
             for existing in rows {
-                try replace(existing, attributes: (existing.attributes ?? Attributes()).merging(changes), value: value)
+                try replace(existing, attributes: (existing.attributes ?? Attributes()).merging(changes), value: value, in: &transaction)
             }
             return rows.count
         case .delete(let query):
             // A synchronizable item's delete travels, addressed by its attributes.
             let rows = try matchingRows(query, includeValue: false, needAttributes: syncEnrolled, complete: true)
-            try delete(rows)
+            try delete(rows, in: &transaction)
             return rows.count
         }
     }
 
     /// Deletes `rows`, checking that each was there to delete.
-    func delete(_ rows: [Row]) throws(StoreError) {
+    func delete(_ rows: [Row], in transaction: inout WriteTransaction) throws(StoreError) {
         for row in rows { try verifyLedgerShard(holding: row.identity) }
         let changed = try sql { () throws(SQLiteError) -> Int in
             let statement = try connection.statement(VaultSchema.deleteItem)
@@ -49,7 +49,7 @@ extension VaultState {
         guard changed == rows.count else { throw .tampered("a delete did not remove the rows it matched") }
         for row in rows {
             try ledgerRemove(row)
-            if let attributes = row.attributes { journal(row.itemClass, attributes, identity: row.identity, deleted: true) }
+            if let attributes = row.attributes { journal(row.itemClass, attributes, identity: row.identity, deleted: true, in: &transaction) }
         }
     }
 
@@ -76,27 +76,27 @@ extension VaultState {
         return digest
     }
 
-    func insert(_ item: Item) throws(StoreError) {
+    func insert(_ item: Item, in transaction: inout WriteTransaction) throws(StoreError) {
         var attributes = item.attributes.normalizedIdentity(for: item.itemClass)
         attributes.accessibility = attributes.accessibility ?? .whenUnlocked
         let now = Date()
         attributes.creationDate = now
         attributes.modificationDate = now
-        let sealed = try seal(item.itemClass, attributes: attributes, value: item.value)
+        let sealed = try seal(item.itemClass, attributes: attributes, value: item.value, generation: transaction.generation)
         try verifyLedgerShard(holding: sealed.identity)
         try sql { () throws(SQLiteError) in
             try connection.statement(VaultSchema.insertItem).run([
                 .integer(Int64(item.itemClass.code)), .integer(Int64(RecordCoding.protectionCode(attributes.accessibility!, attributes.accessControl))),
-                .blob(sealed.identity), .blob(sealed.scope), .blob(sealed.attributes), .blob(sealed.value), .integer(Int64(writeGeneration)),
+                .blob(sealed.identity), .blob(sealed.scope), .blob(sealed.attributes), .blob(sealed.value), .integer(Int64(transaction.generation)),
             ])
         }
-        try ledgerInsert(id: connection.lastInsertRowID, itemClass: item.itemClass, identity: sealed.identity)
-        journal(item.itemClass, attributes, identity: sealed.identity, deleted: false)
+        try ledgerInsert(id: connection.lastInsertRowID, itemClass: item.itemClass, identity: sealed.identity, generation: transaction.generation)
+        journal(item.itemClass, attributes, identity: sealed.identity, deleted: false, in: &transaction)
     }
 
     /// Re-seals an existing row with new attributes (and value, or its old one), checking that
     /// a changed identity does not collide with another item.
-    func replace(_ existing: Row, attributes: Attributes, value: SecretBytes?) throws(StoreError) {
+    func replace(_ existing: Row, attributes: Attributes, value: SecretBytes?, in transaction: inout WriteTransaction) throws(StoreError) {
         var attributes = attributes.normalizedIdentity(for: existing.itemClass)
         attributes.accessibility = attributes.accessibility ?? existing.accessibility
         attributes.accessControl = attributes.accessControl ?? existing.accessControl
@@ -113,42 +113,42 @@ extension VaultState {
         } else {
             plaintext = try open(try sealedValue(of: existing), row: existing, part: .value)
         }
-        let sealed = try seal(existing.itemClass, attributes: attributes, value: plaintext)
+        let sealed = try seal(existing.itemClass, attributes: attributes, value: plaintext, generation: transaction.generation)
         if sealed.identity != existing.identity, try row(identity: sealed.identity, includeValue: false) != nil {
             throw .duplicateItem
         }
         try overwrite(
             existing, protection: RecordCoding.protectionCode(attributes.accessibility!, attributes.accessControl), with: sealed,
-            missing: "an update did not change the row it matched")
+            missing: "an update did not change the row it matched", generation: transaction.generation)
         if sealed.identity != existing.identity, let old = existing.attributes {
-            journal(existing.itemClass, old.normalizedIdentity(for: existing.itemClass), identity: existing.identity, deleted: true)
+            journal(existing.itemClass, old.normalizedIdentity(for: existing.itemClass), identity: existing.identity, deleted: true, in: &transaction)
         } else if let old = existing.attributes, SyncChange.travels(old), !SyncChange.travels(attributes) {
             // Made ThisDeviceOnly or put behind a proof: it leaves the other devices.
-            journal(existing.itemClass, old.normalizedIdentity(for: existing.itemClass), identity: existing.identity, deleted: true)
+            journal(existing.itemClass, old.normalizedIdentity(for: existing.itemClass), identity: existing.identity, deleted: true, in: &transaction)
         }
-        journal(existing.itemClass, attributes, identity: sealed.identity, deleted: false)
+        journal(existing.itemClass, attributes, identity: sealed.identity, deleted: false, in: &transaction)
     }
 
-    /// Writes `sealed` over `row`, at the write's generation. A row that is not there any more
+    /// Writes `sealed` over `row`, at the write's `generation`. A row that is not there any more
     /// was removed behind SQLite's back (the transaction saw it a moment ago): `missing` says
     /// which write noticed.
-    func overwrite(_ row: Row, protection: UInt8, with sealed: SealedRecord, missing: String) throws(StoreError) {
+    func overwrite(_ row: Row, protection: UInt8, with sealed: SealedRecord, missing: String, generation: UInt64) throws(StoreError) {
         try verifyLedgerShard(holding: row.identity)
         try verifyLedgerShard(holding: sealed.identity)
         let changed = try sql { () throws(SQLiteError) -> Int in
             if sealed.identity == row.identity && sealed.scope == row.scope {
                 return try connection.statement(VaultSchema.replaceItemKeepingDigests).runCountingChanges([
-                    .integer(Int64(protection)), .blob(sealed.attributes), .blob(sealed.value), .integer(Int64(writeGeneration)), .integer(row.id),
+                    .integer(Int64(protection)), .blob(sealed.attributes), .blob(sealed.value), .integer(Int64(generation)), .integer(row.id),
                 ])
             }
             return try connection.statement(VaultSchema.replaceItem).runCountingChanges([
                 .integer(Int64(protection)), .blob(sealed.identity), .blob(sealed.scope), .blob(sealed.attributes), .blob(sealed.value),
-                .integer(Int64(writeGeneration)), .integer(row.id),
+                .integer(Int64(generation)), .integer(row.id),
             ])
         }
         guard changed == 1 else { throw .tampered(missing) }
         try ledgerRemove(row)
-        try ledgerInsert(id: row.id, itemClass: row.itemClass, identity: sealed.identity)
+        try ledgerInsert(id: row.id, itemClass: row.itemClass, identity: sealed.identity, generation: generation)
     }
 
     struct SealedRecord {
@@ -158,7 +158,8 @@ extension VaultState {
         var value: [UInt8]
     }
 
-    func seal(_ itemClass: ItemClass, attributes: Attributes, value: SecretBytes?) throws(StoreError) -> SealedRecord {
+    /// The record of an item sealed at `generation`: its digests, its attributes and its value.
+    func seal(_ itemClass: ItemClass, attributes: Attributes, value: SecretBytes?, generation: UInt64) throws(StoreError) -> SealedRecord {
         let accessibility = attributes.accessibility!
         let protection = RecordCoding.protectionCode(accessibility, attributes.accessControl)
         var presencePublicKey: [UInt8]?
@@ -173,7 +174,6 @@ extension VaultState {
         let identity = lookup.authenticationCode(RecordCoding.identityMessage(itemClass, attributes))
         let scope = lookup.authenticationCode(RecordCoding.scopeMessage(itemClass, attributes))
         let vaultID = header.vaultID
-        let generation = writeGeneration
         precondition(generation > 0, "a row sealed outside a ledger write")
         // Padded inside the seal: a ciphertext's length tells only its size bucket.
         let plainAttributes = RecordCoding.encode(attributes).withBytes { SizePadding.pad($0) }
