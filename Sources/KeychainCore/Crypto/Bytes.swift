@@ -7,6 +7,13 @@ extension Array where Element == UInt8 {
         return try result.get()
     }
 
+    /// `value`'s bytes, most significant first, as the vault's and sync's formats store integers.
+    init<T: FixedWidthInteger>(bigEndian value: T) {
+        self.init()
+        reserveCapacity(T.bitWidth / 8)
+        appendBigEndian(value)
+    }
+
     /// Appends `value`'s bytes, most significant first, as the vault's formats store integers.
     mutating func appendBigEndian<T: FixedWidthInteger>(_ value: T) {
         var remaining = T.bitWidth

@@ -128,15 +128,15 @@ enum AttributeField: UInt8, CaseIterable, Sendable {
         case .service, .account, .accessGroup, .server, .protocol, .authenticationType, .path, .securityDomain, .label, .comment, .description:
             return nil  // text fields, unset
         case .synchronizable: return a.synchronizable.map { [$0 ? 1 : 0] }
-        case .port: return a.port.map { VaultHeader.be(Int64($0)) }
+        case .port: return a.port.map { [UInt8](bigEndian: Int64($0)) }
         case .accessibility: return a.accessibility.map { [$0.code] }
         case .generic: return a.generic.map { Array($0) }
-        case .creator: return a.creator.map { VaultHeader.be(Int64($0)) }
-        case .type: return a.type.map { VaultHeader.be(Int64($0)) }
+        case .creator: return a.creator.map { [UInt8](bigEndian: Int64($0)) }
+        case .type: return a.type.map { [UInt8](bigEndian: Int64($0)) }
         case .isInvisible: return a.isInvisible.map { [$0 ? 1 : 0] }
         case .isNegative: return a.isNegative.map { [$0 ? 1 : 0] }
-        case .creationDate: return a.creationDate.map { VaultHeader.be(Int64(($0.timeIntervalSince1970 * 1000).rounded())) }
-        case .modificationDate: return a.modificationDate.map { VaultHeader.be(Int64(($0.timeIntervalSince1970 * 1000).rounded())) }
+        case .creationDate: return a.creationDate.map { [UInt8](bigEndian: Int64(($0.timeIntervalSince1970 * 1000).rounded())) }
+        case .modificationDate: return a.modificationDate.map { [UInt8](bigEndian: Int64(($0.timeIntervalSince1970 * 1000).rounded())) }
         case .accessControl: return a.accessControl.map { [$0.rawValue] }
         case .accountIsData: return a.accountIsData.map { [$0 ? 1 : 0] }
         }

@@ -1,4 +1,4 @@
-/// A place that keeps keychain items: the embedded vault, or (later) the Secret Service.
+/// A place that keeps keychain items: the embedded vault or the Secret Service.
 ///
 /// Semantics follow the Apple Keychain: a query matches every attribute it names; adding a
 /// duplicate fails; each call is atomic; ``write(_:)`` applies several operations in one

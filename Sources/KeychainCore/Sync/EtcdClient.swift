@@ -1,4 +1,4 @@
-import CCurl
+internal import CCurl
 import FoundationEssentials
 
 /// A client of etcd's v3 JSON gateway (`/v3/kv/...`, `/v3/watch`) over libcurl, trying the

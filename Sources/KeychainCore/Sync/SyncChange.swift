@@ -52,12 +52,12 @@ struct SyncChange: Sendable {
     /// then, when `withValue`, the value's bytes.
     func encoded(withValue: Bool) -> SecretBytes {
         var head: [UInt8] = [Self.version]
-        head += VaultHeader.be(clock)
+        head += [UInt8](bigEndian: clock)
         head += origin
         head.append(deleted ? 1 : 0)
         head.append(itemClass.code)
         let attributeBytes = RecordCoding.encode(attributes)
-        head += VaultHeader.be(UInt32(attributeBytes.count))
+        head += [UInt8](bigEndian: UInt32(attributeBytes.count))
         head += attributeBytes
         guard withValue, let value else { return SecretBytes(head) }
         return SecretBytes(count: head.count + value.count) { buffer in

@@ -24,7 +24,7 @@ public struct SyncMembershipAlarm: Sendable, Equatable {
 
     /// `kind (1; 0: no alarm) || at (8) || served (4) || held (4) || count (4)`.
     func encoded() -> [UInt8] {
-        [kind.rawValue] + VaultHeader.be(at) + VaultHeader.be(servedEpoch) + VaultHeader.be(heldEpoch) + VaultHeader.be(count)
+        [kind.rawValue] + [UInt8](bigEndian: at) + [UInt8](bigEndian: servedEpoch) + [UInt8](bigEndian: heldEpoch) + [UInt8](bigEndian: count)
     }
 
     /// The alarm `reader` is at: `.some(nil)` for none, nil when malformed.

@@ -58,7 +58,7 @@ enum SyncRecords {
     static func sealItem(_ change: SyncChange, at key: [UInt8], state: SyncState) throws(SyncError) -> [UInt8] {
         let itemsKey = try derive(state.epochKey, "items")
         let padded = change.encoded(withValue: true).withUnsafeBytes { SizePadding.pad($0) }
-        let header = [format] + VaultHeader.be(state.epoch) + state.deviceID
+        let header = [format] + [UInt8](bigEndian: state.epoch) + state.deviceID
         return try crypto { () throws(OpenSSLError) in
             let sealed = header + (try AESGCM.seal(padded, key: itemsKey, associatedData: key + header))
             return sealed + (try Ed25519.sign(key + sealed, privateKey: state.signingKey))
@@ -101,7 +101,7 @@ enum SyncRecords {
             plain.append(UInt8(name.count))
             plain += name
         }
-        let header = VaultHeader.be(epoch)
+        let header = [UInt8](bigEndian: epoch)
         let sealingKey = try derive(key, "members \(format)")
         return try crypto { () throws(OpenSSLError) in header + (try AESGCM.seal(SecretBytes(plain), key: sealingKey, associatedData: membersKey(prefix) + header)) }
     }
@@ -180,7 +180,7 @@ enum SyncRecords {
     /// An invitation: `format (1) || expiry (8) || epoch (4) || group key of the epoch (32)`,
     /// sealed under a key derived from the invitation secret, bound to its etcd key.
     static func sealInvitation(_ state: SyncState, secret: SecretBytes, expiry: UInt64) throws(SyncError) -> [UInt8] {
-        var plain: [UInt8] = [format] + VaultHeader.be(expiry) + VaultHeader.be(state.epoch)
+        var plain: [UInt8] = [format] + [UInt8](bigEndian: expiry) + [UInt8](bigEndian: state.epoch)
         state.epochKey.withUnsafeBytes { plain += $0 }
         defer { for index in plain.indices { plain[index] = 0 } }
         let sealingKey = try derive(secret, "invitation \(format)")

@@ -50,7 +50,7 @@ struct SyncState: Sendable {
     func encoded() -> SecretBytes {
         var out: [UInt8] = [Self.version]
         func bytes(_ b: [UInt8]) {
-            out += VaultHeader.be(UInt32(b.count))
+            out += [UInt8](bigEndian: UInt32(b.count))
             out += b
         }
         func string(_ s: String?) { bytes(s.map { Array($0.utf8) } ?? [0xFF]) }
@@ -61,22 +61,22 @@ struct SyncState: Sendable {
         bytes(publicKey)
         signingKey.withUnsafeBytes { bytes(Array($0)) }
         bytes(signingPublicKey)
-        out += VaultHeader.be(epoch)
-        out += VaultHeader.be(UInt32(epochKeys.count))
+        out += [UInt8](bigEndian: epoch)
+        out += [UInt8](bigEndian: UInt32(epochKeys.count))
         for (number, key) in epochKeys.sorted(by: { $0.key < $1.key }) {
-            out += VaultHeader.be(number)
+            out += [UInt8](bigEndian: number)
             key.withUnsafeBytes { bytes(Array($0)) }
         }
-        out += VaultHeader.be(cursor)
-        out += VaultHeader.be(lastPull)
-        out += VaultHeader.be(refused)
-        out += VaultHeader.be(UInt32(cluster.endpoints.count))
+        out += [UInt8](bigEndian: cursor)
+        out += [UInt8](bigEndian: lastPull)
+        out += [UInt8](bigEndian: refused)
+        out += [UInt8](bigEndian: UInt32(cluster.endpoints.count))
         for endpoint in cluster.endpoints { string(endpoint) }
         string(cluster.caFile)
         string(cluster.certFile)
         string(cluster.keyFile)
         bytes(members)
-        out += VaultHeader.be(epochSince)
+        out += [UInt8](bigEndian: epochSince)
         out.append(retiredRecords ? 1 : 0)
         out += alarm?.encoded() ?? [0]
         let result = SecretBytes(out)

@@ -36,8 +36,6 @@ enum FileSystem {
         }
     }
 
-    /// Creates an empty file with mode 0600, failing if it exists, so SQLite (which gives its
-    /// -wal and -shm files the database's mode) never creates anything more open.
     /// Whether two paths name one file (the same device and inode).
     static func sameFile(_ a: String, _ b: String) -> Bool {
         var first = stat()
@@ -46,6 +44,8 @@ enum FileSystem {
         return first.st_dev == second.st_dev && first.st_ino == second.st_ino
     }
 
+    /// Creates an empty file with mode 0600, failing if it exists, so SQLite (which gives its
+    /// -wal and -shm files the database's mode) never creates anything more open.
     static func createPrivateFile(_ path: String) throws(Failure) {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Failure(operation: "create", path: path, code: errno) }

@@ -111,7 +111,7 @@ public final class Vault: Store, Sendable {
     /// - Throws: ``StoreError/noVault(path:)`` when there is none and `creating` is false.
     func withOpened<R>(creating: Bool, _ body: (VaultEngine) throws(StoreError) -> R) throws(StoreError) -> R {
         guard let vault = try vault(creating: creating) else { throw .noVault(path: location.path) }
-        return try unlockingOnNeed(vault) { () throws(StoreError) in try body(vault) }
+        return try retryingAfterUnlock(vault) { () throws(StoreError) in try body(vault) }
     }
 
     // MARK: - Lock state
@@ -223,7 +223,7 @@ public final class Vault: Store, Sendable {
         switch Result(catching: { () throws(StoreError) in try vault(creating: false) }) {
         case .success(let vault?):
             if vault.isAvailable(accessibility) { return true }
-            return (try? unlockOnNeed(vault)) == true && vault.isAvailable(accessibility)
+            return (try? unlockWithConfiguredPassphrase(vault)) == true && vault.isAvailable(accessibility)
         case .success(nil): return Self.classesOfANewVault.contains(accessibility)
         case .failure: return false
         }
@@ -251,7 +251,7 @@ public final class Vault: Store, Sendable {
         try query.validate()
         guard let vault = try vault(creating: false) else { throw .itemNotFound }
         if query.attributes.synchronizable == true { syncInBackground(vault) }
-        return try unlockingOnNeed(vault) { () throws(StoreError) in try read(vault) }
+        return try retryingAfterUnlock(vault) { () throws(StoreError) in try read(vault) }
     }
 
     /// Starts syncing in the background the first time this process reads or writes a
@@ -282,19 +282,19 @@ public final class Vault: Store, Sendable {
     public func contains(_ query: Query) throws(StoreError) -> Bool {
         try query.validate()
         guard let vault = try vault(creating: false) else { return false }
-        return try unlockingOnNeed(vault) { () throws(StoreError) in try vault.contains(query) }
+        return try retryingAfterUnlock(vault) { () throws(StoreError) in try vault.contains(query) }
     }
 
     /// Runs `body`; if it finds the vault locked and the configuration names where a passphrase
     /// is (``VaultConfiguration/passphraseEnvironment``), unlocks with it and runs `body` again.
     /// A rotation by another process between the unlock and the retry locks this one again:
     /// it unlocks again, a few times, rather than report a locked vault it can open.
-    private func unlockingOnNeed<R>(_ vault: VaultEngine, _ body: () throws(StoreError) -> R) throws(StoreError) -> R {
+    private func retryingAfterUnlock<R>(_ vault: VaultEngine, _ body: () throws(StoreError) -> R) throws(StoreError) -> R {
         for _ in 1..<VaultState.unlockAttempts {
             do throws(StoreError) {
                 return try body()
             } catch .locked {
-                guard try unlockOnNeed(vault) else { throw .locked }
+                guard try unlockWithConfiguredPassphrase(vault) else { throw .locked }
             }
         }
         return try body()
@@ -306,7 +306,7 @@ public final class Vault: Store, Sendable {
     /// passphrase must not cost scrypt on every call.
     /// The failure is thrown again each time, so a caller never sees a bare "locked" where the
     /// reason was a wrong or unreadable passphrase.
-    private func unlockOnNeed(_ vault: VaultEngine) throws(StoreError) -> Bool {
+    private func unlockWithConfiguredPassphrase(_ vault: VaultEngine) throws(StoreError) -> Bool {
         guard let environment = configuration.passphraseEnvironment, vault.hasPassphrase else { return false }
         if let failure = session.withLock({ $0.unlockFailure }) { throw failure }
         do {
@@ -325,7 +325,7 @@ public final class Vault: Store, Sendable {
         for operation in operations { try operation.validate() }
         let adds = operations.contains { if case .add = $0 { true } else if case .upsert = $0 { true } else { false } }
         if let vault = try vault(creating: adds) {
-            let outcome = try unlockingOnNeed(vault) { () throws(StoreError) in try vault.write(operations) }
+            let outcome = try retryingAfterUnlock(vault) { () throws(StoreError) in try vault.write(operations) }
             if outcome.journaled { journaled(vault) }
             return outcome.result
         }

@@ -45,7 +45,7 @@ final class VaultEngine: Sendable {
 
     /// The idle timer's check: locks when the vault went unused for `timeout`.
     private func lockIfIdle(after timeout: Duration) {
-        locked { state in if ContinuousClock.now - state.lastUse >= timeout { state.lockKeys() } }
+        locked { state in if state.keyBag.isIdle(at: ContinuousClock.now, for: timeout) { state.lockKeys() } }
     }
 
     // MARK: - Lock state and keys

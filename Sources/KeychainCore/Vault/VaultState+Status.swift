@@ -24,7 +24,7 @@ extension VaultState {
             location: location, exists: true,
             formatVersion: Int(header.version),
             hasPassphrase: header.hasPassphrase,
-            isUnlocked: keys.master != nil || keys.classes[.whenUnlocked] != nil,
+            isUnlocked: keyBag.keys.master != nil || keyBag.keys.classes[.whenUnlocked] != nil,
             userUnlockRemaining: usesUserUnlock ? kernelKeyring.remaining(unlockedDescription) : nil,
             availableClasses: available,
             kernelKeyring: currentKernelKeyringState(),

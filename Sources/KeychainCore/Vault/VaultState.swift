@@ -19,8 +19,8 @@ final class VaultState {
     /// SQLite runs in multi-thread mode: the engine's lock is what keeps this connection to one thread at a time.
     let connection: Connection
     var header: VaultHeader
-    var keys = KeyRing()
-    var lastUse = ContinuousClock.now
+    /// The keys held and the lock state.
+    var keyBag = KeyBag()
     var idleTimer: DispatchSourceTimer?
     /// What the idle timer calls: the engine, which takes its lock first (``VaultEngine/lockIfIdle(after:)``).
     var onIdle: (@Sendable (Duration) -> Void)?
@@ -29,17 +29,6 @@ final class VaultState {
     /// Read on first need: only ThisDeviceOnly classes use it, and most opens touch none.
     lazy var machineID: [UInt8]? = configuration.machineIdentity.read()
     var identityMemo: [IdentityMemoKey: [UInt8]] = [:]
-    /// Whether this process holds whenUnlocked keys only through the user's unlocked state (not
-    /// its own passphrase), and when that state was last confirmed.
-    var heldThroughUserUnlock = false
-    /// Whether this process's last unlock asked to open whenUnlocked items to the user's other
-    /// processes (``Vault/unlock(forUser:)``, `keychain unlock`): only then is the user's
-    /// unlocked state published. A passphrase from a file, a credential or a prompt opens the
-    /// vault for the process that read it.
-    var publishesUserUnlock = false
-    /// The idle timeout the unlocking process chose, which every use keeps (not the reader's own).
-    var heldUnlockTimeout: UInt32 = 1
-    var userUnlockConfirmed = ContinuousClock.now
     /// The item ledger as last verified.
     var ledger = Ledger()
     /// Whether the vault has a sync journal (``VaultSchema/syncObjects``), as last checked.

@@ -32,7 +32,7 @@ struct VaultHeader: Equatable {
     /// Every field but the wrapped key: the associated data of that key.
     var authenticatedFields: [UInt8] {
         var out = Self.magic
-        out.append(contentsOf: Self.be(version))
+        out.append(contentsOf: [UInt8](bigEndian: version))
         out.append(contentsOf: vaultID)
         switch protection {
         case .keyFile:
@@ -41,8 +41,8 @@ struct VaultHeader: Equatable {
         case .passphrase(let parameters, let salt):
             out.append(1)
             out.append(parameters.logN)
-            out.append(contentsOf: Self.be(parameters.r))
-            out.append(contentsOf: Self.be(parameters.p))
+            out.append(contentsOf: [UInt8](bigEndian: parameters.r))
+            out.append(contentsOf: [UInt8](bigEndian: parameters.p))
             out.append(contentsOf: salt)
         }
         return out
@@ -50,7 +50,7 @@ struct VaultHeader: Equatable {
 
     func encoded() -> [UInt8] {
         var out = authenticatedFields
-        out.append(contentsOf: Self.be(UInt16(wrappedMasterKey.count)))
+        out.append(contentsOf: [UInt8](bigEndian: UInt16(wrappedMasterKey.count)))
         out.append(contentsOf: wrappedMasterKey)
         out.append(contentsOf: Digest.sha256(out))
         return out
@@ -95,12 +95,6 @@ struct VaultHeader: Equatable {
         }
         guard wrapped.count == 32 + AESGCM.overhead else { throw .corrupted("wrapped master key has the wrong size") }
         return VaultHeader(version: version, vaultID: vaultID, protection: protection, wrappedMasterKey: wrapped)
-    }
-
-    static func be<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
-        var out: [UInt8] = []
-        out.appendBigEndian(value)
-        return out
     }
 }
 

@@ -58,8 +58,6 @@ extension VaultState {
         do { return try body() } catch { throw .io("OpenSSL: \(error.description)") }
     }
 
-    /// Creates the schema, the header and the key file of a new vault, or reads the header of
-    /// an existing one, in one IMMEDIATE transaction, so racing creators serialize here.
     /// The stored header's bytes, or nil when there is none yet.
     static func storedHeader(in connection: Connection) throws(StoreError) -> [UInt8]? {
         try sql { () throws(SQLiteError) -> [UInt8]? in

@@ -113,7 +113,7 @@ enum RecordCoding {
     static func classKeyAssociatedData(vaultID: [UInt8], accessibility: Accessibility) -> [UInt8] {
         var out = Array("SKCV-class-key".utf8)
         // Class keys are wrapped as format 1 wrapped them: an upgrade keeps them.
-        out.append(contentsOf: VaultHeader.be(UInt16(1)))
+        out.append(contentsOf: [UInt8](bigEndian: UInt16(1)))
         out.append(contentsOf: vaultID)
         out.append(accessibility.code)
         return out

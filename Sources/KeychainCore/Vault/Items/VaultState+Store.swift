@@ -131,11 +131,11 @@ extension VaultState {
     /// process's rotation (``dropKeysIfRotated()``), waits for the new keys to be published
     /// and runs it once more: a rekey elsewhere delays a read or write, it does not fail it.
     func afterRotation<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {
-        let held = keys.lookup != nil
+        let held = keyBag.keys.lookup != nil
         do {
             return try body()
         } catch .locked {
-            guard held, keys.lookup == nil, try awaitRotatedKeys() else { throw .locked }
+            guard held, keyBag.keys.lookup == nil, try awaitRotatedKeys() else { throw .locked }
             return try body()
         }
     }

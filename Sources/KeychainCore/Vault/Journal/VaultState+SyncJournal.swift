@@ -96,10 +96,10 @@ extension VaultState {
     }
 
     func journalKey() throws(StoreError) -> SealingKey {
-        if let key = keys.journal { return key }
+        if let key = keyBag.keys.journal { return key }
         let lookup = try lookupKey()
         let key = SealingKey(try Self.crypto { () throws(OpenSSLError) in try HKDF.deriveKey(from: lookup.key, info: "swift-keychain sync journal v1") })
-        keys.journal = key
+        keyBag.keys.journal = key
         return key
     }
 

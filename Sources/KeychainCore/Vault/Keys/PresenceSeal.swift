@@ -94,7 +94,7 @@ struct PresenceKeyRecord {
     }
 
     private static func wrappingAssociatedData(vaultID: [UInt8], publicKey: [UInt8]) -> [UInt8] {
-        Array("SKCV-presence-key".utf8) + VaultHeader.be(UInt16(1)) + vaultID + publicKey
+        Array("SKCV-presence-key".utf8) + [UInt8](bigEndian: UInt16(1)) + vaultID + publicKey
     }
 
     /// The key that wraps the private key: derived from the passphrase's scrypt output, apart

@@ -41,15 +41,11 @@ extension VaultState {
     /// timeout ended it, they are dropped here too; while it lasts, each use (at most once a
     /// second) pushes its idle timeout back.
     func followUserUnlock() {
-        guard heldThroughUserUnlock, keys.master == nil else { return }
-        let now = ContinuousClock.now
-        guard now - userUnlockConfirmed >= .seconds(1) else { return }
-        userUnlockConfirmed = now
+        guard keyBag.userUnlockCheckDue(at: ContinuousClock.now) else { return }
         if kernelKeyring.load(unlockedDescription) == nil {
-            keys.classes = keys.classes.filter { !$0.key.opensWithUserUnlock }
-            heldThroughUserUnlock = false
+            keyBag.userUnlockEnded()
         } else {
-            kernelKeyring.refresh(unlockedDescription, timeout: heldUnlockTimeout)
+            kernelKeyring.refresh(unlockedDescription, timeout: keyBag.heldUnlockTimeout)
         }
     }
 
@@ -58,16 +54,16 @@ extension VaultState {
     }
 
     func lookupKey() throws(StoreError) -> HMACKey {
-        if let lookup = keys.lookup { return lookup }
+        if let lookup = keyBag.keys.lookup { return lookup }
         try loadImplicitKeys()
-        guard let lookup = keys.lookup else { throw .locked }
+        guard let lookup = keyBag.keys.lookup else { throw .locked }
         return lookup
     }
 
     /// Loads what needs no passphrase: a key-file vault's master key, or the afterFirstUnlock
     /// keys another process left in the kernel keyring.
     func loadImplicitKeys() throws(StoreError) {
-        if keys.master != nil { return }
+        if keyBag.keys.master != nil { return }
         switch header.protection {
         case .keyFile:
             let master: SecretBytes
@@ -82,16 +78,14 @@ extension VaultState {
             try adopt(master: master)
         case .passphrase:
             guard configuration.usesKernelKeyring else { return }
-            if keys.lookup == nil, let payload = kernelKeyring.load(cacheDescription) {
+            if keyBag.keys.lookup == nil, let payload = kernelKeyring.load(cacheDescription) {
                 _ = try adoptChecked(payload, allowed: { $0.survivesLock })
             }
-            if usesUserUnlock, !keys.classes.keys.contains(where: \.opensWithUserUnlock),
+            if usesUserUnlock, !keyBag.keys.classes.keys.contains(where: \.opensWithUserUnlock),
                 let stored = kernelKeyring.load(unlockedDescription), let (timeout, payload) = Self.splitUnlockedPayload(stored),
                 try adoptChecked(payload, allowed: { $0.opensWithUserUnlock })
             {
-                heldThroughUserUnlock = true
-                heldUnlockTimeout = timeout
-                userUnlockConfirmed = ContinuousClock.now
+                keyBag.holdThroughUserUnlock(timeout: timeout, at: ContinuousClock.now)
                 kernelKeyring.refresh(unlockedDescription, timeout: timeout)
             }
         }
@@ -104,13 +98,13 @@ extension VaultState {
         guard candidate.adopt(cachePayload: payload, allowed: allowed) else { return false }
         let bytes = try storedKeyChecks()
         guard let bytes, let stored = KeyCheck.decode(bytes), KeyCheck.verify(candidate, against: stored, vaultID: header.vaultID) else { return false }
-        if let lookup = keys.lookup {
+        if let lookup = keyBag.keys.lookup {
             // Another lookup key than the one this process holds: not this vault's cache.
             guard Digest.equal(lookupCheck(lookup), lookupCheck(candidate.lookup!)) else { return false }
         } else {
-            keys.lookup = candidate.lookup
+            keyBag.keys.lookup = candidate.lookup
         }
-        for (accessibility, key) in candidate.classes where keys.classes[accessibility] == nil { keys.classes[accessibility] = key }
+        for (accessibility, key) in candidate.classes where keyBag.keys.classes[accessibility] == nil { keyBag.keys.classes[accessibility] = key }
         return true
     }
 
@@ -133,8 +127,8 @@ extension VaultState {
     /// must be neither recorded nor published.
     @discardableResult
     func recordKeyChecks() -> Bool {
-        guard keys.master != nil else { return true }
-        let checks = KeyCheck.values(of: keys, vaultID: header.vaultID)
+        guard keyBag.keys.master != nil else { return true }
+        let checks = KeyCheck.values(of: keyBag.keys, vaultID: header.vaultID)
         var current = true
         // Read, compared and written in one transaction: a rotation committing in between
         // must not have its checks replaced by this process's retired ones.
@@ -158,13 +152,7 @@ extension VaultState {
     }
 
     func adopt(master: SecretBytes) throws(StoreError) {
-        // Class keys held from another master key are another rotation's: kept, they would be
-        // returned as they are instead of unwrapped anew, and seal rows no current key opens.
-        if keys.master.map({ $0 != master }) ?? true { keys.classes.removeAll() }
-        keys.master = master
-        keys.lookup = try Self.lookupKey(master: master)
-        keys.ledger = nil
-        keys.journal = nil
+        keyBag.adopt(master: master, lookup: try Self.lookupKey(master: master))
     }
 
     static func lookupKey(master: SecretBytes) throws(StoreError) -> HMACKey {
@@ -214,18 +202,18 @@ extension VaultState {
     /// The class key for `accessibility`: from memory, the kernel keyring, or unwrapped with the
     /// master key; created (inside the caller's write transaction) when `create` and missing.
     func classKey(_ accessibility: Accessibility, create: Bool) throws(StoreError) -> SealingKey {
-        if let key = keys.classes[accessibility] { return key }
+        if let key = keyBag.keys.classes[accessibility] { return key }
         if accessibility == .whenPasscodeSetThisDeviceOnly && !header.hasPassphrase { throw .passphraseRequired }
         try loadImplicitKeys()
-        if let key = keys.classes[accessibility] { return key }
-        guard let master = keys.master else { throw .locked }
+        if let key = keyBag.keys.classes[accessibility] { return key }
+        guard let master = keyBag.keys.master else { throw .locked }
         if accessibility.isThisDeviceOnly { try checkMachineBinding(create: create) }
         let wrapping = try wrappingKey(for: accessibility, master: master)
         let aad = RecordCoding.classKeyAssociatedData(vaultID: header.vaultID, accessibility: accessibility)
         if let wrapped = try wrappedClassKeys()[accessibility] {
             do {
                 let key = SealingKey(try AESGCM.open(wrapped, key: wrapping, associatedData: aad))
-                keys.classes[accessibility] = key
+                keyBag.keys.classes[accessibility] = key
                 return key
             } catch {
                 // The master key in hand may be one another process retired a moment ago.
@@ -239,7 +227,7 @@ extension VaultState {
         try sql { () throws(SQLiteError) in
             try connection.statement(VaultSchema.insertClassKey).run([.integer(Int64(accessibility.code)), .blob(wrapped)])
         }
-        keys.classes[accessibility] = key
+        keyBag.keys.classes[accessibility] = key
         // Inside a write (a rotation's, most of all) the new key is published after the commit:
         // a cache of keys the vault may yet roll back would lock out every process that uses it.
         if accessibility.survivesLock || accessibility.opensWithUserUnlock, !connection.isInTransaction { publishToKernelKeyring() }
@@ -292,16 +280,16 @@ extension VaultState {
     }
 
     func classAvailable(_ accessibility: Accessibility) -> Bool {
-        if keys.classes[accessibility] != nil { return true }
+        if keyBag.keys.classes[accessibility] != nil { return true }
         if accessibility == .whenPasscodeSetThisDeviceOnly && !header.hasPassphrase { return false }
-        guard keys.master != nil else { return false }
+        guard keyBag.keys.master != nil else { return false }
         if accessibility.isThisDeviceOnly {
             guard (try? checkMachineBinding(create: false)) != nil else { return false }
         }
         return true
     }
 
-    func publishToKernelKeyring() { publishToKernelKeyring(forUser: publishesUserUnlock) }
+    func publishToKernelKeyring() { publishToKernelKeyring(forUser: keyBag.publishesUserUnlock) }
 
     /// Publishes the afterFirstUnlock keys, and with `forUser` the whenUnlocked ones as the
     /// user's unlocked state, to the kernel keyring.
@@ -309,10 +297,10 @@ extension VaultState {
         // The check values also mark a rotation for other processes: recorded with or without a
         // cache; keys a rotation retired are not published.
         guard recordKeyChecks() else { return }
-        guard header.hasPassphrase, configuration.usesKernelKeyring, let payload = keys.cachePayload() else { return }
+        guard header.hasPassphrase, configuration.usesKernelKeyring, let payload = keyBag.keys.cachePayload() else { return }
         do {
             try kernelKeyring.store(payload, as: cacheDescription)
-            if usesUserUnlock, forUser, let unlocked = keys.cachePayload(of: { $0.opensWithUserUnlock }) {
+            if usesUserUnlock, forUser, let unlocked = keyBag.keys.cachePayload(of: { $0.opensWithUserUnlock }) {
                 try kernelKeyring.store(Self.unlockedPayload(timeout: userUnlockSeconds, unlocked), as: unlockedDescription, timeout: userUnlockSeconds)
             }
             kernelKeyringState = .available
@@ -338,16 +326,12 @@ extension VaultState {
         idleTimer?.cancel()
         idleTimer = nil
         // Without a passphrase there is nothing to lock: the key file reopens it on next use.
-        keys.lock()
+        keyBag.keys.lock()
     }
 
     /// Locks first if the vault sat unused past its idle timeout, then records this use.
     func touch() {
-        let now = ContinuousClock.now
-        if header.hasPassphrase, keys.master != nil, let timeout = configuration.idleTimeout, now - lastUse >= timeout {
-            lockKeys()
-        }
-        lastUse = now
+        if keyBag.use(at: ContinuousClock.now, idleTimeout: configuration.idleTimeout, hasPassphrase: header.hasPassphrase) { lockKeys() }
     }
 
     func startIdleTimer() {

@@ -35,7 +35,7 @@ extension VaultState {
         try refreshHeader()
         guard case .passphrase = header.protection else { return }
         let (master, passphraseKey) = try openMasterKey(passphrase: passphrase)
-        publishesUserUnlock = forUser
+        keyBag.publishesUserUnlock = forUser
         try adopt(master: master)
         // Best effort: a read-only vault still unlocks; it just cannot take presence items yet.
         // A presence record that fails its upgrade is left as it is: writes then refuse it.
@@ -68,7 +68,7 @@ extension VaultState {
     /// record of the newest generation stays: it opens nothing, and still refuses an older copy.
     func forgetCachedKeys() {
         lockKeys()
-        keys.wipeAll()
+        keyBag.keys.wipeAll()
         forgetLedgerState()
         if configuration.usesKernelKeyring {
             kernelKeyring.remove(cacheDescription)
@@ -161,7 +161,7 @@ extension VaultState {
         }
         header = replacement
         if new == nil {
-            keys.classes[.whenPasscodeSetThisDeviceOnly] = nil
+            keyBag.keys.classes[.whenPasscodeSetThisDeviceOnly] = nil
         } else {
             try loadExistingClassKeys()
             publishToKernelKeyring()

@@ -65,7 +65,7 @@ extension VaultState {
     func rotateKeys(
         _ rotation: KeyRotation, currentPassphraseKey: SecretBytes?, beforeCommit: () throws(StoreError) -> Void = {}
     ) throws(StoreError) {
-        let oldKeys = keys, oldHeader = header
+        let oldKeys = keyBag.keys, oldHeader = header
         // The user's unlocked state outlives the keys it held: it is published again with the
         // new ones, when it was genuinely there (a key any process of the user could plant
         // under that name must not make a rekey publish the whenUnlocked keys).
@@ -77,7 +77,7 @@ extension VaultState {
                 try beforeCommit()
             }
         } catch {
-            keys = oldKeys
+            keyBag.keys = oldKeys
             header = oldHeader
             identityMemo.removeAll()
             throw error
@@ -88,7 +88,7 @@ extension VaultState {
             kernelKeyring.remove(unlockedDescription)
         }
         try loadExistingClassKeys()
-        publishToKernelKeyring(forUser: publishesUserUnlock || userWasUnlocked)
+        publishToKernelKeyring(forUser: keyBag.publishesUserUnlock || userWasUnlocked)
     }
 
     /// The rotation's writes, inside its transaction: everything read in clear under the old
@@ -126,7 +126,7 @@ extension VaultState {
             try connection.execute("DELETE FROM class_keys; DELETE FROM meta WHERE name IN ('machine', 'keycheck')")
         }
         header = rotation.header
-        keys = KeyRing()
+        keyBag.keys = KeyRing()
         identityMemo.removeAll()
         try adopt(master: rotation.master)
         if let (record, privateKey) = presencePair {
@@ -190,14 +190,14 @@ extension VaultState {
     /// more: another process rotated them. Checked before each write and when a seal does not
     /// open, by the lookup key's check value, so nothing is ever sealed under retired keys.
     func dropKeysIfRotated() throws(StoreError) -> Bool {
-        guard let lookup = keys.lookup else { return false }
+        guard let lookup = keyBag.keys.lookup else { return false }
         let bytes = try storedKeyChecks()
         guard let bytes, let stored = KeyCheck.decode(bytes)?[KeyCheck.lookupCode] else { return false }
         guard !Digest.equal(stored, lookupCheck(lookup)) else { return false }
         lockKeys()
-        keys.wipeAll()
+        keyBag.keys.wipeAll()
         identityMemo.removeAll()
-        heldThroughUserUnlock = false
+        keyBag.userUnlockEnded()
         try refreshHeader()
         return true
     }
@@ -209,7 +209,7 @@ extension VaultState {
         guard configuration.usesKernelKeyring, header.hasPassphrase else { return false }
         for _ in 0..<40 {
             try loadImplicitKeys()
-            if keys.lookup != nil { return true }
+            if keyBag.keys.lookup != nil { return true }
             usleep(25_000)
         }
         return false

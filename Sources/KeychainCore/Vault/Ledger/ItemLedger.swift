@@ -38,9 +38,9 @@ struct ItemLedger: Equatable {
         var message = rowLabel
         message.reserveCapacity(rowLabel.count + vaultID.count + 17 + row.identity.count)
         message.append(contentsOf: vaultID)
-        message.append(contentsOf: VaultHeader.be(UInt64(bitPattern: row.id)))
+        message.append(contentsOf: [UInt8](bigEndian: UInt64(bitPattern: row.id)))
         message.append(row.itemClass)
-        message.append(contentsOf: VaultHeader.be(row.generation))
+        message.append(contentsOf: [UInt8](bigEndian: row.generation))
         message.append(contentsOf: row.identity)
         return key.authenticationCode(message)
     }
@@ -69,7 +69,7 @@ struct ItemLedger: Equatable {
         return ItemLedger(generation: integer(body, at: 0), tally: LedgerTally(count: integer(body, at: 8), digest: Array(body[16..<(16 + Digest.size)])))
     }
 
-    private var fields: [UInt8] { VaultHeader.be(generation) + VaultHeader.be(tally.count) + tally.digest }
+    private var fields: [UInt8] { [UInt8](bigEndian: generation) + [UInt8](bigEndian: tally.count) + tally.digest }
 
     static func integer(_ bytes: [UInt8], at offset: Int) -> UInt64 {
         bytes[offset..<(offset + 8)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
@@ -112,7 +112,7 @@ enum GenerationTable {
     /// The table with `vaultID` at `generation` (any other entry for it, planted or old, dropped),
     /// the oldest entries dropped beyond ``capacity``.
     static func recording(_ generation: UInt64, in payload: SecretBytes?, key: HMACKey, vaultID: [UInt8]) -> SecretBytes {
-        let body = VaultHeader.be(generation)
+        let body = [UInt8](bigEndian: generation)
         let entry = vaultID + body + key.authenticationCode(label + vaultID + body)
         let kept = (entries(payload).filter { Array($0[0..<16]) != vaultID } + [entry]).suffix(capacity)
         return SecretBytes(kept.joined())

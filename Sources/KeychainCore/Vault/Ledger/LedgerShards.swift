@@ -90,7 +90,7 @@ enum LedgerShards {
     private static let tallySize = 8 + Digest.size
 
     private static func recordContext(group: Int, generation: UInt64, vaultID: [UInt8]) -> [UInt8] {
-        recordLabel + vaultID + VaultHeader.be(UInt32(group)) + VaultHeader.be(generation)
+        recordLabel + vaultID + [UInt8](bigEndian: UInt32(group)) + [UInt8](bigEndian: generation)
     }
 
     private static let recordLabel = Array("swift-keychain ledger group v3".utf8)
@@ -111,7 +111,7 @@ struct LedgerRoot: Equatable {
     func generation(ofGroup group: Int) -> UInt64 { ItemLedger.integer(groups, at: 8 * group) }
 
     mutating func setGeneration(_ generation: UInt64, ofGroup group: Int) {
-        groups.replaceSubrange((8 * group)..<(8 * group + 8), with: VaultHeader.be(generation))
+        groups.replaceSubrange((8 * group)..<(8 * group + 8), with: [UInt8](bigEndian: generation))
     }
 
     /// Every group back to generation 0 (a recount rewrites those that hold rows).
@@ -119,7 +119,7 @@ struct LedgerRoot: Equatable {
 
     /// generation u64 | each group's generation u64 | tag, big-endian.
     func encoded(key: HMACKey, vaultID: [UInt8]) -> [UInt8] {
-        TaggedRecord.seal(VaultHeader.be(generation) + groups, context: Self.label + vaultID, key: key)
+        TaggedRecord.seal([UInt8](bigEndian: generation) + groups, context: Self.label + vaultID, key: key)
     }
 
     /// The root a stored blob holds, or nil when it is malformed or its tag does not verify.

@@ -6,9 +6,9 @@ import FoundationEssentials
 extension VaultState {
     /// The ledger's key, derived from the lookup key: a process that may read items has it.
     func ledgerKey() throws(StoreError) -> HMACKey {
-        if let key = keys.ledger { return key }
+        if let key = keyBag.keys.ledger { return key }
         let key = try Self.ledgerKey(lookup: try lookupKey())
-        keys.ledger = key
+        keyBag.keys.ledger = key
         return key
     }
 
@@ -146,7 +146,7 @@ extension VaultState {
     ) throws(StoreError) -> (result: R, journaled: Bool) {
         guard header.version >= 2 else { throw .unsupportedFormatVersion(Int(header.version)) }
         let outcome: (result: R, journaled: Bool)
-        let classesBefore = keys.classes.count
+        let classesBefore = keyBag.keys.classes.count
         do {
             outcome = try writeTransaction { () throws(StoreError) -> (result: R, journaled: Bool) in
                 // The format and the sync enrolment are as the check found them (another process may have changed them).
@@ -168,7 +168,7 @@ extension VaultState {
         }
         rememberGeneration()
         // A class key the write created is published now that it is committed.
-        if keys.classes.count != classesBefore { publishToKernelKeyring() }
+        if keyBag.keys.classes.count != classesBefore { publishToKernelKeyring() }
         return outcome
     }
 
