@@ -1,0 +1,71 @@
+import Foundation
+import KeychainCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What a vault file holds as the next process finds it: nothing, or its format, the passphrase
+/// that opens it, and every item with its value; or why it does not open, or does not verify.
+enum VaultReading: Equatable, CustomStringConvertible {
+    case absent
+    case vault(format: Int, passphrase: String?, items: [String])
+    case unreadable(String)
+
+    var description: String {
+        switch self {
+        case .absent: "no vault"
+        case .vault(let format, let passphrase, let items):
+            "a format-\(format) vault \(passphrase.map { "opened by passphrase '\($0)'" } ?? "with a key file") holding \(items.count) item(s)"
+        case .unreadable(let why): "a vault that does not open: \(why)"
+        }
+    }
+
+    /// The vault at `path` read by a new process that knows `passphrases` (each tried in turn)
+    /// and no kernel-keyring cache (a power cut empties it): opened, unlocked, every item read
+    /// with its value, then `verify` (SQLite's integrity check, the item ledger, each item).
+    static func read(_ path: String, passphrases: [String], machine: MachineIdentity) -> VaultReading {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return .absent }
+        do throws(StoreError) {
+            let vault = try Vault(
+                VaultConfiguration(
+                    location: VaultLocation(path: path), idleTimeout: nil, scryptParameters: .minimum, usesKernelKeyring: false,
+                    machineIdentity: machine, createIfMissing: false, syncsInBackground: false))
+            var opened: String?
+            if vault.hasPassphrase {
+                for passphrase in passphrases {
+                    do throws(StoreError) {
+                        try vault.unlock(passphrase: SecretBytes(utf8: passphrase))
+                        opened = passphrase
+                        break
+                    } catch .wrongPassphrase {
+                        continue
+                    }
+                }
+                guard opened != nil else { return .unreadable("none of the acknowledged passphrases opens it") }
+            }
+            var items: [String] = []
+            do {
+                items = try vault.copyMatching(Query(limit: .all, returnData: true)).map(describe).sorted()
+            } catch .itemNotFound {}
+            let report = try vault.verify()
+            guard report.isSound else {
+                return .unreadable("verify: file \(report.integrity), ledger \(report.ledger), \(report.damaged.count) damaged item(s)")
+            }
+            return .vault(format: vault.status().formatVersion, passphrase: opened, items: items)
+        } catch {
+            return .unreadable("\(error)")
+        }
+    }
+
+    /// An item's identity, accessibility and value, as one comparable line.
+    private static func describe(_ item: Item) -> String {
+        let a = item.attributes
+        let value = item.value.map { $0.withUnsafeBytes { bytes in bytes.map { String(format: "%02x", $0) }.joined() } } ?? "-"
+        return [
+            "\(item.itemClass)", a.accessGroup ?? "", a.service ?? "", a.account ?? "", a.server ?? "", "\(a.accessibility.map { "\($0)" } ?? "")",
+            "\(a.synchronizable ?? false)", value,
+        ].joined(separator: "|")
+    }
+}
