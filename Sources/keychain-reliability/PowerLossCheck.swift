@@ -23,6 +23,8 @@ enum PowerLossCheck {
 
     struct Options {
         var quick = true
+        /// Check every distinct state, also in quick mode (whose choices per point stay few).
+        var everyState = false
         var fault: Fault?
         var operations: Set<String>?
         var models = PersistenceModel.allCases
@@ -41,19 +43,16 @@ enum PowerLossCheck {
         }
         let fixtures = findFixtures(from: env.program)
         if fixtures == nil { result.figure("format-2 upgrade", "skipped: Tests/KeychainCoreTests/Fixtures/format2 not found above \(env.program)") }
-        // Every choice of what was not synced, up to this many at one point of a trace; beyond
-        // it, this many of them chosen by the seed.
-        let limit = options.quick ? 16 : 4_096
         var random = SeededRandom(seed: env.seed)
         for operation in PowerLossOperation.all(fixtures: fixtures) where options.operations?.contains(where: { operation.name.hasPrefix($0) }) ?? true {
-            explore(operation, env: env, keychain: keychain, options: options, limit: limit, random: &random, &result)
+            explore(operation, env: env, keychain: keychain, options: options, random: &random, &result)
         }
         result.figure("sync round", "not explored here: the sync engine's apply is one vault transaction, as set is; its etcd side is check 9")
         return result
     }
 
     private static func explore(
-        _ operation: PowerLossOperation, env: CheckEnvironment, keychain: String, options: Options, limit: Int, random: inout SeededRandom,
+        _ operation: PowerLossOperation, env: CheckEnvironment, keychain: String, options: Options, random: inout SeededRandom,
         _ result: inout CheckResult
     ) {
         let started = ContinuousClock.now
@@ -103,52 +102,69 @@ enum PowerLossCheck {
         }
         for (index, reading) in (before + after).enumerated() {
             if case .unreadable(let why) = reading {
-                result.fail("\(operation.name): \(operation.watched[index % operation.watched.count]) does not read \(index < before.count ? "before" : "after") the operation: \(why)")
+                result.fail(
+                    "\(operation.name): \(operation.watched[index % operation.watched.count]) does not read \(index < before.count ? "before" : "after") the operation: \(why)")
                 return
             }
         }
         var acceptable = zip(before, after).map { [$0, $1] }
-        acceptable[0] += operation.intermediates
+        for (index, watched) in operation.watched.enumerated() { acceptable[index] += operation.intermediates[watched] ?? [] }
         if operation.upgrades {
             for (index, reading) in before.enumerated() {
                 if case .vault(_, let passphrase, let items) = reading { acceptable[index].append(.vault(format: 3, passphrase: passphrase, items: items)) }
             }
         }
+        let check: (CrashState, Bool) -> String? = { state, final in
+            guard let readings = read(state, true) else { return "the state could not be written out" }
+            for (index, reading) in readings.enumerated() {
+                let name = operation.watched[index]
+                if final && reading != after[index] { return "\(name) is \(reading) once the command had succeeded, not \(after[index])" }
+                if !acceptable[index].contains(reading) {
+                    return "\(name) is \(reading), neither as before (\(before[index])) nor as after (\(after[index]))"
+                }
+            }
+            return nil
+        }
         var figures: [String] = []
         for model in options.models {
-            var space = CrashStateSpace(trace: trace, model: model, limit: limit)
-            var verdicts: [[UInt8]: String?] = [:]
+            // Every choice of what was not synced, up to the limit at one point of the trace.
+            var space = CrashStateSpace(trace: trace, model: model, limit: options.quick ? 16 : operation.longLimit)
+            // Distinct states (the same files reached by different choices are checked once),
+            // with how many choices reach each.
+            var distinct: [(state: CrashState, final: Bool, count: Int)] = []
+            var index: [[UInt8]: Int] = [:]
             var explored = 0
-            var failed = 0
             space.forEach(random: &random) { state in
                 explored += 1
                 let final = state.point == end
                 let key = CrashStateFiles(trace, state).digest + [final ? 1 : 0]
-                if let verdict = verdicts[key] {
-                    if verdict != nil { failed += 1 }
-                    return
-                }
-                var problem: String?
-                if let readings = read(state, true) {
-                    for (index, reading) in readings.enumerated() {
-                        let name = operation.watched[index]
-                        if final && reading != after[index] {
-                            problem = "\(name) is \(reading) once the command had succeeded, not \(after[index])"
-                        } else if !acceptable[index].contains(reading) {
-                            problem = "\(name) is \(reading), neither as before (\(before[index])) nor as after (\(after[index]))"
-                        }
-                        if problem != nil { break }
-                    }
+                if let known = index[key] {
+                    distinct[known].count += 1
                 } else {
-                    problem = "the state could not be written out"
-                }
-                verdicts[key] = .some(problem)
-                if let problem {
-                    failed += 1
-                    result.fail("\(operation.name), \(model) model, cut after call \(state.point) of \(end) (\(describe(trace, state))): \(problem)")
+                    index[key] = distinct.count
+                    distinct.append((state, final, 1))
                 }
             }
-            figures.append("\(model.rawValue) \(explored) states (\(verdicts.count) distinct\(space.sampledPoints > 0 ? ", \(space.sampledPoints) points sampled" : "")), \(failed) failed")
+            var chosen = Array(distinct.indices)
+            if let budget = options.quick && !options.everyState ? operation.quickBudget : nil, chosen.count > budget {
+                // Quick mode: the states after the command ended, and a seeded sample of the others.
+                let finals = chosen.filter { distinct[$0].final }
+                var others = chosen.filter { !distinct[$0].final }
+                others.shuffle(using: &random)
+                chosen = finals + others.prefix(max(0, budget - finals.count))
+            }
+            var failed = 0
+            var checked = 0
+            for choice in chosen {
+                let (state, final, count) = distinct[choice]
+                checked += count
+                guard let problem = check(state, final) else { continue }
+                failed += count
+                result.fail("\(operation.name), \(model) model, cut after call \(state.point) of \(end) (\(describe(trace, state))): \(problem)")
+            }
+            let sampled = space.sampledPoints > 0 ? ", \(space.sampledPoints) points sampled" : ""
+            let checkedText = chosen.count < distinct.count ? ", \(chosen.count) checked (\(checked) states)" : ""
+            figures.append("\(model.rawValue) \(explored) states (\(distinct.count) distinct\(sampled)\(checkedText)), \(failed) failed")
         }
         result.figure(operation.name, "\(end) calls traced; " + figures.joined(separator: "; ") + String(format: " (%.1f s)", started.secondsSince))
     }

@@ -68,9 +68,16 @@ struct PowerLossOperation {
     /// The operation also upgrades the vault's format in a transaction of its own: a state that
     /// holds the items as before in the new format is whole too.
     var upgrades = false
-    /// Whole states of the first watched vault between before and after (a step the command
-    /// commits on its own before the rest).
-    var intermediates: [VaultReading] = []
+    /// Whole states of a watched vault between before and after (a step the command commits
+    /// on its own before the rest), by watched path.
+    var intermediates: [String: [VaultReading]] = [:]
+    /// How many distinct states of each model quick mode checks (a seeded sample, the states
+    /// after the command ended always among them): fewer where every check costs a scrypt of
+    /// the command's own strength.
+    var quickBudget = 30
+    /// The choices of unsynced writes listed in full at one point of the trace in long mode
+    /// (beyond it, this many chosen by the seed): lower where each check costs that scrypt.
+    var longLimit = 4_096
 
     static func all(fixtures: String?) -> [PowerLossOperation] {
         let passphraseFiles: (PowerLossPlace) -> [String: String] = { place in
@@ -79,19 +86,19 @@ struct PowerLossOperation {
         var operations = [
             PowerLossOperation(
                 name: "creation", prepare: { place in mkdir(place.home, 0o700) }, arguments: { _ in ["set", "-i", "PowerLoss", "first"] }, input: "one",
-                intermediates: [.vault(format: 3, passphrase: nil, items: [])]),
+                intermediates: [PowerLossPlace.vault: [.emptyVault]]),
             PowerLossOperation(
                 name: "passwd (first passphrase)", prepare: { try $0.vaultWithItems() }, arguments: { _ in ["passwd"] }, environment: passphraseFiles,
-                passphrases: ["new"]),
+                passphrases: ["new"], quickBudget: 4, longLimit: 64),
             PowerLossOperation(
                 name: "passwd (change)", prepare: { try $0.passphraseVaultWithItems() }, arguments: { _ in ["passwd"] }, environment: passphraseFiles,
-                passphrases: ["new", "old"]),
+                passphrases: ["new", "old"], quickBudget: 4, longLimit: 64),
             PowerLossOperation(
                 name: "passwd (removal)", prepare: { try $0.passphraseVaultWithItems() }, arguments: { _ in ["passwd", "--remove"] },
                 environment: passphraseFiles, passphrases: ["old"]),
             PowerLossOperation(
                 name: "rekey", prepare: { try $0.passphraseVaultWithItems() }, arguments: { _ in ["rekey"] }, environment: passphraseFiles,
-                passphrases: ["old"]),
+                passphrases: ["old"], quickBudget: 4, longLimit: 64),
             PowerLossOperation(
                 name: "restore",
                 prepare: { place in
@@ -122,7 +129,7 @@ struct PowerLossOperation {
                 arguments: { ["backup", $0.home + "/backups/copy.keychain"] }, watched: [PowerLossPlace.vault, "home/backups/copy.keychain"]),
             PowerLossOperation(
                 name: "recover", prepare: { try $0.vaultWithItems() }, arguments: { ["recover", $0.home + "/recovered.keychain"] },
-                watched: [PowerLossPlace.vault, "home/recovered.keychain"]),
+                watched: [PowerLossPlace.vault, "home/recovered.keychain"], intermediates: ["home/recovered.keychain": [.emptyVault]]),
         ]
         if let fixtures {
             let copyFixture: (String, PowerLossPlace) throws -> Void = { name, place in
@@ -143,7 +150,7 @@ struct PowerLossOperation {
                         name: "format-2 upgrade (passphrase, by an unlock)", prepare: { try copyFixture("passphrase", $0) },
                         arguments: { _ in ["unlock", "--timeout", "0"] },
                         environment: { ["KEYCHAIN_PASSPHRASE_FILE": $0.secret("fixture", "fixture-passphrase")] },
-                        passphrases: ["fixture-passphrase"], machineIdentityFile: { $0.secrets + "/machine-id" }, upgrades: true),
+                        passphrases: ["fixture-passphrase"], machineIdentityFile: { $0.secrets + "/machine-id" }, upgrades: true, quickBudget: 15),
                 ], at: 7)
         }
         return operations

@@ -12,6 +12,9 @@ enum VaultReading: Equatable, CustomStringConvertible {
     case vault(format: Int, passphrase: String?, items: [String])
     case unreadable(String)
 
+    /// A new vault with a key file and nothing in it yet (created by a first write, which then adds).
+    static let emptyVault = VaultReading.vault(format: 3, passphrase: nil, items: [])
+
     var description: String {
         switch self {
         case .absent: "no vault"
@@ -47,7 +50,18 @@ enum VaultReading: Equatable, CustomStringConvertible {
             }
             var items: [String] = []
             do {
-                items = try vault.copyMatching(Query(limit: .all, returnData: true)).map(describe).sorted()
+                // A value behind an access control would ask for a proof of presence: its
+                // attributes are read, and `verify` checks its outer seal.
+                for item in try vault.copyMatching(Query(limit: .all)) {
+                    guard item.attributes.accessControl == nil else {
+                        items.append(describe(item))
+                        continue
+                    }
+                    var query = Query(identifying: item)
+                    query.returnData = true
+                    items += try vault.copyMatching(query).map(describe)
+                }
+                items.sort()
             } catch .itemNotFound {}
             let report = try vault.verify()
             guard report.isSound else {

@@ -9,7 +9,7 @@ import KeychainCore
 // other users, secrets in memory, resource faults. `--quick` (what CI runs) or `--long`.
 //
 //   keychain-reliability [--quick | --long] [--only NAME,...] [--seed N] [--json PATH]
-//   keychain-reliability --power-loss [--quick | --long] [--operations NAME,...] [--models M,...] [--fault F]
+//   keychain-reliability --power-loss [--quick | --long] [--operations NAME,...] [--models M,...] [--every-state] [--fault F]
 //   keychain-reliability worker (crash|contend|memory|fsize|readonly|migrate|ss-callers|ss-batch|sync-set|sync-wait) ...   (children)
 //   keychain-reliability probe-read PATH | probe-vault PATH | probe-key SERIAL       (as another user)
 
@@ -74,6 +74,7 @@ while index < arguments.count {
     case "--seed" where index + 1 < arguments.count: index += 1; seed = UInt64(arguments[index]) ?? seed
     case "--json" where index + 1 < arguments.count: index += 1; jsonPath = arguments[index]
     case "--power-loss": only = ["power-loss"]
+    case "--every-state": powerLoss.everyState = true
     case "--operations" where index + 1 < arguments.count: index += 1; powerLoss.operations = Set(arguments[index].split(separator: ",").map(String.init))
     case "--models" where index + 1 < arguments.count:
         index += 1
@@ -85,11 +86,13 @@ while index < arguments.count {
     default:
         print(
             "usage: keychain-reliability [--quick | --long] [--only crash,contention,keychanges,corruption,hostile,users,memory,faults,sync,hostile-etcd,power-loss]"
-                + " [--seed N] [--json PATH] [--power-loss [--operations NAME,...] [--models ordered,strict,loose] [--fault vault-before-key|no-directory-sync]]")
+                + " [--seed N] [--json PATH] [--power-loss [--operations NAME,...] [--models ordered,strict,loose] [--every-state] [--fault vault-before-key|no-directory-sync]]")
         exit(2)
     }
     index += 1
 }
+
+powerLoss.quick = quick
 
 let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("keychain-reliability-\(getpid())").path
 mkdir(scratch, 0o711)
@@ -110,7 +113,7 @@ let checks: [(String, () -> CheckResult)] = [
     ("faults", { ResourceFaultCheck.run(env) }),
     ("sync", { SyncCheck.run(env, items: quick ? 100 : 2_000) }),
     ("hostile-etcd", { HostileEtcdCheck.run(env, trials: quick ? 200 : 600) }),
-    ("power-loss", { powerLoss.quick = quick; return PowerLossCheck.run(env, powerLoss) }),
+    ("power-loss", { PowerLossCheck.run(env, powerLoss) }),
 ]
 var results: [CheckResult] = []
 for (name, check) in checks where only?.contains(name) ?? true {
