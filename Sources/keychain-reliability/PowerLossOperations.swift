@@ -89,16 +89,16 @@ struct PowerLossOperation {
                 intermediates: [PowerLossPlace.vault: [.emptyVault]]),
             PowerLossOperation(
                 name: "passwd (first passphrase)", prepare: { try $0.vaultWithItems() }, arguments: { _ in ["passwd"] }, environment: passphraseFiles,
-                passphrases: ["new"], quickBudget: 4, longLimit: 64),
+                passphrases: ["new"], quickBudget: 4, longLimit: 16),
             PowerLossOperation(
                 name: "passwd (change)", prepare: { try $0.passphraseVaultWithItems() }, arguments: { _ in ["passwd"] }, environment: passphraseFiles,
-                passphrases: ["new", "old"], quickBudget: 4, longLimit: 64),
+                passphrases: ["new", "old"], quickBudget: 4, longLimit: 16),
             PowerLossOperation(
                 name: "passwd (removal)", prepare: { try $0.passphraseVaultWithItems() }, arguments: { _ in ["passwd", "--remove"] },
                 environment: passphraseFiles, passphrases: ["old"]),
             PowerLossOperation(
                 name: "rekey", prepare: { try $0.passphraseVaultWithItems() }, arguments: { _ in ["rekey"] }, environment: passphraseFiles,
-                passphrases: ["old"], quickBudget: 4, longLimit: 64),
+                passphrases: ["old"], quickBudget: 4, longLimit: 16),
             PowerLossOperation(
                 name: "restore",
                 prepare: { place in
