@@ -57,9 +57,13 @@ struct CrashStateFiles {
             let data = contents[inode] ?? []
             buffer += Array("f\(name)\u{0}\(groups[inode]!.first!)\u{0}\(data.count)\u{0}".utf8) + data
         }
+        return Self.sha256(buffer)
+    }
+
+    static func sha256(_ bytes: [UInt8]) -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: 32)
         var length: UInt32 = 0
-        _ = buffer.withUnsafeBytes { bytes in EVP_Digest(bytes.baseAddress, bytes.count, &digest, &length, EVP_sha256(), nil) }
+        _ = bytes.withUnsafeBytes { EVP_Digest($0.baseAddress, $0.count, &digest, &length, EVP_sha256(), nil) }
         return digest
     }
 

@@ -47,17 +47,26 @@ enum PowerLossCheck {
         for operation in PowerLossOperation.all(fixtures: fixtures) where options.operations?.contains(where: { operation.name.hasPrefix($0) }) ?? true {
             explore(operation, env: env, keychain: keychain, options: options, random: &random, &result)
         }
-        result.figure("sync round", "not explored here: the sync engine's apply is one vault transaction, as set is; its etcd side is check 9")
+        if options.operations?.contains(where: { PowerLossOperation.syncRound.name.hasPrefix($0) }) ?? true {
+            if let reason = EtcdCluster.unavailableReason {
+                result.figure(PowerLossOperation.syncRound.name, "skipped: \(reason)")
+            } else {
+                SyncCheck.onCluster(&result) { _, cluster, result in
+                    explore(PowerLossOperation.syncRound, env: env, keychain: keychain, cluster: cluster, options: options, random: &random, &result)
+                }
+            }
+        }
         return result
     }
 
     private static func explore(
-        _ operation: PowerLossOperation, env: CheckEnvironment, keychain: String, options: Options, random: inout SeededRandom,
+        _ operation: PowerLossOperation, env: CheckEnvironment, keychain: String, cluster: SyncCluster? = nil, options: Options,
+        random: inout SeededRandom,
         _ result: inout CheckResult
     ) {
         let started = ContinuousClock.now
         let base = env.directory("power-loss")
-        let place = PowerLossPlace(root: base + "/tree", secrets: base + "/secrets", keychain: keychain)
+        let place = PowerLossPlace(root: base + "/tree", secrets: base + "/secrets", keychain: keychain, cluster: cluster)
         mkdir(place.root, 0o700)
         mkdir(place.secrets, 0o700)
         defer { try? FileManager.default.removeItem(atPath: base) }
@@ -86,7 +95,7 @@ enum PowerLossCheck {
             do { try CrashStateFiles(trace, state).write(to: directory) } catch { return nil }
             return operation.watched.map { watched in
                 let path = directory + "/" + watched
-                var reading = VaultReading.read(path, passphrases: operation.passphrases, machine: machine)
+                var reading = VaultReading.read(path, passphrases: operation.passphrases, machine: machine, withKeys: operation.changesKeys)
                 if finishing, reading == .absent, FileManager.default.fileExists(atPath: path + ".key") {
                     reading = finishInterruptedCreation(path)
                 }
@@ -107,11 +116,15 @@ enum PowerLossCheck {
                 return
             }
         }
+        guard before != after else {
+            result.fail("\(operation.name): the command changed nothing the check reads (\(after.map(\.description).joined(separator: "; ")))")
+            return
+        }
         var acceptable = zip(before, after).map { [$0, $1] }
         for (index, watched) in operation.watched.enumerated() { acceptable[index] += operation.intermediates[watched] ?? [] }
         if operation.upgrades {
             for (index, reading) in before.enumerated() {
-                if case .vault(_, let passphrase, let items) = reading { acceptable[index].append(.vault(format: 3, passphrase: passphrase, items: items)) }
+                if case .vault(_, let passphrase, let items, let keys) = reading { acceptable[index].append(.vault(format: 3, passphrase: passphrase, items: items, keys: keys)) }
             }
         }
         let check: (CrashState, Bool) -> String? = { state, final in

@@ -13,6 +13,8 @@ struct PowerLossPlace {
     let root: String
     let secrets: String
     let keychain: String
+    /// The etcd cluster of the sync round (nil for the other operations).
+    var cluster: SyncCluster? = nil
 
     var home: String { root + "/home" }
     var vaultDirectory: String { home + "/.local/share/keychain" }
@@ -42,6 +44,24 @@ struct PowerLossPlace {
         }
     }
 
+    /// The default vault with three items, enrolled in a sync group with a second vault (in
+    /// `secrets`) that has sent it three synchronizable items it has not received yet.
+    func vaultWithChangesToReceive() throws {
+        guard let cluster else { throw FileTrace.Failure(description: "the sync round needs an etcd cluster") }
+        try vaultWithItems()
+        let configuration = { (path: String) in
+            VaultConfiguration(location: VaultLocation(path: path), usesKernelKeyring: false, syncsInBackground: false)
+        }
+        let sender = try Vault(configuration(secrets + "/sender.keychain"))
+        let alpha = try SyncEngine.create(vault: sender, cluster: cluster, deviceName: "alpha")
+        _ = try SyncEngine.join(vault: try Vault(configuration(vaultPath)), cluster: cluster, code: try alpha.invite(), deviceName: "beta")
+        for (key, value) in [("s1", "sierra"), ("s2", "tango"), ("s3", "uniform")] {
+            try sender.upsert(
+                Item(.genericPassword, attributes: Attributes(service: "synced", account: key, synchronizable: true, accessibility: .afterFirstUnlock), value: SecretBytes(utf8: value)))
+        }
+        _ = try alpha.syncOnce()
+    }
+
     /// The default vault with three items under the passphrase "old" (scrypt at its cheapest,
     /// so that checking thousands of states stays quick).
     func passphraseVaultWithItems() throws {
@@ -68,6 +88,8 @@ struct PowerLossOperation {
     /// The operation also upgrades the vault's format in a transaction of its own: a state that
     /// holds the items as before in the new format is whole too.
     var upgrades = false
+    /// Tell vaults apart by their keys too (a rekey changes nothing else a reader sees).
+    var changesKeys = false
     /// Whole states of a watched vault between before and after (a step the command commits
     /// on its own before the rest), by watched path.
     var intermediates: [String: [VaultReading]] = [:]
@@ -78,6 +100,12 @@ struct PowerLossOperation {
     /// The choices of unsynced writes listed in full at one point of the trace in long mode
     /// (beyond it, this many chosen by the seed): lower where each check costs that scrypt.
     var longLimit = 4_096
+
+    /// The sync round: `keychain sync run --once` receiving and applying another device's changes.
+    static var syncRound: PowerLossOperation {
+        PowerLossOperation(
+            name: "sync round", prepare: { try $0.vaultWithChangesToReceive() }, arguments: { _ in ["sync", "run", "--once"] })
+    }
 
     static func all(fixtures: String?) -> [PowerLossOperation] {
         let passphraseFiles: (PowerLossPlace) -> [String: String] = { place in
@@ -98,7 +126,7 @@ struct PowerLossOperation {
                 environment: passphraseFiles, passphrases: ["old"]),
             PowerLossOperation(
                 name: "rekey", prepare: { try $0.passphraseVaultWithItems() }, arguments: { _ in ["rekey"] }, environment: passphraseFiles,
-                passphrases: ["old"], quickBudget: 4, longLimit: 16),
+                passphrases: ["old"], changesKeys: true, quickBudget: 4, longLimit: 16),
             PowerLossOperation(
                 name: "restore",
                 prepare: { place in

@@ -9,7 +9,8 @@ import KeychainCore
 /// that opens it, and every item with its value; or why it does not open, or does not verify.
 enum VaultReading: Equatable, CustomStringConvertible {
     case absent
-    case vault(format: Int, passphrase: String?, items: [String])
+    /// `keys`: a digest of the vault's header (its wrapped keys), when the reader was asked for it.
+    case vault(format: Int, passphrase: String?, items: [String], keys: String = "")
     case unreadable(String)
 
     /// A new vault with a key file and nothing in it yet (created by a first write, which then adds).
@@ -18,8 +19,9 @@ enum VaultReading: Equatable, CustomStringConvertible {
     var description: String {
         switch self {
         case .absent: "no vault"
-        case .vault(let format, let passphrase, let items):
+        case .vault(let format, let passphrase, let items, let keys):
             "a format-\(format) vault \(passphrase.map { "opened by passphrase '\($0)'" } ?? "with a key file") holding \(items.count) item(s)"
+                + (keys.isEmpty ? "" : " under the header \(keys)")
         case .unreadable(let why): "a vault that does not open: \(why)"
         }
     }
@@ -27,7 +29,9 @@ enum VaultReading: Equatable, CustomStringConvertible {
     /// The vault at `path` read by a new process that knows `passphrases` (each tried in turn)
     /// and no kernel-keyring cache (a power cut empties it): opened, unlocked, every item read
     /// with its value, then `verify` (SQLite's integrity check, the item ledger, each item).
-    static func read(_ path: String, passphrases: [String], machine: MachineIdentity) -> VaultReading {
+    /// `withKeys` tells apart the keys it is under (for a rekey, which changes nothing else a
+    /// reader sees).
+    static func read(_ path: String, passphrases: [String], machine: MachineIdentity, withKeys: Bool = false) -> VaultReading {
         var info = stat()
         guard lstat(path, &info) == 0 else { return .absent }
         do throws(StoreError) {
@@ -35,6 +39,8 @@ enum VaultReading: Equatable, CustomStringConvertible {
                 VaultConfiguration(
                     location: VaultLocation(path: path), idleTimeout: nil, scryptParameters: .minimum, usesKernelKeyring: false,
                     machineIdentity: machine, createIfMissing: false, syncsInBackground: false))
+            // Before the unlock, which upgrades an older format.
+            let format = vault.status().formatVersion
             var opened: String?
             if vault.hasPassphrase {
                 for passphrase in passphrases {
@@ -67,7 +73,9 @@ enum VaultReading: Equatable, CustomStringConvertible {
             guard report.isSound else {
                 return .unreadable("verify: file \(report.integrity), ledger \(report.ledger), \(report.damaged.count) damaged item(s)")
             }
-            return .vault(format: vault.status().formatVersion, passphrase: opened, items: items)
+            let header = withKeys ? RawSQL.blobs(path, "SELECT value FROM meta WHERE name = 'header'").first ?? [] : []
+            let keys = withKeys ? CrashStateFiles.sha256(header).prefix(8).map { String(format: "%02x", $0) }.joined() : ""
+            return .vault(format: format, passphrase: opened, items: items, keys: keys)
         } catch {
             return .unreadable("\(error)")
         }
