@@ -57,23 +57,7 @@ enum SyncAgent {
     static func start(_ location: VaultLocation, environment: [String: String]) -> Bool {
         guard let executable = selfExecutable() else { return false }
         let arguments = [executable, "sync", "run", "--idle", String(idleSeconds(environment)), "--vault", location.path]
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        // A session of its own: the terminal's hangup or Ctrl-C does not reach it.
-        // (glibc's POSIX_SPAWN_SETSID, which its headers show only under _GNU_SOURCE.)
-        posix_spawnattr_setflags(&attributes, 0x80)
-        let argv = arguments.map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { for pointer in argv + envp { free(pointer) } }
-        var pid: pid_t = 0
-        guard posix_spawn(&pid, executable, &actions, &attributes, argv, envp) == 0 else { return false }
+        guard let pid = ChildProcess.start(arguments, environment: environment, quiet: true, newSession: true) else { return false }
         // Until it (or another) holds the lock, or it exited (a removed device's agent does at once).
         for _ in 0..<250 {
             if SyncAgentLock.holder(for: location) != nil { return true }

@@ -68,7 +68,7 @@ struct SystemdUserUnit {
             return "cannot write \(path): \(String(cString: strerror(errno)))"
         }
         for arguments in [["--user", "daemon-reload"], ["--user", "enable", "--now", name]] {
-            guard let status = Self.run("systemctl", arguments), status == 0 else { return "systemctl \(arguments.joined(separator: " ")) failed" }
+            guard let status = ChildProcess.run(["systemctl"] + arguments), status == 0 else { return "systemctl \(arguments.joined(separator: " ")) failed" }
         }
         return nil
     }
@@ -79,26 +79,10 @@ struct SystemdUserUnit {
     func uninstall() -> Bool {
         let path = directory + "/" + name
         guard access(path, F_OK) == 0 else { return false }
-        _ = Self.run("systemctl", ["--user", "disable", "--now", name])
+        _ = ChildProcess.run(["systemctl", "--user", "disable", "--now", name])
         unlink(path)
-        _ = Self.run("systemctl", ["--user", "daemon-reload"])
+        _ = ChildProcess.run(["systemctl", "--user", "daemon-reload"])
         return true
-    }
-
-    /// Runs `program` (found on PATH) and waits; its exit status, or nil when it did not start.
-    private static func run(_ program: String, _ arguments: [String]) -> Int32? {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        let argv = ([program] + arguments).map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var pid: pid_t = 0
-        guard posix_spawnp(&pid, program, &actions, nil, argv, environ) == 0 else { return nil }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        return (status & 0x7F) == 0 ? (status >> 8) & 0xFF : nil
     }
 
     /// A word of a systemd command line: quoted, with `\`, `"`, `%` and `$` escaped as
