@@ -34,6 +34,8 @@ final class OpenVault: @unchecked Sendable {
     let kernelKeyring = KernelKeyring()
     /// Read on first need: only ThisDeviceOnly classes use it, and most opens touch none.
     lazy var machineID: [UInt8]? = configuration.machineIdentity.read()
+    /// This boot, as every write stamps it (``recordingBoot``); read once.
+    lazy var boot: [UInt8]? = configuration.bootIdentity.read()
     var identityMemo: [IdentityMemoKey: [UInt8]] = [:]
     /// The unwrapped presence private key for the read in progress (set and cleared under `mutex`).
     var presenceKey: SecretBytes?
@@ -312,7 +314,7 @@ final class OpenVault: @unchecked Sendable {
                 availableClasses: available,
                 kernelKeyring: currentKernelKeyringState(),
                 machineBinding: machineID == nil ? "no machine id (/etc/machine-id): ThisDeviceOnly classes are unavailable" : nil,
-                itemCount: count)
+                itemCount: count, rollbackCheck: rollbackCheck())
         }
     }
 

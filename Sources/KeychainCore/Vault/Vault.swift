@@ -190,7 +190,7 @@ public final class Vault: Store, @unchecked Sendable {
         return VaultStatus(
             location: location, exists: false, formatVersion: Int(VaultHeader.currentVersion), hasPassphrase: false,
             isUnlocked: true, userUnlockRemaining: nil, availableClasses: Self.classesOfANewVault, kernelKeyring: .disabled,
-            machineBinding: nil, itemCount: 0)
+            machineBinding: nil, itemCount: 0, rollbackCheck: .notChecked("there is no vault"))
     }
 
     /// Runs SQLite's full integrity check of the vault file (every page, index and row).
