@@ -10,7 +10,7 @@ final class Context {
     let environment: [String: String]
     let terminal = Terminal()
     let arguments: ParsedArguments
-    private var openedVault: Vault?
+    private(set) var openedVault: Vault?
 
     init(environment: [String: String], arguments: ParsedArguments) {
         self.environment = environment
