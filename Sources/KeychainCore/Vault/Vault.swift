@@ -32,6 +32,8 @@ public final class Vault: Store, Sendable {
         var unlockFailure: StoreError?
         /// Whether this process has started syncing this vault in the background.
         var syncStarted = false
+        /// Whether a write of this process journaled a change for sync.
+        var journaledAChange = false
         /// What tells the sync engine running in this process (``SyncEngine/run(until:onError:)``)
         /// that a write journaled a change, so that it sends it at once.
         var syncTrigger: (@Sendable () -> Void)?
@@ -203,7 +205,7 @@ public final class Vault: Store, Sendable {
         return VaultStatus(
             location: location, exists: false, formatVersion: Int(VaultHeader.currentVersion), hasPassphrase: false,
             isUnlocked: true, userUnlockRemaining: nil, availableClasses: Self.classesOfANewVault, kernelKeyring: .disabled,
-            machineBinding: nil, itemCount: 0)
+            machineBinding: nil, itemCount: 0, rollbackCheck: .notChecked("there is no vault"))
     }
 
     /// Runs SQLite's full integrity check of the vault file (every page, index and row).
@@ -254,6 +256,15 @@ public final class Vault: Store, Sendable {
         return try retryingAfterUnlock(vault) { () throws(StoreError) in try read(vault) }
     }
 
+    /// Whether the vault exists and is enrolled in a sync group (`keychain sync init` or
+    /// `join`). Reads the vault's schema as last opened; creates nothing.
+    public var isEnrolledInSync: Bool { ((try? vault(creating: false)) ?? nil)?.isEnrolledInSync ?? false }
+
+    /// Whether a write by this process changed a synchronizable item of an enrolled vault
+    /// (the change waits in the outbox until it is sent): a short-lived program sends it
+    /// before it exits (``SyncEngine/sendNow(within:)``).
+    public var journaledSyncChange: Bool { session.withLock { $0.journaledAChange } }
+
     /// Starts syncing in the background the first time this process reads or writes a
     /// synchronizable item of a vault enrolled in sync (``VaultConfiguration/syncsInBackground``).
     private func syncInBackground(_ vault: VaultEngine) {
@@ -269,7 +280,10 @@ public final class Vault: Store, Sendable {
     /// Hands a journaled change to sync: the engine running in this process sends it at once;
     /// with none running, one starts in the background when the configuration allows it.
     private func journaled(_ vault: VaultEngine) {
-        session.withLock { $0.syncTrigger }?()
+        session.withLock { (session: inout sending Session) -> (@Sendable () -> Void)? in
+            session.journaledAChange = true
+            return session.syncTrigger
+        }?()
         syncInBackground(vault)
     }
 

@@ -103,6 +103,11 @@ final class VaultEngine: Sendable {
         return privateKey
     }
 
+    /// The owner's word that this copy is the current one (``Vault/acceptCurrentGeneration()``).
+    func acceptCurrentGeneration() throws(StoreError) {
+        try inUse { (state) throws(StoreError) in try state.acceptCurrentGeneration() }
+    }
+
     // MARK: - Status
 
     /// True once the vault has a passphrase and a presence key pair (made at the first unlock).

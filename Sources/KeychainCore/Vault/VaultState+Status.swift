@@ -29,7 +29,7 @@ extension VaultState {
             availableClasses: available,
             kernelKeyring: currentKernelKeyringState(),
             machineBinding: machineID == nil ? "no machine id (/etc/machine-id): ThisDeviceOnly classes are unavailable" : nil,
-            itemCount: count)
+            itemCount: count, rollbackCheck: rollbackCheck())
     }
 
     /// Writes one consistent snapshot of the whole vault, what its WAL holds included, into the

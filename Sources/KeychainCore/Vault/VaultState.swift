@@ -28,6 +28,8 @@ final class VaultState {
     let kernelKeyring = KernelKeyring()
     /// Read on first need: only ThisDeviceOnly classes use it, and most opens touch none.
     lazy var machineID: [UInt8]? = configuration.machineIdentity.read()
+    /// This boot, as every write stamps it (``recordingBoot``); read once.
+    lazy var boot: [UInt8]? = configuration.bootIdentity.read()
     var identityMemo: [IdentityMemoKey: [UInt8]] = [:]
     /// The item ledger as last verified.
     var ledger = Ledger()

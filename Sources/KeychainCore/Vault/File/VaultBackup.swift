@@ -26,8 +26,11 @@ extension Vault {
     /// never shares a file with one (SQLite's `-wal` or `-shm` left from a vault that was moved
     /// away, or still open in another process). The restored copy is made under a temporary
     /// name and linked into place whole. It becomes current: the kernel keyring's record of the
-    /// newer generations this boot has seen of it (which would refuse it as a rolled-back file)
-    /// is dropped. Reading the backup leaves nothing beside it.
+    /// newer generations this boot has seen of it at this place (which would refuse it as a
+    /// rolled-back file) is dropped, and for a vault without a passphrase the restored
+    /// generation recorded; a passphrase vault restored from a copy made in this boot takes
+    /// writes after ``acceptCurrentGeneration()`` (its ``RollbackCheck`` is unknown until then).
+    /// Reading the backup leaves nothing beside it.
     ///
     /// - Throws: ``StoreError/invalidArgument(_:)`` when a vault, a key file or a sidecar is
     ///   already in place (naming the process that holds it open, if one does); the backup's
@@ -40,7 +43,12 @@ extension Vault {
         let vaultID = try Self.restore(source, into: location)
         // The owner puts an older copy back on purpose: this boot's memory of newer generations
         // of the vault would refuse it as a rollback.
-        if configuration.usesKernelKeyring { VaultState.forgetGeneration(of: vaultID, in: KernelKeyring()) }
+        guard configuration.usesKernelKeyring else { return }
+        VaultState.forgetGeneration(of: vaultID, at: location, in: KernelKeyring())
+        // A copy last written in this boot has no record here now: its freshness is the owner's
+        // word. A vault without a passphrase has it in its key file, restored beside it; one with
+        // a passphrase waits for acceptCurrentGeneration() after an unlock.
+        if let restored = try? VaultEngine(configuration), !restored.hasPassphrase { try? restored.acceptCurrentGeneration() }
     }
 
     /// The restore's copy (its connection to the backup closed on return, so that the sidecars
@@ -70,18 +78,22 @@ extension Vault {
         try copy.verifyIntegrity()
     }
 
-    /// The vault's snapshot into `destination`: key file linked first, then the vault file,
-    /// made in a temporary file and linked into place; verified by opening it.
+    /// The vault's snapshot into `destination`, made whole and synced under a temporary name,
+    /// then its key file and the vault linked into place one right after the other, as a new
+    /// vault is (`VaultState.create`): a power cut or a kill between the two links leaves the key
+    /// file beside the finished copy under its temporary name, which the next write links
+    /// (`VaultState.interruptedCreation`); a key file linked before the copy was made would be
+    /// left alone with nothing that opens with it. Verified by opening it.
     private static func copy(from vault: VaultEngine, to destination: VaultLocation, keyFile: SecretBytes?) throws(StoreError) {
-        if let keyFile, try !VaultFile.createExclusively(keyFile, at: destination.keyFilePath) {
-            throw .invalidArgument("\(destination.keyFilePath) already exists; nothing was written over it")
-        }
         let temporary = VaultFile.temporaryName(for: destination.path)
         defer { unlink(temporary) }
+        do throws(FileSystem.Failure) { try FileSystem.createPrivateFile(temporary) } catch { throw VaultState.map(error) }
+        try vault.snapshot(into: temporary)
+        FileSystem.syncFile(temporary)
+        if let keyFile, try !VaultFile.createExclusively(keyFile, at: destination.keyFilePath, syncDirectory: false) {
+            throw .invalidArgument("\(destination.keyFilePath) already exists; nothing was written over it")
+        }
         do throws(StoreError) {
-            do throws(FileSystem.Failure) { try FileSystem.createPrivateFile(temporary) } catch { throw VaultState.map(error) }
-            try vault.snapshot(into: temporary)
-            FileSystem.syncFile(temporary)
             guard try VaultFile.linkIntoPlace(temporary, destination.path) else {
                 throw .invalidArgument("\(destination.path) already exists; nothing was written over it")
             }
@@ -89,7 +101,7 @@ extension Vault {
             // Checking the copy left SQLite's (empty) sidecars beside it; a copy is one file.
             VaultDestination.removeSidecars(of: destination, except: [])
         } catch {
-            if keyFile != nil { unlink(destination.keyFilePath) }
+            if keyFile != nil { FileSystem.remove(destination.keyFilePath) }
             throw error
         }
     }
