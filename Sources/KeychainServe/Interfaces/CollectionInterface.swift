@@ -1,0 +1,89 @@
+import KeychainCore
+
+/// `org.freedesktop.Secret.Collection`, on `/org/freedesktop/secrets/collection/NAME` and
+/// under each alias that names it.
+enum CollectionInterface {
+    static let name = "org.freedesktop.Secret.Collection"
+    static let labelProperty = "org.freedesktop.Secret.Item.Label"
+    static let attributesProperty = "org.freedesktop.Secret.Item.Attributes"
+}
+
+extension SecretServiceDaemon {
+    func collectionCall(_ member: String, _ call: Call) throws(ServiceError) -> [BusValue] {
+        let collection = try collection(call.object)
+        let a = call.arguments
+        switch member {
+        case "SearchItems":
+            return [.paths(try collection.search(try checkedAttributes(a[0])).map { ObjectPath.itemPath(collection.name, $0) })]
+        case "CreateItem":
+            guard !collection.isLocked else { throw .isLocked(ObjectPath.collectionPath(collection.name)) }
+            var record = SecretItemRecord(label: "", attributes: [:], contentType: "")
+            for (key, value) in a[0].stringKeyedEntries ?? [] {
+                switch key {
+                case CollectionInterface.labelProperty:
+                    guard let label = value.variantContents?.string, label.utf8.count <= Self.textLimit else {
+                        throw .invalidArgs("\(key) is a string of at most \(Self.textLimit) bytes")
+                    }
+                    record.label = label
+                case CollectionInterface.attributesProperty:
+                    record.attributes = try checkedAttributes(value.variantContents!)
+                default:
+                    // Other properties (Type, from newer clients) are not kept.
+                    continue
+                }
+            }
+            let (value, contentType) = try openedSecret(a[1], sender: call.sender)
+            record.contentType = contentType
+            let (id, replaced) = try collection.create(record, secret: value, replace: a[2].boolean!)
+            let path = ObjectPath.itemPath(collection.name, id)
+            emit(ObjectPath.collectionPath(collection.name), CollectionInterface.name, replaced ? "ItemChanged" : "ItemCreated", [.objectPath(path)])
+            if !replaced { itemsChanged(collection) }
+            return [.objectPath(path), .objectPath(ObjectPath.none)]
+        default:  // Delete
+            throw .accessDenied("the \(collection.name) collection cannot be deleted: it is \(collection is VaultCollection ? "the vault's" : "this session's")")
+        }
+    }
+
+    /// The secret of a `(oayays)` struct the client sent, opened with its session: the plain
+    /// value and its content type.
+    func openedSecret(_ secret: BusValue, sender: String) throws(ServiceError) -> (SecretBytes, String) {
+        guard case .structure(let fields) = secret, fields.count == 4, let path = fields[0].objectPath, let parameters = fields[1].bytes,
+            let value = fields[2].bytes, let contentType = fields[3].string
+        else { throw .invalidArgs("a secret is a struct (oayays)") }
+        guard contentType.utf8.count <= 255 else { throw .invalidArgs("the content type is longer than 255 bytes") }
+        return (try session(path, for: sender).open(parameters: parameters, value: value), contentType)
+    }
+
+    func collectionProperties(_ collection: any SecretCollection) throws(ServiceError) -> [(String, BusValue)] {
+        let dates = try collection.dates()
+        return [
+            ("Items", .paths(try collection.itemIDs().map { ObjectPath.itemPath(collection.name, $0) })),
+            ("Label", .string(try collection.label())),
+            ("Locked", .boolean(collection.isLocked)),
+            ("Created", .uint64(dates.created)),
+            ("Modified", .uint64(dates.modified)),
+        ]
+    }
+
+    func setCollectionProperty(_ name: String, _ value: BusValue, _ call: Call) throws(ServiceError) {
+        let collection = try collection(call.object)
+        switch name {
+        case "Label":
+            guard let label = value.string, label.utf8.count <= Self.textLimit else { throw .invalidArgs("Label is a string of at most \(Self.textLimit) bytes") }
+            try collection.setLabel(label)
+            propertiesChanged(ObjectPath.collectionPath(collection.name), CollectionInterface.name, [("Label", .string(label))])
+        case "Items", "Locked", "Created", "Modified":
+            throw .propertyReadOnly(name)
+        default:
+            throw .unknownProperty(CollectionInterface.name, name)
+        }
+    }
+
+    /// Tells clients that a collection's `Items` changed.
+    func itemsChanged(_ collection: any SecretCollection) {
+        guard let items = try? collection.itemIDs() else { return }
+        propertiesChanged(
+            ObjectPath.collectionPath(collection.name), CollectionInterface.name,
+            [("Items", .paths(items.map { ObjectPath.itemPath(collection.name, $0) }))])
+    }
+}

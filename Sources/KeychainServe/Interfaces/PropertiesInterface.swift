@@ -1,0 +1,64 @@
+/// `org.freedesktop.DBus.Properties` over the objects' own properties, and the table of every
+/// method's signature that calls are checked against before any handler reads them.
+extension SecretServiceDaemon {
+    static let propertiesInterface = "org.freedesktop.DBus.Properties"
+    static let propertySignatures = ["Get": "ss", "GetAll": "s", "Set": "ssv"]
+
+    /// Each interface's methods and the signature of their arguments.
+    static let signatures: [String: [String: String]] = [
+        ServiceInterface.name: [
+            "OpenSession": "sv", "CreateCollection": "a{sv}s", "SearchItems": "a{ss}", "Unlock": "ao", "Lock": "ao",
+            "GetSecrets": "aoo", "ReadAlias": "s", "SetAlias": "so",
+        ],
+        CollectionInterface.name: ["Delete": "", "SearchItems": "a{ss}", "CreateItem": "a{sv}(oayays)b"],
+        ItemInterface.name: ["Delete": "", "GetSecret": "o", "SetSecret": "(oayays)"],
+        SessionInterface.name: ["Close": ""],
+        PromptInterface.name: ["Prompt": "s", "Dismiss": ""],
+    ]
+
+    func propertiesCall(_ member: String, _ call: Call, interfaces: [String]) throws(ServiceError) -> [BusValue] {
+        let interface = call.arguments[0].string ?? ""
+        guard interface.isEmpty || interfaces.contains(interface), interface != Self.propertiesInterface else {
+            throw ServiceError(name: "org.freedesktop.DBus.Error.UnknownInterface", message: "this object has no interface \(interface)")
+        }
+        switch member {
+        case "GetAll":
+            var all: [(String, BusValue)] = []
+            for each in interfaces where each == interface || (interface.isEmpty && each != Self.propertiesInterface) {
+                all += try properties(of: call.object, each)
+            }
+            return [.properties(all)]
+        case "Get":
+            let name = call.arguments[1].string ?? ""
+            for each in interfaces where each == interface || (interface.isEmpty && each != Self.propertiesInterface) {
+                if let value = try properties(of: call.object, each).first(where: { $0.0 == name })?.1 { return [.variant(value)] }
+            }
+            throw .unknownProperty(interface, name)
+        default:
+            let name = call.arguments[1].string ?? ""
+            let value = call.arguments[2].variantContents!
+            switch call.object {
+            case .collection: try setCollectionProperty(name, value, call)
+            case .item: try setItemProperty(name, value, call)
+            default:
+                if try properties(of: call.object, interface).contains(where: { $0.0 == name }) { throw .propertyReadOnly(name) }
+                throw .unknownProperty(interface, name)
+            }
+            return []
+        }
+    }
+
+    /// The properties of `interface` on the object, with their values now.
+    func properties(of object: ObjectPath, _ interface: String) throws(ServiceError) -> [(String, BusValue)] {
+        switch (object, interface) {
+        case (.service, ServiceInterface.name):
+            return [("Collections", .paths(collectionOrder.map(ObjectPath.collectionPath)))]
+        case (.collection, CollectionInterface.name):
+            return try collectionProperties(try collection(object))
+        case (.item(_, _, let id), ItemInterface.name):
+            return try itemProperties(try collection(object), id)
+        default:
+            return []
+        }
+    }
+}
