@@ -51,6 +51,8 @@ let package = Package(
         // The Secret Service against other programs' items and its time bounds (private gnome-keyrings).
         .testTarget(
             name: "SecretServiceTests", dependencies: ["KeychainCore", "Valet", "UICKeyChainStore", "Locksmith", "KeychainTestSupport", "keychain", "keychain-reliability"]),
+        // `keychain serve` against real clients (secret-tool, Python secretstorage) on private session buses.
+        .testTarget(name: "SecretServiceProviderTests", dependencies: ["KeychainCore", "KeychainTestSupport", "keychain"]),
         .testTarget(name: "KeychainCLITests", dependencies: ["KeychainCLI", "Valet", "KeychainCore", "KeychainTestSupport", "keychain"]),
         // Sync between "machines" (homes) through a 3-member etcd cluster of each test's own.
         .testTarget(name: "SyncTests", dependencies: ["KeychainCore", "Valet", "KeychainTestSupport", "keychain", "keychain-reliability"]),
