@@ -24,8 +24,14 @@ public final class ServedVault: @unchecked Sendable {
 
     /// Starts the bus and, unless `serving` is false, `keychain serve` on it.
     public init(serving: Bool = true) throws {
+        // A bus with no service directories: nothing (gnome-keyring above all) is started on
+        // demand, so the only provider is the one the test runs.
+        let configuration =
+            "<busconfig><type>session</type><listen>unix:path=\(directory.path)/bus</listen>"
+            + "<policy context=\"default\"><allow send_destination=\"*\" eavesdrop=\"true\"/><allow eavesdrop=\"true\"/><allow own=\"*\"/></policy></busconfig>\n"
+        try configuration.write(toFile: directory.path + "/bus.conf", atomically: true, encoding: .utf8)
         let started = try Subprocess.run(
-            "/usr/bin/dbus-daemon", ["--session", "--fork", "--address=unix:path=\(directory.path)/bus", "--print-address=1", "--print-pid=1"],
+            "/usr/bin/dbus-daemon", ["--config-file=\(directory.path)/bus.conf", "--fork", "--print-address=1", "--print-pid=1"],
             environment: ["PATH": "/usr/bin:/bin", "HOME": directory.path])
         let lines = started.output.split(separator: "\n")
         guard started.status == 0, lines.count >= 2, let pid = pid_t(lines[1]) else { throw POSIXError(.ECHILD) }
@@ -54,10 +60,12 @@ public final class ServedVault: @unchecked Sendable {
     /// The vault `keychain serve` serves.
     public var vaultPath: String { directory.path + "/data/keychain/default.keychain" }
 
-    /// Starts `keychain serve` with `arguments`; its standard error goes to `serve.err`.
+    /// Starts `keychain serve` with `arguments` and `extra` in its environment; its standard
+    /// error goes to `serve.err`.
     @discardableResult
-    public func startServing(_ arguments: [String] = []) throws -> pid_t {
-        let launched = try Subprocess.launch(KeychainExecutable.path, ["serve"] + arguments, environment: environment, errorFile: directory.path + "/serve.err")
+    public func startServing(_ arguments: [String] = [], environment extra: [String: String] = [:]) throws -> pid_t {
+        let launched = try Subprocess.launch(
+            KeychainExecutable.path, ["serve"] + arguments, environment: environment.merging(extra) { $1 }, errorFile: directory.path + "/serve.err")
         close(launched.stdin)
         servePID = launched.pid
         return launched.pid

@@ -16,10 +16,12 @@ extension SecretServiceDaemon {
             emit(call.path, PromptInterface.name, "Completed", [.boolean(false), .variant(.paths(unlocked))])
             return []
         }
-        emit(call.path, PromptInterface.name, "Completed", [.boolean(true), .variant(.paths([]))])
+        // A failed Prompt call is the prompt's end (libsecret takes it so, and a Completed
+        // signal besides would end its wait twice); a Dismiss completes it, dismissed.
         if member == "Prompt" {
             throw .isLocked("the vault (run `keychain unlock` in a terminal, then try again)")
         }
+        emit(call.path, PromptInterface.name, "Completed", [.boolean(true), .variant(.paths([]))])
         return []
     }
 }
