@@ -67,6 +67,19 @@ status, (output, dh_session) = service(a, "OpenSession", "sv", DH, ("ay", (2).to
 report("dh-set-secret-bad-iv", call(a, item, "org.freedesktop.Secret.Item", "SetSecret", "(oayays)", (dh_session, b"short", b"\x00" * 16, "text/plain")))
 report("dh-set-secret-not-blocks", call(a, item, "org.freedesktop.Secret.Item", "SetSecret", "(oayays)", (dh_session, b"\x00" * 16, b"\x00" * 15, "text/plain")))
 
+# Sessions opened in a loop: refused past the per-client limit, never fatal; closing frees them.
+opened, refused = [], None
+for _ in range(1100):
+    status, body = service(b, "OpenSession", "sv", "plain", ("s", ""))
+    if status != "ok":
+        refused = status
+        break
+    opened.append(body[1])
+report("thousands-of-sessions", (refused or "ok",))
+for path in opened:
+    call(b, path, "org.freedesktop.Secret.Session", "Close")
+report("session-after-closing", service(b, "OpenSession", "sv", "plain", ("s", "")))
+
 # After all that, the daemon still answers, and A's item still holds its secret.
 report("still-up", service(a, "ReadAlias", "s", "default"))
 status, (secret,) = call(a, item, "org.freedesktop.Secret.Item", "GetSecret", "o", session)
