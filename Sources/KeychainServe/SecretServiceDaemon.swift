@@ -82,7 +82,7 @@ final class SecretServiceDaemon {
         }
         let given = message.signature
         guard given == expected else {
-            throw .invalidArgs("\(interface).\(member) takes arguments of signature '\(expected)', not '\(given)'")
+            throw .init(.invalidArgs, "\(interface).\(member) takes arguments of signature '\(expected)', not '\(given)'")
         }
         let call = Call(object: object, path: message.path, sender: message.sender, arguments: try message.arguments())
         switch interface {
@@ -138,7 +138,7 @@ final class SecretServiceDaemon {
     /// The session `path` names, if `sender` opened it: a client never uses another's session.
     func session(_ path: String, for sender: String) throws(ServiceError) -> TransferSession {
         guard let session = sessions[path], session.owner == sender else {
-            throw .noSession("no session \(path) of this client: open one with OpenSession")
+            throw .init(.noSession, "no session \(path) of this client: open one with OpenSession")
         }
         return session
     }

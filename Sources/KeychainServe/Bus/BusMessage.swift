@@ -42,7 +42,7 @@ struct BusMessage {
     }
 
     private func check(_ result: Int32) throws(ServiceError) {
-        if result < 0 { throw .invalidArgs("the message's arguments could not be read (\(String(cString: strerror(-result))))") }
+        if result < 0 { throw .init(.invalidArgs, "the message's arguments could not be read (\(String(cString: strerror(-result))))") }
     }
 
     private func readValue(budget: inout Int) throws(ServiceError) -> BusValue? {
@@ -52,7 +52,7 @@ struct BusMessage {
         try check(peeked)
         if peeked == 0 { return nil }
         budget -= 1
-        guard budget >= 0 else { throw .limitsExceeded("the message holds more than \(Self.valueLimit) values") }
+        guard budget >= 0 else { throw .init(.limitsExceeded, "the message holds more than \(Self.valueLimit) values") }
         let contents = contentsPointer.map { String(cString: $0) } ?? ""
         switch UInt8(bitPattern: type) {
         case UInt8(ascii: "s"), UInt8(ascii: "o"), UInt8(ascii: "g"):
@@ -92,16 +92,16 @@ struct BusMessage {
             switch UInt8(bitPattern: type) {
             case UInt8(ascii: "a"): return .array(element: contents, inner)
             case UInt8(ascii: "e"):
-                guard inner.count == 2 else { throw .invalidArgs("a dictionary entry without a key and a value") }
+                guard inner.count == 2 else { throw .init(.invalidArgs, "a dictionary entry without a key and a value") }
                 return .entry(inner[0], inner[1])
             case UInt8(ascii: "r"): return .structure(inner)
             default:
-                guard inner.count == 1 else { throw .invalidArgs("a variant without exactly one value") }
+                guard inner.count == 1 else { throw .init(.invalidArgs, "a variant without exactly one value") }
                 return .variant(inner[0])
             }
         default:
             // File descriptors ('h') and anything newer: no method of the specification takes them.
-            throw .invalidArgs("a value of type '\(Character(UnicodeScalar(UInt8(bitPattern: type))))' is not accepted here")
+            throw .init(.invalidArgs, "a value of type '\(Character(UnicodeScalar(UInt8(bitPattern: type))))' is not accepted here")
         }
     }
 
@@ -130,7 +130,7 @@ final class OutgoingMessage {
     /// The error reply for `call`.
     static func error(_ error: ServiceError, to call: BusMessage) throws(ServiceError) -> OutgoingMessage {
         var out: OpaquePointer?
-        try check(csdbus_message_new_method_error(call.pointer, &out, error.name, error.message), "sd_bus_message_new_method_error")
+        try check(csdbus_message_new_method_error(call.pointer, &out, error.name.rawValue, error.message), "sd_bus_message_new_method_error")
         return OutgoingMessage(out!)
     }
 
@@ -145,7 +145,7 @@ final class OutgoingMessage {
     func markSensitive() { _ = csdbus_message_sensitive(pointer) }
 
     static func check(_ result: Int32, _ operation: String) throws(ServiceError) {
-        if result < 0 { throw .failed("\(operation): \(String(cString: strerror(-result)))") }
+        if result < 0 { throw .init(.failed, "\(operation): \(String(cString: strerror(-result)))") }
     }
 
     /// Appends `values` in order.

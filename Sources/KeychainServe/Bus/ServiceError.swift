@@ -4,45 +4,38 @@ import KeychainCore
 /// standard one) and a message for the user. Messages never carry a secret, an attribute value
 /// or a label: only what was wrong.
 struct ServiceError: Error, CustomStringConvertible {
-    /// The D-Bus error name, such as `org.freedesktop.Secret.Error.IsLocked`.
-    let name: String
+    /// The error names this daemon answers with: the specification's three, then D-Bus's own.
+    enum Name: String {
+        case noSuchObject = "org.freedesktop.Secret.Error.NoSuchObject"
+        case isLocked = "org.freedesktop.Secret.Error.IsLocked"
+        case noSession = "org.freedesktop.Secret.Error.NoSession"
+        case invalidArgs = "org.freedesktop.DBus.Error.InvalidArgs"
+        case notSupported = "org.freedesktop.DBus.Error.NotSupported"
+        case accessDenied = "org.freedesktop.DBus.Error.AccessDenied"
+        case unknownMethod = "org.freedesktop.DBus.Error.UnknownMethod"
+        case unknownInterface = "org.freedesktop.DBus.Error.UnknownInterface"
+        case unknownProperty = "org.freedesktop.DBus.Error.UnknownProperty"
+        case propertyReadOnly = "org.freedesktop.DBus.Error.PropertyReadOnly"
+        case limitsExceeded = "org.freedesktop.DBus.Error.LimitsExceeded"
+        case failed = "org.freedesktop.DBus.Error.Failed"
+    }
+
+    let name: Name
     let message: String
 
-    var description: String { "\(name): \(message)" }
+    init(_ name: Name, _ message: String) {
+        self.name = name
+        self.message = message
+    }
 
-    static func noSuchObject(_ path: String) -> ServiceError {
-        ServiceError(name: "org.freedesktop.Secret.Error.NoSuchObject", message: "no such object: \(path)")
-    }
-    static func isLocked(_ what: String) -> ServiceError {
-        ServiceError(name: "org.freedesktop.Secret.Error.IsLocked", message: "\(what) is locked: unlock the vault (keychain unlock) first")
-    }
-    static func noSession(_ why: String) -> ServiceError {
-        ServiceError(name: "org.freedesktop.Secret.Error.NoSession", message: why)
-    }
-    static func invalidArgs(_ why: String) -> ServiceError {
-        ServiceError(name: "org.freedesktop.DBus.Error.InvalidArgs", message: why)
-    }
-    static func notSupported(_ why: String) -> ServiceError {
-        ServiceError(name: "org.freedesktop.DBus.Error.NotSupported", message: why)
-    }
-    static func accessDenied(_ why: String) -> ServiceError {
-        ServiceError(name: "org.freedesktop.DBus.Error.AccessDenied", message: why)
-    }
-    static func unknownMethod(_ interface: String, _ member: String) -> ServiceError {
-        ServiceError(name: "org.freedesktop.DBus.Error.UnknownMethod", message: "no method \(member) in interface \(interface) here")
-    }
-    static func unknownProperty(_ interface: String, _ property: String) -> ServiceError {
-        ServiceError(name: "org.freedesktop.DBus.Error.UnknownProperty", message: "no property \(property) in interface \(interface) here")
-    }
-    static func propertyReadOnly(_ property: String) -> ServiceError {
-        ServiceError(name: "org.freedesktop.DBus.Error.PropertyReadOnly", message: "the property \(property) is read-only")
-    }
-    static func failed(_ why: String) -> ServiceError {
-        ServiceError(name: "org.freedesktop.DBus.Error.Failed", message: why)
-    }
-    static func limitsExceeded(_ why: String) -> ServiceError {
-        ServiceError(name: "org.freedesktop.DBus.Error.LimitsExceeded", message: why)
-    }
+    var description: String { "\(name.rawValue): \(message)" }
+
+    // The errors whose wording names what was missing, worded once.
+    static func noSuchObject(_ path: String) -> ServiceError { ServiceError(.noSuchObject, "no such object: \(path)") }
+    static func isLocked(_ what: String) -> ServiceError { ServiceError(.isLocked, "\(what) is locked: unlock the vault (keychain unlock) first") }
+    static func unknownMethod(_ interface: String, _ member: String) -> ServiceError { ServiceError(.unknownMethod, "no method \(member) in interface \(interface) here") }
+    static func unknownProperty(_ interface: String, _ name: String) -> ServiceError { ServiceError(.unknownProperty, "no property \(name) in \(interface) here") }
+    static func propertyReadOnly(_ property: String) -> ServiceError { ServiceError(.propertyReadOnly, "the property \(property) is read-only") }
 }
 
 extension ServiceError {
@@ -56,9 +49,9 @@ extension ServiceError {
         case .itemNotFound:
             self = .noSuchObject(path)
         case .invalidArgument, .valueTooLarge:
-            self = .invalidArgs(error.description)
+            self = ServiceError(.invalidArgs, error.description)
         default:
-            self = .failed(error.description)
+            self = ServiceError(.failed, error.description)
         }
     }
 }

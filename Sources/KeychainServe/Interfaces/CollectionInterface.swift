@@ -22,7 +22,7 @@ extension SecretServiceDaemon {
                 switch key {
                 case CollectionInterface.labelProperty:
                     guard let label = value.variantContents?.string, label.utf8.count <= Self.textLimit else {
-                        throw .invalidArgs("\(key) is a string of at most \(Self.textLimit) bytes")
+                        throw .init(.invalidArgs, "\(key) is a string of at most \(Self.textLimit) bytes")
                     }
                     record.label = label
                 case CollectionInterface.attributesProperty:
@@ -40,7 +40,7 @@ extension SecretServiceDaemon {
             if !replaced { itemsChanged(collection) }
             return [.objectPath(path), .objectPath(ObjectPath.none)]
         default:  // Delete
-            throw .accessDenied("the \(collection.name) collection cannot be deleted: it is \(collection is VaultCollection ? "the vault's" : "this session's")")
+            throw .init(.accessDenied, "the \(collection.name) collection cannot be deleted: it is \(collection is VaultCollection ? "the vault's" : "this session's")")
         }
     }
 
@@ -49,8 +49,8 @@ extension SecretServiceDaemon {
     func openedSecret(_ secret: BusValue, sender: String) throws(ServiceError) -> (SecretBytes, String) {
         guard case .structure(let fields) = secret, fields.count == 4, let path = fields[0].objectPath, let parameters = fields[1].bytes,
             let value = fields[2].bytes, let contentType = fields[3].string
-        else { throw .invalidArgs("a secret is a struct (oayays)") }
-        guard contentType.utf8.count <= 255 else { throw .invalidArgs("the content type is longer than 255 bytes") }
+        else { throw .init(.invalidArgs, "a secret is a struct (oayays)") }
+        guard contentType.utf8.count <= 255 else { throw .init(.invalidArgs, "the content type is longer than 255 bytes") }
         return (try session(path, for: sender).open(parameters: parameters, value: value), contentType)
     }
 
@@ -69,7 +69,7 @@ extension SecretServiceDaemon {
         let collection = try collection(call.object)
         switch name {
         case "Label":
-            guard let label = value.string, label.utf8.count <= Self.textLimit else { throw .invalidArgs("Label is a string of at most \(Self.textLimit) bytes") }
+            guard let label = value.string, label.utf8.count <= Self.textLimit else { throw .init(.invalidArgs, "Label is a string of at most \(Self.textLimit) bytes") }
             try collection.setLabel(label)
             propertiesChanged(ObjectPath.collectionPath(collection.name), CollectionInterface.name, [("Label", .string(label))])
         case "Items", "Locked", "Created", "Modified":

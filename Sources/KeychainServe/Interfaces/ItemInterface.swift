@@ -47,7 +47,7 @@ extension SecretServiceDaemon {
         let collection = try collection(call.object)
         switch name {
         case "Label":
-            guard let label = value.string, label.utf8.count <= Self.textLimit else { throw .invalidArgs("Label is a string of at most \(Self.textLimit) bytes") }
+            guard let label = value.string, label.utf8.count <= Self.textLimit else { throw .init(.invalidArgs, "Label is a string of at most \(Self.textLimit) bytes") }
             guard !collection.isLocked else { throw .isLocked(ObjectPath.itemPath(collection.name, id)) }
             try collection.update(id, label: label, attributes: nil, secret: nil, contentType: nil)
             itemChanged(collection, id, [("Label", .string(label))])

@@ -19,7 +19,7 @@ extension SecretServiceDaemon {
     func propertiesCall(_ member: String, _ call: Call, interfaces: [String]) throws(ServiceError) -> [BusValue] {
         let interface = call.arguments[0].string ?? ""
         guard interface.isEmpty || interfaces.contains(interface), interface != Self.propertiesInterface else {
-            throw ServiceError(name: "org.freedesktop.DBus.Error.UnknownInterface", message: "this object has no interface \(interface)")
+            throw ServiceError(.unknownInterface, "this object has no interface \(interface)")
         }
         switch member {
         case "GetAll":

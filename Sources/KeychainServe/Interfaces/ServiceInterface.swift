@@ -43,7 +43,7 @@ extension SecretServiceDaemon {
         case "SetAlias":
             let alias = a[0].string!, target = a[1].objectPath!
             guard alias.utf8.count <= 255, !alias.isEmpty, alias.utf8.allSatisfy({ $0 == 95 || (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) }) else {
-                throw .invalidArgs("an alias is letters, digits and underscores")
+                throw .init(.invalidArgs, "an alias is letters, digits and underscores")
             }
             if target == ObjectPath.none {
                 aliases[alias] = nil
@@ -61,7 +61,7 @@ extension SecretServiceDaemon {
 
     private func openSession(algorithm: String, input: BusValue, sender: String) throws(ServiceError) -> [BusValue] {
         guard (sessionsByClient[sender] ?? 0) < Self.sessionsPerClient, sessions.count < Self.sessionLimit else {
-            throw .limitsExceeded("too many open sessions: close some (Session.Close) before opening more")
+            throw .init(.limitsExceeded, "too many open sessions: close some (Session.Close) before opening more")
         }
         let path = ObjectPath.sessionPath(newObjectID())
         let output: BusValue
@@ -70,12 +70,12 @@ extension SecretServiceDaemon {
             sessions[path] = TransferSession(path: path, owner: sender, algorithm: .plain)
             output = .string("")
         case TransferSession.diffieHellmanName:
-            guard let clientPublic = input.bytes else { throw .invalidArgs("the \(algorithm) session takes the client's public value as a byte array (ay)") }
+            guard let clientPublic = input.bytes else { throw .init(.invalidArgs, "the \(algorithm) session takes the client's public value as a byte array (ay)") }
             let agreed = try DiffieHellman.agree(clientPublic: clientPublic)
             sessions[path] = TransferSession(path: path, owner: sender, algorithm: .diffieHellman(key: agreed.key))
             output = .bytes(SecretBytes(agreed.publicValue))
         default:
-            throw .notSupported("the session algorithm '\(algorithm)' is not supported: use plain or \(TransferSession.diffieHellmanName)")
+            throw .init(.notSupported, "the session algorithm '\(algorithm)' is not supported: use plain or \(TransferSession.diffieHellmanName)")
         }
         sessionsByClient[sender, default: 0] += 1
         return [.variant(output), .objectPath(path)]
@@ -123,15 +123,15 @@ extension SecretServiceDaemon {
         if !alias.isEmpty, let name = aliases[alias], collections[name] != nil {
             return [.objectPath(ObjectPath.collectionPath(name)), .objectPath(ObjectPath.none)]
         }
-        throw .notSupported("this provider keeps the vault's login collection (the default alias) and an in-memory session collection; it does not create more yet")
+        throw .init(.notSupported, "this provider keeps the vault's login collection (the default alias) and an in-memory session collection; it does not create more yet")
     }
 
     /// A search's or an item's attributes: an `a{ss}` within the daemon's limits.
     func checkedAttributes(_ value: BusValue) throws(ServiceError) -> [String: String] {
-        guard let map = value.stringMap else { throw .invalidArgs("attributes are a dictionary of strings (a{ss}) with each name once") }
-        guard map.count <= Self.attributeLimit else { throw .limitsExceeded("more than \(Self.attributeLimit) attributes") }
+        guard let map = value.stringMap else { throw .init(.invalidArgs, "attributes are a dictionary of strings (a{ss}) with each name once") }
+        guard map.count <= Self.attributeLimit else { throw .init(.limitsExceeded, "more than \(Self.attributeLimit) attributes") }
         for (name, text) in map where name.utf8.count > Self.textLimit || text.utf8.count > Self.textLimit {
-            throw .limitsExceeded("an attribute name or value is longer than \(Self.textLimit) bytes")
+            throw .init(.limitsExceeded, "an attribute name or value is longer than \(Self.textLimit) bytes")
         }
         return map
     }

@@ -112,7 +112,7 @@ final class VaultCollection: SecretCollection {
     func record(_ id: String) throws(ServiceError) -> SecretItemRecord {
         guard let item = try one(named(Self.itemGroup, name, id)) else { throw .noSuchObject("\(path)/\(id)") }
         guard let generic = item.attributes.generic, let decoded = ItemRecordCoding.decode(generic) else {
-            throw .failed("the vault row of \(path)/\(id) does not hold a Secret Service item's attributes")
+            throw .init(.failed, "the vault row of \(path)/\(id) does not hold a Secret Service item's attributes")
         }
         return SecretItemRecord(
             label: item.attributes.label ?? "", attributes: decoded.attributes, contentType: decoded.contentType,
@@ -143,7 +143,7 @@ final class VaultCollection: SecretCollection {
                 throw ServiceError(error, path: path)
             }
         }
-        throw .failed("no free item id")
+        throw .init(.failed, "no free item id")
     }
 
     func update(_ id: String, label: String?, attributes: [String: String]?, secret: SecretBytes?, contentType: String?) throws(ServiceError) {

@@ -28,32 +28,32 @@ enum DiffieHellman {
             BN_free(upper)
         }
         guard let context, let prime, let generator, let exponent, let mine, let theirs, let shared, let upper else {
-            throw ServiceError.failed("OpenSSL could not allocate the key agreement")
+            throw ServiceError(.failed, "OpenSSL could not allocate the key agreement")
         }
         clientPublic.withUnsafeBytes { raw in
             _ = BN_bin2bn(raw.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(raw.count), theirs)
         }
         // 1 < theirs < p - 1
-        guard BN_copy(upper, prime) != nil, BN_sub_word(upper, 1) == 1 else { throw ServiceError.failed("OpenSSL BN_sub_word failed") }
+        guard BN_copy(upper, prime) != nil, BN_sub_word(upper, 1) == 1 else { throw ServiceError(.failed, "OpenSSL BN_sub_word failed") }
         guard BN_is_zero(theirs) == 0, BN_is_one(theirs) == 0, BN_cmp(theirs, upper) < 0 else { throw malformed }
         // A private exponent in 2...p-2.
         guard BN_set_word(generator, 2) == 1, BN_sub_word(upper, 2) == 1, BN_priv_rand_range(exponent, upper) == 1, BN_add_word(exponent, 2) == 1,
             BN_mod_exp_mont_consttime(mine, generator, exponent, prime, context, nil) == 1,
             BN_mod_exp_mont_consttime(shared, theirs, exponent, prime, context, nil) == 1
-        else { throw ServiceError.failed("OpenSSL could not complete the key agreement") }
+        else { throw ServiceError(.failed, "OpenSSL could not complete the key agreement") }
         var publicValue = [UInt8](repeating: 0, count: size)
-        guard BN_bn2binpad(mine, &publicValue, Int32(size)) == Int32(size) else { throw ServiceError.failed("OpenSSL BN_bn2binpad failed") }
+        guard BN_bn2binpad(mine, &publicValue, Int32(size)) == Int32(size) else { throw ServiceError(.failed, "OpenSSL BN_bn2binpad failed") }
         let secret = SecretBytes(count: size) { out in
             _ = BN_bn2binpad(shared, out.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(size))
         }
         do {
             return (publicValue, try HKDF.deriveKey(from: secret, info: [], count: 16))
         } catch {
-            throw ServiceError.failed("HKDF failed: \(error)")
+            throw ServiceError(.failed, "HKDF failed: \(error)")
         }
     }
 
     private static var malformed: ServiceError {
-        .invalidArgs("the Diffie-Hellman public value is not an element of the 1024-bit group (RFC 2409, 2 ... p-2)")
+        .init(.invalidArgs, "the Diffie-Hellman public value is not an element of the 1024-bit group (RFC 2409, 2 ... p-2)")
     }
 }

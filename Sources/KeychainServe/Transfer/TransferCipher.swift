@@ -21,9 +21,9 @@ enum TransferCipher {
     /// - Throws: `InvalidArgs` for an IV that is not 16 bytes, a ciphertext that is not whole
     ///   blocks, or padding that does not check (another key, or damaged bytes).
     static func open(_ ciphertext: SecretBytes, iv: SecretBytes, key: SecretBytes) throws(ServiceError) -> SecretBytes {
-        guard iv.count == blockSize else { throw .invalidArgs("the secret's parameters are not a 16-byte IV, as this session's algorithm needs") }
+        guard iv.count == blockSize else { throw .init(.invalidArgs, "the secret's parameters are not a 16-byte IV, as this session's algorithm needs") }
         guard ciphertext.count > 0, ciphertext.count % blockSize == 0 else {
-            throw .invalidArgs("the secret is not whole AES blocks: it was not encrypted with this session's algorithm")
+            throw .init(.invalidArgs, "the secret is not whole AES blocks: it was not encrypted with this session's algorithm")
         }
         var written = 0
         let buffer = try SecretBytes(count: ciphertext.count + blockSize) { (out: UnsafeMutableRawBufferPointer) throws(ServiceError) in
@@ -37,7 +37,7 @@ enum TransferCipher {
     }
 
     private static func crypt(encrypt: Bool, _ input: SecretBytes, key: SecretBytes, iv: SecretBytes, into out: UnsafeMutableRawBufferPointer) throws(ServiceError) -> Int {
-        guard let context = EVP_CIPHER_CTX_new() else { throw .failed("OpenSSL could not allocate a cipher context") }
+        guard let context = EVP_CIPHER_CTX_new() else { throw .init(.failed, "OpenSSL could not allocate a cipher context") }
         defer { EVP_CIPHER_CTX_free(context) }
         let ok = key.withUnsafeBytes { key in
             iv.withUnsafeBytes { iv in
@@ -63,8 +63,8 @@ enum TransferCipher {
         }
         guard let ok else {
             ERR_clear_error()
-            if encrypt { throw .failed("OpenSSL could not encrypt the secret for transfer") }
-            throw .invalidArgs("the secret does not decrypt with this session's key (another session's, or damaged)")
+            if encrypt { throw .init(.failed, "OpenSSL could not encrypt the secret for transfer") }
+            throw .init(.invalidArgs, "the secret does not decrypt with this session's key (another session's, or damaged)")
         }
         return ok
     }

@@ -43,7 +43,7 @@ final class TransferSession {
     func open(parameters: SecretBytes, value: SecretBytes) throws(ServiceError) -> SecretBytes {
         switch algorithm {
         case .plain:
-            guard parameters.count == 0 else { throw .invalidArgs("a plain session's secrets carry no parameters") }
+            guard parameters.count == 0 else { throw .init(.invalidArgs, "a plain session's secrets carry no parameters") }
             return value
         case .diffieHellman(let key):
             return try TransferCipher.open(value, iv: parameters, key: key)
