@@ -153,9 +153,12 @@ final class SecretServiceDaemon {
         bus.send(signal)
     }
 
-    /// `PropertiesChanged` for `properties` of the object at `path`, with their new values.
-    func propertiesChanged(_ path: String, _ interface: String, _ properties: [(String, BusValue)]) {
-        emit(path, Self.propertiesInterface, "PropertiesChanged", [.string(interface), .properties(properties), .array(element: "s", [])])
+    /// `PropertiesChanged` for `properties` of the object at `path`, with their new values, and
+    /// for the `invalidated` ones, whose values clients read again when they need them.
+    func propertiesChanged(_ path: String, _ interface: String, _ properties: [(String, BusValue)], invalidated: [String] = []) {
+        emit(
+            path, Self.propertiesInterface, "PropertiesChanged",
+            [.string(interface), .properties(properties), .array(element: "s", invalidated.map { .string($0) })])
     }
 
     /// Closes the sessions of a client that left the bus.

@@ -79,11 +79,9 @@ extension SecretServiceDaemon {
         }
     }
 
-    /// Tells clients that a collection's `Items` changed.
+    /// Tells clients that a collection's `Items` changed, without the list: building it reads
+    /// every item, which a store or a delete must not cost.
     func itemsChanged(_ collection: any SecretCollection) {
-        guard let items = try? collection.itemIDs() else { return }
-        propertiesChanged(
-            ObjectPath.collectionPath(collection.name), CollectionInterface.name,
-            [("Items", .paths(items.map { ObjectPath.itemPath(collection.name, $0) }))])
+        propertiesChanged(ObjectPath.collectionPath(collection.name), CollectionInterface.name, [], invalidated: ["Items"])
     }
 }

@@ -95,18 +95,27 @@ final class VaultCollection: SecretCollection {
     }
 
     func search(_ attributes: [String: String]) throws(ServiceError) -> [String] {
-        if attributes.isEmpty { return try itemIDs() }
-        var candidates: Set<String>?
-        for (key, value) in attributes.sorted(by: { $0.key < $1.key }) {
-            let ids = Set(try scope(Self.attributeGroup, ItemRecordCoding.pairScope(collection: name, name: key, value: value)).compactMap(\.attributes.account))
-            candidates = candidates.map { $0.intersection(ids) } ?? ids
-            if candidates!.isEmpty { return [] }
-        }
-        // The index named them; each item's own sealed attributes decide.
-        return (candidates ?? []).sorted().filter { id in
+        guard let (key, value) = Self.mostSelective(attributes) else { return try itemIDs() }
+        // One pair's index rows name the candidates; each candidate's own sealed attributes
+        // (one row read by its identity) decide on the others.
+        let candidates = try scope(Self.attributeGroup, ItemRecordCoding.pairScope(collection: name, name: key, value: value)).compactMap(\.attributes.account)
+        return Set(candidates).sorted().filter { id in
             guard let record = try? record(id) else { return false }
             return attributes.allSatisfy { record.attributes[$0.key] == $0.value }
         }
+    }
+
+    /// The pair whose index rows a search reads: the one likely to name the fewest items. A
+    /// pair that names a kind of item (libsecret's `xdg:schema`, which every item of a program
+    /// has) comes last; of the others, the longest value (an id, a user name, a URL names
+    /// fewer items than a port or a protocol).
+    static func mostSelective(_ attributes: [String: String]) -> (String, String)? {
+        attributes.min { a, b in
+            let kindA = a.key == "xdg:schema", kindB = b.key == "xdg:schema"
+            if kindA != kindB { return kindB }
+            if a.value.utf8.count != b.value.utf8.count { return a.value.utf8.count > b.value.utf8.count }
+            return a.key < b.key
+        }.map { ($0.key, $0.value) }
     }
 
     func record(_ id: String) throws(ServiceError) -> SecretItemRecord {
