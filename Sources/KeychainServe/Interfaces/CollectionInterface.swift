@@ -54,14 +54,13 @@ extension SecretServiceDaemon {
         return (try session(path, for: sender).open(parameters: parameters, value: value), contentType)
     }
 
-    func collectionProperties(_ collection: any SecretCollection) throws(ServiceError) -> [(String, BusValue)] {
-        let dates = try collection.dates()
-        return [
-            ("Items", .paths(try collection.itemIDs().map { ObjectPath.itemPath(collection.name, $0) })),
-            ("Label", .string(try collection.label())),
-            ("Locked", .boolean(collection.isLocked)),
-            ("Created", .uint64(dates.created)),
-            ("Modified", .uint64(dates.modified)),
+    func collectionProperties(_ collection: any SecretCollection) -> [Property] {
+        [
+            ("Items", { () throws(ServiceError) in .paths(try collection.itemIDs().map { ObjectPath.itemPath(collection.name, $0) }) }),
+            ("Label", { () throws(ServiceError) in .string(try collection.label()) }),
+            ("Locked", { () throws(ServiceError) in .boolean(collection.isLocked) }),
+            ("Created", { () throws(ServiceError) in .uint64(try collection.dates().created) }),
+            ("Modified", { () throws(ServiceError) in .uint64(try collection.dates().modified) }),
         ]
     }
 

@@ -31,14 +31,13 @@ extension SecretServiceDaemon {
         }
     }
 
-    func itemProperties(_ collection: any SecretCollection, _ id: String) throws(ServiceError) -> [(String, BusValue)] {
-        let record = try collection.record(id)
-        return [
-            ("Locked", .boolean(collection.isLocked)),
-            ("Attributes", .stringMap(record.attributes)),
-            ("Label", .string(record.label)),
-            ("Created", .uint64(record.created)),
-            ("Modified", .uint64(record.modified)),
+    func itemProperties(_ collection: any SecretCollection, _ id: String) -> [Property] {
+        [
+            ("Locked", { () throws(ServiceError) in .boolean(collection.isLocked) }),
+            ("Attributes", { () throws(ServiceError) in .stringMap(try collection.record(id).attributes) }),
+            ("Label", { () throws(ServiceError) in .string(try collection.record(id).label) }),
+            ("Created", { () throws(ServiceError) in .uint64(try collection.record(id).created) }),
+            ("Modified", { () throws(ServiceError) in .uint64(try collection.record(id).modified) }),
         ]
     }
 

@@ -25,13 +25,13 @@ extension SecretServiceDaemon {
         case "GetAll":
             var all: [(String, BusValue)] = []
             for each in interfaces where each == interface || (interface.isEmpty && each != Self.propertiesInterface) {
-                all += try properties(of: call.object, each)
+                for (name, value) in try properties(of: call.object, each) { all.append((name, try value())) }
             }
             return [.properties(all)]
         case "Get":
             let name = call.arguments[1].string ?? ""
             for each in interfaces where each == interface || (interface.isEmpty && each != Self.propertiesInterface) {
-                if let value = try properties(of: call.object, each).first(where: { $0.0 == name })?.1 { return [.variant(value)] }
+                if let value = try properties(of: call.object, each).first(where: { $0.name == name })?.value { return [.variant(try value())] }
             }
             throw .unknownProperty(interface, name)
         default:
@@ -41,22 +41,27 @@ extension SecretServiceDaemon {
             case .collection: try setCollectionProperty(name, value, call)
             case .item: try setItemProperty(name, value, call)
             default:
-                if try properties(of: call.object, interface).contains(where: { $0.0 == name }) { throw .propertyReadOnly(name) }
+                if try properties(of: call.object, interface).contains(where: { $0.name == name }) { throw .propertyReadOnly(name) }
                 throw .unknownProperty(interface, name)
             }
             return []
         }
     }
 
-    /// The properties of `interface` on the object, with their values now.
-    func properties(of object: ObjectPath, _ interface: String) throws(ServiceError) -> [(String, BusValue)] {
+    /// A property's name, and how to read its value now: a `Get` reads only the one it names
+    /// (a collection's `Locked` must not list its items).
+    typealias Property = (name: String, value: () throws(ServiceError) -> BusValue)
+
+    /// The properties of `interface` on the object.
+    func properties(of object: ObjectPath, _ interface: String) throws(ServiceError) -> [Property] {
         switch (object, interface) {
         case (.service, ServiceInterface.name):
-            return [("Collections", .paths(collectionOrder.map(ObjectPath.collectionPath)))]
+            let names = collectionOrder
+            return [("Collections", { () throws(ServiceError) in .paths(names.map(ObjectPath.collectionPath)) })]
         case (.collection, CollectionInterface.name):
-            return try collectionProperties(try collection(object))
+            return collectionProperties(try collection(object))
         case (.item(_, _, let id), ItemInterface.name):
-            return try itemProperties(try collection(object), id)
+            return itemProperties(try collection(object), id)
         default:
             return []
         }
