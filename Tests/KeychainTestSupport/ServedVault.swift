@@ -24,15 +24,16 @@ public final class ServedVault: @unchecked Sendable {
 
     /// Starts the bus and, unless `serving` is false, `keychain serve` on it.
     public init(serving: Bool = true) throws {
-        // A bus with no service directories: nothing (gnome-keyring above all) is started on
-        // demand, so the only provider is the one the test runs.
+        // A bus whose only service directory is the test home's: nothing (gnome-keyring above
+        // all) is started on demand but what `keychain serve --install` puts there.
         let configuration =
             "<busconfig><type>session</type><listen>unix:path=\(directory.path)/bus</listen>"
+            + "<servicedir>\(directory.path)/data/dbus-1/services</servicedir>"
             + "<policy context=\"default\"><allow send_destination=\"*\" eavesdrop=\"true\"/><allow eavesdrop=\"true\"/><allow own=\"*\"/></policy></busconfig>\n"
         try configuration.write(toFile: directory.path + "/bus.conf", atomically: true, encoding: .utf8)
         let started = try Subprocess.run(
             "/usr/bin/dbus-daemon", ["--config-file=\(directory.path)/bus.conf", "--fork", "--print-address=1", "--print-pid=1"],
-            environment: ["PATH": "/usr/bin:/bin", "HOME": directory.path])
+            environment: Self.environment(home: directory.path))
         let lines = started.output.split(separator: "\n")
         guard started.status == 0, lines.count >= 2, let pid = pid_t(lines[1]) else { throw POSIXError(.ECHILD) }
         busAddress = String(lines[0])
@@ -51,9 +52,14 @@ public final class ServedVault: @unchecked Sendable {
 
     /// What a client process needs: the bus, and a home of the test's own.
     public var environment: [String: String] {
+        Self.environment(home: directory.path).merging(["DBUS_SESSION_BUS_ADDRESS": busAddress]) { $1 }
+    }
+
+    /// A home of the test's own (what the bus passes on to the programs it starts, too).
+    private static func environment(home: String) -> [String: String] {
         [
-            "PATH": "/usr/bin:/bin", "HOME": directory.path, "XDG_DATA_HOME": directory.path + "/data", "DBUS_SESSION_BUS_ADDRESS": busAddress,
-            "KEYCHAIN_KERNEL_KEYRING": "off", "XDG_RUNTIME_DIR": directory.path,
+            "PATH": "/usr/bin:/bin", "HOME": home, "XDG_DATA_HOME": home + "/data", "XDG_CONFIG_HOME": home + "/config",
+            "KEYCHAIN_KERNEL_KEYRING": "off", "XDG_RUNTIME_DIR": home,
         ]
     }
 

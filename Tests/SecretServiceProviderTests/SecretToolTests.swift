@@ -86,3 +86,24 @@ enum KeychainExecutableOnBus {
         try Subprocess.run(KeychainExecutable.path, arguments, environment: served.environment)
     }
 }
+
+/// `keychain serve --install`: started by the bus at the first call.
+@Suite("keychain serve started on demand", .enabled(if: ServedVault.unavailableReason == nil, "\(ServedVault.unavailableReason ?? "")"))
+struct ActivationTests {
+    @Test("after keychain serve --install, the first secret-tool call starts it through D-Bus activation, serving the default vault")
+    func installedProviderStartsOnDemand() throws {
+        let served = try ServedVault(serving: false)
+        let installed = try KeychainExecutableOnBus.run(["serve", "--install"], served)
+        #expect(installed.status == 0, "\(installed.stderr)")
+        let activation = try String(contentsOfFile: served.directory.path + "/data/dbus-1/services/org.freedesktop.secrets.service", encoding: .utf8)
+        #expect(activation.contains("Name=org.freedesktop.secrets"))
+        #expect(activation.contains("Exec=\"\(KeychainExecutable.path)\" serve\n"), "\(activation)")
+        let unit = try String(contentsOfFile: served.directory.path + "/config/systemd/user/keychain-serve.service", encoding: .utf8)
+        #expect(unit.contains("BusName=org.freedesktop.secrets"))
+
+        let stored = try served.run("/usr/bin/secret-tool", ["store", "--label=on demand", "service", "activated"], input: "started")
+        #expect(stored.status == 0, "\(stored.stderr)")
+        #expect(try served.run("/usr/bin/secret-tool", ["lookup", "service", "activated"]).output == "started")
+        #expect(FileManager.default.fileExists(atPath: served.vaultPath))
+    }
+}
