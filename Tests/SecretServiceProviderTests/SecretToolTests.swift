@@ -107,3 +107,27 @@ struct ActivationTests {
         #expect(FileManager.default.fileExists(atPath: served.vaultPath))
     }
 }
+
+/// The project's own Secret Service store (libsecret, through `keychain --backend secret-service`)
+/// as a client of `keychain serve`, each on a vault of its own.
+@Suite("The Secret Service store against keychain serve", .enabled(if: ServedVault.unavailableReason == nil, "\(ServedVault.unavailableReason ?? "")"))
+struct SecretServiceStoreOnServeTests {
+    @Test("keychain --backend secret-service sets, reads, overwrites, lists and removes a Valet's item in the served vault")
+    func storeThroughServe() throws {
+        let served = try ServedVault()
+        // The client's own vault is elsewhere: only the served one may receive the item.
+        let client = served.environment.merging(["XDG_DATA_HOME": served.directory.path + "/client", "KEYCHAIN_BACKEND": "secret-service"]) { $1 }
+        func keychain(_ arguments: [String], _ input: String = "") throws -> CommandResult {
+            try Subprocess.run(KeychainExecutable.path, arguments, environment: client, input: Data(input.utf8))
+        }
+        #expect(try keychain(["set", "--identifier", "Druidia", "Skroob"], "12345").status == 0)
+        #expect(try keychain(["get", "--identifier", "Druidia", "Skroob"]).output == "12345\n")
+        #expect(try keychain(["set", "--identifier", "Druidia", "Skroob"], "67890").status == 0)
+        #expect(try keychain(["get", "--identifier", "Druidia", "Skroob"]).output == "67890\n")
+        #expect(try keychain(["list", "--identifier", "Druidia"]).output == "Skroob\n")
+        #expect(try keychain(["remove", "--identifier", "Druidia", "Skroob"]).status == 0)
+        #expect(try keychain(["get", "--identifier", "Druidia", "Skroob"]).status == 1)
+        #expect(!FileManager.default.fileExists(atPath: served.directory.path + "/client/keychain/default.keychain"))
+        #expect(FileManager.default.fileExists(atPath: served.vaultPath))
+    }
+}
