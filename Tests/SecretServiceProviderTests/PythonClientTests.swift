@@ -16,6 +16,13 @@ struct PythonClientTests {
         #expect(result.status == 0 && result.output == "ok\n", "\(result.output)\(result.stderr)\(served.serveErrors)")
     }
 
+    @Test("Python keyring sets, gets, replaces and deletes a password", .enabled(if: PythonClient.hasKeyring, "needs keyring in KEYCHAIN_TEST_PYTHON's environment (pip install keyring)"))
+    func keyringRoundTrip() throws {
+        let served = try ServedVault()
+        let result = try PythonClient.run("keyring_roundtrip.py", [], served)
+        #expect(result.status == 0 && result.output == "ok\n", "\(result.output)\(result.stderr)\(served.serveErrors)")
+    }
+
     /// Each wrong call and the error the specification gives it.
     static let expectedErrors: [(String, String)] = [
         ("search-with-a-string", "org.freedesktop.DBus.Error.InvalidArgs"),
@@ -79,6 +86,8 @@ enum PythonClient {
         }
         return nil
     }()
+
+    static let hasKeyring = (try? Subprocess.run(python, ["-c", "import keyring"], environment: ["PATH": "/usr/bin:/bin"]))?.status == 0
 
     static let scripts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Clients").path
 
