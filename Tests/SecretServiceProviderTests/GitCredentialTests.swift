@@ -4,7 +4,9 @@ import Testing
 
 /// git's libsecret credential helper, built from the source Debian ships with git, storing and
 /// returning a credential through `keychain serve`.
-@Suite("git-credential-libsecret with keychain serve", .enabled(if: ServedVault.unavailableReason == nil && GitHelper.unavailableReason == nil, "\(ServedVault.unavailableReason ?? GitHelper.unavailableReason ?? "")"))
+@Suite(
+    "git-credential-libsecret with keychain serve",
+    .enabled(if: ServedVault.unavailableReason == nil && GitHelper.unavailableReason == nil, "\(ServedVault.unavailableReason ?? GitHelper.unavailableReason ?? "")"))
 struct GitCredentialTests {
     @Test("git credential approve stores a credential through git-credential-libsecret, and git credential fill returns it")
     func approveThenFill() throws {

@@ -16,7 +16,9 @@ struct PythonClientTests {
         #expect(result.status == 0 && result.output == "ok\n", "\(result.output)\(result.stderr)\(served.serveErrors)")
     }
 
-    @Test("Python keyring sets, gets, replaces and deletes a password", .enabled(if: PythonClient.hasKeyring, "needs keyring in KEYCHAIN_TEST_PYTHON's environment (pip install keyring)"))
+    @Test(
+        "Python keyring sets, gets, replaces and deletes a password",
+        .enabled(if: PythonClient.hasKeyring, "needs keyring in KEYCHAIN_TEST_PYTHON's environment (pip install keyring)"))
     func keyringRoundTrip() throws {
         let served = try ServedVault()
         let result = try PythonClient.run("keyring_roundtrip.py", [], served)
