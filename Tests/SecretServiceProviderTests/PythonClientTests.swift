@@ -25,6 +25,40 @@ struct PythonClientTests {
         #expect(result.status == 0 && result.output == "ok\n", "\(result.output)\(result.stderr)\(served.serveErrors)")
     }
 
+    @Test("a session dies with its client, and the session collection keeps items in memory, apart from the vault")
+    func sessionLifecycle() throws {
+        let served = try ServedVault()
+        let result = try PythonClient.run("lifecycle.py", [], served)
+        #expect(result.status == 0, "\(result.stderr)\(served.serveErrors)")
+        #expect(
+            result.output
+                == "session-of-a-live-client org.freedesktop.Secret.Error.NoSession\nsession-of-a-gone-client org.freedesktop.Secret.Error.NoSuchObject\n"
+                + "session-collection ok\nnot-in-login ok\n", "\(result.output)")
+        served.stopServing()
+        try served.startServing()
+        #expect(served.waitForProvider())
+        #expect(try served.run("/usr/bin/secret-tool", ["search", "kept", "in-memory"]).output.isEmpty, "the session collection outlived the daemon")
+    }
+
+    @Test("a daemon killed while a client stores items loses none it acknowledged")
+    func killedMidWriteLosesNothingAcknowledged() throws {
+        let served = try ServedVault()
+        let loop = try Subprocess.launchReadingOutput(
+            PythonClient.python, [PythonClient.scripts + "/store_loop.py", "store"], environment: served.environment)
+        #expect(Subprocess.readOutput(loop.stdout, until: "stored 30\n"))
+        kill(served.servePID, SIGKILL)
+        let rest = Subprocess.readAll(loop.stdout)
+        close(loop.stdout)
+        _ = Subprocess.wait(for: loop.pid)
+        _ = served.stopServing()
+        // Everything acknowledged before the kill, and what was acknowledged while it landed.
+        let acknowledged = (0...30).map(String.init) + rest.split(separator: "\n").compactMap { $0.hasPrefix("stored ") ? String($0.dropFirst(7)) : nil }
+        try served.startServing()
+        #expect(served.waitForProvider())
+        let checked = try PythonClient.run("store_loop.py", ["check"] + acknowledged, served)
+        #expect(checked.output == "ok\n", "\(checked.output)\(checked.stderr)")
+    }
+
     /// Each wrong call and the error the specification gives it.
     static let expectedErrors: [(String, String)] = [
         ("search-with-a-string", "org.freedesktop.DBus.Error.InvalidArgs"),
