@@ -20,9 +20,12 @@ public enum SecretServiceProvider {
     ///   ``ServeError/unavailable(_:)`` with no session bus, no libsystemd, or a failed connection.
     public static func serve(vault: Vault, replace: Bool, ready: () -> Void = {}) throws(ServeError) -> String {
         let bus = try BusConnection()
+        // The collections created before (by CreateCollection) come back; those of a vault
+        // locked since boot come back at the next start.
+        let created = VaultCollection.createdNames(in: vault).filter { $0 != "login" && $0 != "session" }.map { VaultCollection(name: $0, label: "", store: vault) }
         let daemon = SecretServiceDaemon(
             bus: bus, vault: vault,
-            collections: [VaultCollection(name: "login", label: "Login", store: vault), MemoryCollection(name: "session", label: "Session")],
+            collections: [VaultCollection(name: "login", label: "Login", store: vault), MemoryCollection(name: "session", label: "Session")] + created,
             defaultCollection: "login")
         daemon.aliases["session"] = "session"
         try bus.serve(under: ObjectPath.root) { message in daemon.handle(message) }

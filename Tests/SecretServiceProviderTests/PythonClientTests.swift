@@ -59,6 +59,20 @@ struct PythonClientTests {
         #expect(checked.output == "ok\n", "\(checked.output)\(checked.stderr)")
     }
 
+    @Test("CreateCollection makes a collection of the vault that outlives the daemon, and Delete removes it with its items")
+    func createAndDeleteCollection() throws {
+        let served = try ServedVault()
+        let created = try PythonClient.run("created_collections.py", ["create"], served)
+        #expect(created.output == "ok\n", "\(created.output)\(created.stderr)")
+        served.stopServing()
+        try served.startServing()
+        #expect(served.waitForProvider())
+        let checked = try PythonClient.run("created_collections.py", ["check"], served)
+        #expect(checked.output == "ok\n", "\(checked.output)\(checked.stderr)")
+        let gone = try PythonClient.run("created_collections.py", ["gone"], served)
+        #expect(gone.output == "ok\n", "\(gone.output)\(gone.stderr)")
+    }
+
     /// Each wrong call and the error the specification gives it.
     static let expectedErrors: [(String, String)] = [
         ("search-with-a-string", "org.freedesktop.DBus.Error.InvalidArgs"),

@@ -40,7 +40,17 @@ extension SecretServiceDaemon {
             if !replaced { itemsChanged(collection) }
             return [.objectPath(path), .objectPath(ObjectPath.none)]
         default:  // Delete
-            throw .init(.accessDenied, "the \(collection.name) collection cannot be deleted: it is \(collection is VaultCollection ? "the vault's" : "this session's")")
+            guard let created = collection as? VaultCollection, created.name != "login" else {
+                throw .init(.accessDenied, "the \(collection.name) collection cannot be deleted: it is \(collection is VaultCollection ? "the vault's" : "this session's")")
+            }
+            guard !created.isLocked else { throw .isLocked(ObjectPath.collectionPath(created.name)) }
+            try created.deleteCollection()
+            collections[created.name] = nil
+            collectionOrder.removeAll { $0 == created.name }
+            aliases = aliases.filter { $0.value != created.name }
+            emit(ObjectPath.root, ServiceInterface.name, "CollectionDeleted", [.objectPath(ObjectPath.collectionPath(created.name))])
+            propertiesChanged(ObjectPath.root, ServiceInterface.name, [], invalidated: ["Collections"])
+            return [.objectPath(ObjectPath.none)]
         }
     }
 

@@ -119,11 +119,38 @@ extension SecretServiceDaemon {
         return [.paths(named), .objectPath(ObjectPath.none)]
     }
 
+    /// A new collection of the vault (a scope of its own, see ``VaultCollection``), named after
+    /// its label; the collection the alias names when it names one already.
     private func createCollection(properties: BusValue, alias: String) throws(ServiceError) -> [BusValue] {
         if !alias.isEmpty, let name = aliases[alias], collections[name] != nil {
             return [.objectPath(ObjectPath.collectionPath(name)), .objectPath(ObjectPath.none)]
         }
-        throw .init(.notSupported, "this provider keeps the vault's login collection (the default alias) and an in-memory session collection; it does not create more yet")
+        guard let vault else { throw .init(.notSupported, "no vault to keep a new collection in") }
+        var label = ""
+        for (key, value) in properties.stringKeyedEntries ?? [] where key == "org.freedesktop.Secret.Collection.Label" {
+            guard let text = value.variantContents?.string, text.utf8.count <= Self.textLimit else {
+                throw .init(.invalidArgs, "\(key) is a string of at most \(Self.textLimit) bytes")
+            }
+            label = text
+        }
+        guard collections.count < 64 else { throw .init(.limitsExceeded, "this vault already has 64 collections") }
+        // A path element from the label: its letters and digits, lowercased; then a number to
+        // tell it from the collections already there.
+        let stem = String(String.UnicodeScalarView(label.lowercased().unicodeScalars.filter { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) }.prefix(32)))
+        var name = stem.isEmpty ? "collection" : stem
+        var number = 2
+        while collections[name] != nil || name == "session" || name == "login" {
+            name = (stem.isEmpty ? "collection" : stem) + "_\(number)"
+            number += 1
+        }
+        let collection = VaultCollection(name: name, label: label, store: vault)
+        try collection.setLabel(label)
+        collections[name] = collection
+        collectionOrder.append(name)
+        if !alias.isEmpty { aliases[alias] = name }
+        emit(ObjectPath.root, ServiceInterface.name, "CollectionCreated", [.objectPath(ObjectPath.collectionPath(name))])
+        propertiesChanged(ObjectPath.root, ServiceInterface.name, [], invalidated: ["Collections"])
+        return [.objectPath(ObjectPath.collectionPath(name)), .objectPath(ObjectPath.none)]
     }
 
     /// A search's or an item's attributes: an `a{ss}` within the daemon's limits.

@@ -23,8 +23,9 @@ final class VaultCollection: SecretCollection {
     static let secretGroup = "org.freedesktop.secrets.secret"
     static let itemGroup = "org.freedesktop.secrets.item"
     static let attributeGroup = "org.freedesktop.secrets.attribute"
-    /// One row per collection (account empty): its label, and its dates.
+    /// One row per collection (service `collections`, account its name): its label and dates.
     static let collectionGroup = "org.freedesktop.secrets.collection"
+    private static let collectionsService = "collections"
 
     let name: String
     private let store: any Store
@@ -72,18 +73,18 @@ final class VaultCollection: SecretCollection {
     }
 
     func label() throws(ServiceError) -> String {
-        try one(named(Self.collectionGroup, name, ""))?.attributes.label ?? defaultLabel
+        try one(named(Self.collectionGroup, Self.collectionsService, name))?.attributes.label ?? defaultLabel
     }
 
     func setLabel(_ label: String) throws(ServiceError) {
-        var attributes = named(Self.collectionGroup, name, "")
+        var attributes = named(Self.collectionGroup, Self.collectionsService, name)
         attributes.label = label
         attributes.accessibility = .afterFirstUnlock
         try attempt { () throws(StoreError) in try store.upsert(Item(.genericPassword, attributes: attributes, value: SecretBytes(count: 0) { _ in })) }
     }
 
     func dates() throws(ServiceError) -> (created: UInt64, modified: UInt64) {
-        let attributes = try one(named(Self.collectionGroup, name, ""))?.attributes
+        let attributes = try one(named(Self.collectionGroup, Self.collectionsService, name))?.attributes
         let now = Date()
         return (Self.seconds(attributes?.creationDate ?? now), Self.seconds(attributes?.modificationDate ?? now))
     }
@@ -133,6 +134,20 @@ final class VaultCollection: SecretCollection {
         return item.value ?? SecretBytes(count: 0) { _ in }
     }
 
+    /// The names of the collections created in `store` (`CreateCollection`), in name order;
+    /// none while their rows cannot be read.
+    static func createdNames(in store: any Store) -> [String] {
+        let query = Query(.genericPassword, attributes: Attributes(service: collectionsService, accessGroup: collectionGroup, synchronizable: false))
+        return ((try? store.copyMatching(query)) ?? []).compactMap(\.attributes.account).sorted()
+    }
+
+    /// Deletes every item of the collection and its own row, in one write.
+    func deleteCollection() throws(ServiceError) {
+        var operations: [WriteOperation] = [.delete(Query(.genericPassword, attributes: named(Self.collectionGroup, Self.collectionsService, name)))]
+        for id in try itemIDs() { operations += try deletion(of: id) }
+        try attempt { () throws(StoreError) in _ = try store.write(operations) }
+    }
+
     func create(_ record: SecretItemRecord, secret: SecretBytes, replace: Bool) throws(ServiceError) -> (id: String, replaced: Bool) {
         if replace, let id = try search(record.attributes).first(where: { (try? self.record($0).attributes) == record.attributes }) {
             try update(id, label: record.label, attributes: nil, secret: secret, contentType: record.contentType)
@@ -177,13 +192,18 @@ final class VaultCollection: SecretCollection {
     }
 
     func delete(_ id: String) throws(ServiceError) {
+        let operations = try deletion(of: id)
+        try attempt { () throws(StoreError) in _ = try store.write(operations) }
+    }
+
+    /// The deletes of every row of the item.
+    private func deletion(of id: String) throws(ServiceError) -> [WriteOperation] {
         let old = try record(id)
-        var operations: [WriteOperation] = [
+        let rows: [WriteOperation] = [
             .delete(Query(.genericPassword, attributes: named(Self.secretGroup, name, id))),
             .delete(Query(.genericPassword, attributes: named(Self.itemGroup, name, id))),
         ]
-        operations += old.attributes.map { .delete(Query(.genericPassword, attributes: pairRow(id, $0.key, $0.value).attributes)) }
-        try attempt { () throws(StoreError) in _ = try store.write(operations) }
+        return rows + old.attributes.map { .delete(Query(.genericPassword, attributes: pairRow(id, $0.key, $0.value).attributes)) }
     }
 
     // MARK: - Rows
