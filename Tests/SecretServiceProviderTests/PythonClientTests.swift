@@ -96,6 +96,7 @@ struct PythonClientTests {
         ("get-secret-with-no-session", "org.freedesktop.Secret.Error.NoSession"),
         ("set-secret-plain-with-parameters", "org.freedesktop.DBus.Error.InvalidArgs"),
         ("create-item-wrong-signature", "org.freedesktop.DBus.Error.InvalidArgs"),
+        ("oversized-secret", "org.freedesktop.DBus.Error.InvalidArgs"),
         ("too-many-attributes", "org.freedesktop.DBus.Error.LimitsExceeded"),
         ("set-read-only-property", "org.freedesktop.DBus.Error.PropertyReadOnly"),
         ("dh-set-secret-bad-iv", "org.freedesktop.DBus.Error.InvalidArgs"),

@@ -59,6 +59,8 @@ report("get-secret-with-no-session", call(a, item, "org.freedesktop.Secret.Item"
 report("set-secret-plain-with-parameters", call(a, item, "org.freedesktop.Secret.Item", "SetSecret", "(oayays)", (session, b"iv", b"x", "text/plain")))
 report("create-item-wrong-signature", call(a, ROOT + "/aliases/default", "org.freedesktop.Secret.Collection", "CreateItem", "a{sv}(oayays)", properties,
                                            (session, b"", b"x", "text/plain")))
+report("oversized-secret", call(a, ROOT + "/aliases/default", "org.freedesktop.Secret.Collection", "CreateItem", "a{sv}(oayays)b",
+                                properties, (session, b"", b"x" * (2 << 20), "text/plain"), False))
 report("too-many-attributes", service(a, "SearchItems", "a{ss}", {str(i): "v" for i in range(1000)}))
 report("set-read-only-property", call(a, item, "org.freedesktop.DBus.Properties", "Set", "ssv", "org.freedesktop.Secret.Item", "Locked", ("b", True)))
 
