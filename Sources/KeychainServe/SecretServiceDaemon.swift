@@ -68,6 +68,11 @@ final class SecretServiceDaemon {
         let interfaces = try interfaces(of: object)
         var interface = message.interface
         let member = message.member
+        if interface == IntrospectableInterface.name || (interface.isEmpty && member == "Introspect") {
+            guard member == "Introspect" else { throw .unknownMethod(IntrospectableInterface.name, member) }
+            guard message.signature.isEmpty else { throw .init(.invalidArgs, "Introspect takes no arguments") }
+            return ([.string(IntrospectableInterface.description(of: interfaces))], false)
+        }
         if interface.isEmpty {
             // A call may leave the interface out: the object's interface with that method takes it.
             interface = interfaces.first { Self.signatures[$0]?[member] != nil } ?? Self.propertiesInterface

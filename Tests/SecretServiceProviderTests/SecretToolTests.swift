@@ -131,3 +131,26 @@ struct SecretServiceStoreOnServeTests {
         #expect(FileManager.default.fileExists(atPath: served.vaultPath))
     }
 }
+
+/// Generic D-Bus tools see the interfaces the daemon answers.
+@Suite("keychain serve's introspection", .enabled(if: ServedVault.unavailableReason == nil, "\(ServedVault.unavailableReason ?? "")"))
+struct IntrospectionTests {
+    @Test("Introspect describes the service's and a collection's methods, properties and signals")
+    func introspect() throws {
+        let served = try ServedVault()
+        func introspect(_ path: String) throws -> String {
+            try served.run(
+                "/usr/bin/dbus-send", ["--session", "--print-reply", "--dest=org.freedesktop.secrets", path, "org.freedesktop.DBus.Introspectable.Introspect"]
+            ).output
+        }
+        let service = try introspect("/org/freedesktop/secrets")
+        #expect(service.contains("<interface name=\"org.freedesktop.Secret.Service\">"), "\(service)")
+        let openSession = ["s", "v"].map { "<arg type=\"\($0)\" direction=\"in\"/>" } + ["v", "o"].map { "<arg type=\"\($0)\" direction=\"out\"/>" }
+        #expect(service.contains("<method name=\"OpenSession\">" + openSession.joined() + "</method>"))
+        let collection = try introspect("/org/freedesktop/secrets/aliases/default")
+        let createItem = ["a{sv}", "(oayays)", "b"].map { "<arg type=\"\($0)\" direction=\"in\"/>" }.joined()
+        #expect(collection.contains("<method name=\"CreateItem\">" + createItem))
+        #expect(collection.contains("<property name=\"Label\" type=\"s\" access=\"readwrite\"/>"))
+        #expect(collection.contains("<signal name=\"ItemCreated\"><arg type=\"o\"/></signal>"))
+    }
+}
