@@ -52,7 +52,7 @@ let package = Package(
         .testTarget(
             name: "SecretServiceTests", dependencies: ["KeychainCore", "Valet", "UICKeyChainStore", "Locksmith", "KeychainTestSupport", "keychain", "keychain-reliability"]),
         // `keychain serve` against real clients (secret-tool, Python secretstorage) on private session buses.
-        .testTarget(name: "SecretServiceProviderTests", dependencies: ["KeychainCore", "KeychainTestSupport", "keychain"], exclude: ["Clients"]),
+        .testTarget(name: "SecretServiceProviderTests", dependencies: ["KeychainCore", "KeychainServe", "KeychainTestSupport", "keychain"], exclude: ["Clients"]),
         .testTarget(name: "KeychainCLITests", dependencies: ["KeychainCLI", "Valet", "KeychainCore", "KeychainTestSupport", "keychain"]),
         // Sync between "machines" (homes) through a 3-member etcd cluster of each test's own.
         .testTarget(name: "SyncTests", dependencies: ["KeychainCore", "Valet", "KeychainTestSupport", "keychain", "keychain-reliability"]),
