@@ -75,14 +75,14 @@ final class SecretServiceDaemon {
         }
         if interface.isEmpty {
             // A call may leave the interface out: the object's interface with that method takes it.
-            interface = interfaces.first { Self.signatures[$0]?[member] != nil } ?? Self.propertiesInterface
+            interface = interfaces.first { Self.methods[$0]?[member] != nil } ?? Self.propertiesInterface
         }
         let expected: String
         if interface == Self.propertiesInterface {
             guard let signature = Self.propertySignatures[member] else { throw .unknownMethod(interface, member) }
             expected = signature
         } else {
-            guard interfaces.contains(interface), let signature = Self.signatures[interface]?[member] else { throw .unknownMethod(interface, member) }
+            guard interfaces.contains(interface), let signature = Self.methods[interface]?[member]?.arguments else { throw .unknownMethod(interface, member) }
             expected = signature
         }
         let given = message.signature

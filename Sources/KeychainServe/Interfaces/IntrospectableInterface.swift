@@ -4,18 +4,6 @@
 enum IntrospectableInterface {
     static let name = "org.freedesktop.DBus.Introspectable"
 
-    /// Each method's reply signature (its arguments' are ``SecretServiceDaemon/signatures``).
-    static let replies: [String: [String: String]] = [
-        ServiceInterface.name: [
-            "OpenSession": "vo", "CreateCollection": "oo", "SearchItems": "aoao", "Unlock": "aoo", "Lock": "aoo",
-            "GetSecrets": "a{o(oayays)}", "ReadAlias": "o", "SetAlias": "",
-        ],
-        CollectionInterface.name: ["Delete": "o", "SearchItems": "ao", "CreateItem": "oo"],
-        ItemInterface.name: ["Delete": "o", "GetSecret": "(oayays)", "SetSecret": ""],
-        SessionInterface.name: ["Close": ""],
-        PromptInterface.name: ["Prompt": "", "Dismiss": ""],
-    ]
-
     /// Each interface's properties: name, type, and whether clients may set it.
     static let properties: [String: [(String, String, Bool)]] = [
         ServiceInterface.name: [("Collections", "ao", false)],
@@ -36,10 +24,10 @@ enum IntrospectableInterface {
         xml += " <interface name=\"\(name)\">\n  <method name=\"Introspect\"><arg name=\"xml\" type=\"s\" direction=\"out\"/></method>\n </interface>\n"
         for interface in interfaces where interface != SecretServiceDaemon.propertiesInterface {
             xml += " <interface name=\"\(interface)\">\n"
-            for (method, input) in (SecretServiceDaemon.signatures[interface] ?? [:]).sorted(by: { $0.key < $1.key }) {
+            for (method, signatures) in (SecretServiceDaemon.methods[interface] ?? [:]).sorted(by: { $0.key < $1.key }) {
                 xml += "  <method name=\"\(method)\">"
-                for type in completeTypes(input) { xml += "<arg type=\"\(type)\" direction=\"in\"/>" }
-                for type in completeTypes(replies[interface]?[method] ?? "") { xml += "<arg type=\"\(type)\" direction=\"out\"/>" }
+                for type in completeTypes(signatures.arguments) { xml += "<arg type=\"\(type)\" direction=\"in\"/>" }
+                for type in completeTypes(signatures.reply) { xml += "<arg type=\"\(type)\" direction=\"out\"/>" }
                 xml += "</method>\n"
             }
             for (property, type, writable) in properties[interface] ?? [] {

@@ -1,19 +1,20 @@
 /// `org.freedesktop.DBus.Properties` over the objects' own properties, and the table of every
-/// method's signature that calls are checked against before any handler reads them.
+/// method's signatures that calls are checked against before any handler reads them.
 extension SecretServiceDaemon {
     static let propertiesInterface = "org.freedesktop.DBus.Properties"
     static let propertySignatures = ["Get": "ss", "GetAll": "s", "Set": "ssv"]
 
-    /// Each interface's methods and the signature of their arguments.
-    static let signatures: [String: [String: String]] = [
+    /// Each interface's methods: the signature of their arguments (what a call must carry) and
+    /// of their reply (what Introspect announces).
+    static let methods: [String: [String: (arguments: String, reply: String)]] = [
         ServiceInterface.name: [
-            "OpenSession": "sv", "CreateCollection": "a{sv}s", "SearchItems": "a{ss}", "Unlock": "ao", "Lock": "ao",
-            "GetSecrets": "aoo", "ReadAlias": "s", "SetAlias": "so",
+            "OpenSession": ("sv", "vo"), "CreateCollection": ("a{sv}s", "oo"), "SearchItems": ("a{ss}", "aoao"), "Unlock": ("ao", "aoo"),
+            "Lock": ("ao", "aoo"), "GetSecrets": ("aoo", "a{o(oayays)}"), "ReadAlias": ("s", "o"), "SetAlias": ("so", ""),
         ],
-        CollectionInterface.name: ["Delete": "", "SearchItems": "a{ss}", "CreateItem": "a{sv}(oayays)b"],
-        ItemInterface.name: ["Delete": "", "GetSecret": "o", "SetSecret": "(oayays)"],
-        SessionInterface.name: ["Close": ""],
-        PromptInterface.name: ["Prompt": "s", "Dismiss": ""],
+        CollectionInterface.name: ["Delete": ("", "o"), "SearchItems": ("a{ss}", "ao"), "CreateItem": ("a{sv}(oayays)b", "oo")],
+        ItemInterface.name: ["Delete": ("", "o"), "GetSecret": ("o", "(oayays)"), "SetSecret": ("(oayays)", "")],
+        SessionInterface.name: ["Close": ("", "")],
+        PromptInterface.name: ["Prompt": ("s", ""), "Dismiss": ("", "")],
     ]
 
     func propertiesCall(_ member: String, _ call: Call, interfaces: [String]) throws(ServiceError) -> [BusValue] {
