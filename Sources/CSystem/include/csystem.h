@@ -11,4 +11,10 @@ int csystem_set_nondumpable(void);
 // 1 when the process is dumpable, 0 when not, -1 on error.
 int csystem_is_dumpable(void);
 
+// Tell ThreadSanitizer, when the process runs under it, that the lock identified by `address`
+// was taken (acquire) or is being let go (release); without it they do nothing. For locks it
+// cannot see by itself: Synchronization.Mutex waits on futexes, which it does not intercept.
+void csystem_sanitizer_acquire(void *address);
+void csystem_sanitizer_release(void *address);
+
 #endif

@@ -24,6 +24,15 @@ public final class Vault: Store, Sendable {
 
     private let session = Mutex(Session())
 
+    /// Runs `body` on the session under its lock (which ThreadSanitizer is told of).
+    private func withSession<R, E: Error>(_ body: (inout sending Session) throws(E) -> sending R) throws(E) -> sending R {
+        try session.withLock { (session: inout sending Session) throws(E) -> sending R in
+            SanitizerVisibility.acquired(self)
+            defer { SanitizerVisibility.releasing(self) }
+            return try body(&session)
+        }
+    }
+
     /// What this process has made of the vault so far.
     private struct Session {
         /// The vault, once open.
@@ -55,7 +64,7 @@ public final class Vault: Store, Sendable {
     /// The open vault: opened when its file exists, created first when `creating`; nil when
     /// there is none and `creating` is false.
     private func vault(creating: Bool) throws(StoreError) -> VaultEngine? {
-        try session.withLock { (session: inout sending Session) throws(StoreError) -> VaultEngine? in
+        try withSession { (session: inout sending Session) throws(StoreError) -> VaultEngine? in
             if let engine = session.engine { return engine }
             let engine = try Self.open(configuration, creating: creating)
             session.engine = engine
@@ -263,14 +272,14 @@ public final class Vault: Store, Sendable {
     /// Whether a write by this process changed a synchronizable item of an enrolled vault
     /// (the change waits in the outbox until it is sent): a short-lived program sends it
     /// before it exits (``SyncEngine/sendNow(within:)``).
-    public var journaledSyncChange: Bool { session.withLock { $0.journaledAChange } }
+    public var journaledSyncChange: Bool { withSession { $0.journaledAChange } }
 
     /// Starts syncing in the background the first time this process reads or writes a
     /// synchronizable item of a vault enrolled in sync (``VaultConfiguration/syncsInBackground``).
     private func syncInBackground(_ vault: VaultEngine) {
         guard configuration.syncsInBackground, vault.isEnrolledInSync else { return }
         // One lock decides: two threads meeting a first synchronizable item start one engine.
-        let starts = session.withLock { (session: inout sending Session) -> Bool in
+        let starts = withSession { (session: inout sending Session) -> Bool in
             defer { session.syncStarted = true }
             return !session.syncStarted
         }
@@ -280,7 +289,7 @@ public final class Vault: Store, Sendable {
     /// Hands a journaled change to sync: the engine running in this process sends it at once;
     /// with none running, one starts in the background when the configuration allows it.
     private func journaled(_ vault: VaultEngine) {
-        session.withLock { (session: inout sending Session) -> (@Sendable () -> Void)? in
+        withSession { (session: inout sending Session) -> (@Sendable () -> Void)? in
             session.journaledAChange = true
             return session.syncTrigger
         }?()
@@ -290,7 +299,7 @@ public final class Vault: Store, Sendable {
     /// Sets what a write that journaled a change calls (nil when the engine stops): one engine
     /// running in this process at a time.
     func setSyncTrigger(_ trigger: (@Sendable () -> Void)?) {
-        session.withLock { $0.syncTrigger = trigger }
+        withSession { $0.syncTrigger = trigger }
     }
 
     public func contains(_ query: Query) throws(StoreError) -> Bool {
@@ -322,14 +331,14 @@ public final class Vault: Store, Sendable {
     /// reason was a wrong or unreadable passphrase.
     private func unlockWithConfiguredPassphrase(_ vault: VaultEngine) throws(StoreError) -> Bool {
         guard let environment = configuration.passphraseEnvironment, vault.hasPassphrase else { return false }
-        if let failure = session.withLock({ $0.unlockFailure }) { throw failure }
+        if let failure = withSession({ $0.unlockFailure }) { throw failure }
         do {
             guard let passphrase = try PassphraseFile.fromEnvironment(environment) else { return false }
             try vault.unlock(passphrase: passphrase)
             return true
         } catch {
             // A rotation racing the unlock is worth another try; a wrong or unreadable passphrase is not.
-            if error != .locked { session.withLock { $0.unlockFailure = error } }
+            if error != .locked { withSession { $0.unlockFailure = error } }
             throw error
         }
     }

@@ -25,13 +25,15 @@ final class VaultEngine: Sendable {
         let opened = try VaultState(configuration)
         vaultID = opened.header.vaultID
         state = Mutex(opened)
-        state.withLock { $0.onIdle = { [weak self] timeout in self?.lockIfIdle(after: timeout) } }
+        locked { $0.onIdle = { [weak self] timeout in self?.lockIfIdle(after: timeout) } }
     }
 
     /// Runs `body` under the vault's lock as one use of the vault: a vault idle past its
     /// timeout locks first, and keys held through the user's unlocked state follow it.
     func inUse<R>(_ body: (VaultState) throws(StoreError) -> sending R) throws(StoreError) -> sending R {
         try state.withLock { (state: inout sending VaultState) throws(StoreError) -> sending R in
+            SanitizerVisibility.acquired(self)
+            defer { SanitizerVisibility.releasing(self) }
             state.touch()
             state.followUserUnlock()
             return try body(state)
@@ -40,7 +42,11 @@ final class VaultEngine: Sendable {
 
     /// Runs `body` under the vault's lock without counting as a use (locking, status).
     func locked<R>(_ body: (VaultState) -> sending R) -> sending R {
-        state.withLock { (state: inout sending VaultState) -> sending R in body(state) }
+        state.withLock { (state: inout sending VaultState) -> sending R in
+            SanitizerVisibility.acquired(self)
+            defer { SanitizerVisibility.releasing(self) }
+            return body(state)
+        }
     }
 
     /// The idle timer's check: locks when the vault went unused for `timeout`.
