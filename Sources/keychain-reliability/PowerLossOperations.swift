@@ -57,7 +57,9 @@ struct PowerLossPlace {
         _ = try SyncEngine.join(vault: try Vault(configuration(vaultPath)), cluster: cluster, code: try alpha.invite(), deviceName: "beta")
         for (key, value) in [("s1", "sierra"), ("s2", "tango"), ("s3", "uniform")] {
             try sender.upsert(
-                Item(.genericPassword, attributes: Attributes(service: "synced", account: key, synchronizable: true, accessibility: .afterFirstUnlock), value: SecretBytes(utf8: value)))
+                Item(
+                    .genericPassword, attributes: Attributes(service: "synced", account: key, synchronizable: true, accessibility: .afterFirstUnlock),
+                    value: SecretBytes(utf8: value)))
         }
         _ = try alpha.syncOnce()
     }
