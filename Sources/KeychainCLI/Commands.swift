@@ -27,6 +27,8 @@ enum Commands {
         .flag("help", short: "h", "show help for the command"),
     ]
     static let json = OptionSpec.flag("json", short: "j", "print structured output (never secrets) as JSON")
+    static let accept = OptionSpec.flag(
+        "accept", "confirm this copy as the vault's current one when this boot's record of it is gone (asks for the passphrase)")
     static let binary = OptionSpec.flag("binary", "raw bytes: set stores standard input exactly; get prints the bytes with no newline")
 
     static let all: [Command] = [
@@ -121,9 +123,10 @@ enum Commands {
             run: generate),
         Command(
             name: "verify", summary: "check the vault file and try every item; exit 4 if anything is damaged",
-            positionals: [], optionalPositionals: [], options: [json],
-            examples: ["keychain verify", "KEYCHAIN_PASSPHRASE_FILE=~/.config/pw keychain verify --json"],
-            notes: "Reads only. Items whose class is locked are counted as not tried: unlock first to try them all.",
+            positionals: [], optionalPositionals: [], options: [json, accept],
+            examples: ["keychain verify", "KEYCHAIN_PASSPHRASE_FILE=~/.config/pw keychain verify --json", "keychain verify --accept"],
+            notes:
+                "Reads only, unless --accept. Items whose class is locked are counted as not tried: unlock first to try them all. The rollback line says whether this boot's record (in the kernel keyring) vouches that the file is the vault's newest copy; when the vault was written in this boot and the record is gone, writes wait until you check the vault and confirm this copy with --accept (with the passphrase, where the vault has one).",
             run: verify),
         Command(
             name: "recover", summary: "copy every item that still opens into a new vault",
@@ -191,6 +194,7 @@ enum Commands {
             positionals: [], optionalPositionals: [], options: [json],
             examples: ["keychain status", "keychain status --json"], notes: nil, run: status),
         SyncCommand.command,
+        ServeCommand.command,
     ]
 
     // MARK: - Item commands
@@ -385,13 +389,22 @@ enum Commands {
 
     private static func verify(_ context: Context) throws(CommandFailure) -> ExitCode {
         let vault = try context.vaultOnly("verify")
+        if context.arguments.has("accept") {
+            // The owner's word takes the passphrase itself, not keys another process left.
+            if vault.hasPassphrase {
+                let current = try context.passphrases.current()
+                try context.store { () throws(StoreError) in try vault.unlock(passphrase: current) }
+            }
+            try context.store { () throws(StoreError) in try vault.acceptCurrentGeneration() }
+            context.terminal.writeError("keychain: this copy of the vault is now the current one for this boot\n")
+        }
         try context.ensureAvailable(nil)
         let report = try context.store { () throws(StoreError) in try vault.verify() }
         if context.arguments.has("json") {
             try context.terminal.write(
                 JSON.object([
                     "integrity": .string(report.integrity), "ledger": .string(report.ledger), "items": .number(report.items), "intact": .number(report.intact),
-                    "notTried": .number(report.notTried),
+                    "notTried": .number(report.notTried), "rollback": .string(report.rollbackCheck.description),
                     "damaged": .array(report.damaged.map { JSON.object(["row": .number(Int($0.row)), "reason": .string($0.reason)]) }),
                 ]).text + "\n")
         } else {
@@ -399,9 +412,10 @@ enum Commands {
             text += "ledger:    \(report.ledger == "ok" ? "ok (the rows are the set the vault vouches for)" : report.ledger)\n"
             text += "items:     \(report.items): \(report.intact) intact, \(report.notTried) not tried here (locked or bound elsewhere), \(report.damaged.count) damaged\n"
             for damage in report.damaged { text += "damaged:   row \(damage.row): \(damage.reason)\n" }
+            text += "rollback:  \(report.rollbackCheck)\n"
             try context.terminal.write(text)
         }
-        return report.isSound ? .success : .failure
+        return report.isSound && report.rollbackCheck != .unknown ? .success : .failure
     }
 
     private static func recover(_ context: Context) throws(CommandFailure) -> ExitCode {
@@ -431,6 +445,10 @@ enum Commands {
         let file = try context.absolutePath(context.arguments.positionals[0])
         try context.store { () throws(StoreError) in try vault.restore(from: file) }
         context.terminal.writeError("keychain: restored \(file) to \(vault.location.path)\n")
+        if vault.status().rollbackCheck == .unknown {
+            context.terminal.writeError(
+                "keychain: the copy was last written in this boot; writes wait until you confirm it: keychain verify --accept\n")
+        }
         return .success
     }
 
@@ -597,6 +615,7 @@ enum Commands {
                 "userUnlockRemaining": .string(status.userUnlockRemaining ?? ""),
                 "availableClasses": .array(classes.map { .string($0) }), "kernelKeyring": .string(kernel),
                 "items": .number(status.itemCount), "secretService": .string(secretService),
+                "rollback": .string(status.rollbackCheck.description),
             ]
             try context.terminal.write(JSON.object(object).text + "\n")
         } else {
@@ -610,6 +629,7 @@ enum Commands {
                 available classes: \(classes.isEmpty ? "none" : classes.joined(separator: ", "))
                 kernel keyring:    \(kernel)
                 items:             \(status.itemCount)
+                rollback check:    \(status.rollbackCheck)
                 secret service:    \(secretService)\n
                 """ + (status.machineBinding.map { "note:              \($0)\n" } ?? ""))
         }

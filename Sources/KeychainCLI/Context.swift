@@ -10,7 +10,7 @@ final class Context {
     let environment: [String: String]
     let terminal = Terminal()
     let arguments: ParsedArguments
-    private var openedVault: Vault?
+    private(set) var openedVault: Vault?
 
     init(environment: [String: String], arguments: ParsedArguments) {
         self.environment = environment
@@ -86,13 +86,14 @@ final class Context {
         let location = try location
         do {
             // What any program of the user reads from the environment; then the command's own:
-            // its --vault and --timeout, no idle timer (it exits), unlocking itself
-            // (``ensureAvailable(_:)``, which may prompt), and no background sync.
+            // its --vault and --timeout, no idle timer (it exits), and no background sync. The
+            // command unlocks first (``ensureAvailable(_:)``, which may prompt); a passphrase the
+            // environment offers also unlocks again when another process's rekey retires the
+            // keys between that unlock and the write, as in any program of the user.
             var configuration = try VaultConfiguration.fromEnvironment(environment)
             configuration.location = location
             if let timeout = arguments.value("timeout") { configuration.userUnlockTimeout = try VaultConfiguration.userUnlockTimeout(parsing: timeout) }
             configuration.idleTimeout = nil
-            configuration.passphraseEnvironment = nil
             configuration.createIfMissing = create
             configuration.syncsInBackground = false
             let vault = try Vault(configuration)

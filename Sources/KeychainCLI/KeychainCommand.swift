@@ -92,8 +92,11 @@ public enum KeychainCommand {
             try terminal.write(Help.text(for: command))
             return .success
         }
+        let context = Context(environment: environment, arguments: parsed)
+        // Whatever the command's outcome: a `get` that found nothing still starts the agent.
+        defer { if !(name == "sync" && ["run", "leave", "init", "join"].contains(parsed.positionals.first)) { SyncAgent.afterCommand(context, command: name) } }
         do {
-            return try command.run(Context(environment: environment, arguments: parsed))
+            return try command.run(context)
         } catch {
             throw error.in(name)
         }

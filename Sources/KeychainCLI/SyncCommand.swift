@@ -19,6 +19,7 @@ enum SyncCommand {
             .value("code-file", "FILE", "join: read the invitation code from FILE (otherwise from standard input, or a no-echo prompt)"),
             .value("valid-for", "SECONDS", "invite: how long the invitation is valid (default 3600, at most 86400)"),
             .flag("once", "run: one round (send the outbox, apply what changed), then exit"),
+            .value("idle", "SECONDS", "run: exit after SECONDS without a change sent or received (what an agent started on demand does)"),
             Commands.json,
         ],
         examples: [
@@ -26,11 +27,11 @@ enum SyncCommand {
             "keychain sync invite                 # on a machine of the group: prints a code",
             "keychain sync join --endpoints http://10.0.0.5:2379   # on the new machine: type the code at the prompt",
             "keychain sync join --endpoints http://10.0.0.5:2379 --code-file code.txt",
-            "keychain sync run                    # keep in sync (a systemd user service)", "keychain sync status",
+            "keychain sync run                    # keep in sync in the foreground (init and join start an agent that does it)", "keychain sync status",
             "keychain sync remove-device 3f2a",
         ],
         notes:
-            "ACTION is init, invite, join, run, status, remove-device ID-OR-NAME or leave. The invitation code opens the group's keys: join reads it from standard input, a no-echo prompt or --code-file, never from the command line. Only synchronizable items travel (iCloud Valets, --icloud); ThisDeviceOnly items and items under an access control never do. etcd sees HMAC-named keys and padded ciphertext, never a service, account, group or value.",
+            "ACTION is init, invite, join, run, status, remove-device ID-OR-NAME or leave. After init and join, a sync agent keeps the vault in step by itself: a systemd user service where systemd runs your session, otherwise an agent that any keychain command starts when none runs and that exits after 15 idle minutes (KEYCHAIN_SYNC_AGENT_IDLE seconds; KEYCHAIN_SYNC_AGENT=off: never started). A set or remove sends its change at once when the cluster answers. The invitation code opens the group's keys: join reads it from standard input, a no-echo prompt or --code-file, never from the command line; case, spaces and dashes do not matter, and its last four letters catch a typo. Only synchronizable items travel (iCloud Valets, --icloud); ThisDeviceOnly items and items under an access control never do. etcd sees HMAC-named keys and padded ciphertext, never a service, account, group or value.",
         run: run, positionalChoices: actions)
 
     /// What `keychain sync` does, as ACTION.
@@ -53,6 +54,7 @@ enum SyncCommand {
             let status = try sync { () throws(SyncError) in try engine.status() }
             let round = try sync { () throws(SyncError) in try engine.syncOnce() }
             try context.terminal.write("enrolled as device \(status.deviceID.prefix(8)) (\(status.deviceName)) in a new sync group; \(round.sent) items sent\n")
+            startAgent(vault, context)
         case "invite":
             let seconds = try validity(context)
             let code = try sync { () throws(SyncError) in try SyncEngine(vault: vault).invite(validFor: seconds) }
@@ -66,6 +68,7 @@ enum SyncCommand {
             let engine = try sync { () throws(SyncError) in try SyncEngine.join(vault: vault, cluster: cluster, code: code, deviceName: deviceName(context)) }
             let round = try sync { () throws(SyncError) in try engine.syncOnce() }
             try context.terminal.write("joined; \(round.received) items received, \(round.sent) sent\n")
+            startAgent(vault, context)
         case "run":
             let engine = try sync { () throws(SyncError) in try SyncEngine(vault: vault) }
             if context.arguments.has("once") {
@@ -81,14 +84,28 @@ enum SyncCommand {
                 try report(round, context)
                 return .success
             }
+            let idle = try idleSeconds(context)
+            // One agent per vault: the lock is held until this process exits.
+            let lock: SyncAgentLock?
+            do { lock = try SyncAgentLock.acquire(for: vault.location) } catch { throw CommandFailure(error) }
+            guard lock != nil else {
+                let holder = SyncAgentLock.holder(for: vault.location).map { " (process \($0))" } ?? ""
+                if idle == nil { context.terminal.writeError("keychain sync: a sync agent\(holder) already keeps this vault in step\n") }
+                return .success
+            }
             let terminal = context.terminal
             let ended = Ended()
             engine.run(
-                until: { ended.value },
+                until: {
+                    if ended.value { return true }
+                    guard let idle, engine.millisecondsSinceExchange >= UInt64(idle) * 1_000 else { return false }
+                    return (try? engine.outboxLength()) == 0
+                },
                 onError: { error in
                     terminal.writeError("keychain sync: \(error.description)\n")
-                    if error == .removed { ended.value = true }
+                    if error == .removed || error == .notEnrolled { ended.value = true }
                 })
+            withExtendedLifetime(lock) {}
             return ended.value ? .failure : .success
         case "status":
             let status = try sync { () throws(SyncError) in try SyncEngine(vault: vault).status() }
@@ -110,6 +127,12 @@ enum SyncCommand {
         case "leave":
             try sync { () throws(SyncError) in try SyncEngine(vault: vault).leave() }
             try context.terminal.write("left the sync group; the items stay in this vault\n")
+            // A running agent finds the vault no longer enrolled and exits by itself.
+            if let executable = SyncAgent.selfExecutable(),
+                SystemdUserUnit(vault: vault.location, executable: executable, environment: context.environment)?.uninstall() == true
+            {
+                context.terminal.writeError("keychain sync: the systemd user service of this vault was stopped and removed\n")
+            }
         default:
             throw CommandFailure(
                 "unknown sync action '\(action)'\(Suggestion.hint(action, among: actions)) (\(actions.joined(separator: ", ")))", code: .usage)
@@ -126,6 +149,37 @@ enum SyncCommand {
         func path(_ option: String) throws(CommandFailure) -> String? { try context.arguments.value(option).map { (p) throws(CommandFailure) in try context.absolutePath(p) } }
         let endpoints = list.split(separator: ",").map { String($0.filter { !$0.isWhitespace }) }.filter { !$0.isEmpty }
         return SyncCluster(endpoints: endpoints, caFile: try path("ca"), certFile: try path("cert"), keyFile: try path("key"))
+    }
+
+    /// `--idle SECONDS`, or nil: run until stopped.
+    private static func idleSeconds(_ context: Context) throws(CommandFailure) -> Int? {
+        guard let text = context.arguments.value("idle") else { return nil }
+        guard let seconds = Int(text), (1...86_400).contains(seconds) else { throw CommandFailure("--idle takes a number of seconds from 1 to 86400", code: .usage) }
+        return seconds
+    }
+
+    /// After init and join: the systemd user service that keeps this vault in step, where
+    /// systemd runs the session; otherwise an agent started now (and by later commands
+    /// whenever none runs).
+    private static func startAgent(_ vault: Vault, _ context: Context) {
+        let terminal = context.terminal
+        if let executable = SyncAgent.selfExecutable(),
+            let unit = SystemdUserUnit(vault: vault.location, executable: executable, environment: context.environment)
+        {
+            if let failure = unit.install() {
+                terminal.writeError("keychain sync: the systemd user service was not installed (\(failure)); commands start a sync agent instead\n")
+            } else {
+                terminal.writeError("keychain sync: the systemd user service \(unit.name) keeps this vault in step\n")
+                return
+            }
+        }
+        guard SyncAgent.startsOnDemand(context.environment) else {
+            terminal.writeError("keychain sync: KEYCHAIN_SYNC_AGENT=off: run 'keychain sync run' to keep this vault in step\n")
+            return
+        }
+        if SyncAgentLock.holder(for: vault.location) == nil, SyncAgent.start(vault.location, environment: context.environment) {
+            terminal.writeError("keychain sync: a sync agent keeps this vault in step while you use it (keychain commands start it again when it has exited)\n")
+        }
     }
 
     private static func validity(_ context: Context) throws(CommandFailure) -> Int {
@@ -193,6 +247,7 @@ enum SyncCommand {
             if let revision = status.clusterRevision { object["clusterRevision"] = .number(Int(revision)) }
             if let lag { object["lag"] = .number(Int(lag)) }
             if let error = status.clusterError { object["clusterError"] = .string(error) }
+            if status.removed { object["removed"] = .bool(true) }
             if let alarm = status.alarm {
                 object["membershipAlarm"] = .object([
                     "kind": .string(alarm.kind == .rolledBack ? "rolled back" : "forked"), "at": .number(Int(clamping: alarm.at)),
@@ -202,12 +257,17 @@ enum SyncCommand {
             try context.terminal.write(JSON.object(object).text + "\n")
             return
         }
-        let devices = status.members.map { "\($0.id.prefix(8)) \($0.name)\($0.id == status.deviceID ? " (this device)" : "")" }
+        var devices = status.members.map { "\($0.id.prefix(8)) \($0.name)\($0.id == status.deviceID ? " (this device)" : "")" }.joined(separator: ", ")
+        if status.removed {
+            devices = "none: this device was removed from the group; to rejoin, 'keychain sync leave', then 'keychain sync join' with a new invitation"
+        } else if devices.isEmpty {
+            devices = "unknown (\(status.clusterError ?? "the member list did not open"))"
+        }
         try context.terminal.write(
             """
             endpoints:     \(status.endpoints.joined(separator: ", "))
             device:        \(status.deviceID.prefix(8)) (\(status.deviceName))
-            devices:       \(devices.isEmpty ? "unknown (cluster unreachable)" : devices.joined(separator: ", "))
+            devices:       \(devices)
             group epoch:   \(status.epoch)
             outbox:        \(status.outbox)
             last applied:  revision \(status.cursor)

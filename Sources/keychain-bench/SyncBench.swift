@@ -6,18 +6,70 @@ import KeychainTestSupport
 /// put-to-watch latency on the same cluster, and the first sync of a large group.
 enum SyncBench {
     static func measure(scratch: String, writes: Int, items: Int) throws -> [Measurement] {
+        // The same steps twice, each on a fresh cluster of its own (a cluster that already
+        // holds one group's history is slower for the next): with engines that neither sign
+        // nor check signatures (what sync cost before them), then as shipped.
+        var floor: [Double] = []
+        let before = try onFreshCluster { endpoints in
+            floor = try EtcdProbe.putToWatchLatencies(endpoints, count: writes)
+            return try group(scratch: scratch, name: "unsigned", endpoints: endpoints, writes: writes, items: items, withoutSignatures: true)
+        }
+        let after = try onFreshCluster { endpoints in
+            try group(scratch: scratch, name: "signed", endpoints: endpoints, writes: writes, items: items, withoutSignatures: false)
+        }
+
+        let propagation = "sync: propagation through a 3-member etcd cluster"
+        let large = "sync: a group of \(items.formatted()) items"
+        let baseline = "before signatures"
+        return [
+            Measurement(
+                name: "etcd put to watch event (floor)", group: propagation, rates: floor.map { 1 / $0 },
+                note: "median \(ms(median(floor))), p99 \(ms(p99(floor))) over \(writes) puts"),
+            Measurement(
+                name: "write to read on another, before signatures", group: propagation, rates: before.latencies.map { 1 / $0 },
+                note: "median \(ms(median(before.latencies))), p99 \(ms(p99(before.latencies)))", comparedWith: "etcd's own put-to-watch",
+                ratio: median(before.latencies) / median(floor)),
+            Measurement(
+                name: "write on one machine to read on another", group: propagation, rates: after.latencies.map { 1 / $0 },
+                note: "median \(ms(median(after.latencies))), p99 \(ms(p99(after.latencies))) over \(writes) writes", comparedWith: baseline,
+                ratio: median(after.latencies) / median(before.latencies)),
+            Measurement(
+                name: "send \(items.formatted()) new items, before signatures", group: large, rates: [1 / before.push],
+                note: String(format: "%.2f s", before.push)),
+            Measurement(
+                name: "send \(items.formatted()) new items (one round)", group: large, rates: [1 / after.push], note: String(format: "%.2f s", after.push),
+                comparedWith: baseline, ratio: after.push / before.push),
+            Measurement(
+                name: "first sync of a new machine, before signatures", group: large, rates: [1 / before.firstSync],
+                note: String(format: "%.2f s", before.firstSync)),
+            Measurement(
+                name: "first sync of a new machine (join + round)", group: large, rates: [1 / after.firstSync],
+                note: String(format: "%.2f s for %@ items", after.firstSync, items.formatted()), comparedWith: baseline,
+                ratio: after.firstSync / before.firstSync),
+        ]
+    }
+
+    private static func onFreshCluster<R>(_ body: (SyncCluster) throws -> R) throws -> R {
         let cluster = try EtcdCluster()
         defer { cluster.stop() }
-        let endpoints = SyncCluster(endpoints: cluster.endpoints.components(separatedBy: ","))
-        func vault(_ name: String) throws -> Vault {
-            try Vault(VaultConfiguration(location: VaultLocation(path: "\(scratch)/sync-\(name).keychain"), usesKernelKeyring: false, syncsInBackground: false))
+        return try body(SyncCluster(endpoints: cluster.endpoints.components(separatedBy: ",")))
+    }
+
+    /// Propagation latencies (seconds), then the time to send `items` new items and a new
+    /// machine's first sync of them, in a new group of two machines.
+    private static func group(
+        scratch: String, name: String, endpoints: SyncCluster, writes: Int, items: Int, withoutSignatures: Bool
+    ) throws -> (latencies: [Double], push: Double, firstSync: Double) {
+        func vault(_ device: String) throws -> Vault {
+            try Vault(VaultConfiguration(location: VaultLocation(path: "\(scratch)/sync-\(name)-\(device).keychain"), usesKernelKeyring: false, syncsInBackground: false))
         }
         let a = try vault("a")
         let b = try vault("b")
-        let alpha = try SyncEngine.create(vault: a, cluster: endpoints, deviceName: "alpha")
-        let beta = try SyncEngine.join(vault: b, cluster: endpoints, code: try alpha.invite(), deviceName: "beta")
+        _ = try SyncEngine.create(vault: a, cluster: endpoints, deviceName: "alpha")
+        let alpha = try SyncEngine(vault: a, withoutSignatures: withoutSignatures)
+        _ = try SyncEngine.join(vault: b, cluster: endpoints, code: try alpha.invite(), deviceName: "beta")
+        let beta = try SyncEngine(vault: b, withoutSignatures: withoutSignatures)
 
-        let floor = try EtcdProbe.putToWatchLatencies(endpoints, count: writes)
         let stop = Stop()
         for engine in [alpha, beta] { DispatchQueue(label: "bench.sync").async { engine.run(until: { stop.value }) } }
         usleep(300_000)
@@ -37,14 +89,6 @@ enum SyncBench {
         stop.value = true
         usleep(300_000)
 
-        let ours = Measurement(
-            name: "write on one machine to read on another", group: "sync: propagation through a 3-member etcd cluster",
-            rates: latencies.map { 1 / $0 }, note: "median \(ms(median(latencies))), p99 \(ms(p99(latencies))) over \(writes) writes",
-            comparedWith: "etcd's own put-to-watch", ratio: median(latencies) / median(floor))
-        let etcd = Measurement(
-            name: "etcd put to watch event (floor)", group: "sync: propagation through a 3-member etcd cluster",
-            rates: floor.map { 1 / $0 }, note: "median \(ms(median(floor))), p99 \(ms(p99(floor))) over \(writes) puts")
-
         // A group of `items` items: sent from the first machine, then a new machine joins and
         // takes them all in its first round.
         var batch: [WriteOperation] = []
@@ -58,23 +102,15 @@ enum SyncBench {
         try a.write(batch)
         var started = Clock.now()
         try alpha.syncOnce()
-        let pushSeconds = Double(Clock.now() - started) / 1e9
+        let push = Double(Clock.now() - started) / 1e9
         let c = try vault("c")
         let code = try alpha.invite()
         started = Clock.now()
-        let gamma = try SyncEngine.join(vault: c, cluster: endpoints, code: code, deviceName: "gamma")
-        let round = try gamma.syncOnce()
+        _ = try SyncEngine.join(vault: c, cluster: endpoints, code: code, deviceName: "gamma")
+        let round = try SyncEngine(vault: c, withoutSignatures: withoutSignatures).syncOnce()
         let firstSync = Double(Clock.now() - started) / 1e9
         guard round.received >= items else { throw SyncError.malformed("the first sync received \(round.received) of \(items) items") }
-        return [
-            etcd, ours,
-            Measurement(
-                name: "send \(items.formatted()) new items (one round)", group: "sync: a group of \(items.formatted()) items", rates: [1 / pushSeconds],
-                note: String(format: "%.2f s", pushSeconds)),
-            Measurement(
-                name: "first sync of a new machine (join + round)", group: "sync: a group of \(items.formatted()) items", rates: [1 / firstSync],
-                note: String(format: "%.2f s for %@ items", firstSync, round.received.formatted())),
-        ]
+        return (latencies, push, firstSync)
     }
 
     static func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }

@@ -13,14 +13,6 @@ import Valet
 /// in seeded order, as fast as they go. Nothing acknowledged may be lost, no row damaged, and
 /// no error may reach a writer (a rotation is a wait, never "tampered").
 enum KeyChangeContentionCheck {
-    /// The quick mode (CI's) skips the check, saying why: a run now and then still ends with a
-    /// vault whose ledger fails authentication (RELIABILITY 2b), and CI must not pass or fail by chance.
-    static func notInQuickMode() -> CheckResult {
-        var result = CheckResult("key changes beside writers")
-        result.skip("long mode only (keychain-reliability --long --only keychanges) until the failure RELIABILITY 2b reports is fixed")
-        return result
-    }
-
     static func run(_ env: CheckEnvironment, processes: Int, threads: Int, operations: Int) -> CheckResult {
         var result = CheckResult("key changes beside writers (\(processes) processes x \(threads) threads; rekeys, passphrase changes, backups, restores, exports)")
         let directory = env.directory("keychanges")

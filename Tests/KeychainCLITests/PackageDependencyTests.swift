@@ -8,9 +8,12 @@ import Testing
 struct PackageDependencyTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// Whether this checkout has the branch the snippet names (a clone of the published repository does).
-    static func hasMainBranch() -> Bool {
-        guard let result = try? Subprocess.run("/usr/bin/git", ["-C", root.path, "rev-parse", "--verify", "--quiet", "refs/heads/main"], environment: ["PATH": "/usr/bin:/bin"])
+    /// Whether this checkout has the branch the snippet names (a clone of the published repository
+    /// does) and can be cloned by SwiftPM, which refuses a git worktree (its `.git` is a file).
+    static func isClonableWithMainBranch() -> Bool {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: root.appendingPathComponent(".git").path, isDirectory: &isDirectory), isDirectory.boolValue,
+            let result = try? Subprocess.run("/usr/bin/git", ["-C", root.path, "rev-parse", "--verify", "--quiet", "refs/heads/main"], environment: ["PATH": "/usr/bin:/bin"])
         else { return false }
         return result.status == 0
     }
@@ -21,7 +24,7 @@ struct PackageDependencyTests {
 
     @Test(
         "a package that depends on this repository as the README says resolves it and finds the Valet product",
-        .enabled(if: hasMainBranch() && swift != nil, "needs git, swift on PATH and a checkout with a main branch")
+        .enabled(if: isClonableWithMainBranch() && swift != nil, "needs git, swift on PATH and a clone (not a git worktree) with a main branch")
     )
     func readmeSnippetResolves() throws {
         let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)

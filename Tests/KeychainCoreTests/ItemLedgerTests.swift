@@ -184,7 +184,7 @@ struct ItemLedgerTests {
         let raw = try RawVault(configuration.location.path)
         let vaultID = Array(try raw.blobs("SELECT 0, value FROM meta WHERE name = 'header'")[0].1[6..<22])
         // An entry claiming a far newer generation, with a tag its planter could not compute.
-        let forged = vaultID + [UInt8](repeating: 0xFF, count: 8) + Random.bytes(32)
+        let forged = GenerationTable.recordID(vaultID: vaultID, path: configuration.location.path) + [UInt8](repeating: 0xFF, count: 8) + Random.bytes(32)
         OpenVault.updateGenerationTable(KernelKeyring()) { table in SecretBytes(GenerationTable.entries(table).joined() + forged) }
         #expect(try read(try Vault(configuration), "a") == "1")
         try Vault(configuration).add(item("b", "2"))
@@ -195,17 +195,17 @@ struct ItemLedgerTests {
     func generationTable() {
         let key = HMACKey(SecretBytes.random(count: 32))
         var table: SecretBytes?
-        for index in 0..<70 { table = GenerationTable.recording(UInt64(index), in: table, key: key, vaultID: [UInt8](repeating: UInt8(index), count: 16)) }
-        table = GenerationTable.recording(99, in: table, key: key, vaultID: [UInt8](repeating: 10, count: 16))
+        for index in 0..<70 { table = GenerationTable.recording(UInt64(index), in: table, key: key, recordID: [UInt8](repeating: UInt8(index), count: 16)) }
+        table = GenerationTable.recording(99, in: table, key: key, recordID: [UInt8](repeating: 10, count: 16))
         #expect(GenerationTable.entries(table).count == 64)
-        #expect(GenerationTable.generation(in: table, key: key, vaultID: [UInt8](repeating: 10, count: 16)) == 99)
-        #expect(GenerationTable.generation(in: table, key: key, vaultID: [UInt8](repeating: 69, count: 16)) == 69)
-        #expect(GenerationTable.generation(in: table, key: key, vaultID: [UInt8](repeating: 3, count: 16)) == nil, "the oldest went")
-        #expect(GenerationTable.generation(in: table, key: HMACKey(SecretBytes.random(count: 32)), vaultID: [UInt8](repeating: 69, count: 16)) == nil)
+        #expect(GenerationTable.generation(in: table, key: key, recordID: [UInt8](repeating: 10, count: 16)) == 99)
+        #expect(GenerationTable.generation(in: table, key: key, recordID: [UInt8](repeating: 69, count: 16)) == 69)
+        #expect(GenerationTable.generation(in: table, key: key, recordID: [UInt8](repeating: 3, count: 16)) == nil, "the oldest went")
+        #expect(GenerationTable.generation(in: table, key: HMACKey(SecretBytes.random(count: 32)), recordID: [UInt8](repeating: 69, count: 16)) == nil)
         #expect(GenerationTable.entries(SecretBytes([1, 2, 3])).isEmpty)
         #expect(
             GenerationTable.generation(
                 in: GenerationTable.forgetting([UInt8](repeating: 69, count: 16), in: table), key: key,
-                vaultID: [UInt8](repeating: 69, count: 16)) == nil)
+                recordID: [UInt8](repeating: 69, count: 16)) == nil)
     }
 }

@@ -128,4 +128,28 @@ struct RekeyTests {
         #expect(try value(reader, "b") == "beta", "sealed under the current class key")
         #expect(try reader.verify().isSound)
     }
+
+    @Test("a passphrase change or rekey after another connection's writes carries the ledger those writes left, never the one this connection read before them")
+    func keyChangeAfterOtherWritesKeepsTheirLedger() throws {
+        let configuration = directory.vaultConfiguration()
+        let owner = try Vault(configuration)
+        try owner.changePassphrase(from: nil, to: secret("pw"))
+        try owner.unlock(passphrase: secret("pw"))
+        try owner.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "a"), value: secret("alpha")))
+        let writer = try Vault(configuration)
+        try writer.unlock(passphrase: secret("pw"))
+        // Each key change reads the vault's format first (a format-3 vault needs no upgrade),
+        // after the other connection's write committed.
+        try writer.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "w0"), value: secret("written 0")))
+        try owner.changePassphrase(from: secret("pw"), to: secret("pw"))
+        try writer.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "w1"), value: secret("written 1")))
+        try owner.rekey(passphrase: secret("pw"))
+        try writer.unlock(passphrase: secret("pw"))
+        try writer.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "w2"), value: secret("written 2")))
+        try owner.changePassphrase(from: secret("pw"), to: secret("pw"))
+        let reader = try Vault(configuration)
+        try reader.unlock(passphrase: secret("pw"))
+        #expect(try reader.verify().isSound)
+        #expect(try value(reader, "w2") == "written 2" && value(reader, "a") == "alpha")
+    }
 }

@@ -48,4 +48,32 @@ extension SyncTests {
         #expect(try invitations().count == 1, "etcd still serves it")
         #expect(try beta.keychain(["sync", "status"]).status != 0, "not enrolled")
     }
+
+    @Test("a code typed loosely (lower case, spaces for dashes) joins; a mistyped one is called a typo and uses nothing up; a used one is called used, with its letters right")
+    func forgivingCodesOnTheCommandLine() throws {
+        let alpha = Machine("alpha", cluster)
+        try alpha.initialize()
+        let code = try alpha.invite()
+        let beta = Machine("beta", cluster)
+        try beta.join(code.lowercased().replacing("-", with: " "))
+
+        let next = try alpha.invite()
+        var letters = Array(next)
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
+        // A letter changed so that the check letters catch it (all but about one in a million do).
+        for replacement in alphabet where replacement != letters[20] {
+            var candidate = letters
+            candidate[20] = replacement
+            if (try? InvitationCode(parsing: String(candidate))) == nil {
+                letters = candidate
+                break
+            }
+        }
+        let gamma = Machine("gamma", cluster)
+        let typo = try gamma.keychain(["sync", "join", "--endpoints", cluster.endpoints], input: String(letters))
+        #expect(typo.status == 2 && typo.stderr.contains("mistyped"), "\(typo.stderr)")
+        let used = try gamma.keychain(["sync", "join", "--endpoints", cluster.endpoints], input: code)
+        #expect(used.status == 4 && used.stderr.contains("check letters match") && used.stderr.contains("it was used"), "\(used.stderr)")
+        try gamma.join(next)
+    }
 }

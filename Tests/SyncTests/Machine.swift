@@ -2,21 +2,27 @@ import Foundation
 import KeychainTestSupport
 
 /// One "machine" of a sync test: its own home (and so its own vault), its own processes of
-/// the built `keychain`.
+/// the built `keychain`. Its commands start no sync agent unless `agent` says so: most tests
+/// sync step by step (`sync run --once`) to see what each round does.
 struct Machine {
     let name: String
     let home = TemporaryDirectory()
     let cluster: EtcdCluster
+    let environment: [String: String]
 
-    init(_ name: String, _ cluster: EtcdCluster) {
+    init(_ name: String, _ cluster: EtcdCluster, agent: [String: String]? = nil) {
         self.name = name
         self.cluster = cluster
+        environment = agent ?? ["KEYCHAIN_SYNC_AGENT": "off"]
     }
 
     @discardableResult
     func keychain(_ arguments: [String], input: String = "") throws -> CommandResult {
-        try KeychainExecutable.run(arguments, input: Data(input.utf8), home: home.path)
+        try KeychainExecutable.run(arguments, input: Data(input.utf8), environment: environment, home: home.path)
     }
+
+    /// The vault's path (the default under the machine's home).
+    var vaultPath: String { home.path + "/data/keychain/default.keychain" }
 
     /// Runs `arguments` and expects success; returns standard output.
     @discardableResult

@@ -110,4 +110,54 @@ extension SyncTests {
         #expect(!left.isEmpty && left.allSatisfy { epoch(of: $0) == 2 }, "\(left.map { epoch(of: $0) })")
         #expect(try removed.status()["epoch"] as? Int == 1)
     }
+
+    @Test("a forked member-list history (two devices shown different lists by etcd, each removing a device) is detected by both on their next contact and reported by sync status and --json; neither accepts the other's items")
+    func forkedMemberListDetected() throws {
+        let machines = try group(["alpha", "beta", "gamma"], on: cluster)
+        let (alpha, beta) = (machines[0], machines[1])
+        let key = try membersKey()
+        let common = try hostile.range(key).kvs[0].value
+        // alpha removes gamma; etcd then shows beta the list from before, and beta removes
+        // gamma too: two epoch-2 histories, under two different group keys.
+        try alpha.ok(["sync", "remove-device", "gamma"])
+        try hostile.put(key, common)
+        try beta.ok(["sync", "remove-device", "gamma"])
+        #expect(try alpha.status()["epoch"] as? Int == 2 && beta.status()["epoch"] as? Int == 2)
+
+        // etcd now serves beta's list; alpha's next contact refuses it as forked.
+        try alpha.round()
+        let alarm = try alpha.status()["membershipAlarm"] as? [String: Any]
+        #expect(alarm?["kind"] as? String == "forked" && alarm?["servedEpoch"] as? Int == 2 && alarm?["heldEpoch"] as? Int == 2, "\(String(describing: alarm))")
+        #expect(try alpha.ok(["sync", "status"]).contains("forked member list"))
+
+        // alpha wrote its own list back; beta's next contact refuses that one.
+        try alpha.setCloud("afterFork", "alpha-only")
+        try alpha.round()
+        try beta.round()
+        let betaAlarm = try beta.status()["membershipAlarm"] as? [String: Any]
+        #expect(betaAlarm?["kind"] as? String == "forked", "\(String(describing: betaAlarm))")
+        #expect(try beta.ok(["sync", "status"]).contains("forked member list"))
+        #expect(try beta.getCloud("afterFork") == nil, "an item sealed in the other history is not accepted")
+    }
+
+    @Test("a member list forked at one epoch (etcd showed two joining devices the list from before the other's join) is reported as forked, and both joins are kept")
+    func forkedJoinsDetected() throws {
+        let alpha = Machine("alpha", cluster)
+        try alpha.initialize()
+        let key = try membersKey()
+        let before = try hostile.range(key).kvs[0].value
+        let beta = Machine("beta", cluster)
+        try beta.join(try alpha.invite())
+        try alpha.round()
+        // gamma is shown the list without beta, and joins onto it.
+        let code = try alpha.invite()
+        try hostile.put(key, before)
+        let gamma = Machine("gamma", cluster)
+        try gamma.join(code)
+        try alpha.round()
+        let alarm = try alpha.status()["membershipAlarm"] as? [String: Any]
+        #expect(alarm?["kind"] as? String == "forked", "\(String(describing: alarm))")
+        let names = (try alpha.status()["devices"] as? [[String: Any]])?.compactMap { $0["name"] as? String }
+        #expect(Set(names ?? []) == ["alpha", "beta", "gamma"])
+    }
 }

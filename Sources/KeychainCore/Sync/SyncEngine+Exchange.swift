@@ -34,11 +34,14 @@ extension SyncEngine {
                 return try refuse(list, .forked, epoch: epoch, &state, client: client)
             }
             guard missing.isEmpty else {
-                // Members gone without a new epoch: a list from before they joined came back.
-                // The held members are put back (with the joins the served list has).
+                // Members gone without a new epoch: a list from before they joined came back
+                // (rolled back), or, when it also has members this device never saw, one that
+                // other devices were shown instead of this one's (forked). The held members are
+                // put back, with the joins the served list has.
+                let forked = served.contains { member in !held.contains { $0.deviceID == member.deviceID } }
                 let merged = try SyncRecords.sealMembers(served + missing, epoch: epoch, key: state.epochKey, prefix: state.prefix)
                 if try client.put(key, merged, ifModRevision: list.modRevision).succeeded { state.members = merged }
-                return try refuse(list, .rolledBack, epoch: epoch, &state, client: client, writeBack: false)
+                return try refuse(list, forked ? .forked : .rolledBack, epoch: epoch, &state, client: client, writeBack: false)
             }
             if state.members != list.value {
                 state.members = list.value
@@ -94,11 +97,10 @@ extension SyncEngine {
         while true {
             let outbox = try Self.onVault(vault) { (open) throws(StoreError) in try open.outbox(limit: Self.outboxBatch) }
             guard !outbox.entries.isEmpty else { return sent }
-            var outgoing: [Outgoing] = []
-            for entry in outbox.entries {
-                let key = try SyncRecords.itemKey(entry.change, state: state)
-                outgoing.append(Outgoing(entry: entry, key: key, sealed: try SyncRecords.sealItem(entry.change, at: key, state: state)))
-            }
+            var keys: [[UInt8]] = []
+            for entry in outbox.entries { keys.append(try SyncRecords.itemKey(entry.change, state: state)) }
+            let sealed = try SyncRecords.sealItems(zip(outbox.entries, keys).map { ($0.change, $1) }, state: state)
+            let outgoing = zip(outbox.entries, zip(keys, sealed)).map { Outgoing(entry: $0, key: $1.0, sealed: $1.1) }
             // A large outbox: one read of the whole group; a few changes: a read of each key
             // whose revision this engine does not know (a known one goes straight to its
             // compare-and-swap, which fails if it moved).
@@ -112,7 +114,7 @@ extension SyncEngine {
             var done: [OpenVault.OutboxEntry] = []
             var writes: [Outgoing] = []
             for change in outgoing {
-                if change.isSuperseded(by: current[change.key], state: state, signers: signers) { done.append(change.entry) } else { writes.append(change) }
+                if change.isSuperseded(by: current[change.key], state: state, signers: signers, verified: verified) { done.append(change.entry) } else { writes.append(change) }
             }
             func seen(_ key: [UInt8]) -> Int64 { current[key]?.modRevision ?? knownRevisions[key] ?? 0 }
             var start = 0
@@ -151,8 +153,8 @@ extension SyncEngine {
 
         /// Whether etcd holds this change already (sealed under the current epoch), or a newer
         /// one, signed by a member.
-        func isSuperseded(by held: EtcdClient.KeyValue?, state: SyncState, signers: [[UInt8]: [UInt8]]) -> Bool {
-            guard let held, let remote = SyncRecords.openItem(held.value, at: key, state: state, signers: signers) else { return false }
+        func isSuperseded(by held: EtcdClient.KeyValue?, state: SyncState, signers: [[UInt8]: [UInt8]], verified: BatchSignature.Verified) -> Bool {
+            guard let held, let remote = SyncRecords.openItem(held.value, at: key, state: state, signers: signers, verified: verified) else { return false }
             if entry.change.isNewer(thanClock: remote.change.clock, origin: remote.change.origin) { return false }
             return remote.epoch == state.epoch || remote.change.isNewer(thanClock: entry.change.clock, origin: entry.change.origin)
         }
@@ -178,7 +180,7 @@ extension SyncEngine {
     func pushOne(_ change: Outgoing, state: SyncState, signers: [[UInt8]: [UInt8]], client: EtcdClient) throws(SyncError) -> PushOutcome {
         var current = try client.range(change.key).kvs.first
         for _ in 0..<8 {
-            if change.isSuperseded(by: current, state: state, signers: signers) { return .superseded }
+            if change.isSuperseded(by: current, state: state, signers: signers, verified: verified) { return .superseded }
             let written = try client.put(change.key, change.sealed, ifModRevision: current?.modRevision ?? 0)
             if written.succeeded {
                 noteOwn([change.key], revision: written.revision)
@@ -205,14 +207,28 @@ extension SyncEngine {
         return try apply(answer.kvs.filter { !ownRevisions.contains($0.modRevision) }, upTo: answer.revision, &state)
     }
 
-    /// Each value opened (``SyncRecords/openItem(_:at:state:signers:)``), on every core: a
-    /// signature check is most of a first sync's work.
-    static func openAll(_ kvs: [EtcdClient.KeyValue], state: SyncState, signers: [[UInt8]: [UInt8]]) -> [(change: SyncChange, epoch: UInt32)?] {
+    /// Each value opened (``SyncRecords/openItem(_:at:state:signers:verified:)``), on every
+    /// core: each batch's signature is checked once, first, then the records are opened.
+    static func openAll(
+        _ kvs: [EtcdClient.KeyValue], state: SyncState, signers: [[UInt8]: [UInt8]], verified: BatchSignature.Verified
+    ) -> [(change: SyncChange, epoch: UInt32)?] {
         let workers = kvs.count < 64 ? 1 : max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        if !state.withoutSignatures {
+            // The records of one batch carry one signature: one record of each is checked here.
+            var seen = Set<ArraySlice<UInt8>>()
+            let claims = kvs.filter { seen.insert($0.value.suffix(Ed25519.signatureSize)).inserted }.compactMap {
+                SyncRecords.batchClaim($0.value, at: $0.key, signers: signers)
+            }
+            DispatchQueue.concurrentPerform(iterations: min(workers, max(1, claims.count))) { worker in
+                for index in stride(from: worker, to: claims.count, by: workers) {
+                    _ = verified.isValid(claims[index].signature, root: claims[index].root, publicKey: claims[index].publicKey)
+                }
+            }
+        }
         let collected = Mutex([(change: SyncChange, epoch: UInt32)?](repeating: nil, count: kvs.count))
         DispatchQueue.concurrentPerform(iterations: workers) { worker in
             let mine = stride(from: worker, to: kvs.count, by: workers).map { index in
-                (index, SyncRecords.openItem(kvs[index].value, at: kvs[index].key, state: state, signers: signers))
+                (index, SyncRecords.openItem(kvs[index].value, at: kvs[index].key, state: state, signers: signers, verified: verified))
             }
             collected.withLock { opened in for (index, result) in mine { opened[index] = result } }
         }
@@ -229,7 +245,7 @@ extension SyncEngine {
         var retired = false
         var refusedKeys = Set<[UInt8]>()
         let signers = SyncRecords.signers(state)
-        let opened = Self.openAll(kvs, state: state, signers: signers)
+        let opened = Self.openAll(kvs, state: state, signers: signers, verified: verified)
         for (kv, opened) in zip(kvs, opened) {
             remember(kv.key, revision: kv.modRevision)
             // Refused: what does not open, is signed by no current member, opens to an item

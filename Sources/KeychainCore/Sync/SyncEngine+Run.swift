@@ -1,5 +1,6 @@
 import Dispatch
 import FoundationEssentials
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -27,6 +28,7 @@ extension SyncEngine {
             round.received = pulled.applied
             round.superseded = pulled.superseded
             round.refused = pulled.refused
+            if round.sent + round.received > 0 { noteExchange() }
             return round
         }
     }
@@ -144,13 +146,53 @@ extension SyncEngine {
         }
     }
 
-    /// Sends the outbox, and nothing else.
-    private func pushOnly() throws(SyncError) -> Int {
+    /// Sends the outbox, and nothing else; each request to etcd bounded by `timeout`.
+    private func pushOnly(timeoutMilliseconds timeout: Int = 4_000) throws(SyncError) -> Int {
         try mutex.withLock { () throws(SyncError) in
             var state = try state()
-            return try push(&state, client: try EtcdClient(state.cluster))
+            let sent = try push(&state, client: try EtcdClient(state.cluster, requestTimeoutMilliseconds: timeout))
+            if sent > 0 { noteExchange() }
+            return sent
         }
     }
+
+    /// Sends the outbox now, waiting at most `milliseconds`: what a short-lived program does
+    /// after writing a synchronizable item, so the change leaves at once when the cluster
+    /// answers. A cluster that does not answer in time costs the caller no more than the wait
+    /// and fails nothing: the changes stay in the outbox for the sync agent (a push still
+    /// under way when the wait ends finishes, or is cut short with its process, harmlessly:
+    /// every write is a compare-and-swap and the outbox is acknowledged only after etcd took it).
+    ///
+    /// - Returns: how many changes etcd took, or nil when it did not answer in time or failed.
+    public func sendNow(within milliseconds: Int) -> Int? {
+        let outcome = Outcome()
+        DispatchQueue(label: "keychain.sync.send").async { [self] in
+            outcome.finish(try? pushOnly(timeoutMilliseconds: milliseconds))
+        }
+        return outcome.wait(milliseconds: milliseconds)
+    }
+
+    /// The result of work handed to another thread, waited for with a bound.
+    private final class Outcome: Sendable {
+        private let value = Mutex<Int?>(nil)
+        private let done = DispatchSemaphore(value: 0)
+
+        func finish(_ result: Int?) {
+            value.withLock { $0 = result }
+            done.signal()
+        }
+
+        func wait(milliseconds: Int) -> Int? {
+            guard done.wait(timeout: .now() + .milliseconds(milliseconds)) == .success else { return nil }
+            return value.withLock { $0 }
+        }
+    }
+
+    /// How long ago, in milliseconds, this engine was made or last sent or applied a change:
+    /// a sync agent that has exchanged nothing for a while exits.
+    public var millisecondsSinceExchange: UInt64 { SyncChange.nowMilliseconds() &- lastExchangeMilliseconds.withLock { $0 } }
+
+    func noteExchange() { lastExchangeMilliseconds.withLock { $0 = SyncChange.nowMilliseconds() } }
 
     /// Applies the item changes a watch reported (the watch started at the cursor, so every
     /// change up to `revision` has been reported), and follows a changed member list.
@@ -170,7 +212,7 @@ extension SyncEngine {
             }
             if membership { try refreshMembership(&state, client: try EtcdClient(state.cluster)) }
             guard !received.isEmpty else { return }
-            _ = try apply(received, upTo: revision, &state)
+            if try apply(received, upTo: revision, &state).applied > 0 { noteExchange() }
         }
     }
 

@@ -1,5 +1,6 @@
 import Dispatch
 import FoundationEssentials
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -22,13 +23,27 @@ public final class SyncEngine: @unchecked Sendable {
     var knownRevisions: [[UInt8]: Int64] = [:]
     /// The revisions of this engine's own pushes, whose watch events need no applying.
     var ownRevisions: Set<Int64> = []
+    /// The batch signatures this engine has checked.
+    let verified = BatchSignature.Verified()
+    /// Whether this engine neither signs nor checks signatures (the benchmark's baseline only).
+    let withoutSignatures: Bool
+    /// When this engine was made or last sent or applied a change, in milliseconds since 1970.
+    let lastExchangeMilliseconds = Mutex(SyncChange.nowMilliseconds())
 
     /// The engine of `vault`, which must be enrolled (``create(vault:cluster:deviceName:)``,
     /// ``join(vault:cluster:code:deviceName:)``).
     ///
     /// - Throws: ``SyncError/notEnrolled``, or ``SyncError/store(_:)`` when the vault cannot be read.
-    public init(vault: Vault) throws(SyncError) {
+    public convenience init(vault: Vault) throws(SyncError) {
+        try self.init(vault: vault, withoutSignatures: false)
+    }
+
+    /// An engine that writes unsigned records and accepts any member's record unchecked: what
+    /// sync cost before signatures, for `keychain-bench` to compare against. Never for use:
+    /// it gives up the guarantee that a removed device cannot write.
+    @_spi(Benchmark) public init(vault: Vault, withoutSignatures: Bool) throws(SyncError) {
         self.vault = vault
+        self.withoutSignatures = withoutSignatures
         _ = try state()
     }
 
@@ -185,11 +200,14 @@ public final class SyncEngine: @unchecked Sendable {
             outbox: try outboxLength(), cursor: state.cursor, lastPull: state.lastPull, refused: Int(state.refused), alarm: state.alarm)
         do throws(SyncError) {
             let client = try EtcdClient(state.cluster)
-            if let list = try client.range(SyncRecords.membersKey(state.prefix)).kvs.first,
-                let epoch = SyncRecords.membersEpoch(list.value), let key = state.epochKeys[epoch]
-            {
-                status.members = try SyncRecords.openMembers(list.value, key: key, prefix: state.prefix).map {
-                    SyncStatus.Device(id: Digest.hex($0.deviceID), name: $0.name)
+            if let list = try client.range(SyncRecords.membersKey(state.prefix)).kvs.first, let epoch = SyncRecords.membersEpoch(list.value) {
+                if let key = state.epochKeys[epoch] {
+                    status.members = try SyncRecords.openMembers(list.value, key: key, prefix: state.prefix).map {
+                        SyncStatus.Device(id: Digest.hex($0.deviceID), name: $0.name)
+                    }
+                } else if epoch > state.epoch {
+                    // A newer epoch with no key sealed to this device: it was left out of it.
+                    status.removed = try client.range(SyncRecords.shareKey(state.prefix, epoch: state.epoch + 1, device: state.deviceID)).kvs.isEmpty
                 }
             }
             status.clusterRevision = try client.range(SyncRecords.membersKey(state.prefix)).revision
@@ -212,6 +230,7 @@ public final class SyncEngine: @unchecked Sendable {
             state.signingPublicKey = signing.publicKey
             try save(state)
         }
+        state.withoutSignatures = withoutSignatures
         return state
     }
 

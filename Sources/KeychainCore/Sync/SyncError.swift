@@ -12,7 +12,8 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     case server(code: Int, message: String)
     /// etcd answered something that is not what its API returns.
     case malformed(String)
-    /// The invitation code is not one this program makes (mistyped, truncated).
+    /// The invitation code is not one this program makes (mistyped: its check letters do not
+    /// match; truncated).
     case invalidInvitation(String)
     /// No invitation matches the code on this cluster: it was used, it expired, or it was made
     /// for another cluster.
@@ -37,7 +38,8 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
         case .server(let code, let message): "etcd refused the request: \(message) (code \(code))."
         case .malformed(let what): "etcd answered something unexpected: \(what)."
         case .invalidInvitation(let why): "That is not an invitation code: \(why)."
-        case .invitationNotFound: "No invitation matches that code on this cluster: it was used, it expired, or it belongs to another cluster."
+        case .invitationNotFound:
+            "No invitation matches that code on this cluster (the code is typed right: its check letters match): it was used, it expired, or it belongs to another cluster."
         case .invitationExpired: "That invitation has expired; make a new one with 'keychain sync invite' on a machine of the group."
         case .removed:
             "This device was removed from its sync group; it receives nothing written since. To rejoin: 'keychain sync leave', then 'keychain sync join' with a new invitation."

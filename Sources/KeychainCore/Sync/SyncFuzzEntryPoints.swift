@@ -2,8 +2,9 @@ import FoundationEssentials
 
 extension FuzzEntryPoints {
     /// What the sync engine parses from etcd (untrusted) and from its journal: etcd's JSON
-    /// answers and watch lines, a change as opened from an item's value, an opened member
-    /// list, the sync state, an invitation code. A change re-encodes to what it decoded from.
+    /// answers and watch lines, a change as opened from an item's value, an item record's
+    /// header and path to its batch's signed root, an opened member list, the sync state, an
+    /// invitation code. A change re-encodes to what it decoded from.
     /// Every revision parsed meets the engine's arithmetic against a cursor taken from the
     /// input's first bytes (what a hostile answer stored by an older version could have left).
     public static func syncRecords(_ bytes: [UInt8]) -> Bool {
@@ -47,6 +48,12 @@ extension FuzzEntryPoints {
         }
         if bytes.withUnsafeBytes({ SyncRecords.decodeMembers($0) }) != nil { parsed = true }
         _ = SyncRecords.membersEpoch(bytes)
+        _ = SyncRecords.itemHeader(bytes)
+        if let (path, start) = BatchSignature.decode(bytes, end: bytes.count) {
+            precondition(BatchSignature.encode(path) == Array(bytes[start...]), "a record's path to its batch's root does not round-trip")
+            _ = BatchSignature.root(of: [UInt8](repeating: 0, count: BatchSignature.nodeSize), path: path)
+            parsed = true
+        }
         _ = try? InvitationCode(parsing: String(decoding: bytes, as: UTF8.self))
         return parsed
     }

@@ -6,8 +6,9 @@ public struct SyncMembershipAlarm: Sendable, Equatable {
     public enum Kind: UInt8, Sendable {
         /// An older epoch than this device holds, or its own epoch with members missing.
         case rolledBack = 1
-        /// A list of this device's epoch that does not open with its key, or that gives a
-        /// member other keys: another device was shown a different history.
+        /// A list of this device's epoch that does not open with its key, that gives a member
+        /// other keys, or that lacks members this device holds while listing others it never
+        /// saw: another device was shown a different history.
         case forked = 2
     }
 

@@ -4,7 +4,7 @@
 ///
 /// Layout under the group's prefix `/kc1/<user id>/`:
 /// - `i/<HMAC(naming key of the epoch, class || identity)>`: an item, signed by the device
-///   that wrote it (``SyncRecords/sealItem(_:at:state:)``); the naming key is derived from
+///   that wrote it, one signature per batch (``SyncRecords/sealItems(_:state:)``); the naming key is derived from
 ///   the epoch's group key, so a removal renames every item;
 /// - `m`: the member list, `epoch (4) || AES-GCM(members key of that epoch)`, each member with
 ///   its X25519 and Ed25519 public keys;
@@ -51,38 +51,77 @@ enum SyncRecords {
 
     // MARK: - Items
 
+    /// The format of item records: signed by batch (``BatchSignature``). Records of the
+    /// previous format, signed one by one, are still read.
+    static let itemFormat: UInt8 = 3
+
+    /// The records of `changes`, each at its key, signed together:
     /// `format (1) || epoch (4) || signer (16) || AES-GCM(items key of the epoch, padded change)
-    /// || Ed25519 signature (64)`: bound to its etcd key and epoch (a value moved to another key,
-    /// or relabelled, does not open), and signed over the key and everything before the
-    /// signature by the device that wrote it.
-    static func sealItem(_ change: SyncChange, at key: [UInt8], state: SyncState) throws(SyncError) -> [UInt8] {
+    /// || path to the batch's root || Ed25519 signature of the root (64)`. Each is bound to its
+    /// etcd key and epoch (a value moved to another key, or relabelled, does not open), and the
+    /// path and signature prove that the device that wrote it signed exactly this record at
+    /// exactly this key.
+    static func sealItems(_ changes: [(change: SyncChange, key: [UInt8])], state: SyncState) throws(SyncError) -> [[UInt8]] {
+        guard !changes.isEmpty else { return [] }
         let itemsKey = try derive(state.epochKey, "items")
-        let padded = change.encoded(withValue: true).withUnsafeBytes { SizePadding.pad($0) }
-        let header = [format] + VaultHeader.be(state.epoch) + state.deviceID
-        return try crypto { () throws(OpenSSLError) in
-            let sealed = header + (try AESGCM.seal(padded, key: itemsKey, associatedData: key + header))
-            return sealed + (try Ed25519.sign(key + sealed, privateKey: state.signingKey))
+        let header = [itemFormat] + VaultHeader.be(state.epoch) + state.deviceID
+        var bodies: [[UInt8]] = []
+        for (change, key) in changes {
+            let padded = change.encoded(withValue: true).withUnsafeBytes { SizePadding.pad($0) }
+            bodies.append(try crypto { () throws(OpenSSLError) in header + (try AESGCM.seal(padded, key: itemsKey, associatedData: key + header)) })
         }
+        if state.withoutSignatures { return bodies.map { $0 + [0, 0] + [UInt8](repeating: 0, count: Ed25519.signatureSize) } }
+        var records: [[UInt8]] = []
+        for start in stride(from: 0, to: bodies.count, by: BatchSignature.batchSize) {
+            let range = start..<min(start + BatchSignature.batchSize, bodies.count)
+            let tree = BatchSignature.tree(range.map { BatchSignature.leaf(key: changes[$0].key, body: bodies[$0][...]) })
+            let signature = try crypto { () throws(OpenSSLError) in try Ed25519.sign(BatchSignature.message(root: tree.root), privateKey: state.signingKey) }
+            records += zip(range, tree.paths).map { bodies[$0] + BatchSignature.encode($1) + signature }
+        }
+        return records
     }
 
-    /// An item record's epoch and signer, readable without keys; nil when it is not of this format.
+    /// An item record's epoch and signer, readable without keys; nil when it is not of a
+    /// format this version reads.
     static func itemHeader(_ value: [UInt8]) -> (epoch: UInt32, signer: [UInt8])? {
-        guard value.count > 21 + Ed25519.signatureSize, value[0] == format else { return nil }
+        guard value.count > 23 + Ed25519.signatureSize, value[0] == itemFormat || value[0] == format else { return nil }
         return (value[1..<5].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }, Array(value[5..<21]))
     }
 
     /// The change a value holds and the epoch it was sealed under, or nil when it does not
     /// open with the group's keys or is not signed by one of `signers` (device id to Ed25519
-    /// public key: the current members).
-    static func openItem(_ value: [UInt8], at key: [UInt8], state: SyncState, signers: [[UInt8]: [UInt8]]) -> (change: SyncChange, epoch: UInt32)? {
+    /// public key: the current members). `verified` remembers the batch signatures checked.
+    static func openItem(
+        _ value: [UInt8], at key: [UInt8], state: SyncState, signers: [[UInt8]: [UInt8]], verified: BatchSignature.Verified = .init()
+    ) -> (change: SyncChange, epoch: UInt32)? {
         guard let header = itemHeader(value), let signingKey = signers[header.signer] else { return nil }
         let signed = value.count - Ed25519.signatureSize
-        guard Ed25519.isValid(Array(value[signed...]), of: key + value[..<signed], publicKey: signingKey) else { return nil }
+        let signature = Array(value[signed...])
+        let bodyEnd: Int
+        if value[0] == format {
+            // Signed one by one, over the key and everything before the signature.
+            guard state.withoutSignatures || Ed25519.isValid(signature, of: key + value[..<signed], publicKey: signingKey) else { return nil }
+            bodyEnd = signed
+        } else {
+            guard let (path, start) = BatchSignature.decode(value, end: signed), start > 21 else { return nil }
+            let root = BatchSignature.root(of: BatchSignature.leaf(key: key, body: value[..<start]), path: path)
+            guard state.withoutSignatures || verified.isValid(signature, root: root, publicKey: signingKey) else { return nil }
+            bodyEnd = start
+        }
         guard let epochKey = state.epochKeys[header.epoch], let itemsKey = try? derive(epochKey, "items"),
-            let padded = try? AESGCM.open(Array(value[21..<signed]), key: itemsKey, associatedData: key + Array(value[0..<21])),
+            let padded = try? AESGCM.open(Array(value[21..<bodyEnd]), key: itemsKey, associatedData: key + Array(value[0..<21])),
             let plain = SizePadding.unpad(padded), let change = SyncChange.decode(plain)
         else { return nil }
         return (change, header.epoch)
+    }
+
+    /// The batch signature a record of the current format claims, for checking each batch
+    /// once before its records are opened; nil for other records.
+    static func batchClaim(_ value: [UInt8], at key: [UInt8], signers: [[UInt8]: [UInt8]]) -> (publicKey: [UInt8], root: [UInt8], signature: [UInt8])? {
+        guard let header = itemHeader(value), value[0] == itemFormat, let signingKey = signers[header.signer] else { return nil }
+        let signed = value.count - Ed25519.signatureSize
+        guard let (path, start) = BatchSignature.decode(value, end: signed), start > 21 else { return nil }
+        return (signingKey, BatchSignature.root(of: BatchSignature.leaf(key: key, body: value[..<start]), path: path), Array(value[signed...]))
     }
 
     /// The signing keys of the members in the list this device holds.

@@ -37,6 +37,9 @@ struct SyncState: Sendable {
     var retiredRecords = false
     /// The last time etcd served a member list older than, or forked from, the one held.
     var alarm: SyncMembershipAlarm?
+    /// Never stored: set only by the benchmark's engine (``SyncEngine/init(vault:withoutSignatures:)``),
+    /// which measures what sync costs without signing and checking signatures.
+    var withoutSignatures = false
 
     var epochKey: SecretBytes { epochKeys[epoch]! }
 

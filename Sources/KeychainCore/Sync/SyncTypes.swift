@@ -56,66 +56,14 @@ public struct SyncStatus: Sendable {
     /// The last member list etcd served that this device refused (rolled back or forked), or
     /// nil when there has been none.
     public var alarm: SyncMembershipAlarm?
-    /// The group's members, as the member list on the cluster says (empty when unreachable).
+    /// Whether the cluster's member list is at an epoch this device was given no key of: it
+    /// was removed from the group (then ``members`` is empty).
+    public var removed = false
+    /// The group's members, as the member list on the cluster says (empty when unreachable
+    /// or removed).
     public var members: [Device] = []
     /// The cluster's revision now; nil when it did not answer.
     public var clusterRevision: Int64?
     /// Why the cluster did not answer.
     public var clusterError: String?
-}
-
-/// An invitation code: `KC1-` then the group's user id and a one-use secret in base32, in
-/// groups of four (typed on the joining machine; the secret never reaches etcd).
-struct InvitationCode {
-    var userID: [UInt8]
-    var secret: SecretBytes
-
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
-
-    var text: String {
-        var bits = 0
-        var buffer = 0
-        var out: [Character] = []
-        for byte in userID + secret.withUnsafeBytes({ Array($0) }) {
-            buffer = buffer << 8 | Int(byte)
-            bits += 8
-            while bits >= 5 {
-                bits -= 5
-                out.append(Self.alphabet[(buffer >> bits) & 31])
-            }
-        }
-        if bits > 0 { out.append(Self.alphabet[(buffer << (5 - bits)) & 31]) }
-        var groups: [String] = []
-        var index = 0
-        while index < out.count {
-            groups.append(String(out[index..<min(index + 4, out.count)]))
-            index += 4
-        }
-        return "KC1-" + groups.joined(separator: "-")
-    }
-
-    init(userID: [UInt8], secret: SecretBytes) {
-        self.userID = userID
-        self.secret = secret
-    }
-
-    init(parsing text: String) throws(SyncError) {
-        let upper = text.uppercased().filter { !$0.isWhitespace }
-        guard upper.hasPrefix("KC1-") else { throw .invalidInvitation("it does not start with KC1-") }
-        var bits = 0
-        var buffer = 0
-        var bytes: [UInt8] = []
-        for character in upper.dropFirst(4) where character != "-" {
-            guard let value = Self.alphabet.firstIndex(of: character) else { throw .invalidInvitation("'\(character)' is not one of its letters") }
-            buffer = (buffer << 5 | value) & 0xFFFF
-            bits += 5
-            if bits >= 8 {
-                bits -= 8
-                bytes.append(UInt8((buffer >> bits) & 0xFF))
-            }
-        }
-        guard bytes.count == 32 else { throw .invalidInvitation("it is \(bytes.count < 32 ? "too short" : "too long") (a letter missing or added?)") }
-        userID = Array(bytes[0..<16])
-        secret = SecretBytes(Array(bytes[16...]))
-    }
 }

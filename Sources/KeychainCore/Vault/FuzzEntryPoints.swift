@@ -64,13 +64,13 @@
         _ = LedgerShards.group(ofRecordName: bytes)
         precondition(LedgerShards.shard(of: bytes) < LedgerShards.itemShards, "an identity falls outside the item shards")
         let table = SecretBytes(bytes)
-        _ = GenerationTable.generation(in: table, key: stateKey, vaultID: stateVault)
+        _ = GenerationTable.generation(in: table, key: stateKey, recordID: stateVault)
         let generation = UInt64(bytes.count)
-        let recorded = GenerationTable.recording(generation, in: table, key: stateKey, vaultID: stateVault)
+        let recorded = GenerationTable.recording(generation, in: table, key: stateKey, recordID: stateVault)
         precondition(GenerationTable.entries(recorded).count <= GenerationTable.capacity, "the table grew past its capacity")
-        precondition(GenerationTable.generation(in: recorded, key: stateKey, vaultID: stateVault) == generation, "the entry just recorded is not found")
+        precondition(GenerationTable.generation(in: recorded, key: stateKey, recordID: stateVault) == generation, "the entry just recorded is not found")
         precondition(
-            GenerationTable.generation(in: GenerationTable.forgetting(stateVault, in: recorded), key: stateKey, vaultID: stateVault) == nil, "a forgotten entry is still found")
+            GenerationTable.generation(in: GenerationTable.forgetting(stateVault, in: recorded), key: stateKey, recordID: stateVault) == nil, "a forgotten entry is still found")
         _ = SizePadding.unpad(SecretBytes(bytes))
         let padded = bytes.withUnsafeBytes { SizePadding.pad($0) }
         precondition(padded.count == SizePadding.bucket(for: bytes.count) && SizePadding.unpad(padded) == table, "padding does not round-trip")

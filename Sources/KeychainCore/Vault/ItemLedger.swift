@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// How many rows a part of the item ledger vouches for, and the XOR of one keyed digest per
 /// row over (row id, class, identity digest, row generation): each sealed row carries the
 /// generation that wrote it (bound into its associated data), so the tally catches a deleted
@@ -100,28 +104,42 @@ enum GenerationTable {
         return stride(from: 0, to: bytes.count, by: entrySize).map { Array(bytes[$0..<($0 + entrySize)]) }
     }
 
-    /// The generation recorded for `vaultID`, when an entry for it verifies under `key`.
-    static func generation(in payload: SecretBytes?, key: HMACKey, vaultID: [UInt8]) -> UInt64? {
-        for entry in entries(payload).reversed() where Array(entry[0..<16]) == vaultID {
+    /// The key of a vault's entry: 16 bytes digested from its id and the place it lives (its
+    /// directory resolved, so that every path to one file names one entry). A copy of the vault
+    /// elsewhere is another entry.
+    static func recordID(vaultID: [UInt8], path: String) -> [UInt8] {
+        let location = VaultLocation(path: path)
+        var directory = location.directory
+        if let resolved = realpath(directory, nil) {
+            directory = String(cString: resolved)
+            free(resolved)
+        }
+        let place = directory + "/" + String(path.split(separator: "/").last ?? "")
+        return Array(Digest.sha256(vaultID + Array(place.utf8)).prefix(16))
+    }
+
+    /// The generation recorded under `recordID`, when an entry for it verifies under `key`.
+    static func generation(in payload: SecretBytes?, key: HMACKey, recordID: [UInt8]) -> UInt64? {
+        for entry in entries(payload).reversed() where Array(entry[0..<16]) == recordID {
             let body = Array(entry[16..<24])
-            if Digest.equal(key.authenticationCode(label + vaultID + body), Array(entry[24...])) { return ItemLedger.integer(body, at: 0) }
+            if Digest.equal(key.authenticationCode(label + recordID + body), Array(entry[24...])) { return ItemLedger.integer(body, at: 0) }
         }
         return nil
     }
 
-    /// The table with `vaultID` at `generation` (any other entry for it, planted or old, dropped),
+    /// The table with `recordID` at `generation` (any other entry for it, planted or old, dropped),
     /// the oldest entries dropped beyond ``capacity``.
-    static func recording(_ generation: UInt64, in payload: SecretBytes?, key: HMACKey, vaultID: [UInt8]) -> SecretBytes {
+    static func recording(_ generation: UInt64, in payload: SecretBytes?, key: HMACKey, recordID: [UInt8]) -> SecretBytes {
         let body = VaultHeader.be(generation)
-        let entry = vaultID + body + key.authenticationCode(label + vaultID + body)
-        let kept = (entries(payload).filter { Array($0[0..<16]) != vaultID } + [entry]).suffix(capacity)
+        let entry = recordID + body + key.authenticationCode(label + recordID + body)
+        let kept = (entries(payload).filter { Array($0[0..<16]) != recordID } + [entry]).suffix(capacity)
         return SecretBytes(kept.joined())
     }
 
-    /// The table without `vaultID`'s entries.
-    static func forgetting(_ vaultID: [UInt8], in payload: SecretBytes?) -> SecretBytes {
-        SecretBytes(entries(payload).filter { Array($0[0..<16]) != vaultID }.joined())
+    /// The table without `recordID`'s entries.
+    static func forgetting(_ recordID: [UInt8], in payload: SecretBytes?) -> SecretBytes {
+        SecretBytes(entries(payload).filter { Array($0[0..<16]) != recordID }.joined())
     }
 
-    private static let label = Array("swift-keychain generation v2".utf8)
+    private static let label = Array("swift-keychain generation v3".utf8)
 }

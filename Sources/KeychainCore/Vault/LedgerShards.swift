@@ -96,16 +96,21 @@ enum LedgerShards {
     private static let recordLabel = Array("swift-keychain ledger group v3".utf8)
 }
 
-/// A format-3 vault's ledger root: the vault's generation (the last write's) and the
-/// generation that last wrote each group of shards (0: never written, so its shards are
-/// empty), tagged with the ledger key. Stored in `meta` as `ledger`, where format 2 keeps its
-/// ``ItemLedger``. The groups' generations are kept as stored, big-endian bytes.
+/// A format-3 vault's ledger root: the vault's generation (the last write's), the generation
+/// that last wrote each group of shards (0: never written, so its shards are empty), and the
+/// boot of the last write (``BootIdentity``; zeros when its writer claimed none), tagged with
+/// the ledger key. Stored in `meta` as `ledger`, where format 2 keeps its ``ItemLedger``. The
+/// groups' generations are kept as stored, big-endian bytes. A root written before the boot was
+/// recorded still reads, as one that claims no boot.
 struct LedgerRoot: Equatable {
     var generation: UInt64
     private var groups: [UInt8]
+    /// The boot of the write that stored this root, or ``BootIdentity/none``.
+    var writerBoot = BootIdentity.none
 
     static let empty = LedgerRoot(generation: 0, groups: [UInt8](repeating: 0, count: 8 * LedgerShards.groupCount))
-    static let encodedSize = 8 + 8 * LedgerShards.groupCount + Digest.size
+    private static let bodySize = 8 + 8 * LedgerShards.groupCount
+    static let encodedSize = bodySize + BootIdentity.size + Digest.size
 
     /// The generation that last wrote `group`'s record (0: none).
     func generation(ofGroup group: Int) -> UInt64 { ItemLedger.integer(groups, at: 8 * group) }
@@ -117,16 +122,22 @@ struct LedgerRoot: Equatable {
     /// Every group back to generation 0 (a recount rewrites those that hold rows).
     mutating func resetGroups() { groups = Self.empty.groups }
 
-    /// generation u64 | each group's generation u64 | tag, big-endian.
+    /// generation u64 | each group's generation u64 | writer's boot (16 bytes) | tag, big-endian.
     func encoded(key: HMACKey, vaultID: [UInt8]) -> [UInt8] {
-        TaggedRecord.seal(VaultHeader.be(generation) + groups, context: Self.label + vaultID, key: key)
+        TaggedRecord.seal(VaultHeader.be(generation) + groups + writerBoot, context: Self.label + vaultID, key: key)
     }
 
     /// The root a stored blob holds, or nil when it is malformed or its tag does not verify.
     static func decode(_ bytes: [UInt8], key: HMACKey, vaultID: [UInt8]) -> LedgerRoot? {
+        if bytes.count == bodySize + Digest.size {
+            guard let body = TaggedRecord.open(bytes, bodySize: bodySize, context: bootlessLabel + vaultID, key: key) else { return nil }
+            return LedgerRoot(generation: ItemLedger.integer(body, at: 0), groups: Array(body[8...]))
+        }
         guard let body = TaggedRecord.open(bytes, bodySize: encodedSize - Digest.size, context: label + vaultID, key: key) else { return nil }
-        return LedgerRoot(generation: ItemLedger.integer(body, at: 0), groups: Array(body[8...]))
+        return LedgerRoot(
+            generation: ItemLedger.integer(body, at: 0), groups: Array(body[8..<bodySize]), writerBoot: Array(body[bodySize...]))
     }
 
-    private static let label = Array("swift-keychain ledger root v3".utf8)
+    private static let bootlessLabel = Array("swift-keychain ledger root v3".utf8)
+    private static let label = Array("swift-keychain ledger root v3 boot".utf8)
 }

@@ -23,6 +23,9 @@ struct LedgerState {
     private var isChanged: [UInt8]
     /// The shards the write in progress changed, in the order it changed them.
     private var changed: [Int] = []
+    /// Whether the root was written in this boot yet this boot's record of its generation is
+    /// gone (``OpenVault/recordVanished(_:seen:)``): reads go on, writes wait for the owner.
+    var recordVanished = false
 
     init(_ ledger: ItemLedger) {
         generation = ledger.generation
@@ -120,11 +123,13 @@ struct LedgerState {
         return groups
     }
 
-    /// The shards the write in progress changed, now stored at `generation`.
-    mutating func stored(at generation: UInt64) {
+    /// The shards the write in progress changed, now stored at `generation` by a write that ran
+    /// in `boot` (``BootIdentity/none`` when it keeps no record of generations).
+    mutating func stored(at generation: UInt64, boot: [UInt8]) {
         self.generation = generation
         if root != nil {
             root!.generation = generation
+            root!.writerBoot = boot
             for shard in changed { root!.setGeneration(generation, ofGroup: LedgerShards.group(of: shard)) }
         }
         for shard in changed { isChanged[shard] = 0 }

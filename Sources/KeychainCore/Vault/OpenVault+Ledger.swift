@@ -75,7 +75,7 @@ extension OpenVault {
             return
         }
         let key = try ledgerKey()
-        let state: LedgerState
+        var state: LedgerState
         guard let stored = try storedLedger() else { throw try ledgerUnreadable() }
         if header.version >= 3 {
             guard let root = LedgerRoot.decode(stored, key: key, vaultID: header.vaultID) else { throw try ledgerUnreadable() }
@@ -84,9 +84,11 @@ extension OpenVault {
             guard let decoded = ItemLedger.decode(stored, key: key, vaultID: header.vaultID) else { throw try ledgerUnreadable() }
             state = LedgerState(decoded)
         }
-        if let seen = seenGeneration(key: key), seen > state.generation {
+        let seen = seenGeneration(key: key)
+        if let seen, seen > state.generation {
             throw .tampered("\(location.path) is at generation \(state.generation), older than the \(seen) this boot has seen: the file was rolled back to an older copy")
         }
+        state.recordVanished = recordVanished(state.root, seen: seen)
         ledger = state
     }
 
@@ -104,12 +106,6 @@ extension OpenVault {
         try sql { () throws(SQLiteError) -> [UInt8]? in
             try connection.statement(VaultSchema.readMeta).with([.text(name)]) { (s: Statement) throws(SQLiteError) -> [UInt8]? in try s.step() ? s.blob(0) : nil }
         }
-    }
-
-    /// This boot's newest generation of this vault, when the kernel keyring holds a genuine record.
-    func seenGeneration(key: HMACKey) -> UInt64? {
-        guard configuration.usesKernelKeyring else { return nil }
-        return GenerationTable.generation(in: kernelKeyring.load(GenerationTable.description), key: key, vaultID: header.vaultID)
     }
 
     /// Runs `body` in a read transaction after ``checkLedger(_:)``. With `.rowsAsRead`, `body`
@@ -147,6 +143,7 @@ extension OpenVault {
                 } else if syncEnrolled {
                     try verifyJournalShard()
                 }
+                if ledger!.recordVanished, !recordReturned(key: try ledgerKey()) { throw generationRecordMissing }
                 writeGeneration = ledger!.generation + 1
                 journalChanges.removeAll()
                 journaledLastWrite = false
@@ -182,7 +179,7 @@ extension OpenVault {
         // Every shard a write changed has its group's tallies loaded (``LedgerState/count(_:shard:inserted:)``).
         guard var state = ledger else { throw lostTrackOfLedger }
         let key = try ledgerKey(), vaultID = header.vaultID
-        let generation = writeGeneration
+        let generation = writeGeneration, boot = recordingBoot
         let groups = state.changedGroups
         try sql { () throws(SQLiteError) in
             if !groups.isEmpty {
@@ -193,7 +190,7 @@ extension OpenVault {
                     try write.run([.text(LedgerShards.recordName(ofGroup: group)), .blob(record)])
                 }
             }
-            state.stored(at: generation)
+            state.stored(at: generation, boot: boot)
             let encoded =
                 state.root?.encoded(key: key, vaultID: vaultID) ?? ItemLedger(generation: generation, tally: state.tallies[0]).encoded(key: key, vaultID: vaultID)
             try connection.statement(VaultSchema.writeMeta).run([.text(VaultSchema.ledgerName), .blob(encoded)])
@@ -231,46 +228,4 @@ extension OpenVault {
         try loadGroupTallies(holding: shard)
         guard ledger?.count(element, shard: shard, inserted: inserted) == true else { throw lostTrackOfLedger }
     }
-
-    /// Records the committed generation in the kernel keyring, unless a newer one is there; an
-    /// update lost to another process's (both read the table, both replaced it) is made again.
-    func rememberGeneration() {
-        guard configuration.usesKernelKeyring, let state = ledger, let key = try? ledgerKey() else { return }
-        let vaultID = header.vaultID
-        for _ in 0..<4 {
-            var recorded = false
-            Self.updateGenerationTable(kernelKeyring) { table in
-                if let seen = GenerationTable.generation(in: table, key: key, vaultID: vaultID), seen >= state.generation {
-                    recorded = true
-                    return nil
-                }
-                return GenerationTable.recording(state.generation, in: table, key: key, vaultID: vaultID)
-            }
-            if recorded { return }
-        }
-    }
-
-    /// Drops this boot's record of the vault's generations (a restore puts an older copy back on purpose).
-    func forgetGeneration() {
-        guard configuration.usesKernelKeyring else { return }
-        Self.forgetGeneration(of: header.vaultID, in: kernelKeyring)
-    }
-
-    static func forgetGeneration(of vaultID: [UInt8], in kernelKeyring: KernelKeyring) {
-        updateGenerationTable(kernelKeyring) { table in table.map { GenerationTable.forgetting(vaultID, in: $0) } }
-    }
-
-    /// Reads the generation table, lets `change` make the new one (nil: leave it), and replaces
-    /// it, under one lock for the whole process, so that the vaults a process writes at once
-    /// never drop each other's entries. Another process's update can still race this one; each
-    /// writer then finds its own entry missing and makes it again.
-    static func updateGenerationTable(_ kernelKeyring: KernelKeyring, _ change: (SecretBytes?) -> SecretBytes?) {
-        generationTableLock.withLock {
-            guard let updated = change(kernelKeyring.load(GenerationTable.description)) else { return }
-            // The kernel refuses an empty payload: the last entry goes with the key.
-            if updated.count == 0 { kernelKeyring.remove(GenerationTable.description) } else { try? kernelKeyring.store(updated, as: GenerationTable.description) }
-        }
-    }
 }
-
-private let generationTableLock = Lock()

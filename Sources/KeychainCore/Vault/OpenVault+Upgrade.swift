@@ -27,12 +27,15 @@ extension OpenVault {
     /// The upgrade itself (mutex held, master key in hand); `wrappingKey` wraps the master key
     /// (the key file's key, or the passphrase's scrypt output). Does nothing to a format-3 vault.
     func upgrade(wrappingKey: SecretBytes) throws(StoreError) {
+        // Formats only grow: a header read as current stays current.
+        guard header.version < VaultHeader.currentVersion else { return }
         guard let master = keys.master else { throw .locked }
         var replacement = header
         replacement.version = VaultHeader.currentVersion
         replacement.wrappedMasterKey = try Self.crypto { () throws(OpenSSLError) in
             try AESGCM.seal(master, key: wrappingKey, associatedData: RecordCoding.masterKeyAssociatedData(replacement))
         }
+        var upgraded = false
         do throws(StoreError) {
             try writeTransaction { () throws(StoreError) in
                 // Another process may have upgraded it a moment ago.
@@ -60,6 +63,11 @@ extension OpenVault {
                 try recountLedger()
                 try storeLedger()
                 try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.writeHeader).run([.blob(replacement.encoded())]) }
+                // The ledger just stored is current as of this transaction's snapshot, which
+                // this connection's own commit does not move: read after the commit, the
+                // version would also cover other processes' commits this ledger never saw.
+                ledgerDataVersion = try sql { () throws(SQLiteError) in try connection.dataVersion() }
+                upgraded = true
             }
         } catch {
             if header == replacement { try? refreshHeader() }
@@ -67,8 +75,7 @@ extension OpenVault {
             throw error
         }
         writeGeneration = 0
-        ledgerDataVersion = (try? sql { () throws(SQLiteError) in try connection.dataVersion() }) ?? -1
-        rememberGeneration()
+        if upgraded { rememberGeneration() }
     }
 
     /// Every row of the format-1 table.

@@ -26,6 +26,9 @@ public struct VaultReport: Sendable, Equatable {
     public var notTried: Int
     /// The items that do not open, with the reason.
     public var damaged: [Damage]
+    /// Whether this boot's record vouches that the file is the vault's newest copy; an
+    /// ``RollbackCheck/unknown`` one is not damage (``isSound`` leaves it out) but holds writes back.
+    public var rollbackCheck: RollbackCheck = .notChecked("not asked")
 
     /// Whether the file, the ledger and every item tried are sound.
     public var isSound: Bool { integrity == "ok" && damaged.isEmpty && !ledgerFailed }
@@ -68,6 +71,7 @@ extension OpenVault {
                     }
                 }
             }
+            report.rollbackCheck = rollbackCheck()
             return report
         }
     }
@@ -101,6 +105,20 @@ extension Vault {
     public func verify() throws(StoreError) -> VaultReport {
         guard let vault = try openedIfPresent() else { throw .noVault(path: location.path) }
         return try vault.verify()
+    }
+
+    /// Confirms that this copy of the vault is the current one when this boot's record of its
+    /// newest generation vanished (``RollbackCheck/unknown``, after which writes wait): checks
+    /// every row against the ledger, then records the vault's generation for this boot. Needs
+    /// the master key in this process: unlock with the passphrase first (keys another process
+    /// left in the kernel keyring are not enough); a vault without a passphrase uses its key file.
+    ///
+    /// - Throws: ``StoreError/noVault(path:)``; ``StoreError/locked`` without the master key;
+    ///   ``StoreError/tampered(_:)`` when the rows are not those the ledger vouches for;
+    ///   ``StoreError/unavailable(_:)`` when the kernel keyring keeps no record here.
+    public func acceptCurrentGeneration() throws(StoreError) {
+        guard let vault = try openedIfPresent() else { throw .noVault(path: location.path) }
+        try vault.acceptCurrentGeneration()
     }
 
     /// Copies every item that still opens here into a new vault at `path` (with `passphrase`

@@ -34,6 +34,8 @@ final class OpenVault: @unchecked Sendable {
     let kernelKeyring = KernelKeyring()
     /// Read on first need: only ThisDeviceOnly classes use it, and most opens touch none.
     lazy var machineID: [UInt8]? = configuration.machineIdentity.read()
+    /// This boot, as every write stamps it (``recordingBoot``); read once.
+    lazy var boot: [UInt8]? = configuration.bootIdentity.read()
     var identityMemo: [IdentityMemoKey: [UInt8]] = [:]
     /// The unwrapped presence private key for the read in progress (set and cleared under `mutex`).
     var presenceKey: SecretBytes?
@@ -135,8 +137,10 @@ final class OpenVault: @unchecked Sendable {
         }
     }
 
-    /// How often an unlock starts again when a rotation elsewhere overtakes it.
-    static let unlockAttempts = 5
+    /// How often an unlock (or a write that unlocks on need) starts again when a rotation
+    /// elsewhere overtakes it. Each new attempt follows another process's committed rotation, so
+    /// the bound only ends a run of rotations back to back, as an owner rekeying in a loop makes.
+    static let unlockAttempts = 16
 
     /// The unlock itself (mutex held).
     private func unlockLocked(passphrase: SecretBytes, forUser: Bool) throws(StoreError) {
@@ -312,7 +316,7 @@ final class OpenVault: @unchecked Sendable {
                 availableClasses: available,
                 kernelKeyring: currentKernelKeyringState(),
                 machineBinding: machineID == nil ? "no machine id (/etc/machine-id): ThisDeviceOnly classes are unavailable" : nil,
-                itemCount: count)
+                itemCount: count, rollbackCheck: rollbackCheck())
         }
     }
 

@@ -27,6 +27,8 @@ public final class Vault: Store, @unchecked Sendable {
     private var unlockFailure: StoreError?
     /// Whether this process has started syncing this vault in the background.
     private var syncingInBackground = false
+    /// Whether a write of this process journaled a change for sync.
+    private var journaledAChange = false
 
     /// Opens the vault if it exists; a missing one is created by the first write (when the
     /// configuration's ``VaultConfiguration/createIfMissing`` allows it), never by a read.
@@ -188,7 +190,7 @@ public final class Vault: Store, @unchecked Sendable {
         return VaultStatus(
             location: location, exists: false, formatVersion: Int(VaultHeader.currentVersion), hasPassphrase: false,
             isUnlocked: true, userUnlockRemaining: nil, availableClasses: Self.classesOfANewVault, kernelKeyring: .disabled,
-            machineBinding: nil, itemCount: 0)
+            machineBinding: nil, itemCount: 0, rollbackCheck: .notChecked("there is no vault"))
     }
 
     /// Runs SQLite's full integrity check of the vault file (every page, index and row).
@@ -238,6 +240,15 @@ public final class Vault: Store, @unchecked Sendable {
         if query.attributes.synchronizable == true { syncInBackground(vault) }
         return try unlockingOnNeed(vault) { () throws(StoreError) in try read(vault) }
     }
+
+    /// Whether the vault exists and is enrolled in a sync group (`keychain sync init` or
+    /// `join`). Reads the vault's schema as last opened; creates nothing.
+    public var isEnrolledInSync: Bool { ((try? vault(creating: false)) ?? nil)?.isEnrolledInSync ?? false }
+
+    /// Whether a write by this process changed a synchronizable item of an enrolled vault
+    /// (the change waits in the outbox until it is sent): a short-lived program sends it
+    /// before it exits (``SyncEngine/sendNow(within:)``).
+    public var journaledSyncChange: Bool { mutex.withLock { journaledAChange } }
 
     /// Starts syncing in the background the first time this process reads or writes a
     /// synchronizable item of a vault enrolled in sync (``VaultConfiguration/syncsInBackground``).
@@ -294,7 +305,10 @@ public final class Vault: Store, @unchecked Sendable {
         let adds = operations.contains { if case .add = $0 { true } else if case .upsert = $0 { true } else { false } }
         if let vault = try vault(creating: adds) {
             let result = try unlockingOnNeed(vault) { () throws(StoreError) in try vault.write(operations) }
-            if vault.mutex.withLock({ vault.journaledLastWrite }) { syncInBackground(vault) }
+            if vault.mutex.withLock({ vault.journaledLastWrite }) {
+                mutex.withLock { journaledAChange = true }
+                syncInBackground(vault)
+            }
             return result
         }
         // Only updates and deletes, and no vault: nothing to change, as in an empty vault.

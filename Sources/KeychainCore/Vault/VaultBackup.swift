@@ -26,8 +26,11 @@ extension Vault {
     /// never shares a file with one (SQLite's `-wal` or `-shm` left from a vault that was moved
     /// away, or still open in another process). The restored copy is made under a temporary
     /// name and linked into place whole. It becomes current: the kernel keyring's record of the
-    /// newer generations this boot has seen of it (which would refuse it as a rolled-back file)
-    /// is dropped. Reading the backup leaves nothing beside it.
+    /// newer generations this boot has seen of it at this place (which would refuse it as a
+    /// rolled-back file) is dropped, and for a vault without a passphrase the restored
+    /// generation recorded; a passphrase vault restored from a copy made in this boot takes
+    /// writes after ``acceptCurrentGeneration()`` (its ``RollbackCheck`` is unknown until then).
+    /// Reading the backup leaves nothing beside it.
     ///
     /// - Throws: ``StoreError/invalidArgument(_:)`` when a vault, a key file or a sidecar is
     ///   already in place (naming the process that holds it open, if one does); the backup's
@@ -40,7 +43,12 @@ extension Vault {
         let vaultID = try Self.restore(source, into: location)
         // The owner puts an older copy back on purpose: this boot's memory of newer generations
         // of the vault would refuse it as a rollback.
-        if configuration.usesKernelKeyring { OpenVault.forgetGeneration(of: vaultID, in: KernelKeyring()) }
+        guard configuration.usesKernelKeyring else { return }
+        OpenVault.forgetGeneration(of: vaultID, at: location, in: KernelKeyring())
+        // A copy last written in this boot has no record here now: its freshness is the owner's
+        // word. A vault without a passphrase has it in its key file, restored beside it; one with
+        // a passphrase waits for acceptCurrentGeneration() after an unlock.
+        if let restored = try? OpenVault(configuration), !restored.hasPassphrase { try? restored.acceptCurrentGeneration() }
     }
 
     /// The restore's copy (its connection to the backup closed on return, so that the sidecars

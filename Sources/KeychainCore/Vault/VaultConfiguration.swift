@@ -32,6 +32,8 @@ public struct VaultConfiguration: Sendable {
     /// each such write and other devices' changes arrive by watch. Default true; a
     /// short-lived program (the `keychain` command) leaves that to `keychain sync run`.
     public var syncsInBackground: Bool
+    /// Which boot this is (tests play another boot with another file).
+    var bootIdentity = BootIdentity()
 
     /// A configuration; each parameter defaults as its property says.
     public init(
@@ -92,6 +94,35 @@ public struct VaultStatus: Sendable {
     public var machineBinding: String?
     /// How many items the vault holds.
     public var itemCount: Int
+    /// Whether this boot's record vouches that the file is the vault's newest copy.
+    public var rollbackCheck: RollbackCheck
+}
+
+/// What this boot's record of a vault's newest generation (in the user's kernel keyring) says
+/// about the copy at hand. The record refuses an older copy of the file; it lives until reboot,
+/// and any process of the user can delete it.
+public enum RollbackCheck: Sendable, Equatable, CustomStringConvertible {
+    /// The file is at the newest generation this boot recorded for it.
+    case current
+    /// No record, and the file was not last written in this boot by a process that keeps one:
+    /// first use since a reboot (or the vault was written with the kernel keyring off).
+    case noRecordThisBoot
+    /// The file was last written in this boot, yet the record is gone (deleted, or pushed out
+    /// by many other vaults): an older copy could not be told from the current one. Reads go
+    /// on; writes wait until the owner confirms this copy (``Vault/acceptCurrentGeneration()``,
+    /// `keychain verify --accept`).
+    case unknown
+    /// Not checked, and why (the kernel keyring off or refused, the vault locked, an older format).
+    case notChecked(String)
+
+    public var description: String {
+        switch self {
+        case .current: "current (this boot's record vouches for this copy)"
+        case .noRecordThisBoot: "no record this boot (first use since a reboot)"
+        case .unknown: "unknown: written in this boot, but this boot's record is gone; writes wait for keychain verify --accept"
+        case .notChecked(let why): "not checked (\(why))"
+        }
+    }
 }
 
 extension VaultConfiguration {

@@ -1,0 +1,56 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The lock that makes one sync agent per vault: a POSIX record lock on `<vault>.sync-agent`,
+/// held for as long as the agent runs and released by the kernel when it exits, however it
+/// exits. Whoever wants to know whether an agent runs asks the kernel who holds the lock, so
+/// a stale file means nothing and asking writes nothing.
+public final class SyncAgentLock: Sendable {
+    private let descriptor: Int32
+
+    private init(descriptor: Int32) { self.descriptor = descriptor }
+
+    deinit { close(descriptor) }
+
+    /// The lock file of the vault at `location`.
+    static func path(_ location: VaultLocation) -> String { location.path + ".sync-agent" }
+
+    /// Takes the lock of the vault at `location`, for this process's lifetime (or until the
+    /// returned lock is released); nil when another process holds it.
+    ///
+    /// - Throws: ``StoreError/io(_:)`` when the lock file cannot be made (its directory
+    ///   missing or not writable), ``StoreError/untrusted(path:reason:)`` when it is not a
+    ///   regular file of this user.
+    public static func acquire(for location: VaultLocation) throws(StoreError) -> SyncAgentLock? {
+        let path = path(location)
+        let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0o600)
+        guard fd >= 0 else { throw .io("cannot open \(path): \(String(cString: strerror(errno)))") }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == getuid() else {
+            close(fd)
+            throw .untrusted(path: path, reason: "the sync agent's lock is not a regular file of this user")
+        }
+        var lock = flock()
+        lock.l_type = Int16(F_WRLCK)
+        lock.l_whence = Int16(SEEK_SET)
+        guard fcntl(fd, F_SETLK, &lock) == 0 else {
+            close(fd)
+            return nil
+        }
+        return SyncAgentLock(descriptor: fd)
+    }
+
+    /// The process id of the sync agent of the vault at `location`, or nil when none runs.
+    /// Opens the lock file for reading and asks the kernel; changes nothing.
+    public static func holder(for location: VaultLocation) -> pid_t? {
+        let fd = open(path(location), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var lock = flock()
+        lock.l_type = Int16(F_WRLCK)
+        lock.l_whence = Int16(SEEK_SET)
+        guard fcntl(fd, F_GETLK, &lock) == 0, lock.l_type != Int16(F_UNLCK) else { return nil }
+        return lock.l_pid
+    }
+}

@@ -1,0 +1,137 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// This boot's record of each vault's newest generation, in the user's kernel keyring
+/// (``GenerationTable``): a copy of the vault older than the record is refused as rolled back.
+///
+/// The record lives only as long as the boot, and any process of the user can delete it. So
+/// every write also stamps the ledger's root with the boot it ran in (when it keeps a record):
+/// a vault last written in this boot whose record is gone is a vault whose freshness is
+/// unknown, and writes wait until the owner confirms this copy (``acceptCurrentGeneration()``,
+/// `keychain verify --accept`). After a reboot the record's absence is normal.
+///
+/// Records are kept per vault and per place: a copy of the vault restored elsewhere has its
+/// own record, and never takes the record of the vault it was copied from.
+extension OpenVault {
+    /// The boot a write stamps into the ledger: this boot when this process keeps generation
+    /// records (the kernel keyring is on and works), else none.
+    var recordingBoot: [UInt8] {
+        guard currentKernelKeyringState() == .available, let boot else { return BootIdentity.none }
+        return boot
+    }
+
+    /// The key of this vault's entry in the table: its id and where it lives.
+    var generationRecordID: [UInt8] { GenerationTable.recordID(vaultID: header.vaultID, path: location.path) }
+
+    /// This boot's newest generation of this vault, when the kernel keyring holds a genuine record.
+    func seenGeneration(key: HMACKey) -> UInt64? {
+        guard configuration.usesKernelKeyring else { return nil }
+        return GenerationTable.generation(in: kernelKeyring.load(GenerationTable.description), key: key, recordID: generationRecordID)
+    }
+
+    /// Whether a root this process just authenticated, with no record of its generation in the
+    /// kernel keyring, was written in this boot by a process that kept one: the record vanished.
+    func recordVanished(_ root: LedgerRoot?, seen: UInt64?) -> Bool {
+        guard seen == nil, let root, root.writerBoot != BootIdentity.none else { return false }
+        return root.writerBoot == recordingBoot
+    }
+
+    /// What a write meets when the record vanished: it waits for the owner's word.
+    var generationRecordMissing: StoreError {
+        .tampered(
+            "\(location.path) was last written in this boot, but this boot's record of its newest generation is gone from the kernel keyring (deleted, or pushed out by many other vaults), so an older copy of the file could not be told from the current one; check the vault with keychain verify, then confirm this copy with keychain verify --accept"
+        )
+    }
+
+    /// Before a write whose ledger check found the record vanished: true when the record is
+    /// back (another process of the owner accepted the vault meanwhile).
+    func recordReturned(key: HMACKey) -> Bool {
+        guard let state = ledger, let seen = seenGeneration(key: key), seen >= state.generation else { return false }
+        ledger!.recordVanished = false
+        return true
+    }
+
+    /// Records the committed generation in the kernel keyring, unless a newer one is there; an
+    /// update lost to another process's (both read the table, both replaced it) is made again.
+    func rememberGeneration() {
+        guard configuration.usesKernelKeyring, let state = ledger, let key = try? ledgerKey() else { return }
+        let recordID = generationRecordID
+        for _ in 0..<4 {
+            var recorded = false
+            Self.updateGenerationTable(kernelKeyring) { table in
+                if let seen = GenerationTable.generation(in: table, key: key, recordID: recordID), seen >= state.generation {
+                    recorded = true
+                    return nil
+                }
+                return GenerationTable.recording(state.generation, in: table, key: key, recordID: recordID)
+            }
+            if recorded { return }
+        }
+    }
+
+    /// The owner's confirmation that this copy of the vault is the current one, after its
+    /// record vanished: the vault is checked whole (every row against the ledger) and its
+    /// generation recorded for this boot. Needs the master key in this process (the passphrase,
+    /// or the key file of a vault without one), never only keys another process left.
+    ///
+    /// - Throws: ``StoreError/locked`` without the master key; the ledger check's errors
+    ///   (``StoreError/tampered(_:)``) when the vault is not sound; ``StoreError/unavailable(_:)``
+    ///   when the kernel keyring keeps no record here.
+    func acceptCurrentGeneration() throws(StoreError) {
+        try withState { () throws(StoreError) in
+            try loadImplicitKeys()
+            guard keys.master != nil else { throw .locked }
+            guard currentKernelKeyringState() == .available else {
+                throw .unavailable("the kernel keyring is off or refused here: this boot keeps no record of the vault's generation to confirm")
+            }
+            try checkedRead(.everyRow) { () throws(StoreError) in }
+            rememberGeneration()
+            guard let key = try? ledgerKey(), recordReturned(key: key) else {
+                throw .io("the kernel keyring did not keep the record of the vault's generation; nothing was confirmed")
+            }
+        }
+    }
+
+    /// Whether this boot's record vouches for the vault as current, for `status` and `verify`
+    /// (mutex held).
+    func rollbackCheck() -> RollbackCheck {
+        guard configuration.usesKernelKeyring else { return .notChecked("the kernel keyring is off") }
+        guard currentKernelKeyringState() == .available else { return .notChecked("the kernel keyring is refused here") }
+        guard header.version >= 3 else { return .notChecked("vault format \(header.version) records no boot") }
+        do throws(StoreError) {
+            try checkedRead(.rowsAsRead) { () throws(StoreError) in }
+        } catch {
+            return .notChecked(error.isUnavailableKey ? "locked" : error.description)
+        }
+        guard let state = ledger else { return .notChecked("no ledger") }
+        if state.recordVanished, let key = try? ledgerKey(), !recordReturned(key: key) { return .unknown }
+        return (try? ledgerKey()).flatMap { seenGeneration(key: $0) } == nil ? .noRecordThisBoot : .current
+    }
+
+    /// Drops this boot's record of this vault.
+    func forgetGeneration() {
+        guard configuration.usesKernelKeyring else { return }
+        Self.forgetGeneration(of: header.vaultID, at: location, in: kernelKeyring)
+    }
+
+    /// Drops this boot's record of the vault at `location` (a restore puts an older copy back on purpose).
+    static func forgetGeneration(of vaultID: [UInt8], at location: VaultLocation, in kernelKeyring: KernelKeyring) {
+        let recordID = GenerationTable.recordID(vaultID: vaultID, path: location.path)
+        updateGenerationTable(kernelKeyring) { table in table.map { GenerationTable.forgetting(recordID, in: $0) } }
+    }
+
+    /// Reads the generation table, lets `change` make the new one (nil: leave it), and replaces
+    /// it, under one lock for the whole process, so that the vaults a process writes at once
+    /// never drop each other's entries. Another process's update can still race this one; each
+    /// writer then finds its own entry missing and makes it again.
+    static func updateGenerationTable(_ kernelKeyring: KernelKeyring, _ change: (SecretBytes?) -> SecretBytes?) {
+        generationTableLock.withLock {
+            guard let updated = change(kernelKeyring.load(GenerationTable.description)) else { return }
+            // The kernel refuses an empty payload: the last entry goes with the key.
+            if updated.count == 0 { kernelKeyring.remove(GenerationTable.description) } else { try? kernelKeyring.store(updated, as: GenerationTable.description) }
+        }
+    }
+}
+
+private let generationTableLock = Lock()

@@ -1,0 +1,36 @@
+import KeychainCore
+import Testing
+
+@testable import KeychainCLI
+
+/// Issue 36, item 1: where systemd runs the user's session, `sync init` and `join` install a
+/// user service that keeps the vault's sync agent running.
+@Suite("The sync agent's systemd user unit")
+struct SystemdUserUnitTests {
+    @Test("the unit runs 'keychain sync run' for this vault, restarts it on failure, starts with the session, and quotes what systemd would expand")
+    func unitContents() {
+        let unit = SystemdUserUnit(
+            vault: VaultLocation(path: "/home/ann/my vault/50%$HOME.keychain"), executable: "/opt/kc/bin/keychain", directory: "/home/ann/.config/systemd/user")
+        #expect(unit.name.hasPrefix("keychain-sync-") && unit.name.hasSuffix(".service"))
+        let lines = unit.contents.split(separator: "\n").map(String.init)
+        #expect(lines.contains(#"ExecStart="/opt/kc/bin/keychain" sync run --vault "/home/ann/my vault/50%%$$HOME.keychain""#), "\(unit.contents)")
+        #expect(lines.contains("Restart=on-failure"))
+        #expect(lines.contains("WantedBy=default.target"))
+        #expect(lines.contains("Environment=KEYCHAIN_SYNC_AGENT=off"))
+        #expect(!unit.contents.contains("--idle"), "a service runs for the session, not until idle")
+    }
+
+    @Test("one unit name per vault, the same each time")
+    func oneNamePerVault() {
+        func name(_ path: String) -> String { SystemdUserUnit(vault: VaultLocation(path: path), executable: "/usr/bin/keychain", directory: "/d").name }
+        #expect(name("/a/one.keychain") == name("/a/one.keychain"))
+        #expect(name("/a/one.keychain") != name("/a/two.keychain"))
+    }
+
+    @Test("no systemd user manager in the environment (a container, CI): no unit, the on-demand agent instead")
+    func noUserManager() {
+        let location = VaultLocation(path: "/tmp/v.keychain")
+        #expect(SystemdUserUnit(vault: location, executable: "/usr/bin/keychain", environment: ["HOME": "/root"]) == nil)
+        #expect(SystemdUserUnit(vault: location, executable: "/usr/bin/keychain", environment: ["HOME": "/root", "XDG_RUNTIME_DIR": "/nonexistent"]) == nil)
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import KeychainTestSupport
+import Testing
+
+@testable import KeychainCore
+
+/// Issue 36, item 1: sync that keeps itself running. Without a systemd user session (as in
+/// CI's container) each command starts the vault's sync agent when none runs.
+extension SyncTests {
+    /// The agent of `machine`'s vault, if one runs.
+    func agent(of machine: Machine) -> pid_t? { SyncAgentLock.holder(for: VaultLocation(path: machine.vaultPath)) }
+
+    /// Stops the agents the test's commands started (by their process ids) and waits for them to go.
+    func stopAgents(_ machines: [Machine]) {
+        for machine in machines {
+            guard let pid = agent(of: machine) else { continue }
+            kill(pid, SIGTERM)
+            for _ in 0..<100 where agent(of: machine) != nil { usleep(100_000) }
+        }
+    }
+
+    @Test("two homes: one 'set --icloud' on one, one 'get' on the other, and no 'sync run' typed: the agents that init and join started carry it; each exits when idle")
+    func setOnOneGetOnAnotherWithoutSyncRun() throws {
+        let environment = ["KEYCHAIN_SYNC_AGENT_IDLE": "20"]
+        let alpha = Machine("alpha", cluster, agent: environment)
+        let beta = Machine("beta", cluster, agent: environment)
+        defer { stopAgents([alpha, beta]) }
+        try alpha.initialize()
+        try beta.join(try alpha.invite())
+        #expect(agent(of: alpha) != nil && agent(of: beta) != nil, "init and join started an agent each")
+
+        try alpha.setCloud("Skroob", "12345")
+        // The other machine's agent applies it as the watch reports it; the user's one `get`
+        // comes when it has (tried again only while it has not yet arrived).
+        var got: String?
+        for _ in 0..<300 where got == nil {
+            got = try beta.getCloud("Skroob")
+            if got == nil { usleep(100_000) }
+        }
+        #expect(got == "12345")
+        let started = try #require(agent(of: beta))
+
+        // A command finds the running agent and starts no other (one per vault).
+        try beta.ok(["list"])
+        #expect(agent(of: beta) == started)
+        // Idle (nothing sent or received for KEYCHAIN_SYNC_AGENT_IDLE seconds), it exits.
+        for _ in 0..<600 where agent(of: beta) != nil { usleep(100_000) }
+        #expect(agent(of: beta) == nil, "the agent exited when idle")
+        // The next command that touches the vault starts it again.
+        _ = try beta.getCloud("Skroob")
+        #expect(agent(of: beta) != nil)
+    }
+
+    @Test("with no agent, a set sends its own change at once")
+    func setSendsAtOnce() throws {
+        let machines = try group(["alpha", "beta"], on: cluster)
+        try machines[0].setCloud("token", "sent-by-the-set")
+        #expect(try machines[0].status()["outbox"] as? Int == 0)
+        try machines[1].round()
+        #expect(try machines[1].getCloud("token") == "sent-by-the-set")
+    }
+
+    @Test("a command reading an enrolled vault sends and receives nothing and, with changes unsent and no agent, says so on standard error")
+    func unsentChangesReported() throws {
+        let machines = try group(["alpha", "beta"], on: cluster)
+        let alpha = machines[0]
+        try cluster.pause(1)
+        try cluster.pause(2)
+        try cluster.pause(3)
+        defer {
+            for member in 1...3 { try? cluster.resume(member) }
+        }
+        // The cluster does not answer: the write succeeds after the short bound, and waits.
+        let set = try alpha.keychain(["set", "-i", "Shared", "--icloud", "offline"], input: "v")
+        #expect(set.status == 0, "\(set.stderr)")
+        // What a read must leave as it was: the outbox, the pull cursor and when it last pulled.
+        func syncState() throws -> [Int?] {
+            let status = try alpha.status()
+            return ["outbox", "cursor", "lastPull"].map { status[$0] as? Int }
+        }
+        let before = try syncState()
+        #expect(before[0] == 1)
+        for command in [["get", "-i", "Shared", "--icloud", "offline"], ["status"]] {
+            let result = try alpha.keychain(command)
+            #expect(result.status == 0 && result.stderr.contains("1 change waits to be sent and no sync agent runs"), "\(command): \(result.stderr)")
+        }
+        #expect(try syncState() == before, "get and status sent and received nothing")
+    }
+
+    @Test("a removed device's 'sync status' says it was removed, not that the cluster is unreachable")
+    func removedDeviceStatus() throws {
+        let machines = try group(["alpha", "gone"], on: cluster)
+        try machines[0].ok(["sync", "remove-device", "gone"])
+        let text = try machines[1].ok(["sync", "status"])
+        #expect(text.contains("removed from the group") && !text.contains("unreachable"), "\(text)")
+        #expect(try machines[1].status()["removed"] as? Bool == true)
+    }
+}
