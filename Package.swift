@@ -19,6 +19,8 @@ let package = Package(
         .target(name: "CSystem"),
         // libcurl, loaded at run time by the sync engine only (its headers from libcurl4-openssl-dev).
         .target(name: "CCurl"),
+        // sd-bus, loaded at run time by `keychain serve` only (libsystemd0; no headers needed).
+        .target(name: "CSDBus"),
 
         .target(name: "KeychainCore", dependencies: ["CSQLite", "COpenSSL", "CKeyring", "CSystem", "CCurl"]),
         // Valet's naming (identifiers, accessibility, service strings), Foundation-free so that
@@ -27,7 +29,9 @@ let package = Package(
         .target(name: "Valet", dependencies: ["KeychainCore", "ValetNaming"]),
         .target(name: "UICKeyChainStore", dependencies: ["KeychainCore"]),
         .target(name: "Locksmith", dependencies: ["KeychainCore"]),
-        .target(name: "KeychainCLI", dependencies: ["KeychainCore", "ValetNaming"]),
+        // The Secret Service provider (`keychain serve`): the vault on the session bus.
+        .target(name: "KeychainServe", dependencies: ["KeychainCore", "CSDBus", "COpenSSL"]),
+        .target(name: "KeychainCLI", dependencies: ["KeychainCore", "ValetNaming", "KeychainServe"]),
         .executableTarget(name: "keychain", dependencies: ["KeychainCLI"]),
         // The benchmark against the floors (raw SQLite, raw AES-GCM) and the peers: a program, not a test.
         .executableTarget(name: "keychain-bench", dependencies: ["KeychainCore", "Valet", "ValetNaming", "KeychainTestSupport", "CSQLite", "COpenSSL"]),
@@ -47,6 +51,8 @@ let package = Package(
         // The Secret Service against other programs' items and its time bounds (private gnome-keyrings).
         .testTarget(
             name: "SecretServiceTests", dependencies: ["KeychainCore", "Valet", "UICKeyChainStore", "Locksmith", "KeychainTestSupport", "keychain", "keychain-reliability"]),
+        // `keychain serve` against real clients (secret-tool, Python secretstorage) on private session buses.
+        .testTarget(name: "SecretServiceProviderTests", dependencies: ["KeychainCore", "KeychainServe", "KeychainTestSupport", "keychain"], exclude: ["Clients"]),
         .testTarget(name: "KeychainCLITests", dependencies: ["KeychainCLI", "Valet", "KeychainCore", "KeychainTestSupport", "keychain"]),
         // Sync between "machines" (homes) through a 3-member etcd cluster of each test's own.
         .testTarget(name: "SyncTests", dependencies: ["KeychainCore", "Valet", "KeychainTestSupport", "keychain", "keychain-reliability"]),

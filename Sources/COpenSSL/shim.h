@@ -5,3 +5,4 @@
 #include <openssl/err.h>
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
+#include <openssl/bn.h>

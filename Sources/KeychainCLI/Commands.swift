@@ -194,6 +194,7 @@ enum Commands {
             positionals: [], optionalPositionals: [], options: [json],
             examples: ["keychain status", "keychain status --json"], notes: nil, run: status),
         SyncCommand.command,
+        ServeCommand.command,
     ]
 
     // MARK: - Item commands

@@ -1,0 +1,186 @@
+import Foundation
+import KeychainCore
+import KeychainTestSupport
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Where one operation's power-loss exploration runs: `root` is the tree whose crash states are
+/// explored (the user's home, with the default vault under it); `secrets` beside it holds what
+/// the command reads but a power cut does not touch (passphrase files, a backup, an archive).
+struct PowerLossPlace {
+    let root: String
+    let secrets: String
+    let keychain: String
+    /// The etcd cluster of the sync round (nil for the other operations).
+    var cluster: SyncCluster? = nil
+
+    var home: String { root + "/home" }
+    var vaultDirectory: String { home + "/.local/share/keychain" }
+    /// The default vault, relative to `root`.
+    static let vault = "home/.local/share/keychain/default.keychain"
+    var vaultPath: String { root + "/" + Self.vault }
+
+    var environment: [String: String] { ["PATH": "/usr/bin:/bin", "HOME": home, "KEYCHAIN_KERNEL_KEYRING": "off"] }
+
+    /// Runs the command, untraced, to prepare the tree; fails the preparation if it fails.
+    func keychain(_ arguments: [String], input: String = "", environment extra: [String: String] = [:]) throws {
+        let result = try Subprocess.run(keychain, arguments, environment: environment.merging(extra) { $1 }, input: Data(input.utf8))
+        guard result.status == 0 else { throw FileTrace.Failure(description: "preparing with keychain \(arguments.joined(separator: " ")) failed: \(result.stderr)") }
+    }
+
+    /// A file only the user reads, outside the explored tree.
+    func secret(_ name: String, _ contents: String) -> String {
+        let path = secrets + "/" + name
+        _ = FileManager.default.createFile(atPath: path, contents: Data(contents.utf8), attributes: [.posixPermissions: 0o600])
+        return path
+    }
+
+    /// The default vault with three Valet items, made by the command.
+    func vaultWithItems() throws {
+        for (key, value) in [("a", "alpha"), ("b", "bravo"), ("c", "charlie")] {
+            try keychain(["set", "-i", "PowerLoss", key], input: value)
+        }
+    }
+
+    /// The default vault with three items, enrolled in a sync group with a second vault (in
+    /// `secrets`) that has sent it three synchronizable items it has not received yet.
+    func vaultWithChangesToReceive() throws {
+        guard let cluster else { throw FileTrace.Failure(description: "the sync round needs an etcd cluster") }
+        try vaultWithItems()
+        let configuration = { (path: String) in
+            VaultConfiguration(location: VaultLocation(path: path), usesKernelKeyring: false, syncsInBackground: false)
+        }
+        let sender = try Vault(configuration(secrets + "/sender.keychain"))
+        let alpha = try SyncEngine.create(vault: sender, cluster: cluster, deviceName: "alpha")
+        _ = try SyncEngine.join(vault: try Vault(configuration(vaultPath)), cluster: cluster, code: try alpha.invite(), deviceName: "beta")
+        for (key, value) in [("s1", "sierra"), ("s2", "tango"), ("s3", "uniform")] {
+            try sender.upsert(
+                Item(.genericPassword, attributes: Attributes(service: "synced", account: key, synchronizable: true, accessibility: .afterFirstUnlock), value: SecretBytes(utf8: value)))
+        }
+        _ = try alpha.syncOnce()
+    }
+
+    /// The default vault with three items under the passphrase "old" (scrypt at its cheapest,
+    /// so that checking thousands of states stays quick).
+    func passphraseVaultWithItems() throws {
+        try vaultWithItems()
+        let vault = try Vault(VaultConfiguration(location: VaultLocation(path: vaultPath), scryptParameters: .minimum, usesKernelKeyring: false))
+        try vault.changePassphrase(from: nil, to: SecretBytes(utf8: "old"))
+    }
+}
+
+/// One operation of the `keychain` command whose crash states are explored: how its tree is
+/// prepared, the command line traced, and which vault files to check in every state.
+struct PowerLossOperation {
+    let name: String
+    let prepare: (PowerLossPlace) throws -> Void
+    let arguments: (PowerLossPlace) -> [String]
+    var input = ""
+    var environment: (PowerLossPlace) -> [String: String] = { _ in [:] }
+    /// The vault files checked in every state, relative to the root.
+    var watched = [PowerLossPlace.vault]
+    /// The passphrases a user may have been told are the vault's (before and after).
+    var passphrases: [String] = []
+    /// The machine identity file the vault's ThisDeviceOnly items are bound to, if not this machine's.
+    var machineIdentityFile: ((PowerLossPlace) -> String)? = nil
+    /// The operation also upgrades the vault's format in a transaction of its own: a state that
+    /// holds the items as before in the new format is whole too.
+    var upgrades = false
+    /// Tell vaults apart by their keys too (a rekey changes nothing else a reader sees).
+    var changesKeys = false
+    /// Whole states of a watched vault between before and after (a step the command commits
+    /// on its own before the rest), by watched path.
+    var intermediates: [String: [VaultReading]] = [:]
+    /// How many distinct states of each model quick mode checks (a seeded sample, the states
+    /// after the command ended always among them): fewer where every check costs a scrypt of
+    /// the command's own strength.
+    var quickBudget = 30
+    /// The choices of unsynced writes listed in full at one point of the trace in long mode
+    /// (beyond it, this many chosen by the seed): lower where each check costs that scrypt.
+    var longLimit = 4_096
+
+    /// The sync round: `keychain sync run --once` receiving and applying another device's changes.
+    static var syncRound: PowerLossOperation {
+        PowerLossOperation(
+            name: "sync round", prepare: { try $0.vaultWithChangesToReceive() }, arguments: { _ in ["sync", "run", "--once"] })
+    }
+
+    static func all(fixtures: String?) -> [PowerLossOperation] {
+        let passphraseFiles: (PowerLossPlace) -> [String: String] = { place in
+            ["KEYCHAIN_PASSPHRASE_FILE": place.secret("old", "old"), "KEYCHAIN_NEW_PASSPHRASE_FILE": place.secret("new", "new")]
+        }
+        var operations = [
+            PowerLossOperation(
+                name: "creation", prepare: { place in mkdir(place.home, 0o700) }, arguments: { _ in ["set", "-i", "PowerLoss", "first"] }, input: "one",
+                intermediates: [PowerLossPlace.vault: [.emptyVault]]),
+            PowerLossOperation(
+                name: "passwd (first passphrase)", prepare: { try $0.vaultWithItems() }, arguments: { _ in ["passwd"] }, environment: passphraseFiles,
+                passphrases: ["new"], quickBudget: 4, longLimit: 16),
+            PowerLossOperation(
+                name: "passwd (change)", prepare: { try $0.passphraseVaultWithItems() }, arguments: { _ in ["passwd"] }, environment: passphraseFiles,
+                passphrases: ["new", "old"], quickBudget: 4, longLimit: 16),
+            PowerLossOperation(
+                name: "passwd (removal)", prepare: { try $0.passphraseVaultWithItems() }, arguments: { _ in ["passwd", "--remove"] },
+                environment: passphraseFiles, passphrases: ["old"]),
+            PowerLossOperation(
+                name: "rekey", prepare: { try $0.passphraseVaultWithItems() }, arguments: { _ in ["rekey"] }, environment: passphraseFiles,
+                passphrases: ["old"], changesKeys: true, quickBudget: 4, longLimit: 16),
+            PowerLossOperation(
+                name: "restore",
+                prepare: { place in
+                    try place.vaultWithItems()
+                    try place.keychain(["backup", place.secrets + "/backup.keychain"])
+                    for file in [place.vaultPath, place.vaultPath + ".key"] { unlink(file) }
+                },
+                arguments: { ["restore", $0.secrets + "/backup.keychain"] }),
+            PowerLossOperation(
+                name: "import",
+                prepare: { place in
+                    try place.vaultWithItems()
+                    let other = ["KEYCHAIN_PATH": place.secrets + "/other.keychain", "KEYCHAIN_ARCHIVE_PASSPHRASE_FILE": place.secret("archive", "archive")]
+                    for (key, value) in [("x", "x-ray"), ("y", "yankee")] { try place.keychain(["set", "-i", "Imported", key], input: value, environment: other) }
+                    try place.keychain(["export", place.secrets + "/items.skcx"], environment: other)
+                },
+                arguments: { ["import", $0.secrets + "/items.skcx"] },
+                environment: { ["KEYCHAIN_ARCHIVE_PASSPHRASE_FILE": $0.secret("archive", "archive")] }),
+            PowerLossOperation(
+                name: "set", prepare: { try $0.vaultWithItems() }, arguments: { _ in ["set", "-i", "PowerLoss", "b"] }, input: "bravo, changed"),
+            PowerLossOperation(name: "remove", prepare: { try $0.vaultWithItems() }, arguments: { _ in ["remove", "-i", "PowerLoss", "a"] }),
+            PowerLossOperation(
+                name: "backup",
+                prepare: { place in
+                    try place.vaultWithItems()
+                    mkdir(place.home + "/backups", 0o700)
+                },
+                arguments: { ["backup", $0.home + "/backups/copy.keychain"] }, watched: [PowerLossPlace.vault, "home/backups/copy.keychain"]),
+            PowerLossOperation(
+                name: "recover", prepare: { try $0.vaultWithItems() }, arguments: { ["recover", $0.home + "/recovered.keychain"] },
+                watched: [PowerLossPlace.vault, "home/recovered.keychain"], intermediates: ["home/recovered.keychain": [.emptyVault]]),
+        ]
+        if let fixtures {
+            let copyFixture: (String, PowerLossPlace) throws -> Void = { name, place in
+                try FileManager.default.createDirectory(atPath: place.vaultDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                for suffix in ["", ".key"] where FileManager.default.fileExists(atPath: fixtures + "/\(name).keychain" + suffix) {
+                    try FileManager.default.copyItem(atPath: fixtures + "/\(name).keychain" + suffix, toPath: place.vaultPath + suffix)
+                    chmod(place.vaultPath + suffix, 0o600)
+                }
+                try FileManager.default.copyItem(atPath: fixtures + "/machine-id", toPath: place.secrets + "/machine-id")
+            }
+            operations.insert(
+                contentsOf: [
+                    PowerLossOperation(
+                        name: "format-2 upgrade (key file, by a write)", prepare: { try copyFixture("keyfile", $0) },
+                        arguments: { _ in ["set", "-i", "PowerLoss", "after-upgrade"] }, input: "upgraded",
+                        machineIdentityFile: { $0.secrets + "/machine-id" }, upgrades: true),
+                    PowerLossOperation(
+                        name: "format-2 upgrade (passphrase, by an unlock)", prepare: { try copyFixture("passphrase", $0) },
+                        arguments: { _ in ["unlock", "--timeout", "0"] },
+                        environment: { ["KEYCHAIN_PASSPHRASE_FILE": $0.secret("fixture", "fixture-passphrase")] },
+                        passphrases: ["fixture-passphrase"], machineIdentityFile: { $0.secrets + "/machine-id" }, upgrades: true, quickBudget: 15),
+                ], at: 7)
+        }
+        return operations
+    }
+}

@@ -9,6 +9,7 @@ import KeychainCore
 // other users, secrets in memory, resource faults. `--quick` (what CI runs) or `--long`.
 //
 //   keychain-reliability [--quick | --long] [--only NAME,...] [--seed N] [--json PATH]
+//   keychain-reliability --power-loss [--quick | --long] [--operations NAME,...] [--models M,...] [--every-state] [--fault F]
 //   keychain-reliability worker (crash|contend|memory|fsize|readonly|migrate|ss-callers|ss-batch|sync-set|sync-wait) ...   (children)
 //   keychain-reliability probe-read PATH | probe-vault PATH | probe-key SERIAL       (as another user)
 
@@ -63,6 +64,7 @@ var quick = true
 var only: Set<String>?
 var seed = UInt64(Date().timeIntervalSince1970)
 var jsonPath: String?
+var powerLoss = PowerLossCheck.Options()
 var index = 0
 while index < arguments.count {
     switch arguments[index] {
@@ -71,14 +73,26 @@ while index < arguments.count {
     case "--only" where index + 1 < arguments.count: index += 1; only = Set(arguments[index].split(separator: ",").map(String.init))
     case "--seed" where index + 1 < arguments.count: index += 1; seed = UInt64(arguments[index]) ?? seed
     case "--json" where index + 1 < arguments.count: index += 1; jsonPath = arguments[index]
+    case "--power-loss": only = ["power-loss"]
+    case "--every-state": powerLoss.everyState = true
+    case "--operations" where index + 1 < arguments.count: index += 1; powerLoss.operations = Set(arguments[index].split(separator: ",").map(String.init))
+    case "--models" where index + 1 < arguments.count:
+        index += 1
+        powerLoss.models = arguments[index].split(separator: ",").compactMap { PersistenceModel(rawValue: String($0)) }
+    case "--fault" where index + 1 < arguments.count:
+        index += 1
+        guard let fault = PowerLossCheck.Fault(rawValue: arguments[index]) else { print("unknown fault \(arguments[index])"); exit(2) }
+        powerLoss.fault = fault
     default:
         print(
-            "usage: keychain-reliability [--quick | --long] [--only crash,contention,keychanges,corruption,hostile,users,memory,faults,sync,hostile-etcd]"
-                + " [--seed N] [--json PATH]")
+            "usage: keychain-reliability [--quick | --long] [--only crash,contention,keychanges,corruption,hostile,users,memory,faults,sync,hostile-etcd,power-loss]"
+                + " [--seed N] [--json PATH] [--power-loss [--operations NAME,...] [--models ordered,strict,loose] [--every-state] [--fault vault-before-key|no-directory-sync]]")
         exit(2)
     }
     index += 1
 }
+
+powerLoss.quick = quick
 
 let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("keychain-reliability-\(getpid())").path
 mkdir(scratch, 0o711)
@@ -99,6 +113,7 @@ let checks: [(String, () -> CheckResult)] = [
     ("faults", { ResourceFaultCheck.run(env) }),
     ("sync", { SyncCheck.run(env, items: quick ? 100 : 2_000) }),
     ("hostile-etcd", { HostileEtcdCheck.run(env, trials: quick ? 200 : 600) }),
+    ("power-loss", { PowerLossCheck.run(env, powerLoss) }),
 ]
 var results: [CheckResult] = []
 for (name, check) in checks where only?.contains(name) ?? true {

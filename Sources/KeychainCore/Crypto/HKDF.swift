@@ -5,7 +5,7 @@ internal import COpenSSL
 /// The KDF is fetched once. (The older `EVP_PKEY_HKDF` route builds a key-management and a
 /// key-exchange method store besides the KDF one at its first use, about 1 M instructions
 /// that a short-lived command paid for nothing.)
-enum HKDF {
+package enum HKDF {
     // Fetched once; an EVP_KDF is immutable and safe to share once fetched.
     nonisolated(unsafe) private static let algorithm: OpaquePointer? = EVP_KDF_fetch(nil, "HKDF", nil)
 
@@ -13,7 +13,7 @@ enum HKDF {
         try deriveKey(from: inputKey, salt: salt, info: Array(info.utf8), count: count)
     }
 
-    static func deriveKey(from inputKey: SecretBytes, salt: [UInt8] = [], info infoBytes: [UInt8], count: Int = 32) throws(OpenSSLError) -> SecretBytes {
+    package static func deriveKey(from inputKey: SecretBytes, salt: [UInt8] = [], info infoBytes: [UInt8], count: Int = 32) throws(OpenSSLError) -> SecretBytes {
         guard let algorithm = Self.algorithm, let context = EVP_KDF_CTX_new(algorithm) else { throw OpenSSLError("EVP_KDF_CTX_new(HKDF)") }
         defer { EVP_KDF_CTX_free(context) }
         // OSSL_PARAM keeps the pointers it is given: every buffer stays alive until the derive.

@@ -1,8 +1,8 @@
 internal import COpenSSL
 
-/// A failure reported by libcrypto. Internal: the vault maps it to ``StoreError``.
+/// A failure reported by libcrypto. Not public: the vault maps it to ``StoreError``.
 /// It carries OpenSSL's reason string only, never data.
-struct OpenSSLError: Error, CustomStringConvertible {
+package struct OpenSSLError: Error, CustomStringConvertible {
     let operation: String
     let reason: String
 
@@ -19,5 +19,5 @@ struct OpenSSLError: Error, CustomStringConvertible {
         ERR_clear_error()
     }
 
-    var description: String { "\(operation): \(reason)" }
+    package var description: String { "\(operation): \(reason)" }
 }

@@ -26,14 +26,18 @@ enum FileSystem {
         return lstat(path, &info) == 0
     }
 
-    /// Creates `path` and missing parents with mode 0700.
+    /// Creates `path` and missing parents with mode 0700, each made durable in its parent
+    /// (a directory's entry is the parent's data: without that fsync a power cut can take the
+    /// new directory, and the vault linked and synced inside it, away).
     static func createDirectory(_ path: String) throws(Failure) {
         if exists(path) { return }
         let parent = FileSystem.parent(of: path)
         if !parent.isEmpty && parent != path { try createDirectory(parent) }
-        if mkdir(path, 0o700) != 0 && errno != EEXIST {
+        if mkdir(path, 0o700) != 0 {
+            if errno == EEXIST { return }
             throw Failure(operation: "mkdir", path: path, code: errno)
         }
+        syncDirectory(of: path)
     }
 
     /// Creates an empty file with mode 0600, failing if it exists, so SQLite (which gives its

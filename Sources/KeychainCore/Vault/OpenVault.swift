@@ -137,8 +137,10 @@ final class OpenVault: @unchecked Sendable {
         }
     }
 
-    /// How often an unlock starts again when a rotation elsewhere overtakes it.
-    static let unlockAttempts = 5
+    /// How often an unlock (or a write that unlocks on need) starts again when a rotation
+    /// elsewhere overtakes it. Each new attempt follows another process's committed rotation, so
+    /// the bound only ends a run of rotations back to back, as an owner rekeying in a loop makes.
+    static let unlockAttempts = 16
 
     /// The unlock itself (mutex held).
     private func unlockLocked(passphrase: SecretBytes, forUser: Bool) throws(StoreError) {

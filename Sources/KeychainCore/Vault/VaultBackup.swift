@@ -78,18 +78,22 @@ extension Vault {
         try copy.verifyIntegrity()
     }
 
-    /// The vault's snapshot into `destination`: key file linked first, then the vault file,
-    /// made in a temporary file and linked into place; verified by opening it.
+    /// The vault's snapshot into `destination`, made whole and synced under a temporary name,
+    /// then its key file and the vault linked into place one right after the other, as a new
+    /// vault is (`OpenVault.create`): a power cut or a kill between the two links leaves the key
+    /// file beside the finished copy under its temporary name, which the next write links
+    /// (`OpenVault.interruptedCreation`); a key file linked before the copy was made would be
+    /// left alone with nothing that opens with it. Verified by opening it.
     private static func copy(from vault: OpenVault, to destination: VaultLocation, keyFile: SecretBytes?) throws(StoreError) {
-        if let keyFile, try !VaultFile.createExclusively(keyFile, at: destination.keyFilePath) {
-            throw .invalidArgument("\(destination.keyFilePath) already exists; nothing was written over it")
-        }
         let temporary = VaultFile.temporaryName(for: destination.path)
         defer { unlink(temporary) }
+        do throws(FileSystem.Failure) { try FileSystem.createPrivateFile(temporary) } catch { throw OpenVault.map(error) }
+        try vault.snapshot(into: temporary)
+        FileSystem.syncFile(temporary)
+        if let keyFile, try !VaultFile.createExclusively(keyFile, at: destination.keyFilePath, syncDirectory: false) {
+            throw .invalidArgument("\(destination.keyFilePath) already exists; nothing was written over it")
+        }
         do throws(StoreError) {
-            do throws(FileSystem.Failure) { try FileSystem.createPrivateFile(temporary) } catch { throw OpenVault.map(error) }
-            try vault.snapshot(into: temporary)
-            FileSystem.syncFile(temporary)
             guard try VaultFile.linkIntoPlace(temporary, destination.path) else {
                 throw .invalidArgument("\(destination.path) already exists; nothing was written over it")
             }
@@ -97,7 +101,7 @@ extension Vault {
             // Checking the copy left SQLite's (empty) sidecars beside it; a copy is one file.
             VaultDestination.removeSidecars(of: destination, except: [])
         } catch {
-            if keyFile != nil { unlink(destination.keyFilePath) }
+            if keyFile != nil { FileSystem.remove(destination.keyFilePath) }
             throw error
         }
     }

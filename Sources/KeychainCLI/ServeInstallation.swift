@@ -1,0 +1,95 @@
+import FoundationEssentials
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What `keychain serve --install` writes so that the first Secret Service call of a session
+/// starts `keychain serve`: a D-Bus activation file in the user's `dbus-1/services` (which the
+/// session bus reads before the system's, so it wins over gnome-keyring's), and a systemd user
+/// unit that a bus run by `systemd --user` starts instead (`SystemdService=`).
+struct ServeInstallation {
+    static let unitName = "keychain-serve.service"
+
+    let activationFile: String
+    let unitFile: String
+    let activation: String
+    let unit: String
+
+    /// The two files for the `keychain` at `executable` serving the vault at `vault` (nil: the
+    /// default vault of the session that starts it), under the environment's data and
+    /// configuration directories.
+    /// - Throws: a usage failure for a path that the two file formats cannot carry as it is
+    ///   (quotes, backslashes, `%`, control characters), or no home to install into.
+    init(executable: String, vault: String?, environment: [String: String]) throws(CommandFailure) {
+        func directory(_ variable: String, _ fallback: String) throws(CommandFailure) -> String {
+            if let value = environment[variable], value.hasPrefix("/") { return value }
+            guard let home = environment["HOME"], home.hasPrefix("/") else {
+                throw CommandFailure("neither \(variable) nor HOME is set to an absolute path: nowhere to install", code: .usage)
+            }
+            return home + "/" + fallback
+        }
+        for path in [executable] + (vault.map { [$0] } ?? []) where path.unicodeScalars.contains(where: { "\"'\\%$`".unicodeScalars.contains($0) || $0.value < 0x20 }) {
+            throw CommandFailure("\(path) holds a character that a D-Bus service file or a systemd unit would read differently; install from a plainer path", code: .usage)
+        }
+        let command = "\"\(executable)\" serve" + (vault.map { " --vault \"\($0)\"" } ?? "")
+        activationFile = try directory("XDG_DATA_HOME", ".local/share") + "/dbus-1/services/org.freedesktop.secrets.service"
+        unitFile = try directory("XDG_CONFIG_HOME", ".config") + "/systemd/user/" + Self.unitName
+        activation = """
+            [D-BUS Service]
+            Name=org.freedesktop.secrets
+            Exec=\(command)
+            SystemdService=\(Self.unitName)
+
+            """
+        unit = """
+            [Unit]
+            Description=The keychain vault as the Secret Service (org.freedesktop.secrets)
+
+            [Service]
+            Type=dbus
+            BusName=org.freedesktop.secrets
+            ExecStart=\(command)
+
+            [Install]
+            WantedBy=default.target
+
+            """
+    }
+
+    /// Writes both files (each replaced whole, atomically: a temporary file renamed over it),
+    /// creating their directories (0700).
+    func write() throws(CommandFailure) {
+        for (path, text) in [(activationFile, activation), (unitFile, unit)] {
+            var directory = ""
+            for part in path.split(separator: "/").dropLast() {
+                directory += "/" + part
+                if mkdir(directory, 0o700) != 0 && errno != EEXIST { throw failure(directory) }
+            }
+            let temporary = path + ".new"
+            let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
+            guard fd >= 0 else { throw failure(temporary) }
+            let bytes = Array(text.utf8)
+            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            let synced = fsync(fd) == 0
+            close(fd)
+            guard written == bytes.count, synced, rename(temporary, path) == 0 else {
+                let error = failure(path)
+                unlink(temporary)
+                throw error
+            }
+        }
+    }
+
+    private func failure(_ path: String) -> CommandFailure {
+        CommandFailure("could not write \(path): \(String(cString: strerror(errno)))", code: .failure)
+    }
+
+    /// The running `keychain`'s own path, as the files must name it.
+    static var executable: String {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return CommandLine.arguments[0] }
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

@@ -1,0 +1,106 @@
+internal import CSDBus
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The daemon's connection to the user's session bus (`sd_bus_open_user`: the bus of
+/// `DBUS_SESSION_BUS_ADDRESS`, else `$XDG_RUNTIME_DIR/bus`), served from one thread.
+///
+/// Not `Sendable`: every call, and every handler, runs on the thread that runs ``run()``.
+final class BusConnection {
+    let pointer: OpaquePointer
+    /// Handlers registered with sd-bus, kept alive as long as the connection (sd-bus holds only
+    /// their unretained addresses).
+    private var handlers: [Handler] = []
+    private var stopReason: String?
+
+    final class Handler {
+        let body: (BusMessage) -> Int32
+        init(_ body: @escaping (BusMessage) -> Int32) { self.body = body }
+    }
+
+    /// Connects to the session bus.
+    /// - Throws: ``ServeError/unavailable(_:)`` when libsystemd cannot be loaded or there is no bus.
+    init() throws(ServeError) {
+        var message = [CChar](repeating: 0, count: 256)
+        guard csdbus_load(&message) == 0 else {
+            throw .unavailable(String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+        var bus: OpaquePointer?
+        let opened = csdbus_open_user(&bus)
+        guard opened >= 0, let bus else {
+            throw .unavailable(
+                "no session bus to serve on (\(String(cString: strerror(-opened)))): set DBUS_SESSION_BUS_ADDRESS, or start one with dbus-run-session or systemd --user")
+        }
+        pointer = bus
+    }
+
+    deinit { csdbus_close(pointer) }
+
+    /// This connection's unique name on the bus (`:1.42`).
+    var uniqueName: String {
+        var name: UnsafePointer<CChar>?
+        guard csdbus_get_unique_name(pointer, &name) >= 0, let name else { return "" }
+        return String(cString: name)
+    }
+
+    /// Takes `name` on the bus, letting a later provider replace this one; with `replace`, takes
+    /// it from its current owner if that owner allows it.
+    /// - Throws: ``ServeError/nameTaken(_:)`` when another connection owns it (and would not
+    ///   give it up).
+    func requestName(_ name: String, replace: Bool) throws(ServeError) {
+        let flags = UInt64(CSDBUS_NAME_ALLOW_REPLACEMENT) | (replace ? UInt64(CSDBUS_NAME_REPLACE_EXISTING) : 0)
+        let result = csdbus_request_name(pointer, name, flags)
+        if result == -EEXIST { throw .nameTaken(name) }
+        if result < 0 { throw .unavailable("requesting \(name) on the session bus failed: \(String(cString: strerror(-result)))") }
+    }
+
+    /// Calls `body` for every message to `prefix` or below; `body` returns 1 when it replied.
+    func serve(under prefix: String, _ body: @escaping (BusMessage) -> Int32) throws(ServeError) {
+        let handler = Handler(body)
+        handlers.append(handler)
+        let result = csdbus_add_fallback(pointer, prefix, Self.trampoline, Unmanaged.passUnretained(handler).toOpaque())
+        if result < 0 { throw .unavailable("registering \(prefix) failed: \(String(cString: strerror(-result)))") }
+    }
+
+    /// Calls `body` for every message the match rule selects.
+    func subscribe(_ rule: String, _ body: @escaping (BusMessage) -> Void) throws(ServeError) {
+        let handler = Handler { message in
+            body(message)
+            return 0
+        }
+        handlers.append(handler)
+        let result = csdbus_add_match(pointer, rule, Self.trampoline, Unmanaged.passUnretained(handler).toOpaque())
+        if result < 0 { throw .unavailable("subscribing to \(rule) failed: \(String(cString: strerror(-result)))") }
+    }
+
+    private static let trampoline: csdbus_handler = { message, userdata, _ in
+        guard let message, let userdata else { return 0 }
+        return Unmanaged<Handler>.fromOpaque(userdata).takeUnretainedValue().body(BusMessage(pointer: message))
+    }
+
+    /// Queues `message` for sending.
+    func send(_ message: OutgoingMessage) {
+        // A client gone before its reply is not the daemon's failure.
+        _ = csdbus_send(pointer, message.pointer)
+    }
+
+    /// Makes ``run()`` return, with `reason`, once the message being handled is done.
+    func stop(_ reason: String) { stopReason = reason }
+
+    /// Handles messages until ``stop(_:)`` or a failure of the connection.
+    /// - Returns: why it stopped.
+    /// - Throws: ``ServeError/unavailable(_:)`` when the bus connection fails.
+    func run() throws(ServeError) -> String {
+        while stopReason == nil {
+            let processed = csdbus_process(pointer)
+            if processed < 0 { throw .unavailable("the session bus connection failed: \(String(cString: strerror(-processed)))") }
+            if processed > 0 { continue }
+            let waited = csdbus_wait(pointer, UInt64.max)
+            if waited < 0 && waited != -EINTR { throw .unavailable("waiting on the session bus failed: \(String(cString: strerror(-waited)))") }
+        }
+        _ = csdbus_flush(pointer)
+        return stopReason!
+    }
+}

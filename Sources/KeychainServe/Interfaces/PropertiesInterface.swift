@@ -1,0 +1,70 @@
+/// `org.freedesktop.DBus.Properties` over the objects' own properties, and the table of every
+/// method's signatures that calls are checked against before any handler reads them.
+extension SecretServiceDaemon {
+    static let propertiesInterface = "org.freedesktop.DBus.Properties"
+    static let propertySignatures = ["Get": "ss", "GetAll": "s", "Set": "ssv"]
+
+    /// Each interface's methods: the signature of their arguments (what a call must carry) and
+    /// of their reply (what Introspect announces).
+    static let methods: [String: [String: (arguments: String, reply: String)]] = [
+        ServiceInterface.name: [
+            "OpenSession": ("sv", "vo"), "CreateCollection": ("a{sv}s", "oo"), "SearchItems": ("a{ss}", "aoao"), "Unlock": ("ao", "aoo"),
+            "Lock": ("ao", "aoo"), "GetSecrets": ("aoo", "a{o(oayays)}"), "ReadAlias": ("s", "o"), "SetAlias": ("so", ""),
+        ],
+        CollectionInterface.name: ["Delete": ("", "o"), "SearchItems": ("a{ss}", "ao"), "CreateItem": ("a{sv}(oayays)b", "oo")],
+        ItemInterface.name: ["Delete": ("", "o"), "GetSecret": ("o", "(oayays)"), "SetSecret": ("(oayays)", "")],
+        SessionInterface.name: ["Close": ("", "")],
+        PromptInterface.name: ["Prompt": ("s", ""), "Dismiss": ("", "")],
+    ]
+
+    func propertiesCall(_ member: String, _ call: Call, interfaces: [String]) throws(ServiceError) -> [BusValue] {
+        let interface = call.arguments[0].string ?? ""
+        guard interface.isEmpty || interfaces.contains(interface), interface != Self.propertiesInterface else {
+            throw ServiceError(.unknownInterface, "this object has no interface \(interface)")
+        }
+        switch member {
+        case "GetAll":
+            var all: [(String, BusValue)] = []
+            for each in interfaces where each == interface || (interface.isEmpty && each != Self.propertiesInterface) {
+                for (name, value) in try properties(of: call.object, each) { all.append((name, try value())) }
+            }
+            return [.properties(all)]
+        case "Get":
+            let name = call.arguments[1].string ?? ""
+            for each in interfaces where each == interface || (interface.isEmpty && each != Self.propertiesInterface) {
+                if let value = try properties(of: call.object, each).first(where: { $0.name == name })?.value { return [.variant(try value())] }
+            }
+            throw .unknownProperty(interface, name)
+        default:
+            let name = call.arguments[1].string ?? ""
+            let value = call.arguments[2].variantContents!
+            switch call.object {
+            case .collection: try setCollectionProperty(name, value, call)
+            case .item: try setItemProperty(name, value, call)
+            default:
+                if try properties(of: call.object, interface).contains(where: { $0.name == name }) { throw .propertyReadOnly(name) }
+                throw .unknownProperty(interface, name)
+            }
+            return []
+        }
+    }
+
+    /// A property's name, and how to read its value now: a `Get` reads only the one it names
+    /// (a collection's `Locked` must not list its items).
+    typealias Property = (name: String, value: () throws(ServiceError) -> BusValue)
+
+    /// The properties of `interface` on the object.
+    func properties(of object: ObjectPath, _ interface: String) throws(ServiceError) -> [Property] {
+        switch (object, interface) {
+        case (.service, ServiceInterface.name):
+            let names = collectionOrder
+            return [("Collections", { () throws(ServiceError) in .paths(names.map(ObjectPath.collectionPath)) })]
+        case (.collection, CollectionInterface.name):
+            return collectionProperties(try collection(object))
+        case (.item(_, _, let id), ItemInterface.name):
+            return itemProperties(try collection(object), id)
+        default:
+            return []
+        }
+    }
+}

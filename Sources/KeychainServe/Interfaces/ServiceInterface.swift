@@ -1,0 +1,165 @@
+import KeychainCore
+
+/// `org.freedesktop.Secret.Service`, on `/org/freedesktop/secrets`.
+enum ServiceInterface {
+    static let name = "org.freedesktop.Secret.Service"
+}
+
+extension SecretServiceDaemon {
+    func serviceCall(_ member: String, _ call: Call) throws(ServiceError) -> ([BusValue], Bool) {
+        let a = call.arguments
+        switch member {
+        case "OpenSession":
+            return (try openSession(algorithm: a[0].string!, input: a[1].variantContents!, sender: call.sender), false)
+        case "SearchItems":
+            let attributes = try checkedAttributes(a[0])
+            var unlocked: [String] = [], locked: [String] = []
+            for name in collectionOrder {
+                guard let collection = collections[name] else { continue }
+                let paths = try collection.search(attributes).map { ObjectPath.itemPath(name, $0) }
+                if collection.isLocked { locked += paths } else { unlocked += paths }
+            }
+            return ([.paths(unlocked), .paths(locked)], false)
+        case "Unlock":
+            return (try unlock(a[0].pathList!), false)
+        case "Lock":
+            return (try lock(a[0].pathList!), false)
+        case "GetSecrets":
+            let session = try session(a[1].objectPath!, for: call.sender)
+            var secrets: [BusValue] = []
+            for path in Set(a[0].pathList!).sorted() {
+                // Items that do not exist, or whose collection is locked, are left out, as the
+                // specification's reply maps only the items whose secrets it gives.
+                guard let (collection, id) = try? item(at: path), !collection.isLocked, let record = try? collection.record(id),
+                    let value = try? collection.secret(id)
+                else { continue }
+                secrets.append(.entry(.objectPath(path), try session.secretStruct(value, contentType: record.contentType)))
+            }
+            return ([.array(element: "{o(oayays)}", secrets)], true)
+        case "ReadAlias":
+            let alias = a[0].string!
+            guard let name = aliases[alias], collections[name] != nil else { return ([.objectPath(ObjectPath.none)], false) }
+            return ([.objectPath(ObjectPath.collectionPath(name))], false)
+        case "SetAlias":
+            let alias = a[0].string!, target = a[1].objectPath!
+            guard alias.utf8.count <= 255, !alias.isEmpty, alias.utf8.allSatisfy({ $0 == 95 || (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) }) else {
+                throw .init(.invalidArgs, "an alias is letters, digits and underscores")
+            }
+            if target == ObjectPath.none {
+                aliases[alias] = nil
+                return ([], false)
+            }
+            guard let object = ObjectPath(target), case .collection(let name, false) = object, collections[name] != nil else {
+                throw .noSuchObject(target)
+            }
+            aliases[alias] = name
+            return ([], false)
+        default:  // CreateCollection
+            return (try createCollection(properties: a[0], alias: a[1].string!), false)
+        }
+    }
+
+    private func openSession(algorithm: String, input: BusValue, sender: String) throws(ServiceError) -> [BusValue] {
+        guard (sessionsByClient[sender] ?? 0) < Self.sessionsPerClient, sessions.count < Self.sessionLimit else {
+            throw .init(.limitsExceeded, "too many open sessions: close some (Session.Close) before opening more")
+        }
+        let path = ObjectPath.sessionPath(newObjectID())
+        let output: BusValue
+        switch algorithm {
+        case TransferSession.plainName:
+            sessions[path] = TransferSession(path: path, owner: sender, algorithm: .plain)
+            output = .string("")
+        case TransferSession.diffieHellmanName:
+            guard let clientPublic = input.bytes else { throw .init(.invalidArgs, "the \(algorithm) session takes the client's public value as a byte array (ay)") }
+            let agreed = try DiffieHellman.agree(clientPublic: clientPublic)
+            sessions[path] = TransferSession(path: path, owner: sender, algorithm: .diffieHellman(key: agreed.key))
+            output = .bytes(SecretBytes(agreed.publicValue))
+        default:
+            throw .init(.notSupported, "the session algorithm '\(algorithm)' is not supported: use plain or \(TransferSession.diffieHellmanName)")
+        }
+        sessionsByClient[sender, default: 0] += 1
+        return [.variant(output), .objectPath(path)]
+    }
+
+    /// The objects of `paths` open now (the user's unlock state is read again); the rest wait
+    /// behind a prompt, which only the user's own `keychain unlock` can satisfy.
+    private func unlock(_ paths: [String]) throws(ServiceError) -> [BusValue] {
+        var unlocked: [String] = [], waiting = false
+        for path in paths {
+            guard let object = ObjectPath(path) else { continue }
+            switch object {
+            case .collection, .item:
+                guard let collection = try? collection(object) else { continue }
+                if collection.isLocked { waiting = true } else { unlocked.append(path) }
+            default: continue
+            }
+        }
+        guard waiting else { return [.paths(unlocked), .objectPath(ObjectPath.none)] }
+        let id = newObjectID()
+        prompts.insert(id)
+        return [.paths(unlocked), .objectPath(ObjectPath.promptPath(id))]
+    }
+
+    /// Locks the vault for this daemon (whenUnlocked items close; `keychain lock` closes them
+    /// for every process of the user). A vault without a passphrase cannot be locked: its
+    /// objects stay open and are not listed as locked.
+    private func lock(_ paths: [String]) throws(ServiceError) -> [BusValue] {
+        let named = paths.filter { path in
+            guard let object = ObjectPath(path) else { return false }
+            switch object {
+            case .collection, .item: return (try? collection(object)) is VaultCollection
+            default: return false
+            }
+        }
+        guard let vault, vault.hasPassphrase, !named.isEmpty else { return [.paths([]), .objectPath(ObjectPath.none)] }
+        vault.lock()
+        for name in collectionOrder where collections[name] is VaultCollection {
+            propertiesChanged(ObjectPath.collectionPath(name), CollectionInterface.name, [("Locked", .boolean(true))])
+        }
+        return [.paths(named), .objectPath(ObjectPath.none)]
+    }
+
+    /// A new collection of the vault (a scope of its own, see ``VaultCollection``), named after
+    /// its label; the collection the alias names when it names one already.
+    private func createCollection(properties: BusValue, alias: String) throws(ServiceError) -> [BusValue] {
+        if !alias.isEmpty, let name = aliases[alias], collections[name] != nil {
+            return [.objectPath(ObjectPath.collectionPath(name)), .objectPath(ObjectPath.none)]
+        }
+        guard let vault else { throw .init(.notSupported, "no vault to keep a new collection in") }
+        var label = ""
+        for (key, value) in properties.stringKeyedEntries ?? [] where key == "org.freedesktop.Secret.Collection.Label" {
+            guard let text = value.variantContents?.string, text.utf8.count <= Self.textLimit else {
+                throw .init(.invalidArgs, "\(key) is a string of at most \(Self.textLimit) bytes")
+            }
+            label = text
+        }
+        guard collections.count < 64 else { throw .init(.limitsExceeded, "this vault already has 64 collections") }
+        // A path element from the label: its letters and digits, lowercased; then a number to
+        // tell it from the collections already there.
+        let stem = String(String.UnicodeScalarView(label.lowercased().unicodeScalars.filter { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) }.prefix(32)))
+        var name = stem.isEmpty ? "collection" : stem
+        var number = 2
+        while collections[name] != nil || name == "session" || name == "login" {
+            name = (stem.isEmpty ? "collection" : stem) + "_\(number)"
+            number += 1
+        }
+        let collection = VaultCollection(name: name, label: label, store: vault)
+        try collection.setLabel(label)
+        collections[name] = collection
+        collectionOrder.append(name)
+        if !alias.isEmpty { aliases[alias] = name }
+        emit(ObjectPath.root, ServiceInterface.name, "CollectionCreated", [.objectPath(ObjectPath.collectionPath(name))])
+        propertiesChanged(ObjectPath.root, ServiceInterface.name, [], invalidated: ["Collections"])
+        return [.objectPath(ObjectPath.collectionPath(name)), .objectPath(ObjectPath.none)]
+    }
+
+    /// A search's or an item's attributes: an `a{ss}` within the daemon's limits.
+    func checkedAttributes(_ value: BusValue) throws(ServiceError) -> [String: String] {
+        guard let map = value.stringMap else { throw .init(.invalidArgs, "attributes are a dictionary of strings (a{ss}) with each name once") }
+        guard map.count <= Self.attributeLimit else { throw .init(.limitsExceeded, "more than \(Self.attributeLimit) attributes") }
+        for (name, text) in map where name.utf8.count > Self.textLimit || text.utf8.count > Self.textLimit {
+            throw .init(.limitsExceeded, "an attribute name or value is longer than \(Self.textLimit) bytes")
+        }
+        return map
+    }
+}

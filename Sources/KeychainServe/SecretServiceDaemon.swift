@@ -1,0 +1,184 @@
+import KeychainCore
+
+/// The Secret Service daemon: owns `org.freedesktop.secrets` on the session bus and answers
+/// the specification's five interfaces (one file each: `Interfaces/`) over its collections.
+///
+/// One thread runs it, the bus's: handlers run one at a time and keep no lock. Every call is
+/// answered, a bad one with the specification's error, and no input stops the daemon.
+final class SecretServiceDaemon {
+    static let busName = "org.freedesktop.secrets"
+
+    /// The most sessions one client may hold open at once, and all clients together: a client
+    /// opening sessions in a loop is refused before the daemon's memory grows without bound.
+    static let sessionsPerClient = 1_024
+    static let sessionLimit = 16_384
+    /// The most attribute pairs one item or search may carry, and bytes of a name, value or label.
+    static let attributeLimit = 256
+    static let textLimit = 16_384
+
+    let bus: BusConnection
+    /// The vault behind the persistent collections, for `Lock`.
+    let vault: Vault?
+    var collections: [String: any SecretCollection] = [:]
+    /// Collection names in the order `Collections` lists them.
+    var collectionOrder: [String] = []
+    /// Alias to collection name; `default` names `login`.
+    var aliases: [String: String] = [:]
+    var sessions: [String: TransferSession] = [:]
+    var sessionsByClient: [String: Int] = [:]
+    var prompts: Set<String> = []
+    private var nextObject: UInt64 = 1
+
+    init(bus: BusConnection, vault: Vault?, collections: [any SecretCollection], defaultCollection: String) {
+        self.bus = bus
+        self.vault = vault
+        for collection in collections {
+            self.collections[collection.name] = collection
+            collectionOrder.append(collection.name)
+        }
+        aliases["default"] = defaultCollection
+    }
+
+    /// A new object id (sessions, prompts), never reused while the daemon runs.
+    func newObjectID() -> String {
+        defer { nextObject += 1 }
+        return String(nextObject)
+    }
+
+    // MARK: - Dispatch
+
+    /// One call, in and out: what sd-bus hands the handler of the object tree.
+    func handle(_ message: BusMessage) -> Int32 {
+        guard message.isMethodCall else { return 0 }
+        do {
+            let reply = try OutgoingMessage.reply(to: message)
+            let (values, sensitive) = try dispatch(message)
+            if sensitive { reply.markSensitive() }
+            try reply.append(values)
+            bus.send(reply)
+        } catch {
+            if let reply = try? OutgoingMessage.error(error, to: message) { bus.send(reply) }
+        }
+        return 1
+    }
+
+    /// The call's reply values, and whether they carry a secret.
+    private func dispatch(_ message: BusMessage) throws(ServiceError) -> ([BusValue], Bool) {
+        guard let object = ObjectPath(message.path) else { throw .noSuchObject(message.path) }
+        let interfaces = try interfaces(of: object)
+        var interface = message.interface
+        let member = message.member
+        if interface == IntrospectableInterface.name || (interface.isEmpty && member == "Introspect") {
+            guard member == "Introspect" else { throw .unknownMethod(IntrospectableInterface.name, member) }
+            guard message.signature.isEmpty else { throw .init(.invalidArgs, "Introspect takes no arguments") }
+            return ([.string(IntrospectableInterface.description(of: interfaces))], false)
+        }
+        if interface.isEmpty {
+            // A call may leave the interface out: the object's interface with that method takes it.
+            interface = interfaces.first { Self.methods[$0]?[member] != nil } ?? Self.propertiesInterface
+        }
+        let expected: String
+        if interface == Self.propertiesInterface {
+            guard let signature = Self.propertySignatures[member] else { throw .unknownMethod(interface, member) }
+            expected = signature
+        } else {
+            guard interfaces.contains(interface), let signature = Self.methods[interface]?[member]?.arguments else { throw .unknownMethod(interface, member) }
+            expected = signature
+        }
+        let given = message.signature
+        guard given == expected else {
+            throw .init(.invalidArgs, "\(interface).\(member) takes arguments of signature '\(expected)', not '\(given)'")
+        }
+        let call = Call(object: object, path: message.path, sender: message.sender, arguments: try message.arguments())
+        switch interface {
+        case Self.propertiesInterface: return (try propertiesCall(member, call, interfaces: interfaces), false)
+        case ServiceInterface.name: return try serviceCall(member, call)
+        case CollectionInterface.name: return (try collectionCall(member, call), false)
+        case ItemInterface.name: return try itemCall(member, call)
+        case SessionInterface.name: return (try sessionCall(member, call), false)
+        default: return (try promptCall(member, call), false)
+        }
+    }
+
+    /// The interfaces the object answers; `NoSuchObject` for one that does not exist.
+    private func interfaces(of object: ObjectPath) throws(ServiceError) -> [String] {
+        switch object {
+        case .service: return [ServiceInterface.name, Self.propertiesInterface]
+        case .collection:
+            _ = try collection(object)
+            return [CollectionInterface.name, Self.propertiesInterface]
+        case .item(_, _, let id):
+            _ = try collection(object).record(id)
+            return [ItemInterface.name, Self.propertiesInterface]
+        case .session(let id):
+            guard sessions[ObjectPath.sessionPath(id)] != nil else { throw .noSuchObject(ObjectPath.sessionPath(id)) }
+            return [SessionInterface.name]
+        case .prompt(let id):
+            guard prompts.contains(id) else { throw .noSuchObject(ObjectPath.promptPath(id)) }
+            return [PromptInterface.name]
+        }
+    }
+
+    /// The collection an object path names (by name or alias), or the collection of the item it names.
+    func collection(_ object: ObjectPath) throws(ServiceError) -> any SecretCollection {
+        let name: String, alias: Bool
+        switch object {
+        case .collection(let n, let a): (name, alias) = (n, a)
+        case .item(let n, let a, _): (name, alias) = (n, a)
+        default: throw .noSuchObject("\(object)")
+        }
+        let resolved = alias ? aliases[name] : name
+        guard let resolved, let collection = collections[resolved] else {
+            throw .noSuchObject(alias ? "\(ObjectPath.root)/aliases/\(name)" : ObjectPath.collectionPath(name))
+        }
+        return collection
+    }
+
+    /// The collection and item id an argument's path names.
+    func item(at path: String) throws(ServiceError) -> (collection: any SecretCollection, id: String) {
+        guard let object = ObjectPath(path), case .item(_, _, let id) = object else { throw .noSuchObject(path) }
+        return (try collection(object), id)
+    }
+
+    /// The session `path` names, if `sender` opened it: a client never uses another's session.
+    func session(_ path: String, for sender: String) throws(ServiceError) -> TransferSession {
+        guard let session = sessions[path], session.owner == sender else {
+            throw .init(.noSession, "no session \(path) of this client: open one with OpenSession")
+        }
+        return session
+    }
+
+    // MARK: - Signals
+
+    /// Sends a signal from `path`; a failure to build one is not the caller's failure.
+    func emit(_ path: String, _ interface: String, _ member: String, _ values: [BusValue]) {
+        guard let signal = try? OutgoingMessage.signal(on: bus.pointer, path: path, interface: interface, member: member),
+            (try? signal.append(values)) != nil
+        else { return }
+        bus.send(signal)
+    }
+
+    /// `PropertiesChanged` for `properties` of the object at `path`, with their new values, and
+    /// for the `invalidated` ones, whose values clients read again when they need them.
+    func propertiesChanged(_ path: String, _ interface: String, _ properties: [(String, BusValue)], invalidated: [String] = []) {
+        emit(
+            path, Self.propertiesInterface, "PropertiesChanged",
+            [.string(interface), .properties(properties), .array(element: "s", invalidated.map { .string($0) })])
+    }
+
+    /// Closes the sessions of a client that left the bus.
+    func clientLeft(_ name: String) {
+        guard sessionsByClient[name] != nil else { return }
+        sessions = sessions.filter { $0.value.owner != name }
+        sessionsByClient[name] = nil
+    }
+}
+
+/// One method call, its arguments read and checked against the method's signature.
+struct Call {
+    let object: ObjectPath
+    let path: String
+    /// The caller's unique bus name.
+    let sender: String
+    let arguments: [BusValue]
+}

@@ -1,0 +1,49 @@
+import KeychainCore
+
+/// The vault as the user's Secret Service provider: what `keychain serve` runs, for programs
+/// that embed it.
+///
+/// It owns `org.freedesktop.secrets` on the session bus and serves two collections: `login`,
+/// kept in the vault (the `default` alias), and `session`, kept in memory until it stops.
+/// Other programs' items become vault items (``VaultCollection`` says how they are stored and
+/// searched); their secrets are whenUnlocked, so that a locked vault serves none.
+public enum SecretServiceProvider {
+    /// Serves `vault` on the session bus until another provider takes the name (`--replace`)
+    /// or the bus connection ends; runs on the calling thread.
+    ///
+    /// - Parameters:
+    ///   - replace: take the name from a provider that owns it (and allows replacement, as
+    ///     gnome-keyring and `keychain serve` do); without it, refuse to start.
+    ///   - ready: called once the name is owned and every object answers.
+    /// - Returns: why it stopped serving (the name was taken over).
+    /// - Throws: ``ServeError/nameTaken(_:)`` when another provider owns the name;
+    ///   ``ServeError/unavailable(_:)`` with no session bus, no libsystemd, or a failed connection.
+    public static func serve(vault: Vault, replace: Bool, ready: () -> Void = {}) throws(ServeError) -> String {
+        let bus = try BusConnection()
+        // The collections created before (by CreateCollection) come back; those of a vault
+        // locked since boot come back at the next start.
+        let created = VaultCollection.createdNames(in: vault).filter { $0 != "login" && $0 != "session" }.map { VaultCollection(name: $0, label: "", store: vault) }
+        let daemon = SecretServiceDaemon(
+            bus: bus, vault: vault,
+            collections: [VaultCollection(name: "login", label: "Login", store: vault), MemoryCollection(name: "session", label: "Session")] + created,
+            defaultCollection: "login")
+        daemon.aliases["session"] = "session"
+        try bus.serve(under: ObjectPath.root) { message in daemon.handle(message) }
+        let unique = bus.uniqueName
+        try bus.subscribe("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged'") { message in
+            guard let arguments = try? message.arguments(), arguments.count == 3, let name = arguments[0].string, let newOwner = arguments[2].string,
+                newOwner.isEmpty, name.hasPrefix(":")
+            else { return }
+            daemon.clientLeft(name)
+        }
+        try bus.subscribe("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameLost',destination='\(unique)'") {
+            [unowned bus] message in
+            if let arguments = try? message.arguments(), arguments.first?.string == SecretServiceDaemon.busName {
+                bus.stop("another provider replaced this one as \(SecretServiceDaemon.busName)")
+            }
+        }
+        try bus.requestName(SecretServiceDaemon.busName, replace: replace)
+        ready()
+        return try withExtendedLifetime(daemon) { () throws(ServeError) -> String in try bus.run() }
+    }
+}

@@ -1,0 +1,232 @@
+import FoundationEssentials
+import KeychainCore
+
+/// A collection kept in the vault (the persistent `login` collection): each Secret Service
+/// item is vault rows of three kinds, all generic passwords under access groups of their own,
+/// so that no Valet, Locksmith, UICKeyChainStore or Security query meets them unless it names
+/// those groups on purpose:
+///
+/// - `org.freedesktop.secrets.secret`, service = collection, account = item id: the secret,
+///   **whenUnlocked** (Apple's default class: readable while the user's vault is unlocked,
+///   closed by `keychain lock` and the idle timeout).
+/// - `org.freedesktop.secrets.item`, same service and account: the label, and the attributes
+///   and content type sealed in `generic`; **afterFirstUnlock**, holding no secret, so that a
+///   locked collection still lists its items and their attributes, as the specification allows.
+/// - `org.freedesktop.secrets.attribute`, service = collection and one attribute pair
+///   (``ItemRecordCoding/pairScope(collection:name:value:)``), account = item id, one row per
+///   pair, afterFirstUnlock: the search index. The vault finds a service's rows by its digest
+///   under the lookup key (its scope index), so `SearchItems` reads the rows of the pairs it
+///   asks for and the items they name, never every item.
+///
+/// Every change is one vault transaction over all of an item's rows.
+final class VaultCollection: SecretCollection {
+    static let secretGroup = "org.freedesktop.secrets.secret"
+    static let itemGroup = "org.freedesktop.secrets.item"
+    static let attributeGroup = "org.freedesktop.secrets.attribute"
+    /// One row per collection (service `collections`, account its name): its label and dates.
+    static let collectionGroup = "org.freedesktop.secrets.collection"
+    private static let collectionsService = "collections"
+
+    let name: String
+    private let store: any Store
+    private let defaultLabel: String
+
+    init(name: String, label: String, store: any Store) {
+        self.name = name
+        self.store = store
+        defaultLabel = label
+    }
+
+    private var path: String { "/org/freedesktop/secrets/collection/\(name)" }
+
+    private func attempt<R>(_ body: () throws(StoreError) -> R) throws(ServiceError) -> R {
+        do {
+            return try body()
+        } catch {
+            throw ServiceError(error, path: path)
+        }
+    }
+
+    private func named(_ group: String, _ service: String, _ account: String? = nil) -> Attributes {
+        Attributes(service: service, account: account, accessGroup: group, synchronizable: false)
+    }
+
+    /// The items of one scope (access group and service), or none.
+    private func scope(_ group: String, _ service: String) throws(ServiceError) -> [Item] {
+        try attempt { () throws(StoreError) -> [Item] in
+            do throws(StoreError) {
+                return try store.copyMatching(Query(.genericPassword, attributes: named(group, service)))
+            } catch .itemNotFound {
+                return []
+            }
+        }
+    }
+
+    private func one(_ attributes: Attributes, value: Bool = false) throws(ServiceError) -> Item? {
+        try attempt { () throws(StoreError) -> Item? in
+            do throws(StoreError) {
+                return try store.copyMatching(Query(.genericPassword, attributes: attributes, limit: .one, returnData: value)).first
+            } catch .itemNotFound {
+                return nil
+            }
+        }
+    }
+
+    func label() throws(ServiceError) -> String {
+        try one(named(Self.collectionGroup, Self.collectionsService, name))?.attributes.label ?? defaultLabel
+    }
+
+    func setLabel(_ label: String) throws(ServiceError) {
+        var attributes = named(Self.collectionGroup, Self.collectionsService, name)
+        attributes.label = label
+        attributes.accessibility = .afterFirstUnlock
+        try attempt { () throws(StoreError) in try store.upsert(Item(.genericPassword, attributes: attributes, value: SecretBytes(count: 0) { _ in })) }
+    }
+
+    func dates() throws(ServiceError) -> (created: UInt64, modified: UInt64) {
+        let attributes = try one(named(Self.collectionGroup, Self.collectionsService, name))?.attributes
+        let now = Date()
+        return (Self.seconds(attributes?.creationDate ?? now), Self.seconds(attributes?.modificationDate ?? now))
+    }
+
+    var isLocked: Bool { !store.isAvailable(.whenUnlocked) }
+
+    func itemIDs() throws(ServiceError) -> [String] {
+        try scope(Self.itemGroup, name).compactMap(\.attributes.account)
+    }
+
+    func search(_ attributes: [String: String]) throws(ServiceError) -> [String] {
+        guard let (key, value) = Self.mostSelective(attributes) else { return try itemIDs() }
+        // One pair's index rows name the candidates; each candidate's own sealed attributes
+        // (one row read by its identity) decide on the others.
+        let candidates = try scope(Self.attributeGroup, ItemRecordCoding.pairScope(collection: name, name: key, value: value)).compactMap(\.attributes.account)
+        return Set(candidates).sorted().filter { id in
+            guard let record = try? record(id) else { return false }
+            return attributes.allSatisfy { record.attributes[$0.key] == $0.value }
+        }
+    }
+
+    /// The pair whose index rows a search reads: the one likely to name the fewest items. A
+    /// pair that names a kind of item (libsecret's `xdg:schema`, which every item of a program
+    /// has) comes last; of the others, the longest value (an id, a user name, a URL names
+    /// fewer items than a port or a protocol).
+    static func mostSelective(_ attributes: [String: String]) -> (String, String)? {
+        attributes.min { a, b in
+            let kindA = a.key == "xdg:schema", kindB = b.key == "xdg:schema"
+            if kindA != kindB { return kindB }
+            if a.value.utf8.count != b.value.utf8.count { return a.value.utf8.count > b.value.utf8.count }
+            return a.key < b.key
+        }.map { ($0.key, $0.value) }
+    }
+
+    func record(_ id: String) throws(ServiceError) -> SecretItemRecord {
+        guard let item = try one(named(Self.itemGroup, name, id)) else { throw .noSuchObject("\(path)/\(id)") }
+        guard let generic = item.attributes.generic, let decoded = ItemRecordCoding.decode(generic) else {
+            throw .init(.failed, "the vault row of \(path)/\(id) does not hold a Secret Service item's attributes")
+        }
+        return SecretItemRecord(
+            label: item.attributes.label ?? "", attributes: decoded.attributes, contentType: decoded.contentType,
+            created: Self.seconds(item.attributes.creationDate ?? Date()), modified: Self.seconds(item.attributes.modificationDate ?? Date()))
+    }
+
+    func secret(_ id: String) throws(ServiceError) -> SecretBytes {
+        guard let item = try one(named(Self.secretGroup, name, id), value: true) else { throw .noSuchObject("\(path)/\(id)") }
+        return item.value ?? SecretBytes(count: 0) { _ in }
+    }
+
+    /// The names of the collections created in `store` (`CreateCollection`), in name order;
+    /// none while their rows cannot be read.
+    static func createdNames(in store: any Store) -> [String] {
+        let query = Query(.genericPassword, attributes: Attributes(service: collectionsService, accessGroup: collectionGroup, synchronizable: false))
+        return ((try? store.copyMatching(query)) ?? []).compactMap(\.attributes.account).sorted()
+    }
+
+    /// Deletes every item of the collection and its own row, in one write.
+    func deleteCollection() throws(ServiceError) {
+        var operations: [WriteOperation] = [.delete(Query(.genericPassword, attributes: named(Self.collectionGroup, Self.collectionsService, name)))]
+        for id in try itemIDs() { operations += try deletion(of: id) }
+        try attempt { () throws(StoreError) in _ = try store.write(operations) }
+    }
+
+    func create(_ record: SecretItemRecord, secret: SecretBytes, replace: Bool) throws(ServiceError) -> (id: String, replaced: Bool) {
+        if replace, let id = try search(record.attributes).first(where: { (try? self.record($0).attributes) == record.attributes }) {
+            try update(id, label: record.label, attributes: nil, secret: secret, contentType: record.contentType)
+            return (id, true)
+        }
+        // A 64-bit id taken already is all but impossible; a second draw settles it.
+        for attempt in 1...3 {
+            let id = ItemID.make()
+            var operations: [WriteOperation] = [.add(secretRow(id, secret)), .add(itemRow(id, record))]
+            operations += record.attributes.map { .add(pairRow(id, $0.key, $0.value)) }
+            do throws(StoreError) {
+                try store.write(operations)
+                return (id, false)
+            } catch .duplicateItem where attempt < 3 {
+                continue
+            } catch {
+                throw ServiceError(error, path: path)
+            }
+        }
+        throw .init(.failed, "no free item id")
+    }
+
+    func update(_ id: String, label: String?, attributes: [String: String]?, secret: SecretBytes?, contentType: String?) throws(ServiceError) {
+        let old = try record(id)
+        var new = old
+        if let label { new.label = label }
+        if let attributes { new.attributes = attributes }
+        if let contentType { new.contentType = contentType }
+        var operations: [WriteOperation] = []
+        if let secret {
+            operations.append(.update(Query(.genericPassword, attributes: named(Self.secretGroup, name, id)), attributes: Attributes(), value: secret))
+        }
+        var changed = Attributes()
+        changed.label = new.label
+        changed.generic = ItemRecordCoding.encode(attributes: new.attributes, contentType: new.contentType)
+        operations.append(.update(Query(.genericPassword, attributes: named(Self.itemGroup, name, id)), attributes: changed, value: nil))
+        if new.attributes != old.attributes {
+            operations += old.attributes.map { .delete(Query(.genericPassword, attributes: pairRow(id, $0.key, $0.value).attributes)) }
+            operations += new.attributes.map { .add(pairRow(id, $0.key, $0.value)) }
+        }
+        try attempt { () throws(StoreError) in _ = try store.write(operations) }
+    }
+
+    func delete(_ id: String) throws(ServiceError) {
+        let operations = try deletion(of: id)
+        try attempt { () throws(StoreError) in _ = try store.write(operations) }
+    }
+
+    /// The deletes of every row of the item.
+    private func deletion(of id: String) throws(ServiceError) -> [WriteOperation] {
+        let old = try record(id)
+        let rows: [WriteOperation] = [
+            .delete(Query(.genericPassword, attributes: named(Self.secretGroup, name, id))),
+            .delete(Query(.genericPassword, attributes: named(Self.itemGroup, name, id))),
+        ]
+        return rows + old.attributes.map { .delete(Query(.genericPassword, attributes: pairRow(id, $0.key, $0.value).attributes)) }
+    }
+
+    // MARK: - Rows
+
+    private func secretRow(_ id: String, _ secret: SecretBytes) -> Item {
+        var attributes = named(Self.secretGroup, name, id)
+        attributes.accessibility = .whenUnlocked
+        return Item(.genericPassword, attributes: attributes, value: secret)
+    }
+
+    private func itemRow(_ id: String, _ record: SecretItemRecord) -> Item {
+        var attributes = named(Self.itemGroup, name, id)
+        attributes.accessibility = .afterFirstUnlock
+        attributes.label = record.label
+        attributes.generic = ItemRecordCoding.encode(attributes: record.attributes, contentType: record.contentType)
+        return Item(.genericPassword, attributes: attributes, value: SecretBytes(count: 0) { _ in })
+    }
+
+    private func pairRow(_ id: String, _ key: String, _ value: String) -> Item {
+        var attributes = named(Self.attributeGroup, ItemRecordCoding.pairScope(collection: name, name: key, value: value), id)
+        attributes.accessibility = .afterFirstUnlock
+        return Item(.genericPassword, attributes: attributes, value: SecretBytes(count: 0) { _ in })
+    }
+
+    private static func seconds(_ date: Date) -> UInt64 { UInt64(max(0, date.timeIntervalSince1970)) }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import KeychainTestSupport
+import Testing
+
+/// git's libsecret credential helper, built from the source Debian ships with git, storing and
+/// returning a credential through `keychain serve`.
+@Suite(
+    "git-credential-libsecret with keychain serve",
+    .enabled(if: ServedVault.unavailableReason == nil && GitHelper.unavailableReason == nil, "\(ServedVault.unavailableReason ?? GitHelper.unavailableReason ?? "")"))
+struct GitCredentialTests {
+    @Test("git credential approve stores a credential through git-credential-libsecret, and git credential fill returns it")
+    func approveThenFill() throws {
+        let served = try ServedVault()
+        let helper = try GitHelper.build(in: served.directory.path)
+        let git = ["-c", "credential.helper=", "-c", "credential.helper=\(helper)", "credential"]
+        let approved = try served.run("/usr/bin/git", git + ["approve"], input: "protocol=https\nhost=git.example.org\nusername=ci\npassword=tok-123\n\n")
+        #expect(approved.status == 0, "\(approved.stderr)")
+        let filled = try Subprocess.run(
+            "/usr/bin/git", git + ["fill"], environment: served.environment.merging(["GIT_TERMINAL_PROMPT": "0"]) { $1 },
+            input: Data("protocol=https\nhost=git.example.org\n\n".utf8))
+        #expect(filled.status == 0, "\(filled.stderr)")
+        #expect(filled.output.contains("username=ci\n"), "\(filled.output)")
+        #expect(filled.output.contains("password=tok-123\n"))
+        // Stored under the attributes libsecret users search by; rejected, it is gone.
+        #expect(try served.run("/usr/bin/secret-tool", ["search", "server", "git.example.org"]).output.contains("secret = tok-123"))
+        _ = try served.run("/usr/bin/git", git + ["reject"], input: "protocol=https\nhost=git.example.org\nusername=ci\npassword=tok-123\n\n")
+        #expect(try served.run("/usr/bin/secret-tool", ["search", "server", "git.example.org"]).output.isEmpty)
+    }
+}
+
+/// Building `git-credential-libsecret` from `/usr/share/doc/git/contrib/credential/libsecret/`.
+enum GitHelper {
+    static let source = "/usr/share/doc/git/contrib/credential/libsecret/git-credential-libsecret.c"
+
+    static let unavailableReason: String? = {
+        for file in ["/usr/bin/git", "/usr/bin/gcc", "/usr/bin/pkg-config", source] where !FileManager.default.fileExists(atPath: file) {
+            return "\(file) is missing (apt-get install git gcc pkg-config libsecret-1-dev)"
+        }
+        guard (try? Subprocess.run("/usr/bin/pkg-config", ["--exists", "libsecret-1"], environment: ["PATH": "/usr/bin:/bin"]))?.status == 0 else {
+            return "libsecret-1's headers are missing (apt-get install libsecret-1-dev)"
+        }
+        return nil
+    }()
+
+    /// Compiles the helper into `directory`; its path.
+    static func build(in directory: String) throws -> String {
+        let flags = try Subprocess.run("/usr/bin/pkg-config", ["--cflags", "--libs", "libsecret-1", "glib-2.0"], environment: ["PATH": "/usr/bin:/bin"])
+        let output = directory + "/git-credential-libsecret"
+        let arguments = ["-O1", "-o", output, source] + flags.output.split(whereSeparator: \.isWhitespace).map(String.init)
+        let built = try Subprocess.run("/usr/bin/gcc", arguments, environment: ["PATH": "/usr/bin:/bin", "TMPDIR": directory])
+        guard built.status == 0 else { throw POSIXError(.ENOEXEC) }
+        return output
+    }
+}
