@@ -74,14 +74,17 @@ final class Context {
     }
 
     /// The vault, for the commands only a vault has (lock, unlock, passwd).
-    func vaultOnly(_ command: String) throws(CommandFailure) -> Vault {
+    func vaultOnly(_ command: String, unlockingAgainOnNeed: Bool = true) throws(CommandFailure) -> Vault {
         guard try storeKind() == .vault else {
             throw CommandFailure("\(command) applies to the vault; the Secret Service's collection is locked and unlocked by your desktop", code: .usage)
         }
-        return try vault()
+        return try vault(unlockingAgainOnNeed: unlockingAgainOnNeed)
     }
 
-    func vault(create: Bool = true) throws(CommandFailure) -> Vault {
+    /// The vault the command works on, opened once. `unlockingAgainOnNeed` false: a passphrase
+    /// the environment offers is used only where the command asks (``ensureAvailable(_:)``),
+    /// never again by itself (a daemon's Lock must hold).
+    func vault(create: Bool = true, unlockingAgainOnNeed: Bool = true) throws(CommandFailure) -> Vault {
         if let openedVault { return openedVault }
         let location = try location
         do {
@@ -94,6 +97,7 @@ final class Context {
             configuration.location = location
             if let timeout = arguments.value("timeout") { configuration.userUnlockTimeout = try VaultConfiguration.userUnlockTimeout(parsing: timeout) }
             configuration.idleTimeout = nil
+            if !unlockingAgainOnNeed { configuration.passphraseEnvironment = nil }
             configuration.createIfMissing = create
             configuration.syncsInBackground = false
             let vault = try Vault(configuration)

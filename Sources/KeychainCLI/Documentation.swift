@@ -124,7 +124,8 @@ enum Documentation {
         out += ".SH EXIT STATUS\n.TP\n0\ndone; for get and contains, the item exists\n.TP\n1\nno such item\n.TP\n2\nusage error\n"
         out += ".TP\n3\nlocked, wrong passphrase, or a passphrase is needed\n.TP\n4\nany other error\n"
         out += ".SH ENVIRONMENT\nKEYCHAIN_PATH, KEYCHAIN_BACKEND, KEYCHAIN_PASSPHRASE_FILE, CREDENTIALS_DIRECTORY, KEYCHAIN_NEW_PASSPHRASE_FILE, "
-        out += "KEYCHAIN_ARCHIVE_PASSPHRASE_FILE, KEYCHAIN_UNLOCK_TIMEOUT, KEYCHAIN_TIMEOUT, KEYCHAIN_PARTITION, KEYCHAIN_KERNEL_KEYRING, KEYCHAIN_SYNC_AGENT, KEYCHAIN_SYNC_AGENT_IDLE\n"
+        out += "KEYCHAIN_ARCHIVE_PASSPHRASE_FILE, KEYCHAIN_UNLOCK_TIMEOUT, KEYCHAIN_TIMEOUT, KEYCHAIN_PARTITION, KEYCHAIN_KERNEL_KEYRING, "
+        out += "KEYCHAIN_SYNC_AGENT, KEYCHAIN_SYNC_AGENT_IDLE\n"
         return out
     }
 

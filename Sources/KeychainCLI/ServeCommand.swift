@@ -22,7 +22,8 @@ enum ServeCommand {
 
     private static func run(_ context: Context) throws(CommandFailure) -> ExitCode {
         if context.arguments.has("install") { return try install(context) }
-        let vault = try context.vaultOnly("serve")
+        // Locked by a client (Service.Lock), it stays locked: the passphrase file opens it at start only.
+        let vault = try context.vaultOnly("serve", unlockingAgainOnNeed: false)
         // A passphrase the environment gives (KEYCHAIN_PASSPHRASE_FILE, a systemd credential)
         // opens the vault for the daemon at start, as on a headless server; without one, it
         // serves what the user's own `keychain unlock` opens. It never prompts: it has no terminal

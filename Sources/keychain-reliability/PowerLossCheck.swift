@@ -99,6 +99,9 @@ enum PowerLossCheck {
                 if finishing, reading == .absent, FileManager.default.fileExists(atPath: path + ".key") {
                     reading = finishInterruptedCreation(path)
                 }
+                if finishing, case .unreadable(let why) = reading {
+                    reading = .unreadable(why + " (" + VaultReading.recovery(path, passphrases: operation.passphrases, machine: machine) + ")")
+                }
                 return reading
             }
         }

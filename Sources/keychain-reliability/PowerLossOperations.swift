@@ -56,8 +56,8 @@ struct PowerLossPlace {
         let alpha = try SyncEngine.create(vault: sender, cluster: cluster, deviceName: "alpha")
         _ = try SyncEngine.join(vault: try Vault(configuration(vaultPath)), cluster: cluster, code: try alpha.invite(), deviceName: "beta")
         for (key, value) in [("s1", "sierra"), ("s2", "tango"), ("s3", "uniform")] {
-            try sender.upsert(
-                Item(.genericPassword, attributes: Attributes(service: "synced", account: key, synchronizable: true, accessibility: .afterFirstUnlock), value: SecretBytes(utf8: value)))
+            let attributes = Attributes(service: "synced", account: key, synchronizable: true, accessibility: .afterFirstUnlock)
+            try sender.upsert(Item(.genericPassword, attributes: attributes, value: SecretBytes(utf8: value)))
         }
         _ = try alpha.syncOnce()
     }

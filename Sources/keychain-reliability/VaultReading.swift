@@ -81,6 +81,27 @@ enum VaultReading: Equatable, CustomStringConvertible {
         }
     }
 
+    /// What `keychain recover` saves from a vault that does not read: how many items it copied
+    /// into a new vault beside it and how many stayed behind, or why it could not.
+    static func recovery(_ path: String, passphrases: [String], machine: MachineIdentity) -> String {
+        do throws(StoreError) {
+            let vault = try Vault(
+                VaultConfiguration(
+                    location: VaultLocation(path: path), idleTimeout: nil, scryptParameters: .minimum, usesKernelKeyring: false,
+                    machineIdentity: machine, createIfMissing: false, syncsInBackground: false))
+            var passphrase: SecretBytes?
+            if vault.hasPassphrase {
+                for candidate in passphrases where passphrase == nil {
+                    if (try? vault.unlock(passphrase: SecretBytes(utf8: candidate))) != nil { passphrase = SecretBytes(utf8: candidate) }
+                }
+            }
+            let (copied, left) = try vault.recover(to: path + ".recovered", passphrase: passphrase)
+            return "recover saved \(copied) item(s), \(left) stayed behind"
+        } catch {
+            return "recover cannot open it: \(error)"
+        }
+    }
+
     /// An item's identity, accessibility and value, as one comparable line.
     private static func describe(_ item: Item) -> String {
         let a = item.attributes

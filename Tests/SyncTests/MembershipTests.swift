@@ -111,7 +111,9 @@ extension SyncTests {
         #expect(try removed.status()["epoch"] as? Int == 1)
     }
 
-    @Test("a forked member-list history (two devices shown different lists by etcd, each removing a device) is detected by both on their next contact and reported by sync status and --json; neither accepts the other's items")
+    @Test(
+        "a forked member-list history (two devices shown different lists by etcd, each removing a device) is detected by both on their next contact and reported by sync status and --json; neither accepts the other's items"
+    )
     func forkedMemberListDetected() throws {
         let machines = try group(["alpha", "beta", "gamma"], on: cluster)
         let (alpha, beta) = (machines[0], machines[1])

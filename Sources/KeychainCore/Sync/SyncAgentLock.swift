@@ -42,7 +42,8 @@ public final class SyncAgentLock: Sendable {
     }
 
     /// The process id of the sync agent of the vault at `location`, or nil when none runs.
-    /// Opens the lock file for reading and asks the kernel; changes nothing.
+    /// Opens the lock file for reading and asks the kernel; changes nothing. Never for the
+    /// agent itself: a POSIX lock goes with the first descriptor of the file its process closes.
     public static func holder(for location: VaultLocation) -> pid_t? {
         let fd = open(path(location), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
         guard fd >= 0 else { return nil }
