@@ -22,12 +22,12 @@ swift build --scratch-path "$build" --target KeychainFuzzTargets "${flags[@]}" >
 echo "${flags[*]}" > "$build/flags"
 # The objects of the fuzz targets' module and of every module it depends on, as SwiftPM's
 # output file maps list them (so stale objects of deleted sources stay out), and the C shim.
-modules="KeychainFuzzTargets KeychainCore ValetNaming KeychainCLI Locksmith Security LocalAuthentication"
+modules="KeychainFuzzTargets KeychainCore ValetNaming KeychainCLI KeychainServe Locksmith Security LocalAuthentication"
 objects=""
 for module in $modules; do
     objects="$objects $(grep -o '"object" *: *"[^"]*"' "$build/debug/$module.build/output-file-map.json" | sed 's/.*"\([^"]*\)"$/\1/' | sort -u)"
 done
-objects="$objects $(find "$build/debug/" -path '*/CKeyring.build/*.o' -o -path '*/CSystem.build/*.o' -o -path '*/CCurl.build/*.o')"
+objects="$objects $(find "$build/debug/" -path '*/CKeyring.build/*.o' -o -path '*/CSystem.build/*.o' -o -path '*/CCurl.build/*.o' -o -path '*/CSDBus.build/*.o')"
 # shellcheck disable=SC2086
 swiftc -sanitize=fuzzer,address $objects -lsqlite3 -lcrypto -o "$build/keychain-fuzz" >"$build/link.log" 2>&1 || { cat "$build/link.log"; exit 1; }
 

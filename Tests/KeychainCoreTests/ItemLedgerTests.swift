@@ -10,14 +10,9 @@ import Testing
 struct ItemLedgerTests {
     let directory = TemporaryDirectory()
 
-    func item(_ account: String, _ value: String) -> Item {
-        Item(.genericPassword, attributes: Attributes(service: "s", account: account), value: SecretBytes(utf8: value))
-    }
+    func item(_ account: String, _ value: String) -> Item { genericPassword(account, value) }
 
-    func read(_ vault: Vault, _ account: String) throws(StoreError) -> String? {
-        try vault.copyMatching(Query(.genericPassword, attributes: Attributes(service: "s", account: account), limit: .one, returnData: true))
-            .first?.value?.string
-    }
+    func read(_ vault: Vault, _ account: String) throws(StoreError) -> String? { try genericPasswordValue(vault, account) }
 
     /// Every column of row `id`, as an attacker with an older copy of the file has them.
     func savedRow(_ raw: RawVault, _ id: Int64) throws -> [Statement.Value] {
@@ -154,14 +149,8 @@ struct ItemLedgerTests {
         .enabled(if: KernelKeyring().probe().isSuccess, "the kernel keyring (keyctl) is refused here"))
     func wholeFileRollback() throws {
         let configuration = directory.vaultConfiguration(kernelKeyring: true)
-        let vault = try Vault(configuration)
-        try vault.add(item("a", "revoked-token"))
-        let backup = directory.path + "/older.keychain"
-        try vault.backup(to: backup)
-        try vault.upsert(item("a", "current-token"))
-        let path = configuration.location.path
-        for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
-        #expect(rename(backup, path) == 0)
+        try rollBack(configuration, account: "a", older: "revoked-token", current: "current-token", scratch: directory.path)
+        let path = configuration.location.path, backup = directory.path + "/older.keychain"
         expectTampered({ _ = try read(try Vault(configuration), "a") }, "the rolled-back file")
         let report = try Vault(configuration).verify()
         #expect(report.ledger.contains("rolled back"), "\(report.ledger)")

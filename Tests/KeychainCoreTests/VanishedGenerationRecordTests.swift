@@ -13,14 +13,9 @@ import Testing
 struct VanishedGenerationRecordTests {
     let directory = TemporaryDirectory()
 
-    func item(_ account: String, _ value: String) -> Item {
-        Item(.genericPassword, attributes: Attributes(service: "s", account: account), value: SecretBytes(utf8: value))
-    }
+    func item(_ account: String, _ value: String) -> Item { genericPassword(account, value) }
 
-    func read(_ vault: Vault, _ account: String) throws(StoreError) -> String? {
-        try vault.copyMatching(Query(.genericPassword, attributes: Attributes(service: "s", account: account), limit: .one, returnData: true))
-            .first?.value?.string
-    }
+    func read(_ vault: Vault, _ account: String) throws(StoreError) -> String? { try genericPasswordValue(vault, account) }
 
     /// A configuration whose process believes it runs in the boot named `boot`.
     func configuration(boot: String = "this boot", passphrase: Bool = false) -> VaultConfiguration {
@@ -45,14 +40,7 @@ struct VanishedGenerationRecordTests {
     func rolledBackCopyWithDeletedRecord() throws {
         let configuration = configuration()
         defer { try? forgetRecord(configuration) }
-        let vault = try Vault(configuration)
-        try vault.add(item("token", "revoked"))
-        let older = directory.path + "/older.keychain"
-        try vault.backup(to: older)
-        try vault.upsert(item("token", "current"))
-        let path = configuration.location.path
-        for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
-        #expect(rename(older, path) == 0)
+        try rollBack(configuration, account: "token", older: "revoked", current: "current", scratch: directory.path)
         // The rollback is refused while this boot's record stands; the attacker deletes it.
         #expect(throws: StoreError.self) { _ = try read(try Vault(configuration), "token") }
         try forgetRecord(configuration)
