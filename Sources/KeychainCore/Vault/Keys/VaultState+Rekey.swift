@@ -153,6 +153,10 @@ extension VaultState {
         try recountLedger()
         recordKeyChecks()
         guard try storedKeyChecks() != nil else { throw .io("the new keys' check values could not be recorded; nothing was changed") }
+        // This boot's record of the generation is tagged with the ledger key, which changes
+        // here: the rotated vault's record goes in beside the old one before the commit, so no
+        // process ever finds the rotated vault without a record it can check.
+        rememberGeneration(generation, beside: true)
     }
 
     /// Whether the kernel keyring holds the user's unlocked state with this vault's current

@@ -129,10 +129,12 @@ enum GenerationTable {
 
     /// The table with `recordID` at `generation` (any other entry for it, planted or old, dropped),
     /// the oldest entries dropped beyond ``capacity``.
-    static func recording(_ generation: UInt64, in payload: SecretBytes?, key: HMACKey, recordID: [UInt8]) -> SecretBytes {
+    /// `keepingOthers`: the other entries for `recordID` stay (a key rotation records its new
+    /// generation under its new key before it commits, beside the entry under the old one).
+    static func recording(_ generation: UInt64, in payload: SecretBytes?, key: HMACKey, recordID: [UInt8], keepingOthers: Bool = false) -> SecretBytes {
         let body = [UInt8](bigEndian: generation)
         let entry = recordID + body + key.authenticationCode(label + recordID + body)
-        let kept = (entries(payload).filter { Array($0[0..<16]) != recordID } + [entry]).suffix(capacity)
+        let kept = (entries(payload).filter { keepingOthers || Array($0[0..<16]) != recordID } + [entry]).suffix(capacity)
         return SecretBytes(kept.joined())
     }
 

@@ -55,16 +55,24 @@ extension VaultState {
     /// Records the committed generation in the kernel keyring, unless a newer one is there; an
     /// update lost to another process's (both read the table, both replaced it) is made again.
     func rememberGeneration() {
-        guard configuration.usesKernelKeyring, let state = ledger.state, let key = try? ledgerKey() else { return }
+        guard let state = ledger.state else { return }
+        rememberGeneration(state.generation, beside: false)
+    }
+
+    /// Records `generation` under the current ledger key; `beside`, keeping the entries under
+    /// other keys (a rotation about to commit: until it does, the old key's entry is the one
+    /// other processes check).
+    func rememberGeneration(_ generation: UInt64, beside: Bool) {
+        guard configuration.usesKernelKeyring, let key = try? ledgerKey() else { return }
         let recordID = generationRecordID
         for _ in 0..<4 {
             var recorded = false
             Self.updateGenerationTable(kernelKeyring) { table in
-                if let seen = GenerationTable.generation(in: table, key: key, recordID: recordID), seen >= state.generation {
+                if let seen = GenerationTable.generation(in: table, key: key, recordID: recordID), seen >= generation {
                     recorded = true
                     return nil
                 }
-                return GenerationTable.recording(state.generation, in: table, key: key, recordID: recordID)
+                return GenerationTable.recording(generation, in: table, key: key, recordID: recordID, keepingOthers: beside)
             }
             if recorded { return }
         }
