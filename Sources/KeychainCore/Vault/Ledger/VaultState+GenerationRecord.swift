@@ -45,11 +45,18 @@ extension VaultState {
     }
 
     /// Before a write whose ledger check found the record vanished: true when the record is
-    /// back (another process of the owner accepted the vault meanwhile).
-    func recordReturned(key: HMACKey) -> Bool {
-        guard let state = ledger.state, let seen = seenGeneration(key: key), seen >= state.generation else { return false }
-        ledger.state!.recordVanished = false
-        return true
+    /// back (another process of the owner accepted the vault meanwhile). `waiting`, it is
+    /// looked for a few times over a tenth of a second first: two processes updating the table
+    /// at once (for other vaults) can drop this vault's entry for a moment, until the writer
+    /// whose update lost makes it again.
+    func recordReturned(key: HMACKey, waiting: Bool = false) -> Bool {
+        for attempt in 0..<(waiting ? 5 : 1) {
+            if attempt > 0 { usleep(20_000) }
+            guard let state = ledger.state, let seen = seenGeneration(key: key), seen >= state.generation else { continue }
+            ledger.state!.recordVanished = false
+            return true
+        }
+        return false
     }
 
     /// Records the committed generation in the kernel keyring, unless a newer one is there; an

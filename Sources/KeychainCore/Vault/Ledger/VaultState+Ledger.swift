@@ -152,7 +152,7 @@ extension VaultState {
                 } else if syncEnrolled {
                     try verifyJournalShard()
                 }
-                if ledger.state!.recordVanished, !recordReturned(key: try ledgerKey()) { throw generationRecordMissing }
+                if ledger.state!.recordVanished, !recordReturned(key: try ledgerKey(), waiting: true) { throw generationRecordMissing }
                 var transaction = WriteTransaction(generation: ledger.state!.generation + 1, fromSync: fromSync)
                 let result = try body(&transaction)
                 let journaled = try writeJournal(transaction)
