@@ -30,6 +30,9 @@ final class VaultState {
     lazy var machineID: [UInt8]? = configuration.machineIdentity.read()
     /// This boot, as every write stamps it (``recordingBoot``); read once.
     lazy var boot: [UInt8]? = configuration.bootIdentity.read()
+    /// The key of this vault's entry in this boot's generation table: its id (which an open
+    /// vault never changes) and where it lives, resolved once rather than at every write.
+    lazy var generationRecordID: [UInt8] = GenerationTable.recordID(vaultID: header.vaultID, path: configuration.location.path)
     var identityMemo: [IdentityMemoKey: [UInt8]] = [:]
     /// The item ledger as last verified.
     var ledger = Ledger()

@@ -21,9 +21,6 @@ extension VaultState {
         return boot
     }
 
-    /// The key of this vault's entry in the table: its id and where it lives.
-    var generationRecordID: [UInt8] { GenerationTable.recordID(vaultID: header.vaultID, path: location.path) }
-
     /// This boot's newest generation of this vault, when the kernel keyring holds a genuine record.
     func seenGeneration(key: HMACKey) -> UInt64? {
         guard configuration.usesKernelKeyring else { return nil }
