@@ -8,28 +8,31 @@ import KeychainCore
 ///
 /// One vault row per pair (access group `org.freedesktop.secrets.tally`, service the pair's
 /// scope, account `ids`): the ids of the items that carry it in its value, their number in
-/// `generic`; afterFirstUnlock, as the index it summarises, so that a locked collection still
-/// searches. Only the daemon that owns the bus name writes them, one call at a time, each in
-/// the same vault transaction as the items it describes. A pair carried by more than
-/// ``listLimit`` items keeps only its number: such a pair names too many items to be worth
-/// listing, and a search reads another pair's list or the pair's scope instead.
+/// `generic` (read without the value); afterFirstUnlock, as the index it summarises, so that a
+/// locked collection still searches. Only the daemon that owns the bus name writes them, one
+/// call at a time, each in the same vault transaction as the items it describes. A pair carried
+/// by more than ``listLimit`` items (a program's service, libsecret's `xdg:schema`) keeps only
+/// its number: a store then rewrites lists of bounded size, whatever the collection's, and a
+/// search reads another pair's list, or the scope of a pair that names that many items anyway.
 ///
 /// A collection whose items were stored before these rows were kept has them made once
 /// (``countIfNeeded(_:)``), with a marker row that says every item is listed; without the
 /// marker, searches go by scope as before.
 struct PairTally {
     static let group = "org.freedesktop.secrets.tally"
-    /// The most ids one pair's row lists (well under the vault's largest value).
-    static let listLimit = 40_000
+    /// The most ids one pair's row lists, unless told otherwise.
+    static let defaultListLimit = 1_000
 
     let collection: String
     let store: any Store
+    /// The most ids one pair's row lists.
+    var listLimit = Self.defaultListLimit
 
     /// What the tally knows of one pair.
     enum Posting: Equatable {
         /// The items that carry it (none when it has no row).
         case items(Set<String>)
-        /// Only how many items carry it: more than ``PairTally/listLimit``.
+        /// Only how many items carry it: more than ``PairTally/listLimit`` did once.
         case count(Int)
 
         var size: Int {
@@ -56,13 +59,29 @@ struct PairTally {
         (try? store.copyMatching(Query(.genericPassword, attributes: marker, limit: .one))) != nil
     }
 
+    /// How many items carry the pair, and whether their ids are listed, read without the
+    /// list; none, listed, when it has no row (or one it cannot read).
+    func size(_ name: String, _ value: String) -> (count: Int, listed: Bool) {
+        guard let item = row(name, value, withList: false) else { return (0, true) }
+        return Self.size(item)
+    }
+
     /// What the tally holds for the pair; no items when it has no row (or one it cannot read).
     func posting(_ name: String, _ value: String) -> Posting {
-        let query = Query(.genericPassword, attributes: attributes(name, value), limit: .one, returnData: true)
-        guard let item = (try? store.copyMatching(query))?.first else { return .items([]) }
-        let count = item.attributes.generic.flatMap { Int(String(decoding: $0, as: UTF8.self)) } ?? 0
-        guard let value = item.value, value.count > 0 else { return .count(count) }
-        return .items(value.withUnsafeBytes(Self.decode))
+        guard let item = row(name, value, withList: true) else { return .items([]) }
+        let (count, listed) = Self.size(item)
+        guard listed, let list = item.value else { return .count(count) }
+        return .items(list.withUnsafeBytes(Self.decode))
+    }
+
+    private func row(_ name: String, _ value: String, withList: Bool) -> Item? {
+        (try? store.copyMatching(Query(.genericPassword, attributes: attributes(name, value), limit: .one, returnData: withList)))?.first
+    }
+
+    /// `generic`: "L" and the number of a listed pair, "C" and the number of a counted one.
+    private static func size(_ item: Item) -> (count: Int, listed: Bool) {
+        let text = item.attributes.generic.map { String(decoding: $0, as: UTF8.self) } ?? ""
+        return (Int(text.dropFirst()) ?? 0, text.hasPrefix("L"))
     }
 
     /// The ids of a row's value: each a length byte and that many ASCII bytes.
@@ -115,7 +134,7 @@ struct PairTally {
             switch current(key.name, key.value) {
             case .items(let ids):
                 let now = ids.subtracting(change.remove).union(change.add)
-                stored = now.count > Self.listLimit ? .count(now.count) : .items(now)
+                stored = now.count > listLimit ? .count(now.count) : .items(now)
             case .count(let count):
                 stored = .count(max(0, count + change.add.count - change.remove.count))
             }
@@ -123,9 +142,14 @@ struct PairTally {
             guard stored.size > 0 else { return .delete(Query(.genericPassword, attributes: row)) }
             var listed = row
             listed.accessibility = .afterFirstUnlock
-            listed.generic = Data(String(stored.size).utf8)
             let value: SecretBytes
-            if case .items(let ids) = stored { value = Self.encode(ids) } else { value = SecretBytes(count: 0) { _ in } }
+            if case .items(let ids) = stored {
+                value = Self.encode(ids)
+                listed.generic = Data("L\(ids.count)".utf8)
+            } else {
+                value = SecretBytes(count: 0) { _ in }
+                listed.generic = Data("C\(stored.size)".utf8)
+            }
             return .upsert(Item(.genericPassword, attributes: listed, value: value))
         }
     }

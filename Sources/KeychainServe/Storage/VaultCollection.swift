@@ -33,12 +33,16 @@ final class VaultCollection: SecretCollection {
     private let store: any Store
     private let defaultLabel: String
     private let tally: PairTally
+    /// Whether every item is on the tally's lists: once seen, it stays so, as this daemon keeps
+    /// the lists from then on.
+    private var listed = false
 
-    init(name: String, label: String, store: any Store) {
+    /// `listLimit`: the most items a pair's id list names (``PairTally``).
+    init(name: String, label: String, store: any Store, listLimit: Int = PairTally.defaultListLimit) {
         self.name = name
         self.store = store
         defaultLabel = label
-        tally = PairTally(collection: name, store: store)
+        tally = PairTally(collection: name, store: store, listLimit: listLimit)
     }
 
     private var path: String { "/org/freedesktop/secrets/collection/\(name)" }
@@ -102,17 +106,14 @@ final class VaultCollection: SecretCollection {
     func search(_ attributes: [String: String]) throws(ServiceError) -> [String] {
         guard !attributes.isEmpty else { return try itemIDs() }
         var sizes: [String: Int] = [:]
-        if tally.isComplete {
-            // Each pair's list of items, smallest first; the ids on every list are the answer.
-            let postings = attributes.map { (pair: $0, posting: tally.posting($0.key, $0.value)) }.sorted { $0.posting.size < $1.posting.size }
-            var found: Set<String>?
-            for (pair, posting) in postings {
-                sizes[pair.key] = posting.size
-                if case .items(let ids) = posting { found = found.map { $0.intersection(ids) } ?? ids }
-            }
-            if let found {
-                // A pair too common to list is checked on each candidate's own sealed attributes.
-                return try matching(found, attributes)
+        listed = listed || tally.isComplete
+        if listed {
+            // The smallest list names the candidates; their own sealed attributes decide on the other pairs.
+            let sized = attributes.map { (pair: $0, size: tally.size($0.key, $0.value)) }
+            for entry in sized { sizes[entry.pair.key] = entry.size.count }
+            if let rarest = sized.filter(\.size.listed).min(by: { $0.size.count < $1.size.count }) {
+                guard rarest.size.count > 0, case .items(let ids) = tally.posting(rarest.pair.key, rarest.pair.value) else { return [] }
+                return try matching(ids, attributes)
             }
         }
         guard let (key, value) = Self.mostSelective(attributes, counts: { name, _ in sizes[name] }) else { return try itemIDs() }
