@@ -10,9 +10,7 @@ import Testing
 struct DocumentationTests {
     let directory = TemporaryDirectory()
 
-    func keychain(_ arguments: [String], input: String = "") throws -> CommandResult {
-        try KeychainExecutable.run(arguments, input: Data(input.utf8), home: directory.path)
-    }
+    var keychain: KeychainCommandLine { KeychainCommandLine(home: directory.path) }
 
     @Test("--version, the manual page and the CHANGELOG's newest release name the same version")
     func oneVersion() throws {
