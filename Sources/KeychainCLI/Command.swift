@@ -1,5 +1,3 @@
-import KeychainCore
-
 /// One command: a row of the table that drives parsing, help and dispatch.
 struct Command: Sendable {
     let name: String

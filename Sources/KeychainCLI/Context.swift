@@ -73,7 +73,7 @@ final class Context {
         }
     }
 
-    /// The vault, for the commands only a vault has (lock, unlock, passwd).
+    /// The vault, for the commands only a vault has (``VaultCommands``, backup and restore, serve).
     func vaultOnly(_ command: String, unlockingAgainOnNeed: Bool = true) throws(CommandFailure) -> Vault {
         guard try storeKind() == .vault else {
             throw CommandFailure("\(command) applies to the vault; the Secret Service's collection is locked and unlocked by your desktop", code: .usage)
