@@ -5,13 +5,12 @@ enum DocumentationCommands {
     static let all: [Command] = [
         Command(
             name: "completion", summary: "print shell completions (bash, zsh or fish), generated from this command's own table",
-            positionals: ["SHELL"], optionalPositionals: [], options: [],
+            positionals: ["SHELL"],
             examples: ["keychain completion bash > /etc/bash_completion.d/keychain", "keychain completion fish > ~/.config/fish/completions/keychain.fish"],
-            notes: nil, run: completion, positionalChoices: ["bash", "zsh", "fish"]),
+            run: completion, positionalChoices: ["bash", "zsh", "fish"]),
         Command(
             name: "man", summary: "print the manual page (keychain.1), generated from the same table as --help",
-            positionals: [], optionalPositionals: [], options: [],
-            examples: ["keychain man > /usr/local/share/man/man1/keychain.1"], notes: nil, run: manual),
+            examples: ["keychain man > /usr/local/share/man/man1/keychain.1"], run: manual),
     ]
 
     private static func completion(_ context: Context) throws(CommandFailure) -> ExitCode {

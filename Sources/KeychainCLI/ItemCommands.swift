@@ -9,7 +9,7 @@ enum ItemCommands {
     static let all: [Command] = [
         Command(
             name: "set", summary: "store a secret read from standard input (or typed at a no-echo prompt)",
-            positionals: [], optionalPositionals: ["KEY"],
+            optionalPositionals: ["KEY"],
             options: ItemAddress.options + [
                 binary, .value("label", "TEXT", "a label shown by listings"), .value("comment", "TEXT", "a comment"),
                 .flag("force", "at a terminal, replace a stored item without asking (a pipe always replaces)"),
@@ -27,29 +27,29 @@ enum ItemCommands {
             run: set),
         Command(
             name: "get", summary: "print a secret",
-            positionals: [], optionalPositionals: ["KEY"], options: ItemAddress.options + [binary],
+            optionalPositionals: ["KEY"], options: ItemAddress.options + [binary],
             examples: ["keychain get --identifier Druidia Skroob", "TOKEN=$(keychain get --service api.example.com --account deploy)"],
             notes: "Exit status 1 if there is no such item.", run: get),
         Command(
             name: "contains", summary: "exit 0 if an item exists, 1 if not (reads no secret)",
-            positionals: [], optionalPositionals: ["KEY"], options: ItemAddress.options,
-            examples: ["keychain contains --identifier Druidia Skroob && echo present"], notes: nil, run: contains),
+            optionalPositionals: ["KEY"], options: ItemAddress.options,
+            examples: ["keychain contains --identifier Druidia Skroob && echo present"], run: contains),
         Command(
             name: "remove", summary: "delete an item (exit 1 if there was none)",
-            positionals: [], optionalPositionals: ["KEY"], options: ItemAddress.options,
-            examples: ["keychain remove --identifier Druidia Skroob"], notes: nil, run: remove),
+            optionalPositionals: ["KEY"], options: ItemAddress.options,
+            examples: ["keychain remove --identifier Druidia Skroob"], run: remove),
         Command(
             name: "list", summary: "list a Valet's keys, or items with their non-secret attributes",
-            positionals: [], optionalPositionals: [], options: ItemAddress.options + [CommandTable.json],
+            options: ItemAddress.options + [CommandTable.json],
             examples: ["keychain list --identifier Druidia", "keychain list --json", "keychain list --service api.example.com"],
             notes: "Without --identifier or --shared-group, lists every item the filters match.", run: list),
         Command(
             name: "clear", summary: "delete every key of one Valet",
-            positionals: [], optionalPositionals: [], options: ItemAddress.options,
-            examples: ["keychain clear --identifier Druidia"], notes: nil, run: clear),
+            options: ItemAddress.options,
+            examples: ["keychain clear --identifier Druidia"], run: clear),
         Command(
             name: "generate", summary: "print a new Safari-style password (xxx-xxx-xxx-xxx), or store it with an item address",
-            positionals: [], optionalPositionals: ["KEY"],
+            optionalPositionals: ["KEY"],
             options: ItemAddress.options + [
                 .flag("force", "replace an item already stored there (without it, generate refuses)"),
                 .value("length", "N", "that many characters, with no dashes (4 to 1024)"),

@@ -5,8 +5,8 @@ import KeychainCore
 enum StatusCommand {
     static let command = Command(
         name: "status", summary: "where the vault is, whether it is locked, what is available",
-        positionals: [], optionalPositionals: [], options: [CommandTable.json],
-        examples: ["keychain status", "keychain status --json"], notes: nil, run: status)
+        options: [CommandTable.json],
+        examples: ["keychain status", "keychain status --json"], run: status)
 
     private static func status(_ context: Context) throws(CommandFailure) -> ExitCode {
         let kind = try context.storeKind()

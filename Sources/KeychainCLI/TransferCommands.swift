@@ -7,20 +7,20 @@ enum TransferCommands {
     static let all: [Command] = [
         Command(
             name: "backup", summary: "write a consistent copy of the vault (and its key file, without a passphrase) to a new file",
-            positionals: ["FILE"], optionalPositionals: [], options: [],
+            positionals: ["FILE"],
             examples: ["keychain backup ~/backups/keychain-$(date +%F).keychain"],
             notes:
                 "Safe while programs use the vault: one snapshot, what is still in the -wal file included. Never writes over a file. Without a passphrase the backup's FILE.key opens it: keep both, and keep them private; with one, the passphrase does.",
             run: backup),
         Command(
             name: "restore", summary: "put a backup in place of a missing vault",
-            positionals: ["FILE"], optionalPositionals: [], options: [],
+            positionals: ["FILE"],
             examples: ["keychain restore ~/backups/keychain-2026-12-01.keychain"],
             notes: "Refuses when a vault (or a key file) is already in place: move it away first. The backup is checked before anything is written.",
             run: restore),
         Command(
             name: "export", summary: "write the items that may leave this machine to a new passphrase-protected archive",
-            positionals: ["FILE"], optionalPositionals: [],
+            positionals: ["FILE"],
             options: [.flag("skip-locked", "leave the items of a locked class behind (and say how many) instead of failing")],
             examples: ["KEYCHAIN_ARCHIVE_PASSPHRASE_FILE=~/.config/archive-pw keychain export ~/keychain.skcx"],
             notes:
@@ -28,7 +28,7 @@ enum TransferCommands {
             run: export),
         Command(
             name: "import", summary: "merge an archive's items into the store, all or nothing",
-            positionals: ["FILE"], optionalPositionals: [],
+            positionals: ["FILE"],
             options: [
                 .value(
                     "conflict", "RULE", "for an item already there: refuse (default: change nothing), keep (the existing one) or replace",
@@ -39,7 +39,6 @@ enum TransferCommands {
             run: importArchive),
         Command(
             name: "migrate", summary: "move the items from one store to the other (vault, secret-service), all or nothing",
-            positionals: [], optionalPositionals: [],
             options: [
                 .value("from", "STORE", "vault or secret-service"), .value("to", "STORE", "vault or secret-service"),
                 .value("conflict", "RULE", "refuse (default), keep or replace", choices: ItemTransfer.ConflictRule.allCases.map(\.rawValue)),

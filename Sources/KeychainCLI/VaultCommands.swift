@@ -9,7 +9,6 @@ enum VaultCommands {
     static let all: [Command] = [
         Command(
             name: "unlock", summary: "unlock with the passphrase for all your processes: whenUnlocked items until idle, afterFirstUnlock until reboot",
-            positionals: [], optionalPositionals: [],
             options: [
                 .value("timeout", "SECONDS", "how long whenUnlocked items stay open to your processes without use (default 300, or $KEYCHAIN_UNLOCK_TIMEOUT; 0: this command only)")
             ],
@@ -19,11 +18,10 @@ enum VaultCommands {
             run: unlock),
         Command(
             name: "lock", summary: "lock for all your processes: close whenUnlocked and afterFirstUnlock items (as a reboot would)",
-            positionals: [], optionalPositionals: [], options: [],
-            examples: ["keychain lock"], notes: nil, run: lock),
+            examples: ["keychain lock"], run: lock),
         Command(
             name: "passwd", summary: "set, change or remove the vault passphrase",
-            positionals: [], optionalPositionals: [], options: [.flag("remove", "remove the passphrase (destroys whenPasscodeSetThisDeviceOnly items)")],
+            options: [.flag("remove", "remove the passphrase (destroys whenPasscodeSetThisDeviceOnly items)")],
             examples: [
                 "keychain passwd", "keychain passwd --remove",
                 "KEYCHAIN_PASSPHRASE_FILE=old KEYCHAIN_NEW_PASSPHRASE_FILE=new keychain passwd",
@@ -33,21 +31,20 @@ enum VaultCommands {
             run: passwd),
         Command(
             name: "rekey", summary: "give the vault new keys: every item re-sealed, the passphrase unchanged",
-            positionals: [], optionalPositionals: [], options: [],
             examples: ["keychain rekey", "KEYCHAIN_PASSPHRASE_FILE=~/.config/pw keychain rekey"],
             notes:
                 "After it, an old copy of the vault's header opened with an old passphrase opens nothing written later. Your other processes must unlock again. A vault without a passphrase gets new keys when it gets one (keychain passwd).",
             run: rekey),
         Command(
             name: "verify", summary: "check the vault file and try every item; exit 4 if anything is damaged",
-            positionals: [], optionalPositionals: [], options: [CommandTable.json, accept],
+            options: [CommandTable.json, accept],
             examples: ["keychain verify", "KEYCHAIN_PASSPHRASE_FILE=~/.config/pw keychain verify --json", "keychain verify --accept"],
             notes:
                 "Reads only, unless --accept. Items whose class is locked are counted as not tried: unlock first to try them all. The rollback line says whether this boot's record (in the kernel keyring) vouches that the file is the vault's newest copy; when the vault was written in this boot and the record is gone, writes wait until you check the vault and confirm this copy with --accept (with the passphrase, where the vault has one).",
             run: verify),
         Command(
             name: "recover", summary: "copy every item that still opens into a new vault",
-            positionals: ["FILE"], optionalPositionals: [], options: [],
+            positionals: ["FILE"],
             examples: ["keychain recover ~/recovered.keychain"],
             notes:
                 "For a damaged vault: the new vault takes the same passphrase (or a key file when there is none). Items under an access control and items that do not open stay behind, counted.",
