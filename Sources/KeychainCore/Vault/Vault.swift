@@ -176,7 +176,7 @@ public final class Vault: Store, Sendable {
     /// A rotation by another process between the unlock and the retry locks this one again:
     /// it unlocks again, a few times, rather than report a locked vault it can open.
     private func retryingAfterUnlock<R>(_ vault: VaultEngine, _ body: () throws(StoreError) -> R) throws(StoreError) -> R {
-        for _ in 1..<VaultState.unlockAttempts {
+        for _ in 1..<RotationRetry.attempts {
             do throws(StoreError) {
                 return try body()
             } catch .locked {

@@ -30,7 +30,7 @@ extension VaultState {
         if let wrapped = try wrappedClassKeys()[accessibility] {
             do {
                 let key = SealingKey(try AESGCM.open(wrapped, key: wrapping, associatedData: aad))
-                keyBag.keys.classes[accessibility] = key
+                keyBag.hold(key, for: accessibility)
                 return key
             } catch {
                 // The master key in hand may be one another process retired a moment ago.
@@ -44,7 +44,7 @@ extension VaultState {
         try sql { () throws(SQLiteError) in
             try connection.statement(VaultSchema.insertClassKey).run([.integer(Int64(accessibility.code)), .blob(wrapped)])
         }
-        keyBag.keys.classes[accessibility] = key
+        keyBag.hold(key, for: accessibility)
         // Inside a write (a rotation's, most of all) the new key is published after the commit:
         // a cache of keys the vault may yet roll back would lock out every process that uses it.
         if accessibility.survivesLock || accessibility.opensWithUserUnlock, !connection.isInTransaction { publishToKernelKeyring() }

@@ -42,4 +42,38 @@ extension VaultState {
 
     var cacheDescription: String {
         "swift-keychain:v1:" + Digest.hex(header.vaultID)
-    }}
+    }
+
+    func publishToKernelKeyring() { publishToKernelKeyring(forUser: keyBag.publishesUserUnlock) }
+
+    /// Publishes the afterFirstUnlock keys, and with `forUser` the whenUnlocked ones as the
+    /// user's unlocked state, to the kernel keyring.
+    func publishToKernelKeyring(forUser: Bool) {
+        // The check values also mark a rotation for other processes: recorded with or without a
+        // cache; keys a rotation retired are not published.
+        guard recordKeyChecks() else { return }
+        guard header.hasPassphrase, configuration.usesKernelKeyring, let payload = keyBag.keys.cachePayload() else { return }
+        do {
+            try kernelKeyring.store(payload, as: cacheDescription)
+            if usesUserUnlock, forUser, let unlocked = keyBag.keys.cachePayload(of: { $0.opensWithUserUnlock }) {
+                try kernelKeyring.store(Self.unlockedPayload(timeout: userUnlockSeconds, unlocked), as: unlockedDescription, timeout: userUnlockSeconds)
+            }
+            kernelKeyringState = .available
+        } catch {
+            // Fall back to this process only (the keys stay in `keys`), and say so in status().
+            kernelKeyringState = .unavailable(reason: error.description)
+        }
+    }
+
+    func currentKernelKeyringState() -> VaultStatus.KernelKeyringState {
+        guard configuration.usesKernelKeyring else { return .disabled }
+        if let kernelKeyringState { return kernelKeyringState }
+        let state: VaultStatus.KernelKeyringState
+        switch kernelKeyring.probe() {
+        case .success: state = .available
+        case .failure(let error): state = .unavailable(reason: error.description)
+        }
+        kernelKeyringState = state
+        return state
+    }
+}

@@ -26,7 +26,7 @@ extension VaultState {
                 master = try masterKeyFromKeyFile()
             } catch {
                 // Another process may have set a passphrase and removed the key file.
-                try refreshHeader()
+                try database.refreshHeader()
                 if header.hasPassphrase { return try loadImplicitKeys() }
                 throw error
             }
@@ -53,13 +53,9 @@ extension VaultState {
         guard candidate.adopt(cachePayload: payload, allowed: allowed) else { return false }
         let bytes = try storedKeyChecks()
         guard let bytes, let stored = KeyCheck.decode(bytes), KeyCheck.verify(candidate, against: stored, vaultID: header.vaultID) else { return false }
-        if let lookup = keyBag.keys.lookup {
-            // Another lookup key than the one this process holds: not this vault's cache.
-            guard Digest.equal(lookupCheck(lookup), lookupCheck(candidate.lookup!)) else { return false }
-        } else {
-            keyBag.keys.lookup = candidate.lookup
-        }
-        for (accessibility, key) in candidate.classes where keyBag.keys.classes[accessibility] == nil { keyBag.keys.classes[accessibility] = key }
+        // Another lookup key than the one this process holds: not this vault's cache.
+        if let lookup = keyBag.keys.lookup, !Digest.equal(lookupCheck(lookup), lookupCheck(candidate.lookup!)) { return false }
+        keyBag.adoptMissing(from: candidate)
         return true
     }
 
@@ -139,44 +135,11 @@ extension VaultState {
         }
     }
 
-    func publishToKernelKeyring() { publishToKernelKeyring(forUser: keyBag.publishesUserUnlock) }
-
-    /// Publishes the afterFirstUnlock keys, and with `forUser` the whenUnlocked ones as the
-    /// user's unlocked state, to the kernel keyring.
-    func publishToKernelKeyring(forUser: Bool) {
-        // The check values also mark a rotation for other processes: recorded with or without a
-        // cache; keys a rotation retired are not published.
-        guard recordKeyChecks() else { return }
-        guard header.hasPassphrase, configuration.usesKernelKeyring, let payload = keyBag.keys.cachePayload() else { return }
-        do {
-            try kernelKeyring.store(payload, as: cacheDescription)
-            if usesUserUnlock, forUser, let unlocked = keyBag.keys.cachePayload(of: { $0.opensWithUserUnlock }) {
-                try kernelKeyring.store(Self.unlockedPayload(timeout: userUnlockSeconds, unlocked), as: unlockedDescription, timeout: userUnlockSeconds)
-            }
-            kernelKeyringState = .available
-        } catch {
-            // Fall back to this process only (the keys stay in `keys`), and say so in status().
-            kernelKeyringState = .unavailable(reason: error.description)
-        }
-    }
-
-    func currentKernelKeyringState() -> VaultStatus.KernelKeyringState {
-        guard configuration.usesKernelKeyring else { return .disabled }
-        if let kernelKeyringState { return kernelKeyringState }
-        let state: VaultStatus.KernelKeyringState
-        switch kernelKeyring.probe() {
-        case .success: state = .available
-        case .failure(let error): state = .unavailable(reason: error.description)
-        }
-        kernelKeyringState = state
-        return state
-    }
-
     func lockKeys() {
         idleTimer?.cancel()
         idleTimer = nil
         // Without a passphrase there is nothing to lock: the key file reopens it on next use.
-        keyBag.keys.lock()
+        keyBag.lock()
     }
 
     /// Locks first if the vault sat unused past its idle timeout, then records this use.

@@ -20,7 +20,7 @@ extension VaultState {
     ///   ``StoreError/unavailable(_:)``) when an item this machine cannot open would be lost,
     ///   ``StoreError/io(_:)`` when another process changed the keys meanwhile (nothing changes).
     func rekey(passphrase: SecretBytes) throws(StoreError) {
-        try refreshHeader()
+        try database.refreshHeader()
         guard header.hasPassphrase else {
             throw .invalidArgument("a vault without a passphrase gets new keys when it gets a passphrase (keychain passwd)")
         }
@@ -77,9 +77,9 @@ extension VaultState {
                 try beforeCommit()
             }
         } catch {
-            keyBag.keys = oldKeys
-            header = oldHeader
-            identityMemo.removeAll()
+            keyBag.replaceKeys(with: oldKeys)
+            database.replaceHeader(with: oldHeader)
+            identityMemo.forget()
             throw error
         }
         // Caches of the retired keys go; the new ones are published.
@@ -121,13 +121,11 @@ extension VaultState {
         let journal = try journalEntries()
         let syncState = try syncState()
 
-        try sql { () throws(SQLiteError) in
-            try connection.statement(VaultSchema.writeHeader).run([.blob(rotation.header.encoded())])
-            try connection.execute("DELETE FROM class_keys; DELETE FROM meta WHERE name IN ('machine', 'keycheck')")
-        }
-        header = rotation.header
-        keyBag.keys = KeyRing()
-        identityMemo.removeAll()
+        try database.storeHeader(rotation.header)
+        try sql { () throws(SQLiteError) in try connection.execute("DELETE FROM class_keys; DELETE FROM meta WHERE name IN ('machine', 'keycheck')") }
+        database.replaceHeader(with: rotation.header)
+        keyBag.replaceKeys(with: KeyRing())
+        identityMemo.forget()
         try adopt(master: rotation.master)
         if let (record, privateKey) = presencePair {
             // The same key pair, wrapped for the new salt, vouched for by the new master key.
@@ -174,7 +172,7 @@ extension VaultState {
     /// change was prepared against before the transaction (scrypt runs outside it). Another
     /// process's rotation or passphrase change since then makes the preparation stale.
     func requireHeader(_ planned: VaultHeader) throws(StoreError) {
-        try refreshHeader()
+        try database.refreshHeader()
         guard header == planned else {
             throw .io("another process changed the vault's keys or passphrase meanwhile; nothing was changed, run it again")
         }
@@ -199,10 +197,10 @@ extension VaultState {
         guard let bytes, let stored = KeyCheck.decode(bytes)?[KeyCheck.lookupCode] else { return false }
         guard !Digest.equal(stored, lookupCheck(lookup)) else { return false }
         lockKeys()
-        keyBag.keys.wipeAll()
-        identityMemo.removeAll()
+        keyBag.wipeAll()
+        identityMemo.forget()
         keyBag.userUnlockEnded()
-        try refreshHeader()
+        try database.refreshHeader()
         return true
     }
 
@@ -211,10 +209,10 @@ extension VaultState {
     /// which it does right after its commit. True when they arrived (the write may go again).
     func awaitRotatedKeys() throws(StoreError) -> Bool {
         guard configuration.usesKernelKeyring, header.hasPassphrase else { return false }
-        for _ in 0..<40 {
+        for _ in 0..<RotationRetry.publicationLooks {
             try loadImplicitKeys()
             if keyBag.keys.lookup != nil { return true }
-            usleep(25_000)
+            usleep(RotationRetry.publicationInterval)
         }
         return false
     }
