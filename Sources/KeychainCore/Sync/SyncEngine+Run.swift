@@ -42,9 +42,14 @@ extension SyncEngine {
         // A write in this process wakes the loop at once.
         vault.setSyncTrigger { inbox.post(local: true) }
         defer { vault.setSyncTrigger(nil) }
+        // The watch thread reads the vault only while this loop runs: the loop waits for a read
+        // under way before it returns, and the thread ends at its next.
+        let watchReads = WatchGate()
+        defer { watchReads.close() }
         DispatchQueue(label: "keychain.sync.watch").async { [self] in
             while !shouldStop() {
-                guard let state = try? state(), let client = try? EtcdClient(state.cluster) else {
+                guard let read = watchReads.read({ try? state() }) else { break }
+                guard let state = read, let client = try? EtcdClient(state.cluster) else {
                     sleepMilliseconds(500)
                     continue
                 }
@@ -149,6 +154,19 @@ extension SyncEngine {
         }
     }
 
+    /// Lets the watch thread read the vault while its loop runs, and no longer.
+    private final class WatchGate: Sendable {
+        private let open = Mutex(true)
+
+        /// What `body` read, or nil once the gate is closed (then `body` does not run).
+        func read<R: Sendable>(_ body: () -> R) -> R? {
+            open.withLock { open in open ? body() : nil }
+        }
+
+        /// Closes the gate, after the read under way (if any) is done.
+        func close() { open.withLock { $0 = false } }
+    }
+
     /// Sends the outbox, and nothing else; each request to etcd bounded by `timeout`.
     private func pushOnly(timeoutMilliseconds timeout: Int = 4_000) throws(SyncError) -> Int {
         try revisions.withLock { (revisions: inout sending SyncRevisions) throws(SyncError) -> Int in
@@ -229,7 +247,7 @@ extension SyncEngine {
     /// quietly; `keychain sync status` shows the outbox.
     static func startInBackground(_ vault: Vault) {
         guard let engine = try? SyncEngine(vault: vault) else { return }
-        DispatchQueue(label: "keychain.sync").async { engine.run(until: { false }) }
+        BackgroundSync.start(engine)
     }
 
 }
