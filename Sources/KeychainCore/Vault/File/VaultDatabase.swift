@@ -56,4 +56,14 @@ final class VaultDatabase {
             }
         }
     }
+
+    /// Inside a write transaction: the header is still `planned`, the one a key
+    /// change was prepared against before the transaction (scrypt runs outside it). Another
+    /// process's rotation or passphrase change since then makes the preparation stale.
+    func requireHeader(_ planned: VaultHeader) throws(StoreError) {
+        try refreshHeader()
+        guard header == planned else {
+            throw .io("another process changed the vault's keys or passphrase meanwhile; nothing was changed, run it again")
+        }
+    }
 }

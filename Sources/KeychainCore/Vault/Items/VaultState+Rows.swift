@@ -247,4 +247,14 @@ extension VaultState {
         named.attributes = query.attributes.normalizedIdentity(for: itemClass)
         return named
     }
+
+    /// How many rows the item table holds (mutex held).
+    func storedItemCount() throws(StoreError) -> Int {
+        try sql { () throws(SQLiteError) -> Int in
+            try connection.statement(VaultSchema.countItems).with([]) { (s: Statement) throws(SQLiteError) -> Int in
+                _ = try s.step()
+                return Int(s.integer(0))
+            }
+        }
+    }
 }

@@ -76,4 +76,15 @@ extension VaultState {
         kernelKeyringState = state
         return state
     }
+
+    /// Whether the kernel keyring holds the user's unlocked state with this vault's current
+    /// whenUnlocked keys (their check values as recorded), not merely a key of that name.
+    func holdsGenuineUserUnlock() -> Bool {
+        guard let stored = kernelKeyring.load(unlockedDescription), let (_, payload) = Self.splitUnlockedPayload(stored) else { return false }
+        var candidate = KeyRing()
+        guard candidate.adopt(cachePayload: payload, allowed: { $0.opensWithUserUnlock }), !candidate.classes.isEmpty,
+            let bytes = try? storedKeyChecks(), let checks = KeyCheck.decode(bytes)
+        else { return false }
+        return KeyCheck.verify(candidate, against: checks, vaultID: header.vaultID)
+    }
 }

@@ -132,7 +132,7 @@ extension VaultState {
         let presenceRecord = try new == nil ? nil : rewrappedPresenceKey(from: currentPassphraseKey, to: wrappingKey)
         let planned = header
         try ledgerWrite { (transaction) throws(StoreError) in
-            try requireHeader(planned)
+            try database.requireHeader(planned)
             if let presenceRecord {
                 try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.writePresenceKey).run([.blob(presenceRecord.encoded())]) }
             }

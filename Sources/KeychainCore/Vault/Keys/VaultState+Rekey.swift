@@ -72,7 +72,7 @@ extension VaultState {
         let userWasUnlocked = usesUserUnlock && holdsGenuineUserUnlock()
         do throws(StoreError) {
             try ledgerWrite { (transaction) throws(StoreError) in
-                try requireHeader(rotation.replacing)
+                try database.requireHeader(rotation.replacing)
                 try reseal(under: rotation, currentPassphraseKey: currentPassphraseKey, generation: transaction.generation)
                 try beforeCommit()
             }
@@ -155,65 +155,5 @@ extension VaultState {
         // here: the rotated vault's record goes in beside the old one before the commit, so no
         // process ever finds the rotated vault without a record it can check.
         rememberGeneration(generation, beside: true)
-    }
-
-    /// Whether the kernel keyring holds the user's unlocked state with this vault's current
-    /// whenUnlocked keys (their check values as recorded), not merely a key of that name.
-    func holdsGenuineUserUnlock() -> Bool {
-        guard let stored = kernelKeyring.load(unlockedDescription), let (_, payload) = Self.splitUnlockedPayload(stored) else { return false }
-        var candidate = KeyRing()
-        guard candidate.adopt(cachePayload: payload, allowed: { $0.opensWithUserUnlock }), !candidate.classes.isEmpty,
-            let bytes = try? storedKeyChecks(), let checks = KeyCheck.decode(bytes)
-        else { return false }
-        return KeyCheck.verify(candidate, against: checks, vaultID: header.vaultID)
-    }
-
-    /// Inside a write transaction (mutex held): the header is still `planned`, the one a key
-    /// change was prepared against before the transaction (scrypt runs outside it). Another
-    /// process's rotation or passphrase change since then makes the preparation stale.
-    func requireHeader(_ planned: VaultHeader) throws(StoreError) {
-        try database.refreshHeader()
-        guard header == planned else {
-            throw .io("another process changed the vault's keys or passphrase meanwhile; nothing was changed, run it again")
-        }
-    }
-
-    /// How many rows the item table holds (mutex held).
-    func storedItemCount() throws(StoreError) -> Int {
-        try sql { () throws(SQLiteError) -> Int in
-            try connection.statement(VaultSchema.countItems).with([]) { (s: Statement) throws(SQLiteError) -> Int in
-                _ = try s.step()
-                return Int(s.integer(0))
-            }
-        }
-    }
-
-    /// True (and this process's keys dropped) when the keys it holds are not the vault's any
-    /// more: another process rotated them. Checked before each write and when a seal does not
-    /// open, by the lookup key's check value, so nothing is ever sealed under retired keys.
-    func dropKeysIfRotated() throws(StoreError) -> Bool {
-        guard let lookup = keyBag.keys.lookup else { return false }
-        let bytes = try storedKeyChecks()
-        guard let bytes, let stored = KeyCheck.decode(bytes)?[KeyCheck.lookupCode] else { return false }
-        guard !Digest.equal(stored, lookupCheck(lookup)) else { return false }
-        lockKeys()
-        keyBag.wipeAll()
-        identityMemo.forget()
-        keyBag.userUnlockEnded()
-        try database.refreshHeader()
-        return true
-    }
-
-    /// After this process found its keys retired by another process's rotation (mutex held):
-    /// waits briefly for the rotating process to publish the new keys to the kernel keyring,
-    /// which it does right after its commit. True when they arrived (the write may go again).
-    func awaitRotatedKeys() throws(StoreError) -> Bool {
-        guard configuration.usesKernelKeyring, header.hasPassphrase else { return false }
-        for _ in 0..<RotationRetry.publicationLooks {
-            try loadImplicitKeys()
-            if keyBag.keys.lookup != nil { return true }
-            usleep(RotationRetry.publicationInterval)
-        }
-        return false
     }
 }
