@@ -186,8 +186,8 @@ public final class Vault: Store, Sendable {
         return try body()
     }
 
-    /// Unlocks with the passphrase the environment offers; false when it offers none (or this
-    /// vault needs none).
+    /// Unlocks with the passphrase the environment offers (``Unlocker``, without a prompt); false
+    /// when it offers none (or this vault needs none).
     /// Again after each idle lock, but never again after a failure: a wrong or unreadable
     /// passphrase must not cost scrypt on every call.
     /// The failure is thrown again each time, so a caller never sees a bare "locked" where the
@@ -196,9 +196,7 @@ public final class Vault: Store, Sendable {
         guard let environment = configuration.passphraseEnvironment, vault.hasPassphrase else { return false }
         if let failure = withSession({ $0.unlockFailure }) { throw failure }
         do {
-            guard let passphrase = try PassphraseFile.fromEnvironment(environment) else { return false }
-            try vault.unlock(passphrase: passphrase)
-            return true
+            return try Unlocker(environment: environment).unlock { (passphrase) throws(StoreError) in try vault.unlock(passphrase: passphrase) }
         } catch {
             // A rotation racing the unlock is worth another try; a wrong or unreadable passphrase is not.
             if error != .locked { withSession { $0.unlockFailure = error } }
