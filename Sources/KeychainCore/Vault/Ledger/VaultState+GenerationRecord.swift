@@ -50,7 +50,7 @@ extension VaultState {
         for attempt in 0..<(waiting ? 5 : 1) {
             if attempt > 0 { usleep(20_000) }
             guard let state = ledger.state, let seen = seenGeneration(key: key), seen >= state.generation else { continue }
-            ledger.state!.recordVanished = false
+            ledger.recordReturned()
             return true
         }
         return false
