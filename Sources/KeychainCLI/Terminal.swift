@@ -90,22 +90,14 @@ struct Terminal {
     /// Every byte of `fd`, at most `limit` of them: one more is a usage failure, so that an
     /// oversized input is refused rather than silently cut.
     func readAll(_ fd: Int32, limit: Int, what: String) throws(CommandFailure) -> SecretBytes {
-        var buffer = [UInt8](repeating: 0, count: limit + 1)
-        defer { buffer.withUnsafeMutableBytes { _ = memset($0.baseAddress!, 0, $0.count) } }
-        var total = 0
-        while total < buffer.count {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + total, $0.count - total) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw CommandFailure("cannot read \(what): \(String(cString: strerror(errno)))", code: .failure)
+        do {
+            return try FileSystem.readAll(fd: fd, limit: limit, path: what)
+        } catch {
+            if error.limit != nil {
+                throw CommandFailure("\(what) holds more than the \(limit)-byte limit (a value of at most 1 MiB and its final newline); nothing was stored", code: .usage)
             }
-            if n == 0 { break }
-            total += n
+            throw CommandFailure("cannot read \(what): \(String(cString: strerror(error.code)))", code: .failure)
         }
-        guard total <= limit else {
-            throw CommandFailure("\(what) holds more than the \(limit)-byte limit (a value of at most 1 MiB and its final newline); nothing was stored", code: .usage)
-        }
-        return SecretBytes(buffer[0..<total])
     }
 }
 

@@ -5,14 +5,14 @@ import FoundationEssentials
 #endif
 
 /// The few file operations the vault needs, with the modes and durability it promises.
-enum FileSystem {
-    struct Failure: Error, CustomStringConvertible {
+package enum FileSystem {
+    package struct Failure: Error, CustomStringConvertible {
         let operation: String
         let path: String
-        let code: Int32
+        package let code: Int32
         /// The size limit a read went past (`code` is then `EFBIG`).
-        var limit: Int? = nil
-        var description: String {
+        package var limit: Int? = nil
+        package var description: String {
             if let limit { return "\(operation) \(path): it holds more than the \(limit)-byte limit (nothing of it was used)" }
             return "\(operation) \(path): \(String(cString: strerror(code)))"
         }
@@ -65,7 +65,7 @@ enum FileSystem {
 
     /// Every byte of an open descriptor, at most `limit` of them, read into a buffer wiped
     /// afterwards. More than `limit` is refused (`EFBIG`), never cut.
-    static func readAll(fd: Int32, limit: Int, path: String) throws(Failure) -> SecretBytes {
+    package static func readAll(fd: Int32, limit: Int, path: String) throws(Failure) -> SecretBytes {
         var buffer = [UInt8](repeating: 0, count: limit + 1)
         defer { buffer.withUnsafeMutableBytes { _ = memset($0.baseAddress!, 0, $0.count) } }
         var total = 0
