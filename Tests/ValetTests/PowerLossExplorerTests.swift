@@ -16,9 +16,13 @@ struct PowerLossExplorerTests {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("power-loss-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(atPath: scratch) }
-        return try Subprocess.run(
+        let result = try Subprocess.run(
             KeychainExecutable.reliabilityPath, ["--power-loss", "--quick", "--every-state", "--seed", "37", "--operations", operations] + arguments,
             environment: ["PATH": "/usr/bin:/bin", "HOME": scratch, "TMPDIR": scratch])
+        // The program's own scratch directory is gone too, whether the checks held or failed.
+        let left = try FileManager.default.contentsOfDirectory(atPath: scratch)
+        #expect(left.isEmpty, "keychain-reliability left \(left) behind")
+        return result
     }
 
     @Test("the vault linked into place before its key file is caught: a state with the vault and no key file")
