@@ -74,7 +74,8 @@ struct PowerLossExplorerTests {
         let result = try explore(["--models", "ordered,strict"], operations: "export")
         #expect(result.status == 0, "\(result.output)")
         #expect(!result.output.contains("temporary name"), "\(result.output)")
-        #expect(result.output.range(of: #"export: [0-9]+ calls traced; ordered [0-9]+ states \([0-9]+ distinct[^)]*\), 0 failed"#, options: .regularExpression) != nil, "\(result.output)")
+        let figure = #"export: [0-9]+ calls traced; ordered [0-9]+ states \([0-9]+ distinct[^)]*\), 0 failed"#
+        #expect(result.output.range(of: figure, options: .regularExpression) != nil, "\(result.output)")
     }
 
     @Test(
