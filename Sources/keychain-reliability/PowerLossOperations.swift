@@ -88,9 +88,28 @@ extension PowerLossPlace {
     /// What a Secret Service client does while `keychain serve` runs on the tree's vault: it
     /// stores one item (secret-tool's CreateItem); its return is the acknowledgement.
     func storeThroughTheDaemon() throws {
+        try secretTool(["store", "--label=Power loss", "service", "power-loss", "account", "served"], input: "served secret")
+    }
+
+    /// What a client does to remove that item (secret-tool's search, then the item's Delete).
+    func clearThroughTheDaemon() throws {
+        try secretTool(["clear", "service", "power-loss", "account", "served"])
+    }
+
+    /// The default vault with three Valet items and the one a client stored through `keychain
+    /// serve`, which served it untraced for that and stopped.
+    func vaultWithServedItem() throws {
+        try vaultWithItems()
+        guard let bus else { throw FileTrace.Failure(description: "no session bus") }
+        try bus.startServing(["--vault", vaultPath])
+        defer { bus.stopServing() }
+        try storeThroughTheDaemon()
+    }
+
+    private func secretTool(_ arguments: [String], input: String = "") throws {
         guard let bus, bus.waitForProvider() else { throw FileTrace.Failure(description: "keychain serve never took org.freedesktop.secrets") }
-        let stored = try bus.run("/usr/bin/secret-tool", ["store", "--label=Power loss", "service", "power-loss", "account", "served"], input: "served secret")
-        guard stored.status == 0 else { throw FileTrace.Failure(description: "secret-tool store failed: \(stored.stderr)") }
+        let run = try bus.run("/usr/bin/secret-tool", arguments, input: input)
+        guard run.status == 0 else { throw FileTrace.Failure(description: "secret-tool \(arguments[0]) failed: \(run.stderr)") }
     }
 }
 
@@ -144,12 +163,15 @@ struct PowerLossOperation {
     static let archivePassphrase = "archive"
 
     /// The operations that reach the Secret Service on a private bus: `keychain serve`'s
-    /// CreateItem, and `migrate` both ways between the vault and a provider outside the tree.
+    /// CreateItem and Delete, and `migrate` both ways between the vault and a provider outside the tree.
     static var secretService: [PowerLossOperation] {
         [
             PowerLossOperation(
                 name: "serve (CreateItem by secret-tool)", prepare: { try $0.vaultWithItems() }, arguments: { _ in ["serve"] }, bus: .bus,
                 client: { try $0.storeThroughTheDaemon() }),
+            PowerLossOperation(
+                name: "serve (Delete by secret-tool clear)", prepare: { try $0.vaultWithServedItem() }, arguments: { _ in ["serve"] }, bus: .bus,
+                client: { try $0.clearThroughTheDaemon() }),
             PowerLossOperation(
                 name: "migrate (into the vault)", prepare: { try $0.vaultWithSecretServiceItems() },
                 arguments: { _ in ["migrate", "--from", "secret-service", "--to", "vault"] }, bus: .provider),
