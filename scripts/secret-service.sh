@@ -6,6 +6,9 @@
 #                                                     # temporary one) holds all state
 #   scripts/secret-service.sh stop "$SECRET_SERVICE_DIR"
 #
+# With SECRET_SERVICE_PROVIDER=keychain, the provider is `$KEYCHAIN_COMMAND serve` over a
+# vault in DIR instead (the same suites then run against keychain serve).
+#
 # Needs: dbus (dbus-daemon, dbus-send), gnome-keyring. Stops exactly the processes it started.
 set -euo pipefail
 
@@ -22,9 +25,16 @@ start() {
     export DBUS_SESSION_BUS_ADDRESS=$(echo "$out" | sed -n 1p)
     local bus_pid=$(echo "$out" | sed -n 2p)
     echo "$bus_pid" > "$dir/bus.pid"
-    # --unlock creates (or reopens) the 'login' collection with this password and makes it the
-    # default alias, so storing never needs a prompt.
-    printf '%s' "$password" | timeout 10 gnome-keyring-daemon --unlock --components=secrets --daemonize >/dev/null
+    if [ "${SECRET_SERVICE_PROVIDER:-gnome-keyring}" = keychain ]; then
+        # Its output to a file: the caller's command substitution waits for every writer to close.
+        KEYCHAIN_KERNEL_KEYRING=off "${KEYCHAIN_COMMAND:?SECRET_SERVICE_PROVIDER=keychain needs KEYCHAIN_COMMAND}" serve \
+            </dev/null >"$dir/serve.log" 2>&1 &
+        serve_pid=$!
+    else
+        # --unlock creates (or reopens) the 'login' collection with this password and makes it the
+        # default alias, so storing never needs a prompt.
+        printf '%s' "$password" | timeout 10 gnome-keyring-daemon --unlock --components=secrets --daemonize >/dev/null
+    fi
     local owner=""
     for _ in $(seq 100); do
         if dbus-send --session --print-reply --dest=org.freedesktop.DBus / org.freedesktop.DBus.NameHasOwner \
@@ -36,8 +46,8 @@ start() {
         sleep 0.05
     done
     if [ -z "$owner" ]; then
-        kill "$bus_pid" 2>/dev/null || true
-        echo "secret-service.sh: gnome-keyring-daemon did not take org.freedesktop.secrets" >&2
+        kill "$bus_pid" ${serve_pid:-} 2>/dev/null || true
+        echo "secret-service.sh: ${SECRET_SERVICE_PROVIDER:-gnome-keyring} did not take org.freedesktop.secrets" >&2
         exit 1
     fi
     echo "$owner" > "$dir/keyring.pid"

@@ -73,7 +73,7 @@ final class Context {
         }
     }
 
-    /// The vault, for the commands only a vault has (lock, unlock, passwd).
+    /// The vault, for the commands only a vault has (``VaultCommands``, backup and restore, serve).
     func vaultOnly(_ command: String, unlockingAgainOnNeed: Bool = true) throws(CommandFailure) -> Vault {
         guard try storeKind() == .vault else {
             throw CommandFailure("\(command) applies to the vault; the Secret Service's collection is locked and unlocked by your desktop", code: .usage)
@@ -109,30 +109,25 @@ final class Context {
     }
 
     /// Unlocks the vault when `accessibility` (or, if nil, any locked class) is not available
-    /// without the passphrase.
+    /// without the passphrase, as every program does (``Unlocker``), with a prompt on the
+    /// controlling terminal as the last resort.
     func ensureAvailable(_ accessibility: KeychainCore.Accessibility?) throws(CommandFailure) {
         let vault = try vault()
-        guard vault.hasPassphrase else { return }
-        if let accessibility, vault.isAvailable(accessibility) { return }
-        if accessibility == nil && vault.isAvailable(.whenUnlocked) { return }
-        if accessibility == nil && !environmentOffersPassphrase && !terminal.hasControllingTerminal { return }
-        let passphrase = try passphrases.current()
-        do { try vault.unlock(passphrase: passphrase) } catch { throw CommandFailure(error) }
+        let unlocker = Unlocker(environment: environment, terminalPrompt: "Vault passphrase: ")
+        do {
+            try unlocker.unlockIfNeeded(vault, for: accessibility)
+        } catch .locked where !unlocker.offersPassphrase {
+            throw CommandFailure("the vault is locked and no passphrase is available: set KEYCHAIN_PASSPHRASE_FILE or run from a terminal", code: .locked)
+        } catch {
+            guard case .invalidArgument = error else { throw CommandFailure(error) }
+            // An unreadable passphrase file is the setup's failure; a line too long at the prompt, the person's slip.
+            throw CommandFailure(error.description, code: PassphraseFile.isOffered(by: environment) ? .failure : .usage)
+        }
     }
-
-    private var environmentOffersPassphrase: Bool { PassphraseFile.isOffered(by: environment) }
 
     /// Runs a store call, turning its error into the command's failure.
     @discardableResult
     func store<R>(_ body: () throws(StoreError) -> R) throws(CommandFailure) -> R {
         do { return try body() } catch { throw CommandFailure(error) }
-    }
-}
-
-extension Terminal {
-    var hasControllingTerminal: Bool {
-        let fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)
-        if fd >= 0 { close(fd) }
-        return fd >= 0
     }
 }

@@ -6,8 +6,8 @@ enum Help {
     static let hint = "Run `keychain --help` for the commands.\n"
 
     static func overview() -> String {
-        let width = Commands.all.map(\.name.count).max() ?? 0
-        let lines = Commands.all.map { "  " + $0.name.padded(to: width + 2) + $0.summary }
+        let width = CommandTable.all.map(\.name.count).max() ?? 0
+        let lines = CommandTable.all.map { "  " + $0.name.padded(to: width + 2) + $0.summary }
         return """
             keychain: keep secrets in an encrypted vault, the Keychain way (Valet-compatible).
 
@@ -36,7 +36,7 @@ enum Help {
     }
 
     static func text(for command: Command) -> String {
-        let options = command.options + Commands.global
+        let options = command.options + CommandTable.global
         let width = options.map(\.usage.count).max() ?? 0
         var text = "keychain \(command.name): \(command.summary)\n\n" + usage(for: command) + "\nOptions:\n"
         for option in options {

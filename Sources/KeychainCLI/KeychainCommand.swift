@@ -52,7 +52,7 @@ public enum KeychainCommand {
                 try terminal.write(Help.overview())
                 return .success
             }
-            guard arguments.count == 2, let command = Commands.all.first(where: { $0.name == arguments[1] }) else {
+            guard arguments.count == 2, let command = CommandTable.all.first(where: { $0.name == arguments[1] }) else {
                 throw CommandFailure("unknown command '\(arguments.dropFirst().joined(separator: " "))'\n\(Help.hint)", code: .usage)
             }
             try terminal.write(Help.text(for: command))
@@ -62,18 +62,18 @@ public enum KeychainCommand {
             try terminal.write("keychain \(Help.version)\n")
             return .success
         }
-        guard let command = Commands.all.first(where: { $0.name == name }) else {
+        guard let command = CommandTable.all.first(where: { $0.name == name }) else {
             if commandFirst(arguments + ["command"]).first == "command" {
                 throw CommandFailure("no command after '\(arguments.joined(separator: " "))'\n\(Help.hint)", code: .usage)
             }
-            let hint = Suggestion.hint(name, among: Commands.all.map(\.name))
+            let hint = Suggestion.hint(name, among: CommandTable.all.map(\.name))
             throw CommandFailure("unknown command '\(name)'\(hint)\n\(Help.hint)", code: .usage)
         }
         let rest = Array(arguments.dropFirst())
         let parsed: ParsedArguments
         do {
             parsed = try parse(
-                rest, options: command.options + Commands.global, positionals: command.positionals,
+                rest, options: command.options + CommandTable.global, positionals: command.positionals,
                 optionalPositionals: command.optionalPositionals)
         } catch {
             // A help flag counts only among the options, not after `--`.
@@ -83,7 +83,7 @@ public enum KeychainCommand {
             }
             var hint = ""
             if case .unknownOption(let option) = error, option.hasPrefix("--") {
-                let known = (command.options + Commands.global).map { "--" + $0.name }
+                let known = (command.options + CommandTable.global).map { "--" + $0.name }
                 hint = Suggestion.hint(String(option.prefix { $0 != "=" }), among: known)
             }
             throw CommandFailure("\(error)\(hint)\n\(Help.usage(for: command))", code: .usage, command: name)
@@ -113,7 +113,7 @@ extension KeychainCommand {
             let argument = arguments[index]
             let name = argument.hasPrefix("--") ? String(argument.dropFirst(2).prefix { $0 != "=" }) : nil
             guard
-                let option = Commands.global.first(where: { $0.name == name || (argument.count == 2 && $0.short == argument.last) }),
+                let option = CommandTable.global.first(where: { $0.name == name || (argument.count == 2 && $0.short == argument.last) }),
                 case .value = option.kind
             else { break }
             index += argument.contains("=") ? 1 : 2
@@ -125,10 +125,10 @@ extension KeychainCommand {
     /// Parses a command line as ``run(_:environment:)`` would, and resolves its item address,
     /// without running anything: for the fuzz target. Whether it parsed. Not API.
     @_spi(Fuzzing) public static func parseOnly(_ arguments: [String]) -> Bool {
-        guard let name = arguments.first, let command = Commands.all.first(where: { $0.name == name }) else { return false }
+        guard let name = arguments.first, let command = CommandTable.all.first(where: { $0.name == name }) else { return false }
         do {
             let parsed = try parse(
-                Array(arguments.dropFirst()), options: command.options + Commands.global,
+                Array(arguments.dropFirst()), options: command.options + CommandTable.global,
                 positionals: command.positionals, optionalPositionals: command.optionalPositionals)
             guard command.options.contains(where: { $0.name == "identifier" }) else { return true }
             let address = try ItemAddress(parsed, requireTarget: false)

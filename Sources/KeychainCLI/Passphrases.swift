@@ -18,9 +18,10 @@ struct Passphrases {
     /// The vault's passphrase; from standard input too when `fromStandardInput` (the command is
     /// about it, and reads nothing else there).
     func current(prompt: String = "Vault passphrase: ", fromStandardInput: Bool = false) throws(CommandFailure) -> SecretBytes {
-        // The library's reader, so that the command and a service read a passphrase file alike.
+        // The unlocker's sources first (without its prompt: standard input comes before it here),
+        // so that the command and a library program find a passphrase alike.
         do {
-            if let passphrase = try PassphraseFile.fromEnvironment(environment) { return passphrase }
+            if let passphrase = try Unlocker(environment: environment).passphrase() { return passphrase }
         } catch {
             throw CommandFailure(error.description, code: .failure)
         }

@@ -5,7 +5,6 @@ import KeychainServe
 enum ServeCommand {
     static let command = Command(
         name: "serve", summary: "serve the vault to every program as the Secret Service (org.freedesktop.secrets on the session bus)",
-        positionals: [], optionalPositionals: [],
         options: [
             .flag("replace", "take the name from the provider that owns it (gnome-keyring, another keychain serve)"),
             .flag("install", "write the D-Bus activation file and a systemd user unit, so that the first Secret Service call starts keychain serve; then exit"),

@@ -20,7 +20,7 @@ enum SyncCommand {
             .value("valid-for", "SECONDS", "invite: how long the invitation is valid (default 3600, at most 86400)"),
             .flag("once", "run: one round (send the outbox, apply what changed), then exit"),
             .value("idle", "SECONDS", "run: exit after SECONDS without a change sent or received (what an agent started on demand does)"),
-            Commands.json,
+            CommandTable.json,
         ],
         examples: [
             "keychain sync init --endpoints http://10.0.0.5:2379,http://10.0.0.6:2379,http://10.0.0.7:2379",

@@ -23,9 +23,10 @@ public enum SecretServiceProvider {
         // The collections created before (by CreateCollection) come back; those of a vault
         // locked since boot come back at the next start.
         let created = VaultCollection.createdNames(in: vault).filter { $0 != "login" && $0 != "session" }.map { VaultCollection(name: $0, label: "", store: vault) }
+        let kept = [VaultCollection(name: "login", label: "Login", store: vault)] + created
+        for collection in kept { collection.countPairsIfNeeded() }
         let daemon = SecretServiceDaemon(
-            bus: bus, vault: vault,
-            collections: [VaultCollection(name: "login", label: "Login", store: vault), MemoryCollection(name: "session", label: "Session")] + created,
+            bus: bus, vault: vault, collections: [kept[0], MemoryCollection(name: "session", label: "Session")] + kept.dropFirst().map { $0 as any SecretCollection },
             defaultCollection: "login")
         daemon.aliases["session"] = "session"
         try bus.serve(under: ObjectPath.root) { message in daemon.handle(message) }

@@ -147,7 +147,7 @@ public final class UICKeyChainStore: NSObject, @unchecked Sendable {
     ///   becomes an error in Swift), or the store's failure.
     public func string(forKey key: String, error: Void) throws -> String {
         let data = try data(forKey: key, error: ())
-        guard let string = String(data: data, encoding: .utf8) else { throw StoreErrors.conversion() }
+        guard let string = String(data: data, encoding: .utf8) else { throw ErrorMapping.conversion() }
         return string
     }
 
@@ -164,7 +164,7 @@ public final class UICKeyChainStore: NSObject, @unchecked Sendable {
             guard let value = try store().copyMatching(query).first?.value else { throw StoreError.itemNotFound }
             return value.data
         } catch {
-            throw StoreErrors.error(error)
+            throw ErrorMapping.error(error)
         }
     }
 
@@ -242,8 +242,8 @@ public final class UICKeyChainStore: NSObject, @unchecked Sendable {
         let query = try query(forKey: key, returnData: false)
         var changes = Attributes(synchronizable: synchronizable, accessibility: accessibility.coreValue, label: label, comment: comment)
         if let policy = authenticationPolicy {
-            guard let control = policy.coreValue else { throw StoreErrors.argument("the authentication policy \(policy.rawValue) has no meaning for a password item") }
-            guard !changes.synchronizable! else { throw StoreErrors.argument("cannot specify both an authentication policy and synchronizable") }
+            guard let control = policy.coreValue else { throw ErrorMapping.argument("the authentication policy \(policy.rawValue) has no meaning for a password item") }
+            guard !changes.synchronizable! else { throw ErrorMapping.argument("cannot specify both an authentication policy and synchronizable") }
             changes.accessControl = control
         }
         do {
@@ -256,7 +256,7 @@ public final class UICKeyChainStore: NSObject, @unchecked Sendable {
                 try store.add(Item(query.itemClass!, attributes: attributes, value: SecretBytes(data)))
             }
         } catch {
-            throw StoreErrors.error(error)
+            throw ErrorMapping.error(error)
         }
     }
 
@@ -272,7 +272,7 @@ public final class UICKeyChainStore: NSObject, @unchecked Sendable {
     /// - Throws: an `NSError` in ``UICKeyChainStoreErrorDomain``.
     public func removeItem(forKey key: String, error: Void) throws {
         let query = try query(forKey: key, returnData: false)
-        do { try store().delete(query) } catch { throw StoreErrors.error(error) }
+        do { try store().delete(query) } catch { throw ErrorMapping.error(error) }
     }
 
     /// Removes every item of this service (in any access group, when the store names none) or server.
@@ -284,7 +284,7 @@ public final class UICKeyChainStore: NSObject, @unchecked Sendable {
     /// Removes every item of this store's service (or server).
     /// - Throws: an `NSError` in ``UICKeyChainStoreErrorDomain``.
     public func removeAllItemsWithError() throws {
-        do { try store().delete(baseQuery(returnData: false)) } catch { throw StoreErrors.error(error) }
+        do { try store().delete(baseQuery(returnData: false)) } catch { throw ErrorMapping.error(error) }
     }
 
     // MARK: Listing
@@ -353,7 +353,7 @@ public final class UICKeyChainStore: NSObject, @unchecked Sendable {
     }
 
     func query(forKey key: String, returnData: Bool) throws -> Query {
-        guard !key.isEmpty else { throw StoreErrors.argument("the key must not to be nil") }
+        guard !key.isEmpty else { throw ErrorMapping.argument("the key must not to be nil") }
         var attributes = baseAttributes
         attributes.account = key
         return Query(

@@ -4,11 +4,12 @@ import KeychainTestSupport
 import Valet
 
 // keychain-bench: our vault against its floors and its peers, in one run.
-// Usage: swift run -c release keychain-bench [--quick] [--runs N] [--out DIR] [--cli PATH] [--static-cli PATH] [--install-peers] [--sync-only]
+// Usage: swift run -c release keychain-bench [--quick] [--runs N] [--out DIR] [--cli PATH] [--static-cli PATH] [--install-peers] [--sync-only] [--serve-only]
 //   --static-cli: the command as installed, instead of building it (scripts/build-static.sh) into .build/bench-static
 //   --install-peers: the Python peers (keyring, keyrings.alt, secretstorage) installed from PyPI
 //   into a private virtual environment (.build/bench-peers, reused), and keyctl from Debian's
 //   keyutils when run as root, so the peer table is whole.
+//   --serve-only: only `keychain serve` against gnome-keyring-daemon (100 and 10,000 items).
 
 let arguments = CommandLine.arguments.dropFirst()
 let quick = arguments.contains("--quick")
@@ -62,6 +63,24 @@ if arguments.contains("--sync-only") {
     var syncReport = Report(machine: [:])
     syncReport.measurements = try SyncBench.measure(scratch: scratch, writes: quick ? 100 : 300, items: quick ? 2_000 : 10_000)
     print(syncReport.table())
+    finish()
+}
+
+/// The Python that runs the peers: the private environment of `--install-peers`, else python3.
+func peersPython() -> (interpreter: String?, skipped: String?) {
+    guard arguments.contains("--install-peers") else { return (Peers.which("python3"), nil) }
+    log("· installing the Python peers into .build/bench-peers (pip, from PyPI)")
+    do {
+        return (try Peers.installPythonPeers(into: FileManager.default.currentDirectoryPath + "/.build/bench-peers"), nil)
+    } catch {
+        return (nil, "--install-peers failed: \(error)")
+    }
+}
+
+if arguments.contains("--serve-only") {
+    var serveReport = Report(machine: [:])
+    ServeBench.compare(python: peersPython().interpreter, scratch: scratch, runs: runs, sizes: quick ? [100, 1_000] : [100, 10_000], into: &serveReport)
+    print(serveReport.table())
     finish()
 }
 
@@ -372,18 +391,13 @@ if let reason = Peers.secretService() {
     for index in 0..<min(pairs, 30) { _ = try? Peers.run(secretTool, ["clear", "service", service, "account", "a\(index)"]) }
 }
 let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Benchmarks/python_peers.py").standardized.path
-var interpreter: String?
-if arguments.contains("--install-peers") {
-    log("· installing the Python peers into .build/bench-peers (pip, from PyPI)")
-    do {
-        interpreter = try Peers.installPythonPeers(into: FileManager.default.currentDirectoryPath + "/.build/bench-peers")
-    } catch {
-        report.skipped["python peers"] = "--install-peers failed: \(error)"
-    }
-}
+let (interpreter, installFailure) = peersPython()
+if let installFailure { report.skipped["python peers"] = installFailure }
 let python = Peers.python(script: script, pairs: min(pairs, 50), runs: runs, interpreter: interpreter)
 report.measurements += python.measurements
 report.skipped.merge(python.skipped) { $1 }
+
+ServeBench.compare(python: interpreter, scratch: scratch, runs: runs, sizes: quick ? [100, 1_000] : [100, 10_000], into: &report)
 
 for index in report.measurements.indices where report.measurements[index].group.hasPrefix("peers: set+get") {
     report.measurements[index].comparedWith = "slower than this vault"

@@ -46,10 +46,10 @@ struct ArgumentParserTests {
 
     @Test("every command's table is well formed: unique names, an example each")
     func commandTable() {
-        let names = Commands.all.map(\.name)
+        let names = CommandTable.all.map(\.name)
         #expect(Set(names).count == names.count)
-        for command in Commands.all {
-            let optionNames = (command.options + Commands.global).map(\.name)
+        for command in CommandTable.all {
+            let optionNames = (command.options + CommandTable.global).map(\.name)
             #expect(Set(optionNames).count == optionNames.count, "\(command.name) repeats an option")
             #expect(!command.examples.isEmpty, "\(command.name) has no example")
             #expect(command.examples.allSatisfy { $0.contains("keychain \(command.name)") || $0.contains("keychain " + command.name) })

@@ -10,9 +10,7 @@ struct BackupTests {
     let directory = TemporaryDirectory()
     var vaultPath: String { directory.vaultPath() }
 
-    func keychain(_ arguments: [String], input: String = "", environment: [String: String] = [:]) throws -> CommandResult {
-        try KeychainExecutable.run(arguments, input: Data(input.utf8), environment: environment, home: directory.path)
-    }
+    var keychain: KeychainCommandLine { KeychainCommandLine(home: directory.path) }
 
     func mode(_ path: String) -> Int? {
         (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? nil

@@ -18,9 +18,7 @@ struct CommandHygieneTests {
             ], input: Data(input.utf8))
     }
 
-    func keychain(_ arguments: [String], input: String = "") throws -> CommandResult {
-        try KeychainExecutable.run(arguments, input: Data(input.utf8), home: directory.path)
-    }
+    var keychain: KeychainCommandLine { KeychainCommandLine(home: directory.path) }
 
     @Test("output that cannot be written is a failure: closed standard output, a full disk")
     func outputErrorsFail() throws {
@@ -88,9 +86,7 @@ struct CommandHygieneTests {
 struct CommandSafetyTests {
     let directory = TemporaryDirectory()
 
-    func keychain(_ arguments: [String], input: String = "") throws -> CommandResult {
-        try KeychainExecutable.run([arguments[0], "--vault", directory.vaultPath()] + arguments.dropFirst(), input: Data(input.utf8), home: directory.path)
-    }
+    var keychain: KeychainCommandLine { KeychainCommandLine(home: directory.path, vault: directory.vaultPath()) }
 
     @Test("generate refuses to replace a stored password without --force")
     func generateKeepsExisting() throws {

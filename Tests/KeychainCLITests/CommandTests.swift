@@ -10,9 +10,7 @@ struct CommandTests {
     let directory = TemporaryDirectory()
     var vaultPath: String { directory.vaultPath("cli.keychain") }
 
-    func run(_ arguments: [String], input: String = "", environment: [String: String] = [:]) throws -> CommandResult {
-        try KeychainExecutable.run(arguments, input: Data(input.utf8), environment: ["KEYCHAIN_PATH": vaultPath].merging(environment) { $1 }, home: directory.path)
-    }
+    var run: KeychainCommandLine { KeychainCommandLine(home: directory.path, environment: ["KEYCHAIN_PATH": vaultPath]) }
 
     @Test("a secret set from standard input is printed back alone by get")
     func roundTrip() throws {
@@ -82,9 +80,7 @@ struct CommandTests {
 
     @Test("unlock with a passphrase file caches afterFirstUnlock keys for other processes; lock forgets them")
     func unlockAndLock() throws {
-        func run(_ arguments: [String], input: String = "", environment: [String: String] = [:]) throws -> CommandResult {
-            try self.run(arguments, input: input, environment: environment.merging(["KEYCHAIN_KERNEL_KEYRING": "on"]) { $1 })
-        }
+        let run = self.run.adding(environment: ["KEYCHAIN_KERNEL_KEYRING": "on"])
         let passphrase = directory.file("pw", "s3same")
         #expect(try run(["passwd"], environment: ["KEYCHAIN_NEW_PASSPHRASE_FILE": passphrase]).status == 0)
         #expect(

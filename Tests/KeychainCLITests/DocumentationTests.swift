@@ -10,9 +10,7 @@ import Testing
 struct DocumentationTests {
     let directory = TemporaryDirectory()
 
-    func keychain(_ arguments: [String], input: String = "") throws -> CommandResult {
-        try KeychainExecutable.run(arguments, input: Data(input.utf8), home: directory.path)
-    }
+    var keychain: KeychainCommandLine { KeychainCommandLine(home: directory.path) }
 
     @Test("--version, the manual page and the CHANGELOG's newest release name the same version")
     func oneVersion() throws {
@@ -43,10 +41,10 @@ struct DocumentationTests {
         let bash = try keychain(["completion", "bash"]), zsh = try keychain(["completion", "zsh"]), fish = try keychain(["completion", "fish"])
         let manual = try keychain(["man"])
         for result in [bash, zsh, fish, manual] { #expect(result.status == 0) }
-        for command in Commands.all {
+        for command in CommandTable.all {
             #expect(bash.output.contains(command.name) && zsh.output.contains("'\(command.name):") && fish.output.contains("-a \(command.name) "), "\(command.name)")
             #expect(manual.output.contains(".B \(command.name.replacingOccurrences(of: "-", with: "\\-"))"), "\(command.name) in the manual")
-            for option in command.options + Commands.global {
+            for option in command.options + CommandTable.global {
                 let zshSpec = option.short.map { "{-\($0),--\(option.name)}" } ?? "'--\(option.name)"
                 #expect(
                     bash.output.contains("--\(option.name)") && zsh.output.contains(zshSpec) && fish.output.contains("-l \(option.name)"),

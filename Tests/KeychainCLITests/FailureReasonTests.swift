@@ -2,7 +2,7 @@ import Foundation
 import KeychainTestSupport
 import Testing
 
-/// Issue 33, item 7: a Valet program can tell why it failed. Valet's error is one case for a
+/// A Valet program can tell why it failed. Valet's error is one case for a
 /// locked vault, a wrong passphrase and a passphrase file others can read; `FailureLog.last`
 /// holds the reason, and `KEYCHAIN_LOG=1` writes it to standard error.
 @Suite("The library says why")

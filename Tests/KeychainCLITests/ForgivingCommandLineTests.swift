@@ -9,9 +9,7 @@ struct ForgivingCommandLineTests {
     let directory = TemporaryDirectory()
     var vaultPath: String { directory.vaultPath() }
 
-    func keychain(_ arguments: [String], input: String = "") throws -> CommandResult {
-        try KeychainExecutable.run(arguments, input: Data(input.utf8), home: directory.path)
-    }
+    var keychain: KeychainCommandLine { KeychainCommandLine(home: directory.path) }
 
     @Test("--vault and --backend before the command act as after it, in every spelling")
     func globalOptionsBeforeTheCommand() throws {

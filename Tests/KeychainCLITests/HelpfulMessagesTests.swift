@@ -8,10 +8,7 @@ struct HelpfulMessagesTests {
     let directory = TemporaryDirectory()
     var vaultPath: String { directory.vaultPath() }
 
-    func keychain(_ arguments: [String], input: String = "", environment: [String: String] = [:]) throws -> CommandResult {
-        try KeychainExecutable.run(
-            [arguments[0], "--vault", vaultPath] + arguments.dropFirst(), input: Data(input.utf8), environment: environment, home: directory.path)
-    }
+    var keychain: KeychainCommandLine { KeychainCommandLine(home: directory.path, vault: vaultPath) }
 
     @Test("importing a file that is not an archive says so, before asking for a passphrase; a conflict names the item and --conflict")
     func importMessages() throws {

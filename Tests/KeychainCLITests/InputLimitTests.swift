@@ -11,9 +11,7 @@ struct InputLimitTests {
     let directory = TemporaryDirectory()
     var vaultPath: String { directory.vaultPath() }
 
-    func keychain(_ arguments: [String], input: Data = Data()) throws -> CommandResult {
-        try KeychainExecutable.run([arguments[0], "--vault", vaultPath] + arguments.dropFirst(), input: input, home: directory.path)
-    }
+    var keychain: KeychainCommandLine { KeychainCommandLine(home: directory.path, vault: vaultPath) }
 
     @Test("1 MiB of text, a newline and more on standard input is refused and stores nothing; 1 MiB and its newline is stored whole")
     func standardInputOverTheLimit() throws {

@@ -12,11 +12,7 @@ struct KeyChangeBesideWritersTests {
     let directory = TemporaryDirectory()
     var vaultPath: String { directory.vaultPath() }
 
-    func keychain(_ arguments: [String], input: String = "", environment: [String: String] = [:]) throws -> CommandResult {
-        try KeychainExecutable.run(
-            [arguments[0], "--vault", vaultPath] + arguments.dropFirst(), input: Data(input.utf8),
-            environment: environment, home: directory.path)
-    }
+    var keychain: KeychainCommandLine { KeychainCommandLine(home: directory.path, vault: vaultPath) }
 
     func start(_ arguments: [String], environment: [String: String]) throws -> pid_t {
         var env = ["PATH": "/usr/bin:/bin", "HOME": directory.path, "XDG_DATA_HOME": directory.path + "/data", "KEYCHAIN_KERNEL_KEYRING": "off"]

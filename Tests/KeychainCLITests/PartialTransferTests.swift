@@ -4,7 +4,7 @@ import Testing
 
 @testable import KeychainCore
 
-/// Issue 33, item 2: an export or a migration that would leave items of a locked class behind
+/// An export or a migration that would leave items of a locked class behind
 /// fails (status 3, `StoreError.locked`) unless asked to skip them, and then says how many.
 @Suite("Partial is never success: export and migrate with items of a locked class")
 struct PartialTransferTests {
@@ -13,26 +13,22 @@ struct PartialTransferTests {
     @Test("the command: after the user's unlock times out, export exits 3 and writes nothing; with --skip-locked it says how many stayed behind")
     func commandExport() throws {
         let path = directory.vaultPath()
-        func keychain(_ arguments: [String], input: String = "", _ environment: [String: String] = [:]) throws -> CommandResult {
-            try KeychainExecutable.run(
-                [arguments[0], "--vault", path] + arguments.dropFirst(), input: Data(input.utf8),
-                environment: ["KEYCHAIN_KERNEL_KEYRING": "on"].merging(environment) { $1 }, home: directory.path)
-        }
+        let keychain = KeychainCommandLine(home: directory.path, vault: path, environment: ["KEYCHAIN_KERNEL_KEYRING": "on"])
         let passphrase = directory.file("pw", "correct horse")
         let archivePassphrase = directory.file("archive-pw", "archive pw")
         for (key, accessibility) in [("one", "whenUnlocked"), ("two", "whenUnlocked"), ("three", "afterFirstUnlock")] {
             #expect(try keychain(["set", "--service", "s", "--accessibility", accessibility, key], input: key).status == 0)
         }
-        #expect(try keychain(["passwd"], ["KEYCHAIN_NEW_PASSPHRASE_FILE": passphrase]).status == 0)
-        #expect(try keychain(["unlock", "--timeout", "1"], ["KEYCHAIN_PASSPHRASE_FILE": passphrase]).status == 0)
+        #expect(try keychain(["passwd"], environment: ["KEYCHAIN_NEW_PASSPHRASE_FILE": passphrase]).status == 0)
+        #expect(try keychain(["unlock", "--timeout", "1"], environment: ["KEYCHAIN_PASSPHRASE_FILE": passphrase]).status == 0)
         defer { _ = try? keychain(["lock"]) }
         Thread.sleep(forTimeInterval: 2.5)
 
         let file = directory.path + "/export.skcx"
-        let refused = try keychain(["export", file], ["KEYCHAIN_ARCHIVE_PASSPHRASE_FILE": archivePassphrase])
+        let refused = try keychain(["export", file], environment: ["KEYCHAIN_ARCHIVE_PASSPHRASE_FILE": archivePassphrase])
         #expect(refused.status == 3 && refused.stderr.contains("2 item(s) are in a locked class"), "\(refused.status) \(refused.stderr)")
         #expect(!FileManager.default.fileExists(atPath: file), "nothing was written")
-        let skipped = try keychain(["export", "--skip-locked", file], ["KEYCHAIN_ARCHIVE_PASSPHRASE_FILE": archivePassphrase])
+        let skipped = try keychain(["export", "--skip-locked", file], environment: ["KEYCHAIN_ARCHIVE_PASSPHRASE_FILE": archivePassphrase])
         #expect(skipped.status == 0 && skipped.stderr.contains("exported 1 item(s)") && skipped.stderr.contains("2 in a locked class"), "\(skipped.stderr)")
     }
 

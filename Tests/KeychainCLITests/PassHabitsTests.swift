@@ -9,9 +9,7 @@ struct PassHabitsTests {
     let directory = TemporaryDirectory()
     var vaultPath: String { directory.vaultPath() }
 
-    func keychain(_ arguments: [String], input: String = "") throws -> CommandResult {
-        try KeychainExecutable.run([arguments[0], "--vault", vaultPath] + arguments.dropFirst(), input: Data(input.utf8), home: directory.path)
-    }
+    var keychain: KeychainCommandLine { KeychainCommandLine(home: directory.path, vault: vaultPath) }
 
     @Test("generate --length and --characters give that many characters of that set, every class present; nonsense is refused")
     func generateLengthAndCharacters() throws {

@@ -9,10 +9,7 @@ struct PassphraseRuleTests {
     let directory = TemporaryDirectory()
     var vaultPath: String { directory.vaultPath() }
 
-    func keychain(_ arguments: [String], input: String = "", environment: [String: String] = [:]) throws -> CommandResult {
-        try KeychainExecutable.run(
-            [arguments[0], "--vault", vaultPath] + arguments.dropFirst(), input: Data(input.utf8), environment: environment, home: directory.path)
-    }
+    var keychain: KeychainCommandLine { KeychainCommandLine(home: directory.path, vault: vaultPath) }
 
     @Test("passwd, unlock, rekey, export and import each take their passphrase from a pipe; nothing piped still says where a passphrase can come from")
     func pipedPassphrases() throws {

@@ -13,9 +13,7 @@ struct ProcessHygieneTests {
     let directory = TemporaryDirectory()
     var vaultPath: String { directory.vaultPath() }
 
-    func run(_ arguments: [String], input: String = "", environment: [String: String] = [:]) throws -> CommandResult {
-        try KeychainExecutable.run([arguments[0], "--vault", vaultPath] + arguments.dropFirst(), input: Data(input.utf8), environment: environment, home: directory.path)
-    }
+    var run: KeychainCommandLine { KeychainCommandLine(home: directory.path, vault: vaultPath) }
 
     @Test("Ctrl-C at a passphrase prompt leaves the terminal with echo on")
     func interruptRestoresEcho() throws {
@@ -39,8 +37,8 @@ struct ProcessHygieneTests {
         let (pid, stdin) = try Subprocess.launch(
             KeychainExecutable.path, ["set", "--identifier", "Druidia", "Skroob"],
             environment: ["KEYCHAIN_PATH": vaultPath, "HOME": directory.path, "KEYCHAIN_KERNEL_KEYRING": "off"], errorFile: directory.path + "/set.stderr")
-        // While it waits for the secret on standard input.
-        Thread.sleep(forTimeInterval: 0.2)
+        // While it waits for the secret on standard input: by then it has set its limits.
+        waitUntilReadingStandardInput(pid)
         let limits = String(decoding: FileHandle(forReadingAtPath: "/proc/\(pid)/limits")?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
         close(stdin)
         _ = Subprocess.wait(for: pid)
@@ -91,5 +89,24 @@ struct ProcessHygieneTests {
         #expect(try run(["passwd"], environment: ["KEYCHAIN_NEW_PASSPHRASE_FILE": cut]).status == 0, "4096 bytes exactly are fine")
         let unlock = try run(["unlock"], environment: ["KEYCHAIN_PASSPHRASE_FILE": file])
         #expect(unlock.status == 4 && unlock.stderr.contains("longer than 4096 bytes"), "the cut passphrase does not open it: \(unlock.stderr)")
+    }
+
+    /// Waits (without a deadline a loaded machine could miss) until `pid` is blocked in a read of
+    /// its standard input, as `/proc/<pid>/syscall` shows it, or has ended (a zombie included).
+    private func waitUntilReadingStandardInput(_ pid: pid_t) {
+        #if arch(arm64)
+            let readCall = "63 0x0 "
+        #else
+            let readCall = "0 0x0 "
+        #endif
+        func ended() -> Bool {
+            let stat = String(decoding: FileHandle(forReadingAtPath: "/proc/\(pid)/stat")?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+            return stat.isEmpty || stat.contains(") Z ")
+        }
+        while !ended() {
+            let call = String(decoding: FileHandle(forReadingAtPath: "/proc/\(pid)/syscall")?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+            if call.hasPrefix(readCall) { return }
+            usleep(2_000)
+        }
     }
 }

@@ -4,16 +4,13 @@ import Testing
 
 @testable import KeychainCore
 
-/// Issue 33, item 5: `--protocol` takes Apple's codes and their familiar names, nothing else;
+/// `--protocol` takes Apple's codes and their familiar names, nothing else;
 /// `list` shows what tells a login's items apart, and `remove` says when it removed several.
 @Suite("Protocols are Apple's codes")
 struct ProtocolTests {
     let directory = TemporaryDirectory()
 
-    func keychain(_ arguments: [String], input: String = "") throws -> CommandResult {
-        try KeychainExecutable.run(
-            [arguments[0], "--vault", directory.vaultPath()] + arguments.dropFirst(), input: Data(input.utf8), home: directory.path)
-    }
+    var keychain: KeychainCommandLine { KeychainCommandLine(home: directory.path, vault: directory.vaultPath()) }
 
     @Test("https and htps are one item, stored under Apple's code, which the library finds as .https; a typo is refused with the list")
     func namesAndCodes() throws {

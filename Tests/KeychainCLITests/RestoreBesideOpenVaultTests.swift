@@ -12,9 +12,7 @@ struct RestoreBesideOpenVaultTests {
     var movedPath: String { directory.vaultPath("moved.keychain") }
     var backupPath: String { directory.vaultPath("backup.keychain") }
 
-    func keychain(_ arguments: [String], input: String = "") throws -> CommandResult {
-        try KeychainExecutable.run(arguments, input: Data(input.utf8), home: directory.path)
-    }
+    var keychain: KeychainCommandLine { KeychainCommandLine(home: directory.path) }
 
     func exists(_ path: String) -> Bool { FileManager.default.fileExists(atPath: path) }
 

@@ -13,11 +13,7 @@ struct RollbackCheckCommandTests {
     let directory = TemporaryDirectory()
     var vaultPath: String { directory.vaultPath() }
 
-    func keychain(_ arguments: [String], input: String = "", environment: [String: String] = [:]) throws -> CommandResult {
-        try KeychainExecutable.run(
-            ["--vault", vaultPath] + arguments, input: Data(input.utf8), environment: environment.merging(["KEYCHAIN_KERNEL_KEYRING": "on"]) { $1 },
-            home: directory.path)
-    }
+    var keychain: KeychainCommandLine { KeychainCommandLine(home: directory.path, vault: vaultPath, environment: ["KEYCHAIN_KERNEL_KEYRING": "on"]) }
 
     func forgetRecord() throws {
         try VaultEngine(VaultConfiguration(location: VaultLocation(path: vaultPath))).locked { $0.forgetGeneration() }

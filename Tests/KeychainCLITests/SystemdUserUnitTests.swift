@@ -3,7 +3,7 @@ import Testing
 
 @testable import KeychainCLI
 
-/// Issue 36, item 1: where systemd runs the user's session, `sync init` and `join` install a
+/// Where systemd runs the user's session, `sync init` and `join` install a
 /// user service that keeps the vault's sync agent running.
 @Suite("The sync agent's systemd user unit")
 struct SystemdUserUnitTests {

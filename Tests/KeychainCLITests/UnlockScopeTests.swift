@@ -4,7 +4,7 @@ import Testing
 
 @testable import KeychainCore
 
-/// Issue 33, item 6: only `keychain unlock` (``Vault/unlock(forUser:)``) opens whenUnlocked
+/// Only `keychain unlock` (``Vault/unlock(forUser:)``) opens whenUnlocked
 /// items to the user's other processes. A passphrase file, a systemd credential or a prompt
 /// opens the vault for the process that read it; every passphrase source meets the same
 /// ownership and mode rules; `passwd` leaves one stated state.
@@ -14,11 +14,7 @@ struct UnlockScopeTests {
     var vaultPath: String { directory.vaultPath() }
 
     /// The command with the kernel keyring on (the other tests keep it off).
-    func keychain(_ arguments: [String], input: String = "", environment: [String: String] = [:]) throws -> CommandResult {
-        try KeychainExecutable.run(
-            [arguments[0], "--vault", vaultPath] + arguments.dropFirst(), input: Data(input.utf8),
-            environment: ["KEYCHAIN_KERNEL_KEYRING": "on"].merging(environment) { $1 }, home: directory.path)
-    }
+    var keychain: KeychainCommandLine { KeychainCommandLine(home: directory.path, vault: vaultPath, environment: ["KEYCHAIN_KERNEL_KEYRING": "on"]) }
 
     @Test("a get with KEYCHAIN_PASSPHRASE_FILE or a credentials directory leaves the vault locked for the next process; keychain unlock opens it")
     func oneOffReadPublishesNothing() throws {

@@ -11,11 +11,7 @@ struct UserLockStateTests {
     var vaultPath: String { directory.vaultPath() }
 
     /// The command with the kernel keyring on (the other tests keep it off).
-    func keychain(_ arguments: [String], input: String = "", environment: [String: String] = [:]) throws -> CommandResult {
-        try KeychainExecutable.run(
-            [arguments[0], "--vault", vaultPath] + arguments.dropFirst(), input: Data(input.utf8),
-            environment: ["KEYCHAIN_KERNEL_KEYRING": "on"].merging(environment) { $1 }, home: directory.path)
-    }
+    var keychain: KeychainCommandLine { KeychainCommandLine(home: directory.path, vault: vaultPath, environment: ["KEYCHAIN_KERNEL_KEYRING": "on"]) }
 
     func prepare() throws -> String {
         let passphrase = directory.file("pw", "correct horse")

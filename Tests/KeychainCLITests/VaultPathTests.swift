@@ -3,16 +3,14 @@ import KeychainCore
 import KeychainTestSupport
 import Testing
 
-/// Issue 33, item 4, and issue 38, item 6: only the default location is created. A mistyped
+/// Only the default location is created. A mistyped
 /// `--vault`, `KEYCHAIN_PATH` or ``VaultConfiguration`` path is an error naming the missing
 /// directory, and a path ending in a slash is refused, never made into a file of that name.
 @Suite("Only the default vault's directory is created; a mistyped path is an error that names it")
 struct VaultPathTests {
     let directory = TemporaryDirectory()
 
-    func keychain(_ arguments: [String], environment: [String: String] = [:]) throws -> CommandResult {
-        try KeychainExecutable.run(arguments, input: Data("v".utf8), environment: environment, home: directory.path)
-    }
+    var keychain: KeychainCommandLine { KeychainCommandLine(home: directory.path) }
 
     func exists(_ path: String) -> Bool { FileManager.default.fileExists(atPath: path) }
 
@@ -23,7 +21,7 @@ struct VaultPathTests {
             (["set", "-s", "x", "-a", "y", "--vault", missing + "/v.keychain"], [String: String]()),
             (["set", "-s", "x", "-a", "y"], ["KEYCHAIN_PATH": missing + "/v.keychain"]),
         ] {
-            let result = try keychain(arguments, environment: environment)
+            let result = try keychain(arguments, input: "v", environment: environment)
             #expect(result.status == 2 && result.stderr.contains(missing), "\(environment): \(result.status) \(result.stderr)")
             #expect(!exists(directory.path + "/nonexistent"), "nothing was created")
         }
@@ -36,7 +34,7 @@ struct VaultPathTests {
             (["set", "-s", "x", "-a", "y", "--vault", directory.path + "/new/"], [:]),
             (["get", "-s", "x", "y"], ["KEYCHAIN_PATH": directory.path + "/new/"]),
         ] {
-            let result = try keychain(arguments, environment: environment)
+            let result = try keychain(arguments, input: "v", environment: environment)
             #expect(result.status == 2 && result.stderr.contains("ends in a slash"), "\(arguments) \(environment): \(result.status) \(result.stderr)")
             #expect(!exists(directory.path + "/new"), "no file named new")
         }
@@ -44,7 +42,7 @@ struct VaultPathTests {
 
     @Test("the command: the default location's directory is created, 0700")
     func commandDefaultCreated() throws {
-        let result = try keychain(["set", "-s", "x", "-a", "y"], environment: ["XDG_DATA_HOME": directory.path + "/data"])
+        let result = try keychain(["set", "-s", "x", "-a", "y"], input: "v", environment: ["XDG_DATA_HOME": directory.path + "/data"])
         #expect(result.status == 0, "\(result.stderr)")
         var info = stat()
         #expect(stat(directory.path + "/data/keychain", &info) == 0 && info.st_mode & 0o777 == 0o700)

@@ -14,9 +14,7 @@ struct HostileFileTests {
         Item(.genericPassword, attributes: Attributes(service: "s", account: account), value: SecretBytes(utf8: value))
     }
 
-    func keychain(_ arguments: [String], input: String = "") throws -> CommandResult {
-        try KeychainExecutable.run(arguments, input: Data(input.utf8), home: directory.path)
-    }
+    var keychain: KeychainCommandLine { KeychainCommandLine(home: directory.path) }
 
     /// Runs SQL on a vault file as an attacker with `sqlite3` would.
     func edit(_ path: String, _ sql: String) throws {

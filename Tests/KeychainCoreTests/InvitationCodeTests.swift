@@ -2,7 +2,7 @@ import Testing
 
 @testable import KeychainCore
 
-/// Issue 36: an invitation code typed by hand forgives case, spaces, dashes and the digits
+/// An invitation code typed by hand forgives case, spaces, dashes and the digits
 /// mistaken for letters, and its check letters tell a typo from a code that is well typed.
 @Suite("Invitation codes")
 struct InvitationCodeTests {

@@ -11,8 +11,8 @@ struct KeyBagTests {
     static func unlocked(master: UInt8 = 1) -> KeyBag {
         var bag = KeyBag()
         bag.adopt(master: key(master), lookup: HMACKey(key(master &+ 100)))
-        bag.keys.classes[.whenUnlocked] = SealingKey(key(10))
-        bag.keys.classes[.afterFirstUnlock] = SealingKey(key(11))
+        bag.hold(SealingKey(key(10)), for: .whenUnlocked)
+        bag.hold(SealingKey(key(11)), for: .afterFirstUnlock)
         return bag
     }
 
@@ -21,7 +21,7 @@ struct KeyBagTests {
         var bag = Self.unlocked(master: 1)
         bag.adopt(master: Self.key(1), lookup: HMACKey(Self.key(101)))
         #expect(bag.keys.classes.count == 2, "the same master key: its class keys stay")
-        bag.keys.ledger = HMACKey(Self.key(50))
+        bag.hold(ledgerKey: HMACKey(Self.key(50)))
         bag.adopt(master: Self.key(2), lookup: HMACKey(Self.key(102)))
         #expect(bag.keys.classes.isEmpty, "class keys unwrapped under a retired master key must not seal under the new one")
         #expect(bag.keys.ledger == nil && bag.keys.journal == nil, "keys derived from the old lookup key go with it")
@@ -31,7 +31,7 @@ struct KeyBagTests {
     @Test("locking keeps the afterFirstUnlock keys and the lookup key, and drops the master and whenUnlocked keys")
     func lockKeepsWhatSurvivesALock() {
         var bag = Self.unlocked()
-        bag.keys.lock()
+        bag.lock()
         #expect(bag.keys.master == nil)
         #expect(bag.keys.classes[.whenUnlocked] == nil)
         #expect(bag.keys.classes[.afterFirstUnlock] != nil && bag.keys.lookup != nil)
@@ -55,10 +55,12 @@ struct KeyBagTests {
 
     @Test("when the user's unlocked state ends, only the keys held through it go")
     func userUnlockEndingDropsOnlyItsKeys() {
+        var ring = KeyRing()
+        ring.lookup = HMACKey(Self.key(100))
+        ring.hold(SealingKey(Self.key(11)), for: .afterFirstUnlock)
+        ring.hold(SealingKey(Self.key(10)), for: .whenUnlocked)
         var bag = KeyBag()
-        bag.keys.lookup = HMACKey(Self.key(100))
-        bag.keys.classes[.afterFirstUnlock] = SealingKey(Self.key(11))
-        bag.keys.classes[.whenUnlocked] = SealingKey(Self.key(10))
+        bag.replaceKeys(with: ring)
         let start = ContinuousClock.now
         bag.holdThroughUserUnlock(timeout: 300, at: start)
         let early = bag.userUnlockCheckDue(at: start + .milliseconds(500))

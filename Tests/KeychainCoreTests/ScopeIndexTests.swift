@@ -4,16 +4,14 @@ import Testing
 
 @testable import KeychainCore
 
-/// Issue 33, item 1: a read by scope goes through the `items_scope` index, which someone who
+/// A read by scope goes through the `items_scope` index, which someone who
 /// can write the file can rebuild without some rows or with other rows; the read is held to
 /// the table, so a listing or a clear refuses instead of answering for fewer items.
 @Suite("An edited scope index is refused, never a shorter listing or a partial clear")
 struct ScopeIndexTests {
     let directory = TemporaryDirectory()
 
-    func keychain(_ arguments: [String], input: String = "") throws -> CommandResult {
-        try KeychainExecutable.run(arguments, input: Data(input.utf8), home: directory.path)
-    }
+    var keychain: KeychainCommandLine { KeychainCommandLine(home: directory.path) }
 
     /// Two items of Valet1 (rows 1 and 2), one of Other (row 3), set by the command.
     func populate(_ path: String) throws {

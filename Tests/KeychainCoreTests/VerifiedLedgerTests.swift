@@ -11,11 +11,11 @@ struct VerifiedLedgerTests {
         var ledger = Ledger()
         #expect(!ledger.holds(at: 7, format: 3) && !ledger.wasVerified, "nothing verified yet")
         #expect(!ledger.holds(at: 7, format: 1), "a format-1 vault is read once too")
-        ledger.state = LedgerState(LedgerRoot.empty)
+        ledger.hold(LedgerState(LedgerRoot.empty))
         ledger.verified(at: 7)
         #expect(ledger.holds(at: 7, format: 3))
         #expect(!ledger.holds(at: 8, format: 3), "another connection committed")
-        ledger.state = nil
+        ledger.hold(nil)
         #expect(!ledger.holds(at: 7, format: 3) && ledger.wasVerified, "a ledger being re-read is not held")
         #expect(ledger.holds(at: 7, format: 1), "format 1 has no ledger to hold")
         ledger.forget()
@@ -25,7 +25,7 @@ struct VerifiedLedgerTests {
     @Test("a scope-index lookup stays confirmed until the data version moves")
     func scopeLookupsLastOneDataVersion() {
         var ledger = Ledger()
-        ledger.state = LedgerState(LedgerRoot.empty)
+        ledger.hold(LedgerState(LedgerRoot.empty))
         ledger.verified(at: 3)
         ledger.confirm(lookup: [1, 2])
         #expect(ledger.confirmed(lookup: [1, 2]) && !ledger.confirmed(lookup: [3]))

@@ -27,3 +27,35 @@ public enum KeychainExecutable {
         return try Subprocess.run(path, arguments, environment: env, input: input)
     }
 }
+
+/// The `keychain` command as a suite runs it: in a private home (``KeychainExecutable/run(_:input:environment:home:)``),
+/// on one vault when it names one (`--vault` after the command's name), with variables every
+/// run shares; a run's own variables win over those.
+public struct KeychainCommandLine: Sendable {
+    public let home: String
+    public let vault: String?
+    public let environment: [String: String]
+
+    public init(home: String, vault: String? = nil, environment: [String: String] = [:]) {
+        self.home = home
+        self.vault = vault
+        self.environment = environment
+    }
+
+    /// Runs `keychain arguments...` with `input` on standard input.
+    public func callAsFunction(_ arguments: [String], input: String = "", environment: [String: String] = [:]) throws -> CommandResult {
+        try callAsFunction(arguments, input: Data(input.utf8), environment: environment)
+    }
+
+    /// Runs `keychain arguments...` with the bytes of `input` on standard input.
+    public func callAsFunction(_ arguments: [String], input: Data, environment: [String: String] = [:]) throws -> CommandResult {
+        var full = arguments
+        if let vault, !arguments.isEmpty { full = [arguments[0], "--vault", vault] + arguments.dropFirst() }
+        return try KeychainExecutable.run(full, input: input, environment: self.environment.merging(environment) { $1 }, home: home)
+    }
+
+    /// The same command line with `environment` added to the variables every run shares.
+    public func adding(environment: [String: String]) -> KeychainCommandLine {
+        KeychainCommandLine(home: home, vault: vault, environment: self.environment.merging(environment) { $1 })
+    }
+}

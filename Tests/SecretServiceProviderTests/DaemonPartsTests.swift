@@ -64,10 +64,20 @@ struct DaemonPartsTests {
 
     @Test("the search reads the most selective pair's index rows: never xdg:schema when another pair is given")
     func mostSelectivePair() {
-        #expect(VaultCollection.mostSelective([:]) == nil)
-        #expect(VaultCollection.mostSelective(["xdg:schema": "org.example.a.very.long.schema.name", "id": "7"])! == ("id", "7"))
-        #expect(VaultCollection.mostSelective(["port": "22", "host": "example.org"])! == ("host", "example.org"))
-        #expect(VaultCollection.mostSelective(["xdg:schema": "s"])! == ("xdg:schema", "s"))
+        let uncounted: (String, String) -> Int? = { _, _ in nil }
+        #expect(VaultCollection.mostSelective([:], counts: uncounted) == nil)
+        #expect(VaultCollection.mostSelective(["xdg:schema": "org.example.a.very.long.schema.name", "id": "7"], counts: uncounted)! == ("id", "7"))
+        #expect(VaultCollection.mostSelective(["port": "22", "host": "example.org"], counts: uncounted)! == ("host", "example.org"))
+        #expect(VaultCollection.mostSelective(["xdg:schema": "s"], counts: uncounted)! == ("xdg:schema", "s"))
+    }
+
+    @Test("the search reads the pair that names the fewest items by its tally, whatever the lengths of the values")
+    func countedPairComesFirst() {
+        // A program's service names all its items, an account one: by length alone the service would be read.
+        let counts: (String, String) -> Int? = { name, _ in ["service": 10_000, "account": 1][name] }
+        #expect(VaultCollection.mostSelective(["service": "a-long-program-name", "account": "ann"], counts: counts)! == ("account", "ann"))
+        // A pair without a tally comes after every counted one.
+        #expect(VaultCollection.mostSelective(["service": "a-long-program-name", "id": "12345678901234567890"], counts: counts)! == ("service", "a-long-program-name"))
     }
 
     @Test("a signature splits into its complete types, as Introspect lists arguments")

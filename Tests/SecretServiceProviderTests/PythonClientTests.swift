@@ -59,6 +59,30 @@ struct PythonClientTests {
         #expect(checked.output == "ok\n", "\(checked.output)\(checked.stderr)")
     }
 
+    @Test("a daemon killed while many clients store items at once loses none it acknowledged to any of them")
+    func killedAmidConcurrentWritesLosesNothingAcknowledged() throws {
+        let served = try ServedVault()
+        let prefixes = ["a", "b", "c", "d", "e", "f"]
+        let loops = try prefixes.map { prefix in
+            try Subprocess.launchReadingOutput(PythonClient.python, [PythonClient.scripts + "/store_loop.py", "store", prefix], environment: served.environment)
+        }
+        // Every client is storing when the daemon dies: each has had some stores acknowledged.
+        for (prefix, loop) in zip(prefixes, loops) { #expect(Subprocess.readOutput(loop.stdout, until: "stored \(prefix)5\n")) }
+        kill(served.servePID, SIGKILL)
+        var acknowledged: [String] = []
+        for (prefix, loop) in zip(prefixes, loops) {
+            let rest = Subprocess.readAll(loop.stdout)
+            close(loop.stdout)
+            _ = Subprocess.wait(for: loop.pid)
+            acknowledged += (0...5).map { "\(prefix)\($0)" } + rest.split(separator: "\n").compactMap { $0.hasPrefix("stored ") ? String($0.dropFirst(7)) : nil }
+        }
+        _ = served.stopServing()
+        try served.startServing()
+        #expect(served.waitForProvider())
+        let checked = try PythonClient.run("store_loop.py", ["check"] + acknowledged, served)
+        #expect(checked.output == "ok\n", "\(checked.output)\(checked.stderr)")
+    }
+
     @Test("CreateCollection makes a collection of the vault that outlives the daemon, and Delete removes it with its items")
     func createAndDeleteCollection() throws {
         let served = try ServedVault()

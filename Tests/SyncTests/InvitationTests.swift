@@ -4,7 +4,7 @@ import Testing
 
 @testable import KeychainCore
 
-/// Issue 32, reproduction 3: the invitation code opens the group's keys, so it never comes
+/// The invitation code opens the group's keys, so it never comes
 /// from the command line, and an invitation expires by what is sealed inside it, not by what
 /// etcd chooses to keep.
 extension SyncTests {

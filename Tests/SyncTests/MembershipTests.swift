@@ -4,7 +4,7 @@ import Testing
 
 @testable import KeychainCore
 
-/// Issue 32, reproductions 1 and 2: membership only moves forward, and after a removal only
+/// Membership only moves forward, and after a removal only
 /// current members' writes count.
 extension SyncTests {
     /// A client of the test's cluster, playing a hostile etcd by editing what it holds.

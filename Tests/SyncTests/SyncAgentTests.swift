@@ -4,7 +4,7 @@ import Testing
 
 @testable import KeychainCore
 
-/// Issue 36, item 1: sync that keeps itself running. Without a systemd user session (as in
+/// Sync that keeps itself running. Without a systemd user session (as in
 /// CI's container) each command starts the vault's sync agent when none runs.
 extension SyncTests {
     /// The agent of `machine`'s vault, if one runs.

@@ -2,7 +2,7 @@ import Foundation
 import KeychainTestSupport
 import Testing
 
-/// Issue 37: the power-loss explorer of `keychain-reliability` (strace on the real `keychain`,
+/// The power-loss explorer of `keychain-reliability` (strace on the real `keychain`,
 /// every crash state of a persistence model written out and checked) catches a wrong order of
 /// file-system calls, and the creation of a vault keeps what it acknowledged under each model.
 @Suite(

@@ -6,7 +6,7 @@ import Valet
 import enum KeychainCore.FailureLog
 import enum KeychainCore.StoreError
 
-/// Issue 33, item 1, through Valet: a logout clean-up (`removeAllObjects`) over an edited scope
+/// A logout clean-up (`removeAllObjects`) over an edited scope
 /// index throws instead of leaving a secret behind, and `allKeys` never answers short.
 @Suite("Valet over an edited scope index")
 struct ScopeIndexValetTests {

@@ -3,8 +3,8 @@ internal import COpenSSL
 /// HKDF-SHA256 (RFC 5869) through OpenSSL's `EVP_KDF` "HKDF".
 ///
 /// The KDF is fetched once. (The older `EVP_PKEY_HKDF` route builds a key-management and a
-/// key-exchange method store besides the KDF one at its first use, about 1 M instructions
-/// that a short-lived command paid for nothing.)
+/// key-exchange method store besides the KDF one at its first use, work a short-lived command
+/// paid for nothing: keychain-bench's `keychain get (fresh process)` row.)
 package enum HKDF {
     // Fetched once; an EVP_KDF is immutable and safe to share once fetched.
     nonisolated(unsafe) private static let algorithm: OpaquePointer? = EVP_KDF_fetch(nil, "HKDF", nil)

@@ -4,8 +4,8 @@ internal import COpenSSL
 ///
 /// By default OpenSSL reads the system's `openssl.cnf` and loads the text of all its error
 /// messages at its first use, and frees everything it built (its method stores, its name maps)
-/// in an `atexit` handler: together about 4 M instructions here, a fifth of a short-lived
-/// command's work. KeychainCore needs neither: it
+/// in an `atexit` handler: together a large share of a short-lived command's work
+/// (keychain-bench's `keychain get (fresh process)` row). KeychainCore needs neither: it
 /// names its algorithms from the default provider and loads no engines or other providers, and
 /// it frees its own keys (cleansed) before exit. A program that uses OpenSSL only through
 /// KeychainCore can skip both; a program with TLS of its own (libcurl, a server) should let
@@ -17,7 +17,7 @@ public enum OpenSSLConfiguration {
     /// on the paths KeychainCore takes, is then reported by its code), without its clean-up
     /// at exit (the process's memory goes back to the kernel in one piece), and without its
     /// legacy name tables (every cipher and digest registered by name, then copied into the
-    /// provider name map at the first fetch: 3.1 M of a `keychain get`'s 13.3 M instructions).
+    /// provider name map at the first fetch, the largest part of that share).
     /// KeychainCore fetches algorithms by their provider names and never looks one up in the
     /// legacy tables (`EVP_get_cipherbyname` and `EVP_get_digestbyname` find nothing after
     /// this). Call it before anything in the process uses OpenSSL; afterwards it changes

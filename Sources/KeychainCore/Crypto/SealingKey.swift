@@ -3,7 +3,8 @@ import FoundationEssentials
 
 /// An AES-256-GCM key with its key schedule computed once: each seal or open re-initialises
 /// the keyed OpenSSL context with a fresh nonce only (`EVP_*Init_ex` with a NULL key keeps the
-/// key). Setting up the key for every call cost ~7,000 instructions under callgrind.
+/// key), rather than repeating the key setup for every call (keychain-bench's
+/// `AES-256-GCM seal+open, 32-byte value` row).
 final class SealingKey: @unchecked Sendable {
     let key: SecretBytes
     // Contexts are mutated by every call, so `lock` serialises their use.

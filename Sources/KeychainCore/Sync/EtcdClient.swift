@@ -1,5 +1,6 @@
 internal import CCurl
 import FoundationEssentials
+import Synchronization
 
 /// A client of etcd's v3 JSON gateway (`/v3/kv/...`, `/v3/watch`) over libcurl, trying the
 /// cluster's endpoints in turn. etcd is untrusted storage here: this type moves bytes; what
@@ -29,9 +30,8 @@ final class EtcdClient: Sendable {
     }
 
     let configuration: Configuration
-    private let preferred = Lock()
-    /// The endpoint that answered last (guarded by `preferred`).
-    nonisolated(unsafe) private var preferredIndex = 0
+    /// The endpoint that answered last.
+    private let preferred = Mutex(0)
     let requestTimeoutMilliseconds: Int
 
     init(_ configuration: Configuration, requestTimeoutMilliseconds: Int = 4_000) throws(SyncError) {
@@ -205,7 +205,7 @@ final class EtcdClient: Sendable {
     /// (no leader, timed out, unavailable) moves on to the next endpoint too.
     private func perform(_ path: String, _ text: String, timeoutMilliseconds: Int, idleSeconds: Int, stream: some BodySink) throws(SyncError) -> Int {
         let endpoints = configuration.endpoints
-        let first = preferred.withLock { preferredIndex }
+        let first = preferred.withLock { $0 }
         var failure = ""
         for attempt in 0..<endpoints.count {
             let index = (first + attempt) % endpoints.count
@@ -220,7 +220,7 @@ final class EtcdClient: Sendable {
             // A stream we ended ourselves, or that went idle, ended normally.
             let streamEnded = timeoutMilliseconds == 0 && (code == CCURL_ABORTED || code == CCURL_TIMEDOUT || code == 18)
             if code == 0 && !(500...599).contains(status) || streamEnded && status == 200 {
-                if index != first { preferred.withLock { preferredIndex = index } }
+                if index != first { preferred.withLock { $0 = index } }
                 return status
             }
             failure = code == 0 ? "\(endpoint) answered HTTP \(status)" : "\(endpoint): \(message)"

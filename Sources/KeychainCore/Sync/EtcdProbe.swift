@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 /// etcd's own latency from a put to the watch event it causes, on a cluster: the floor the
 /// benchmark sets sync's propagation against. Not API.
@@ -9,11 +10,11 @@ import Dispatch
         let prefix = Array("/probe/\(DispatchTime.now().uptimeNanoseconds)/".utf8)
         let start = try client.range(prefix).revision
         let arrived = DispatchSemaphore(value: 0)
-        let done = Done()
+        let done = Atomic(false)
         DispatchQueue(label: "keychain.probe.watch").async {
             try? client.watch(prefix: prefix, startRevision: start + 1, idleSeconds: 10) { event in
                 if case .changed = event { arrived.signal() }
-                return !done.value
+                return !done.load(ordering: .relaxed)
             }
         }
         var latencies: [Double] = []
@@ -24,11 +25,9 @@ import Dispatch
             guard arrived.wait(timeout: .now() + .seconds(10)) == .success else { throw .unreachable("no watch event within 10 s") }
             latencies.append(Double(DispatchTime.now().uptimeNanoseconds - sent) / 1e9)
         }
-        done.value = true
+        done.store(true, ordering: .relaxed)
         try client.put(prefix + Array("end".utf8), value)
         _ = try? client.delete(prefix, rangeEnd: EtcdClient.rangeEnd(ofPrefix: prefix))
         return latencies
     }
-
-    private final class Done: @unchecked Sendable { var value = false }
 }

@@ -88,7 +88,7 @@ extension SyncEngine {
     /// pull applies it) or this very change (a write that timed out and committed later).
     /// Changes go in transactions of up to 128, each put conditional on the revision seen; a
     /// transaction that loses a race is retried one change at a time.
-    func push(_ state: inout SyncState, client: EtcdClient) throws(SyncError) -> Int {
+    func push(_ state: inout SyncState, _ revisions: inout SyncRevisions, client: EtcdClient) throws(SyncError) -> Int {
         var sent = 0
         // What etcd holds at each key, read once for the whole group when the outbox is large.
         var current: [[UInt8]: EtcdClient.KeyValue] = [:]
@@ -109,29 +109,29 @@ extension SyncEngine {
                 for kv in try client.range(prefix, rangeEnd: EtcdClient.rangeEnd(ofPrefix: prefix)).kvs { current[kv.key] = kv }
                 readWholeGroup = true
             } else if !readWholeGroup {
-                for change in outgoing where knownRevisions[change.key] == nil { current[change.key] = try client.range(change.key).kvs.first }
+                for change in outgoing where revisions.revision(of: change.key) == nil { current[change.key] = try client.range(change.key).kvs.first }
             }
             var done: [VaultState.OutboxEntry] = []
             var writes: [Outgoing] = []
             for change in outgoing {
                 if change.isSuperseded(by: current[change.key], state: state, signers: signers, verified: verified) { done.append(change.entry) } else { writes.append(change) }
             }
-            func seen(_ key: [UInt8]) -> Int64 { current[key]?.modRevision ?? knownRevisions[key] ?? 0 }
             var start = 0
             while start < writes.count {
                 let chunk = Array(writes[start..<min(start + Self.transactionSize, writes.count)])
                 start += chunk.count
-                let written = try client.putAll(chunk.map { ($0.key, $0.sealed, seen($0.key)) })
+                let known = revisions
+                let written = try client.putAll(chunk.map { ($0.key, $0.sealed, current[$0.key]?.modRevision ?? known.revision(of: $0.key) ?? 0) })
                 if written.succeeded {
                     sent += chunk.count
                     done += chunk.map(\.entry)
-                    noteOwn(chunk.map(\.key), revision: written.revision)
+                    revisions.noteOwn(chunk.map(\.key), revision: written.revision)
                     for change in chunk { current[change.key] = nil }
                     continue
                 }
                 for change in chunk {
                     current[change.key] = nil
-                    switch try pushOne(change, state: state, signers: signers, client: client) {
+                    switch try pushOne(change, state: state, signers: signers, &revisions, client: client) {
                     case .written:
                         sent += 1
                         done.append(change.entry)
@@ -168,22 +168,15 @@ extension SyncEngine {
 
     enum PushOutcome { case written, superseded, contended }
 
-    /// Notes this engine's own write at `revision` to `keys`.
-    func noteOwn(_ keys: [[UInt8]], revision: Int64) {
-        for key in keys { remember(key, revision: revision) }
-        if ownRevisions.count >= 10_000 { ownRevisions.removeAll(keepingCapacity: true) }
-        ownRevisions.insert(revision)
-    }
-
     /// One change by compare-and-swap, re-reading after each lost race (a few times; then it
     /// stays in the outbox for the next round).
-    func pushOne(_ change: Outgoing, state: SyncState, signers: [[UInt8]: [UInt8]], client: EtcdClient) throws(SyncError) -> PushOutcome {
+    func pushOne(_ change: Outgoing, state: SyncState, signers: [[UInt8]: [UInt8]], _ revisions: inout SyncRevisions, client: EtcdClient) throws(SyncError) -> PushOutcome {
         var current = try client.range(change.key).kvs.first
         for _ in 0..<8 {
             if change.isSuperseded(by: current, state: state, signers: signers, verified: verified) { return .superseded }
             let written = try client.put(change.key, change.sealed, ifModRevision: current?.modRevision ?? 0)
             if written.succeeded {
-                noteOwn([change.key], revision: written.revision)
+                revisions.noteOwn([change.key], revision: written.revision)
                 return .written
             }
             current = written.current
@@ -194,17 +187,18 @@ extension SyncEngine {
     /// Applies every item changed on etcd since the cursor, newest wins, with the new cursor
     /// in the same transaction. A cluster whose revision went back (wiped, replaced) gets
     /// everything this device has again.
-    func pull(_ state: inout SyncState, client: EtcdClient) throws(SyncError) -> VaultState.ApplyResult {
+    func pull(_ state: inout SyncState, _ revisions: inout SyncRevisions, client: EtcdClient) throws(SyncError) -> VaultState.ApplyResult {
         let prefix = SyncRecords.itemsPrefix(state)
         var answer = try client.range(prefix, rangeEnd: EtcdClient.rangeEnd(ofPrefix: prefix), minModRevision: EtcdRevision.after(state.cursor))
         if answer.revision < state.cursor {
             try Self.onVault(vault) { (open) throws(StoreError) in try open.resendAll() }
             state.cursor = 0
-            _ = try push(&state, client: client)
+            _ = try push(&state, &revisions, client: client)
             answer = try client.range(prefix, rangeEnd: EtcdClient.rangeEnd(ofPrefix: prefix))
         }
         // This engine's own writes of this round need no opening: they hold what the vault has.
-        return try apply(answer.kvs.filter { !ownRevisions.contains($0.modRevision) }, upTo: answer.revision, &state)
+        let own = revisions
+        return try apply(answer.kvs.filter { !own.isOwn($0.modRevision) }, upTo: answer.revision, &state, &revisions)
     }
 
     /// Each value opened (``SyncRecords/openItem(_:at:state:signers:verified:)``), on every
@@ -238,7 +232,7 @@ extension SyncEngine {
     /// Opens what etcd holds at each key and applies it, newest wins, with the cursor advanced to
     /// `revision` in the same transaction. A revision further ahead than a cluster moves is
     /// refused before anything is applied: stored as the cursor, it would skip every change.
-    func apply(_ kvs: [EtcdClient.KeyValue], upTo revision: Int64, _ state: inout SyncState) throws(SyncError) -> VaultState.ApplyResult {
+    func apply(_ kvs: [EtcdClient.KeyValue], upTo revision: Int64, _ state: inout SyncState, _ revisions: inout SyncRevisions) throws(SyncError) -> VaultState.ApplyResult {
         try EtcdRevision.check(revision, after: state.cursor)
         var changes: [SyncChange] = []
         var refused = 0
@@ -247,7 +241,7 @@ extension SyncEngine {
         let signers = SyncRecords.signers(state)
         let opened = Self.openAll(kvs, state: state, signers: signers, verified: verified)
         for (kv, opened) in zip(kvs, opened) {
-            remember(kv.key, revision: kv.modRevision)
+            revisions.remember(kv.key, revision: kv.modRevision)
             // Refused: what does not open, is signed by no current member, opens to an item
             // that belongs at another key, or was sealed under a retired epoch after this
             // device moved on from it (a removed device's key, or a replay).
@@ -309,11 +303,5 @@ extension SyncEngine {
         }
         state.retiredRecords = false
         try save(state)
-    }
-
-    /// Notes the revision etcd gave a key (bounded: forgotten whole when large).
-    func remember(_ key: [UInt8], revision: Int64) {
-        if knownRevisions.count >= 100_000 { knownRevisions.removeAll(keepingCapacity: true) }
-        knownRevisions[key] = revision
     }
 }

@@ -16,13 +16,13 @@ extension SyncEngine {
     ///   outbox stays), ``SyncError/removed`` when this device was removed from the group.
     @discardableResult
     public func syncOnce() throws(SyncError) -> SyncRound {
-        try mutex.withLock { () throws(SyncError) in
+        try revisions.withLock { (revisions: inout sending SyncRevisions) throws(SyncError) -> SyncRound in
             var state = try state()
             let client = try EtcdClient(state.cluster)
             var round = SyncRound()
             try refreshMembership(&state, client: client)
-            round.sent = try push(&state, client: client)
-            let pulled = try pull(&state, client: client)
+            round.sent = try push(&state, &revisions, client: client)
+            let pulled = try pull(&state, &revisions, client: client)
             try deleteRetiredRecords(&state, client: client)
             try resendDropped(state, client: client)
             round.received = pulled.applied
@@ -42,9 +42,14 @@ extension SyncEngine {
         // A write in this process wakes the loop at once.
         vault.setSyncTrigger { inbox.post(local: true) }
         defer { vault.setSyncTrigger(nil) }
+        // The watch thread reads the vault only while this loop runs: the loop waits for a read
+        // under way before it returns, and the thread ends at its next.
+        let watchReads = WatchGate()
+        defer { watchReads.close() }
         DispatchQueue(label: "keychain.sync.watch").async { [self] in
             while !shouldStop() {
-                guard let state = try? state(), let client = try? EtcdClient(state.cluster) else {
+                guard let read = watchReads.read({ try? state() }) else { break }
+                guard let state = read, let client = try? EtcdClient(state.cluster) else {
                     sleepMilliseconds(500)
                     continue
                 }
@@ -107,20 +112,23 @@ extension SyncEngine {
 
     /// What woke the loop: changes the watch reported, a write in this process, or a reason
     /// for a full round (a compacted history, a watch that ended).
-    private final class Inbox: @unchecked Sendable {
-        private let lock = Lock()
+    private final class Inbox: Sendable {
+        private struct Posted {
+            var puts: [EtcdClient.KeyValue] = []
+            var revision: Int64 = 0
+            var local = false
+            var fullRound = false
+        }
+
+        private let posted = Mutex(Posted())
         private let semaphore = DispatchSemaphore(value: 0)
-        private var puts: [EtcdClient.KeyValue] = []
-        private var revision: Int64 = 0
-        private var local = false
-        private var fullRound = false
 
         func post(puts more: [EtcdClient.KeyValue] = [], revision newest: Int64 = 0, local write: Bool = false, fullRound round: Bool = false) {
-            lock.withLock {
-                puts += more
-                revision = max(revision, newest)
-                local = local || write
-                fullRound = fullRound || round
+            posted.withLock { posted in
+                posted.puts += more
+                posted.revision = max(posted.revision, newest)
+                posted.local = posted.local || write
+                posted.fullRound = posted.fullRound || round
             }
             semaphore.signal()
         }
@@ -129,28 +137,41 @@ extension SyncEngine {
         func wait(milliseconds: Int) -> Bool { semaphore.wait(timeout: .now() + .milliseconds(milliseconds)) == .success }
 
         func take() -> (puts: [EtcdClient.KeyValue], revision: Int64, local: Bool) {
-            lock.withLock {
+            posted.withLock { posted in
                 defer {
-                    puts = []
-                    local = false
+                    posted.puts = []
+                    posted.local = false
                 }
-                return (puts, revision, local)
+                return (posted.puts, posted.revision, posted.local)
             }
         }
 
         func takeFullRound() -> Bool {
-            lock.withLock {
-                defer { fullRound = false }
-                return fullRound
+            posted.withLock { posted in
+                defer { posted.fullRound = false }
+                return posted.fullRound
             }
         }
     }
 
+    /// Lets the watch thread read the vault while its loop runs, and no longer.
+    private final class WatchGate: Sendable {
+        private let open = Mutex(true)
+
+        /// What `body` read, or nil once the gate is closed (then `body` does not run).
+        func read<R: Sendable>(_ body: () -> R) -> R? {
+            open.withLock { open in open ? body() : nil }
+        }
+
+        /// Closes the gate, after the read under way (if any) is done.
+        func close() { open.withLock { $0 = false } }
+    }
+
     /// Sends the outbox, and nothing else; each request to etcd bounded by `timeout`.
     private func pushOnly(timeoutMilliseconds timeout: Int = 4_000) throws(SyncError) -> Int {
-        try mutex.withLock { () throws(SyncError) in
+        try revisions.withLock { (revisions: inout sending SyncRevisions) throws(SyncError) -> Int in
             var state = try state()
-            let sent = try push(&state, client: try EtcdClient(state.cluster, requestTimeoutMilliseconds: timeout))
+            let sent = try push(&state, &revisions, client: try EtcdClient(state.cluster, requestTimeoutMilliseconds: timeout))
             if sent > 0 { noteExchange() }
             return sent
         }
@@ -197,7 +218,7 @@ extension SyncEngine {
     /// Applies the item changes a watch reported (the watch started at the cursor, so every
     /// change up to `revision` has been reported), and follows a changed member list.
     private func applyWatched(_ puts: [EtcdClient.KeyValue], revision: Int64) throws(SyncError) {
-        try mutex.withLock { () throws(SyncError) in
+        try revisions.withLock { (revisions: inout sending SyncRevisions) throws(SyncError) in
             var state = try state()
             let items = SyncRecords.itemsPrefix(state)
             var received: [EtcdClient.KeyValue] = []
@@ -207,12 +228,12 @@ extension SyncEngine {
                     membership = true
                     continue
                 }
-                if ownRevisions.contains(kv.modRevision) { continue }
+                if revisions.isOwn(kv.modRevision) { continue }
                 received.append(kv)
             }
             if membership { try refreshMembership(&state, client: try EtcdClient(state.cluster)) }
             guard !received.isEmpty else { return }
-            if try apply(received, upTo: revision, &state).applied > 0 { noteExchange() }
+            if try apply(received, upTo: revision, &state, &revisions).applied > 0 { noteExchange() }
         }
     }
 
@@ -226,7 +247,7 @@ extension SyncEngine {
     /// quietly; `keychain sync status` shows the outbox.
     static func startInBackground(_ vault: Vault) {
         guard let engine = try? SyncEngine(vault: vault) else { return }
-        DispatchQueue(label: "keychain.sync").async { engine.run(until: { false }) }
+        BackgroundSync.start(engine)
     }
 
 }

@@ -15,14 +15,10 @@ import Synchronization
 /// transaction (the outbox), and ``syncOnce()`` or ``run(until:onError:)`` sends it when etcd answers.
 /// Received changes are applied with the pull cursor in one transaction, so a crash never
 /// skips or repeats one.
-public final class SyncEngine: @unchecked Sendable {
+public final class SyncEngine: Sendable {
     let vault: Vault
-    let mutex = Lock()
-    /// The revision etcd last gave each item key this engine read or wrote (guarded by
-    /// `mutex`): a push to a key it knows goes straight to its compare-and-swap.
-    var knownRevisions: [[UInt8]: Int64] = [:]
-    /// The revisions of this engine's own pushes, whose watch events need no applying.
-    var ownRevisions: Set<Int64> = []
+    /// What this engine remembers of etcd; its lock also makes rounds run one at a time.
+    let revisions = Mutex(SyncRevisions())
     /// The batch signatures this engine has checked.
     let verified = BatchSignature.Verified()
     /// Whether this engine neither signs nor checks signatures (the benchmark's baseline only).
@@ -144,7 +140,7 @@ public final class SyncEngine: @unchecked Sendable {
     ///
     /// - Throws: ``SyncError/invalidArgument(_:)`` when no member, or more than one, matches.
     public func removeDevice(_ which: String) throws(SyncError) {
-        try mutex.withLock { () throws(SyncError) in
+        try revisions.withLock { (revisions: inout sending SyncRevisions) throws(SyncError) in
             var state = try state()
             let client = try EtcdClient(state.cluster)
             try refreshMembership(&state, client: client)

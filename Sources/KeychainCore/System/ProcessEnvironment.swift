@@ -5,8 +5,8 @@
 /// The process environment, read straight from `environ`.
 ///
 /// Foundation's `ProcessInfo.environment` splits every entry at its `=` character by
-/// character (grapheme breaking included): about 0.9 M instructions for a shell's 80
-/// variables, a twentieth of a short-lived command. Entries are read here as bytes.
+/// character (grapheme breaking included), a visible share of a short-lived command's work
+/// (keychain-bench's `keychain get (fresh process)` row). Entries are read here as bytes.
 public enum ProcessEnvironment {
     /// Every variable of the process, as `ProcessInfo.processInfo.environment` gives them
     /// (an entry without `=` is left out; for a name given twice, the first wins, as `getenv`).

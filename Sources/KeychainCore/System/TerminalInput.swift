@@ -24,6 +24,13 @@ public enum TerminalInput {
     /// The signals that end a process at a prompt (Ctrl-C, Ctrl-\\, a closed terminal, kill).
     private static let endingSignals: [Int32] = [SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGTSTP]
 
+    /// Whether the process has a controlling terminal to prompt on (`/dev/tty` opens).
+    public static var hasControllingTerminal: Bool {
+        let fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)
+        if fd >= 0 { close(fd) }
+        return fd >= 0
+    }
+
     /// Writes `prompt` to `/dev/tty` and reads one line with echo off (without its newline).
     /// Echo comes back on every way out: return, error, and a signal that ends the process.
     /// - Returns: nil when the process has no controlling terminal.

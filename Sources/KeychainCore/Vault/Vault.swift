@@ -25,7 +25,7 @@ public final class Vault: Store, Sendable {
     private let session = Mutex(Session())
 
     /// Runs `body` on the session under its lock (which ThreadSanitizer is told of).
-    private func withSession<R, E: Error>(_ body: (inout sending Session) throws(E) -> sending R) throws(E) -> sending R {
+    func withSession<R, E: Error>(_ body: (inout sending Session) throws(E) -> sending R) throws(E) -> sending R {
         try session.withLock { (session: inout sending Session) throws(E) -> sending R in
             SanitizerVisibility.acquired(self)
             defer { SanitizerVisibility.releasing(self) }
@@ -34,7 +34,7 @@ public final class Vault: Store, Sendable {
     }
 
     /// What this process has made of the vault so far.
-    private struct Session {
+    struct Session {
         /// The vault, once open.
         var engine: VaultEngine?
         /// Why unlocking with the environment's passphrase failed, once it did: never tried again.
@@ -63,7 +63,7 @@ public final class Vault: Store, Sendable {
 
     /// The open vault: opened when its file exists, created first when `creating`; nil when
     /// there is none and `creating` is false.
-    private func vault(creating: Bool) throws(StoreError) -> VaultEngine? {
+    func vault(creating: Bool) throws(StoreError) -> VaultEngine? {
         try withSession { (session: inout sending Session) throws(StoreError) -> VaultEngine? in
             if let engine = session.engine { return engine }
             let engine = try Self.open(configuration, creating: creating)
@@ -125,110 +125,10 @@ public final class Vault: Store, Sendable {
         return try retryingAfterUnlock(vault) { () throws(StoreError) in try body(vault) }
     }
 
-    // MARK: - Lock state
-
-    /// Unlocks a vault protected by a passphrase: whenUnlocked classes become readable in this
-    /// process only, and afterFirstUnlock classes in every process of the user until reboot
-    /// (through the kernel keyring, where it works). A vault without a passphrase is always
-    /// unlocked and this does nothing. To open whenUnlocked items to the user's other
-    /// processes too, as `keychain unlock` does, see ``unlock(forUser:)``.
-    ///
-    /// - Throws: ``StoreError/wrongPassphrase`` (nothing changes), ``StoreError/tampered(_:)``
-    ///   if a wrapped key fails verification, ``StoreError/noVault(path:)`` when there is no vault.
-    public func unlock(passphrase: SecretBytes) throws(StoreError) {
-        guard let vault = try vault(creating: false) else { throw .noVault(path: location.path) }
-        try vault.unlock(passphrase: passphrase)
-    }
-
-    /// Unlocks the vault for the user, as on a phone the device's unlocked state serves every
-    /// app: as ``unlock(passphrase:)``, and whenUnlocked items also become readable by every
-    /// process of the user, without the passphrase, until ``lock()``, a reboot, or
-    /// ``VaultConfiguration/userUnlockTimeout`` without use (through the kernel keyring; where it
-    /// is unavailable or disabled, in this process only, as ``VaultStatus/kernelKeyring`` says).
-    ///
-    /// - Throws: as ``unlock(passphrase:)``.
-    public func unlock(forUser passphrase: SecretBytes) throws(StoreError) {
-        guard let vault = try vault(creating: false) else { throw .noVault(path: location.path) }
-        try vault.unlock(passphrase: passphrase, forUser: true)
-    }
-
-    /// Locks the vault in this process: the master key and the whenUnlocked class keys are wiped
-    /// from memory. afterFirstUnlock items stay readable until reboot, as on iOS; see
-    /// ``forgetCachedKeys()``. A vault without a passphrase unlocks itself again on next use.
-    public func lock() {
-        (try? vault(creating: false))??.lock()
-    }
-
-    /// Locks the vault and also drops the afterFirstUnlock keys, from this process and from the
-    /// kernel keyring: as after a reboot, only the passphrase opens the vault again. The boot's
-    /// record of the vault's newest generation stays (it opens nothing): an older copy put in
-    /// the vault's place is still refused as a rollback; ``restore(from:)`` puts one back.
-    public func forgetCachedKeys() {
-        (try? vault(creating: false))??.forgetCachedKeys()
-    }
-
-    /// Sets, changes or removes the passphrase without re-encrypting any item: only the master
-    /// key is re-wrapped, in one transaction. Setting one on a vault that does not exist yet
-    /// creates it.
-    ///
-    /// - Parameters:
-    ///   - current: the current passphrase; ignored when the vault has none.
-    ///   - new: the new passphrase, or nil to remove it (the vault then uses a key file, and
-    ///     every whenPasscodeSetThisDeviceOnly item is destroyed, as on iOS).
-    /// - Throws: ``StoreError/wrongPassphrase`` if `current` is wrong (nothing changes),
-    ///   ``StoreError/invalidArgument(_:)`` for an empty new passphrase.
-    public func changePassphrase(from current: SecretBytes?, to new: SecretBytes?) throws(StoreError) {
-        if let new, new.count == 0 { throw .invalidArgument("the new passphrase is empty") }
-        guard let vault = try vault(creating: new != nil) else { return }
-        try vault.changePassphrase(from: current, to: new)
-    }
-
-    /// Gives the vault new keys: a new master key, new class keys and lookup key, every item
-    /// re-sealed, in one transaction; the passphrase stays. Afterwards an old header opened
-    /// with an old passphrase (or an old key file) opens nothing current, and other processes
-    /// holding the retired keys are locked (they must unlock again). A vault without a
-    /// passphrase gets new keys when it gets a passphrase.
-    ///
-    /// - Throws: ``StoreError/wrongPassphrase`` (nothing changes), ``StoreError/invalidArgument(_:)``
-    ///   without a passphrase, ``StoreError/noVault(path:)``, and the errors of an item that
-    ///   cannot be opened here (nothing changes).
-    public func rekey(passphrase: SecretBytes) throws(StoreError) {
-        guard let vault = try vault(creating: false) else { throw .noVault(path: location.path) }
-        try vault.rekey(passphrase: passphrase)
-    }
-
-    /// True once the vault has a passphrase and a presence key pair (made at the first unlock).
-    public var supportsAccessControl: Bool {
-        ((try? vault(creating: false)) ?? nil)?.supportsAccessControl ?? false
-    }
-
-    /// Whether the vault is protected by a passphrase (read from its header as last seen).
-    public var hasPassphrase: Bool {
-        ((try? vault(creating: false)) ?? nil)?.hasPassphrase ?? false
-    }
-
-    /// Where the vault is, whether it exists and is locked, and which classes are available now.
-    /// Creates nothing.
-    public func status() -> VaultStatus {
-        if let vault = (try? vault(creating: false)) ?? nil { return vault.status() }
-        return VaultStatus(
-            location: location, exists: false, formatVersion: Int(VaultHeader.currentVersion), hasPassphrase: false,
-            isUnlocked: true, userUnlockRemaining: nil, availableClasses: Self.classesOfANewVault, kernelKeyring: .disabled,
-            machineBinding: nil, itemCount: 0, rollbackCheck: .notChecked("there is no vault"))
-    }
-
-    /// Runs SQLite's full integrity check of the vault file (every page, index and row).
-    /// - Throws: ``StoreError/corrupted(_:)`` with SQLite's first complaint when it fails,
-    ///   ``StoreError/noVault(path:)`` when there is no vault.
-    public func verifyIntegrity() throws(StoreError) {
-        guard let vault = try vault(creating: false) else { throw .noVault(path: location.path) }
-        try vault.verifyIntegrity()
-    }
-
     // MARK: - Store
 
     /// What a new vault (a key file, no passphrase) makes available.
-    private static let classesOfANewVault = Accessibility.allCases.filter { $0 != .whenPasscodeSetThisDeviceOnly }
+    static let classesOfANewVault = Accessibility.allCases.filter { $0 != .whenPasscodeSetThisDeviceOnly }
 
     public func isAvailable(_ accessibility: Accessibility) -> Bool {
         switch Result(catching: { () throws(StoreError) in try vault(creating: false) }) {
@@ -265,43 +165,6 @@ public final class Vault: Store, Sendable {
         return try retryingAfterUnlock(vault) { () throws(StoreError) in try read(vault) }
     }
 
-    /// Whether the vault exists and is enrolled in a sync group (`keychain sync init` or
-    /// `join`). Reads the vault's schema as last opened; creates nothing.
-    public var isEnrolledInSync: Bool { ((try? vault(creating: false)) ?? nil)?.isEnrolledInSync ?? false }
-
-    /// Whether a write by this process changed a synchronizable item of an enrolled vault
-    /// (the change waits in the outbox until it is sent): a short-lived program sends it
-    /// before it exits (``SyncEngine/sendNow(within:)``).
-    public var journaledSyncChange: Bool { withSession { $0.journaledAChange } }
-
-    /// Starts syncing in the background the first time this process reads or writes a
-    /// synchronizable item of a vault enrolled in sync (``VaultConfiguration/syncsInBackground``).
-    private func syncInBackground(_ vault: VaultEngine) {
-        guard configuration.syncsInBackground, vault.isEnrolledInSync else { return }
-        // One lock decides: two threads meeting a first synchronizable item start one engine.
-        let starts = withSession { (session: inout sending Session) -> Bool in
-            defer { session.syncStarted = true }
-            return !session.syncStarted
-        }
-        if starts { SyncEngine.startInBackground(self) }
-    }
-
-    /// Hands a journaled change to sync: the engine running in this process sends it at once;
-    /// with none running, one starts in the background when the configuration allows it.
-    private func journaled(_ vault: VaultEngine) {
-        withSession { (session: inout sending Session) -> (@Sendable () -> Void)? in
-            session.journaledAChange = true
-            return session.syncTrigger
-        }?()
-        syncInBackground(vault)
-    }
-
-    /// Sets what a write that journaled a change calls (nil when the engine stops): one engine
-    /// running in this process at a time.
-    func setSyncTrigger(_ trigger: (@Sendable () -> Void)?) {
-        withSession { $0.syncTrigger = trigger }
-    }
-
     public func contains(_ query: Query) throws(StoreError) -> Bool {
         try query.validate()
         guard let vault = try vault(creating: false) else { return false }
@@ -313,7 +176,7 @@ public final class Vault: Store, Sendable {
     /// A rotation by another process between the unlock and the retry locks this one again:
     /// it unlocks again, a few times, rather than report a locked vault it can open.
     private func retryingAfterUnlock<R>(_ vault: VaultEngine, _ body: () throws(StoreError) -> R) throws(StoreError) -> R {
-        for _ in 1..<VaultState.unlockAttempts {
+        for _ in 1..<RotationRetry.attempts {
             do throws(StoreError) {
                 return try body()
             } catch .locked {
@@ -323,8 +186,8 @@ public final class Vault: Store, Sendable {
         return try body()
     }
 
-    /// Unlocks with the passphrase the environment offers; false when it offers none (or this
-    /// vault needs none).
+    /// Unlocks with the passphrase the environment offers (``Unlocker``, without a prompt); false
+    /// when it offers none (or this vault needs none).
     /// Again after each idle lock, but never again after a failure: a wrong or unreadable
     /// passphrase must not cost scrypt on every call.
     /// The failure is thrown again each time, so a caller never sees a bare "locked" where the
@@ -333,9 +196,7 @@ public final class Vault: Store, Sendable {
         guard let environment = configuration.passphraseEnvironment, vault.hasPassphrase else { return false }
         if let failure = withSession({ $0.unlockFailure }) { throw failure }
         do {
-            guard let passphrase = try PassphraseFile.fromEnvironment(environment) else { return false }
-            try vault.unlock(passphrase: passphrase)
-            return true
+            return try Unlocker(environment: environment).unlock { (passphrase) throws(StoreError) in try vault.unlock(passphrase: passphrase) }
         } catch {
             // A rotation racing the unlock is worth another try; a wrong or unreadable passphrase is not.
             if error != .locked { withSession { $0.unlockFailure = error } }

@@ -96,7 +96,7 @@ final class VaultEngine: Sendable {
             }
         }
         let (protection, record) = try inUse { (state) throws(StoreError) -> (VaultHeader.Protection, PresenceKeyRecord?) in
-            try state.refreshHeader()
+            try state.database.refreshHeader()
             return (state.header.protection, try state.storedPresenceKey())
         }
         guard case .passphrase(let parameters, let salt) = protection, let record else { throw .passphraseRequired }

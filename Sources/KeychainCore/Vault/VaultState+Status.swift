@@ -5,7 +5,7 @@ import FoundationEssentials
 extension VaultState {
     /// True once the vault has a passphrase and a presence key pair (made at the first unlock).
     var supportsAccessControl: Bool {
-        try? refreshHeader()
+        try? database.refreshHeader()
         return header.hasPassphrase && (try? storedPresenceKey()) != nil
     }
 
@@ -16,7 +16,7 @@ extension VaultState {
 
     /// Where the vault is, whether it is locked, and which classes are available now.
     func status() -> VaultStatus {
-        try? refreshHeader()
+        try? database.refreshHeader()
         try? loadImplicitKeys()
         let available = Accessibility.allCases.filter { classAvailable($0) }
         let count = (try? storedItemCount()) ?? 0

@@ -16,9 +16,10 @@ final class VaultState {
     /// Where the vault lives.
     var location: VaultLocation { configuration.location }
 
-    /// SQLite runs in multi-thread mode: the engine's lock is what keeps this connection to one thread at a time.
-    let connection: Connection
-    var header: VaultHeader
+    /// The file: its connection and header.
+    let database: VaultDatabase
+    var connection: Connection { database.connection }
+    var header: VaultHeader { database.header }
     /// The keys held and the lock state.
     var keyBag = KeyBag()
     var idleTimer: DispatchSourceTimer?
@@ -33,11 +34,11 @@ final class VaultState {
     /// The key of this vault's entry in this boot's generation table: its id (which an open
     /// vault never changes) and where it lives, resolved once rather than at every write.
     lazy var generationRecordID: [UInt8] = GenerationTable.recordID(vaultID: header.vaultID, path: configuration.location.path)
-    var identityMemo: [IdentityMemoKey: [UInt8]] = [:]
+    var identityMemo = IdentityMemo()
     /// The item ledger as last verified.
     var ledger = Ledger()
     /// Whether the vault has a sync journal (``VaultSchema/syncObjects``), as last checked.
-    var syncEnrolled = false
+    var syncEnrolled: Bool { database.hasSyncJournal }
 
     /// Opens the existing vault at the configuration's location.
     ///
@@ -52,18 +53,19 @@ final class VaultState {
         // A process whose OpenSSL cannot start would find every checksum wrong: say so instead.
         if let failure = OpenSSLConfiguration.initialisationFailure { throw .unavailable(failure) }
         try VaultFile.checkAll(location)
+        let connection: Connection
         do {
             connection = try Connection(path: location.path, create: false)
         } catch {
             throw Self.map(error, path: location.path)
         }
         let schema = try VaultSchema.check(connection, path: location.path)
-        syncEnrolled = schema.synced
-        guard let bytes = try Self.storedHeader(in: connection) else {
+        guard let bytes = try VaultDatabase.storedHeader(in: connection) else {
             throw .corrupted("\(location.path) has a vault's tables but no header")
         }
-        header = try VaultHeader.decode(bytes)
+        let header = try VaultHeader.decode(bytes)
         try Self.checkFormat(schema: schema.format, header: header, path: location.path)
+        database = VaultDatabase(connection: connection, header: header, hasSyncJournal: schema.synced)
     }
 
     /// A header and a schema of different formats: one of them was replaced. (Format 3 has
@@ -93,20 +95,5 @@ extension StoreError {
         case .locked, .boundToAnotherMachine, .passphraseRequired, .unavailable: true
         default: false
         }
-    }
-}
-
-/// What an identity digest depends on: the class and the attributes it was computed from.
-struct IdentityMemoKey: Hashable {
-    let itemClass: ItemClass
-    let attributes: Attributes
-
-    // Equal keys have equal attributes, hence equal fields here; hashing these few (what tells
-    // items apart in practice) instead of all twenty-three costs a quarter of the lookup.
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(itemClass)
-        hasher.combine(attributes.account)
-        hasher.combine(attributes.service)
-        hasher.combine(attributes.server)
     }
 }

@@ -17,6 +17,8 @@ import KeychainCore
 ///   pair, afterFirstUnlock: the search index. The vault finds a service's rows by its digest
 ///   under the lookup key (its scope index), so `SearchItems` reads the rows of the pairs it
 ///   asks for and the items they name, never every item.
+/// - `org.freedesktop.secrets.tally`: which items carry each pair (``PairTally``), so that a
+///   search is a few reads by identity, never a read of the whole collection.
 ///
 /// Every change is one vault transaction over all of an item's rows.
 final class VaultCollection: SecretCollection {
@@ -30,11 +32,17 @@ final class VaultCollection: SecretCollection {
     let name: String
     private let store: any Store
     private let defaultLabel: String
+    private let tally: PairTally
+    /// Whether every item is on the tally's lists: once seen, it stays so, as this daemon keeps
+    /// the lists from then on.
+    private var listed = false
 
-    init(name: String, label: String, store: any Store) {
+    /// `listLimit`: the most items a pair's id list names (``PairTally``).
+    init(name: String, label: String, store: any Store, listLimit: Int = PairTally.defaultListLimit) {
         self.name = name
         self.store = store
         defaultLabel = label
+        tally = PairTally(collection: name, store: store, listLimit: listLimit)
     }
 
     private var path: String { "/org/freedesktop/secrets/collection/\(name)" }
@@ -96,27 +104,57 @@ final class VaultCollection: SecretCollection {
     }
 
     func search(_ attributes: [String: String]) throws(ServiceError) -> [String] {
-        guard let (key, value) = Self.mostSelective(attributes) else { return try itemIDs() }
+        guard !attributes.isEmpty else { return try itemIDs() }
+        var sizes: [String: Int] = [:]
+        listed = listed || tally.isComplete
+        if listed {
+            // The smallest list names the candidates; their own sealed attributes decide on the other pairs.
+            let sized = attributes.map { (pair: $0, size: tally.size($0.key, $0.value)) }
+            for entry in sized { sizes[entry.pair.key] = entry.size.count }
+            if let rarest = sized.filter(\.size.listed).min(by: { $0.size.count < $1.size.count }) {
+                guard rarest.size.count > 0, case .items(let ids) = tally.posting(rarest.pair.key, rarest.pair.value) else { return [] }
+                return try matching(ids, attributes)
+            }
+        }
+        guard let (key, value) = Self.mostSelective(attributes, counts: { name, _ in sizes[name] }) else { return try itemIDs() }
         // One pair's index rows name the candidates; each candidate's own sealed attributes
         // (one row read by its identity) decide on the others.
         let candidates = try scope(Self.attributeGroup, ItemRecordCoding.pairScope(collection: name, name: key, value: value)).compactMap(\.attributes.account)
-        return Set(candidates).sorted().filter { id in
+        return try matching(Set(candidates), attributes)
+    }
+
+    /// The ids of `candidates` whose items carry every pair of `attributes`, in order.
+    private func matching(_ candidates: Set<String>, _ attributes: [String: String]) throws(ServiceError) -> [String] {
+        candidates.sorted().filter { id in
             guard let record = try? record(id) else { return false }
             return attributes.allSatisfy { record.attributes[$0.key] == $0.value }
         }
     }
 
-    /// The pair whose index rows a search reads: the one likely to name the fewest items. A
-    /// pair that names a kind of item (libsecret's `xdg:schema`, which every item of a program
-    /// has) comes last; of the others, the longest value (an id, a user name, a URL names
-    /// fewer items than a port or a protocol).
-    static func mostSelective(_ attributes: [String: String]) -> (String, String)? {
-        attributes.min { a, b in
-            let kindA = a.key == "xdg:schema", kindB = b.key == "xdg:schema"
-            if kindA != kindB { return kindB }
-            if a.value.utf8.count != b.value.utf8.count { return a.value.utf8.count > b.value.utf8.count }
-            return a.key < b.key
-        }.map { ($0.key, $0.value) }
+    /// The pair whose index rows a search reads: the one that names the fewest items by
+    /// `counts` (``PairTally``). Between pairs of the same count (or none: nil), a pair that
+    /// names a kind of item (libsecret's `xdg:schema`, which every item of a program has)
+    /// comes last, then the longest value first (an id, a user name, a URL names fewer items
+    /// than a port or a protocol).
+    static func mostSelective(_ attributes: [String: String], counts: (String, String) -> Int?) -> (String, String)? {
+        let counted = attributes.map { (pair: $0, count: counts($0.key, $0.value) ?? Int.max) }
+        return counted.min { a, b in
+            if a.count != b.count { return a.count < b.count }
+            return precedes(a.pair, b.pair)
+        }.map { ($0.pair.key, $0.pair.value) }
+    }
+
+    /// Between two pairs of the same count: whether `a` likely names fewer items than `b`.
+    private static func precedes(_ a: (key: String, value: String), _ b: (key: String, value: String)) -> Bool {
+        let kindA = a.key == "xdg:schema", kindB = b.key == "xdg:schema"
+        if kindA != kindB { return kindB }
+        if a.value.utf8.count != b.value.utf8.count { return a.value.utf8.count > b.value.utf8.count }
+        return a.key < b.key
+    }
+
+    /// Counts the pairs of the items stored before their tallies were kept (``PairTally``).
+    func countPairsIfNeeded() {
+        tally.countIfNeeded { try itemIDs().map { (id: $0, attributes: try record($0).attributes) } }
     }
 
     func record(_ id: String) throws(ServiceError) -> SecretItemRecord {
@@ -144,7 +182,13 @@ final class VaultCollection: SecretCollection {
     /// Deletes every item of the collection and its own row, in one write.
     func deleteCollection() throws(ServiceError) {
         var operations: [WriteOperation] = [.delete(Query(.genericPassword, attributes: named(Self.collectionGroup, Self.collectionsService, name)))]
-        for id in try itemIDs() { operations += try deletion(of: id) }
+        var removed: [(String, String, String)] = []
+        for id in try itemIDs() {
+            let (rows, pairs) = try deletion(of: id)
+            operations += rows
+            removed += pairs
+        }
+        operations += tally.changes(adding: [], removing: removed)
         try attempt { () throws(StoreError) in _ = try store.write(operations) }
     }
 
@@ -158,6 +202,7 @@ final class VaultCollection: SecretCollection {
             let id = ItemID.make()
             var operations: [WriteOperation] = [.add(secretRow(id, secret)), .add(itemRow(id, record))]
             operations += record.attributes.map { .add(pairRow(id, $0.key, $0.value)) }
+            operations += tally.changes(adding: record.attributes.map { (id, $0.key, $0.value) }, removing: [])
             do throws(StoreError) {
                 try store.write(operations)
                 return (id, false)
@@ -187,23 +232,26 @@ final class VaultCollection: SecretCollection {
         if new.attributes != old.attributes {
             operations += old.attributes.map { .delete(Query(.genericPassword, attributes: pairRow(id, $0.key, $0.value).attributes)) }
             operations += new.attributes.map { .add(pairRow(id, $0.key, $0.value)) }
+            operations += tally.changes(adding: new.attributes.map { (id, $0.key, $0.value) }, removing: old.attributes.map { (id, $0.key, $0.value) })
         }
         try attempt { () throws(StoreError) in _ = try store.write(operations) }
     }
 
     func delete(_ id: String) throws(ServiceError) {
-        let operations = try deletion(of: id)
+        let (rows, pairs) = try deletion(of: id)
+        let operations = rows + tally.changes(adding: [], removing: pairs)
         try attempt { () throws(StoreError) in _ = try store.write(operations) }
     }
 
-    /// The deletes of every row of the item.
-    private func deletion(of id: String) throws(ServiceError) -> [WriteOperation] {
+    /// The deletes of every row of the item, and the (id, name, value) pairs it had.
+    private func deletion(of id: String) throws(ServiceError) -> (rows: [WriteOperation], pairs: [(String, String, String)]) {
         let old = try record(id)
         let rows: [WriteOperation] = [
             .delete(Query(.genericPassword, attributes: named(Self.secretGroup, name, id))),
             .delete(Query(.genericPassword, attributes: named(Self.itemGroup, name, id))),
         ]
-        return rows + old.attributes.map { .delete(Query(.genericPassword, attributes: pairRow(id, $0.key, $0.value).attributes)) }
+        let pairs = old.attributes.map { (id, $0.key, $0.value) }
+        return (rows + pairs.map { .delete(Query(.genericPassword, attributes: pairRow(id, $0.1, $0.2).attributes)) }, pairs)
     }
 
     // MARK: - Rows

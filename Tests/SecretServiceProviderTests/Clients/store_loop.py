@@ -1,6 +1,7 @@
 """Stores items one by one into the default collection until the Secret Service stops answering,
-printing 'stored N' after each CreateItem the service acknowledged. With 'check N...' instead,
-reads each named item back and prints 'ok', or what is missing."""
+printing 'stored NAME' after each CreateItem the service acknowledged (NAME: the optional prefix
+given after 'store', then 0, 1, 2...). With 'check NAME...' instead, reads each named item back
+and prints 'ok', or what is missing."""
 import sys
 
 import secretstorage
@@ -9,14 +10,16 @@ connection = secretstorage.dbus_init()
 collection = secretstorage.get_default_collection(connection)
 if sys.argv[1] == "check":
     missing = []
-    for n in sys.argv[2:]:
-        found = list(collection.search_items({"loop": n}))
-        if len(found) != 1 or found[0].get_secret() != ("value %s" % n).encode():
-            missing.append(n)
+    for name in sys.argv[2:]:
+        found = list(collection.search_items({"loop": name}))
+        if len(found) != 1 or found[0].get_secret() != ("value %s" % name).encode():
+            missing.append(name)
     print("ok" if not missing else "missing " + " ".join(missing))
 else:
+    prefix = sys.argv[2] if len(sys.argv) > 2 else ""
     n = 0
     while True:
-        collection.create_item("loop %d" % n, {"loop": str(n)}, ("value %d" % n).encode())
-        print("stored %d" % n, flush=True)
+        name = "%s%d" % (prefix, n)
+        collection.create_item("loop %s" % name, {"loop": name}, ("value %s" % name).encode())
+        print("stored %s" % name, flush=True)
         n += 1

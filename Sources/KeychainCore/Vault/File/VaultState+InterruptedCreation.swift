@@ -29,7 +29,7 @@ extension VaultState {
             guard (try? VaultFile.checkFile(path)) == true else { continue }
             guard forWrite else { return path }
             guard let connection = try? Connection(path: path, create: false, persistentSidecars: false),
-                let bytes = try? storedHeader(in: connection), let header = try? VaultHeader.decode(bytes),
+                let bytes = try? VaultDatabase.storedHeader(in: connection), let header = try? VaultHeader.decode(bytes),
                 (try? AESGCM.open(header.wrappedMasterKey, key: keyFile, associatedData: RecordCoding.masterKeyAssociatedData(header))) != nil
             else { continue }
             return path

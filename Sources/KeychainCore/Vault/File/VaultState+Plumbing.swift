@@ -9,15 +9,6 @@ import FoundationEssentials
 extension VaultState {
     // MARK: - Plumbing
 
-    func refreshHeader() throws(StoreError) {
-        guard let bytes = try Self.storedHeader(in: connection) else { throw .corrupted("the header is missing") }
-        let fresh = try VaultHeader.decode(bytes)
-        guard fresh.vaultID == header.vaultID else { throw .tampered("the vault id changed under an open vault") }
-        if fresh != header {
-            header = fresh
-        }
-    }
-
     /// A write transaction on the vault's file, refused when that file is not at the vault's
     /// path any more: a process must not write into a vault the user moved away (its `-wal`
     /// stays behind under the old name, where a vault restored there would read it).
@@ -56,15 +47,6 @@ extension VaultState {
 
     static func crypto<R>(_ body: () throws(OpenSSLError) -> R) throws(StoreError) -> R {
         do { return try body() } catch { throw .io("OpenSSL: \(error.description)") }
-    }
-
-    /// The stored header's bytes, or nil when there is none yet.
-    static func storedHeader(in connection: Connection) throws(StoreError) -> [UInt8]? {
-        try sql { () throws(SQLiteError) -> [UInt8]? in
-            try connection.statement(VaultSchema.readHeader).with([]) { (s: Statement) throws(SQLiteError) -> [UInt8]? in
-                try s.step() ? s.blob(0) : nil
-            }
-        }
     }
 
     /// Creates a new vault (no passphrase, a key file) at the configuration's location, whole

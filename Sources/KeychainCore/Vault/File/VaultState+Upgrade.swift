@@ -14,7 +14,7 @@ extension VaultState {
     /// no ledger to keep) asks for the unlock.
     func upgradeBeforeWrite() throws(StoreError) {
         guard header.version < VaultHeader.currentVersion else { return }
-        try refreshHeader()
+        try database.refreshHeader()
         guard header.version < VaultHeader.currentVersion else { return }
         guard !header.hasPassphrase else {
             if header.version >= 2 { return }
@@ -40,7 +40,7 @@ extension VaultState {
             try writeTransaction { () throws(StoreError) in
                 // Another process may have upgraded it a moment ago.
                 try Self.checkFormat(schema: try VaultSchema.check(connection, path: location.path).format, header: header, path: location.path)
-                try refreshHeader()
+                try database.refreshHeader()
                 guard header.version < VaultHeader.currentVersion else { return }
                 try checkLedger()
                 let format = Int(header.version)
@@ -59,11 +59,11 @@ extension VaultState {
                     // Generations only grow: this boot may have seen the format-2 one.
                     generation = ledger.state!.generation + 1
                 }
-                header = replacement
-                ledger.state = LedgerState(LedgerRoot.empty)
+                database.replaceHeader(with: replacement)
+                ledger.hold(LedgerState(LedgerRoot.empty))
                 try recountLedger()
                 try storeLedger(generation: generation)
-                try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.writeHeader).run([.blob(replacement.encoded())]) }
+                try database.storeHeader(replacement)
                 // The ledger just stored is current as of this transaction's snapshot, which
                 // this connection's own commit does not move: read after the commit, the
                 // version would also cover other processes' commits this ledger never saw.
@@ -71,7 +71,7 @@ extension VaultState {
                 upgraded = true
             }
         } catch {
-            if header == replacement { try? refreshHeader() }
+            if header == replacement { try? database.refreshHeader() }
             forgetLedgerState()
             throw error
         }

@@ -63,17 +63,11 @@ extension VaultState {
         try identityDigest(item.itemClass, item.attributes)
     }
 
-    /// The identity digest of `attributes`, memoised: a program reads the same few items again
-    /// and again, and encoding plus HMAC is a third of a read. The digests are not secret (the
-    /// table stores them) and the lookup key never changes for a vault, so entries stay valid;
-    /// the memo is bounded and dropped whole when full.
+    /// The identity digest of `attributes`, memoised (``IdentityMemo``).
     func identityDigest(_ itemClass: ItemClass, _ attributes: Attributes) throws(StoreError) -> [UInt8] {
-        let key = IdentityMemoKey(itemClass: itemClass, attributes: attributes)
-        if let digest = identityMemo[key] { return digest }
-        let digest = try lookupKey().authenticationCode(RecordCoding.identityMessage(itemClass, attributes))
-        if identityMemo.count >= 1_024 { identityMemo.removeAll(keepingCapacity: true) }
-        identityMemo[key] = digest
-        return digest
+        try identityMemo.digest(of: IdentityMemoKey(itemClass: itemClass, attributes: attributes)) { () throws(StoreError) in
+            try lookupKey().authenticationCode(RecordCoding.identityMessage(itemClass, attributes))
+        }
     }
 
     func insert(_ item: Item, in transaction: inout WriteTransaction) throws(StoreError) {

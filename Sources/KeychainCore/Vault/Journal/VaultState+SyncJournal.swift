@@ -99,7 +99,7 @@ extension VaultState {
         if let key = keyBag.keys.journal { return key }
         let lookup = try lookupKey()
         let key = SealingKey(try Self.crypto { () throws(OpenSSLError) in try HKDF.deriveKey(from: lookup.key, info: "swift-keychain sync journal v1") })
-        keyBag.keys.journal = key
+        keyBag.hold(journalKey: key)
         return key
     }
 

@@ -27,7 +27,7 @@ extension VaultState {
                 try connection.execute(VaultSchema.createSync)
                 try connection.statement(VaultSchema.writeSyncDevice).run([.blob(device)])
             }
-            syncEnrolled = true
+            database.noteSyncJournal(true)
             try storeSyncState(state)
             let existing = try matchingRows(Query(attributes: Attributes(synchronizable: true)), includeValue: false, needAttributes: true)
             for row in existing {
@@ -42,7 +42,7 @@ extension VaultState {
         try ledgerWrite { (_) throws(StoreError) in
             guard syncEnrolled else { return }
             try sql { () throws(SQLiteError) in try connection.execute(VaultSchema.dropSync) }
-            syncEnrolled = false
+            database.noteSyncJournal(false)
             try recountLedger()
         }
     }

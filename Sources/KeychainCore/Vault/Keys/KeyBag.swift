@@ -3,7 +3,8 @@
 /// whenUnlocked keys came through the user's unlocked state rather than its own passphrase.
 /// Holds no file and no lock: ``VaultState`` owns one, under the engine's lock.
 struct KeyBag {
-    var keys = KeyRing()
+    /// The keys held; changed only through this bag's methods.
+    private(set) var keys = KeyRing()
     /// When the vault was last used.
     private(set) var lastUse = ContinuousClock.now
     /// Whether this process holds whenUnlocked keys only through the user's unlocked state.
@@ -16,7 +17,7 @@ struct KeyBag {
     /// processes (``Vault/unlock(forUser:)``, `keychain unlock`): only then is the user's
     /// unlocked state published. A passphrase from a file, a credential or a prompt opens the
     /// vault for the process that read it.
-    var publishesUserUnlock = false
+    private(set) var publishesUserUnlock = false
 
     /// Records a use at `now`; true when the vault sat unused past `idleTimeout` first and its
     /// unlocked keys are to be locked (a vault without a passphrase has nothing to lock).
@@ -35,12 +36,33 @@ struct KeyBag {
     /// key are another rotation's: kept, they would be returned as they are instead of
     /// unwrapped anew, and seal rows no current key opens.
     mutating func adopt(master: SecretBytes, lookup: HMACKey) {
-        if keys.master.map({ $0 != master }) ?? true { keys.classes.removeAll() }
-        keys.master = master
-        keys.lookup = lookup
-        keys.ledger = nil
-        keys.journal = nil
+        keys.adopt(master: master, lookup: lookup)
     }
+
+    /// Holds `key` as the class key of `accessibility`, or drops it (nil).
+    mutating func hold(_ key: SealingKey?, for accessibility: Accessibility) { keys.hold(key, for: accessibility) }
+
+    /// Holds the keys derived from the lookup key, once derived (``VaultState/ledgerKey()``,
+    /// ``VaultState/journalKey()``).
+    mutating func hold(ledgerKey: HMACKey) { keys.hold(ledgerKey: ledgerKey) }
+    mutating func hold(journalKey: SealingKey) { keys.hold(journalKey: journalKey) }
+
+    /// Holds `ring` in place of every key held: a rotation's fresh start, or the keys held
+    /// before a rotation that failed.
+    mutating func replaceKeys(with ring: KeyRing) { keys = ring }
+
+    /// Takes the lookup key and the class keys of `candidate` (a checked kernel-keyring
+    /// payload) that this bag lacks; class keys already held stay.
+    mutating func adoptMissing(from candidate: KeyRing) { keys.adoptMissing(from: candidate) }
+
+    /// Drops what `lock()` drops (``KeyRing/lock()``).
+    mutating func lock() { keys.lock() }
+
+    /// Drops every key, the lookup key too.
+    mutating func wipeAll() { keys.wipeAll() }
+
+    /// Records whether the unlock under way opens whenUnlocked items to the user's other processes.
+    mutating func unlocking(forUser: Bool) { publishesUserUnlock = forUser }
 
     /// Whether keys held through the user's unlocked state are due to be checked against it at
     /// `now` (at most once a second); the check is then counted as made.
@@ -61,7 +83,7 @@ struct KeyBag {
     /// The user's unlocked state ended (locked, timed out, or this process's keys retired):
     /// the keys held only through it go.
     mutating func userUnlockEnded() {
-        if heldThroughUserUnlock { keys.classes = keys.classes.filter { !$0.key.opensWithUserUnlock } }
+        if heldThroughUserUnlock { keys.dropClasses { $0.opensWithUserUnlock } }
         heldThroughUserUnlock = false
     }
 }

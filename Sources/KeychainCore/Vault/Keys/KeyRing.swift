@@ -19,6 +19,34 @@ struct KeyRing {
         classes = classes.filter { $0.key.survivesLock }
     }
 
+    /// Adopts `master` and the lookup key derived from it. Class keys held from another master
+    /// key are another rotation's: kept, they would be returned as they are instead of
+    /// unwrapped anew, and seal rows no current key opens.
+    mutating func adopt(master newMaster: SecretBytes, lookup newLookup: HMACKey) {
+        if master.map({ $0 != newMaster }) ?? true { classes.removeAll() }
+        master = newMaster
+        lookup = newLookup
+        ledger = nil
+        journal = nil
+    }
+
+    /// Holds `key` as the class key of `accessibility`, or drops it (nil).
+    mutating func hold(_ key: SealingKey?, for accessibility: Accessibility) { classes[accessibility] = key }
+
+    mutating func hold(ledgerKey: HMACKey) { ledger = ledgerKey }
+    mutating func hold(journalKey: SealingKey) { journal = journalKey }
+
+    /// Takes the lookup key and the class keys of `candidate` that this ring lacks.
+    mutating func adoptMissing(from candidate: KeyRing) {
+        if lookup == nil { lookup = candidate.lookup }
+        for (accessibility, key) in candidate.classes where classes[accessibility] == nil { classes[accessibility] = key }
+    }
+
+    /// Drops the class keys of the classes `which` picks.
+    mutating func dropClasses(_ which: (Accessibility) -> Bool) {
+        classes = classes.filter { !which($0.key) }
+    }
+
     mutating func wipeAll() {
         master = nil
         lookup = nil

@@ -5,54 +5,9 @@ import FoundationEssentials
     import Glibc
 #endif
 
-/// The key bag: the master, lookup and class keys, the lock state (the process's and the
-/// user's), the kernel-keyring cache and its key checks.
+/// The master and lookup keys: from the key file, a passphrase or the kernel keyring, with
+/// the key checks that mark a rotation, and the idle lock.
 extension VaultState {
-    // MARK: - Keys (mutex held)
-
-    /// The user's unlocked state: the whenUnlocked class keys, in the kernel keyring with an
-    /// idle timeout, for every process of the user (``VaultConfiguration/userUnlockTimeout``).
-    var unlockedDescription: String { cacheDescription + ":unlocked" }
-
-    var usesUserUnlock: Bool { configuration.usesKernelKeyring && configuration.userUnlockTimeout != nil && header.hasPassphrase }
-
-    var userUnlockSeconds: UInt32 {
-        guard let timeout = configuration.userUnlockTimeout else { return 0 }
-        return UInt32(clamping: max(timeout.components.seconds, 1))
-    }
-
-    /// The user's unlocked state as stored: the idle timeout (4 bytes, big-endian), then the keys.
-    static func unlockedPayload(timeout: UInt32, _ keys: SecretBytes) -> SecretBytes {
-        SecretBytes(count: 4 + keys.count) { out in
-            for index in 0..<4 { out[index] = UInt8(truncatingIfNeeded: timeout >> (24 - 8 * UInt32(index))) }
-            keys.withUnsafeBytes { (out.baseAddress! + 4).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-        }
-    }
-
-    static func splitUnlockedPayload(_ stored: SecretBytes) -> (UInt32, SecretBytes)? {
-        stored.withUnsafeBytes { bytes in
-            guard bytes.count > 4 else { return nil }
-            let timeout = bytes[0..<4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-            return (max(timeout, 1), SecretBytes(UnsafeRawBufferPointer(rebasing: bytes[4...])))
-        }
-    }
-
-    /// Follows the user's lock state for keys held through it: once `keychain lock` or the idle
-    /// timeout ended it, they are dropped here too; while it lasts, each use (at most once a
-    /// second) pushes its idle timeout back.
-    func followUserUnlock() {
-        guard keyBag.userUnlockCheckDue(at: ContinuousClock.now) else { return }
-        if kernelKeyring.load(unlockedDescription) == nil {
-            keyBag.userUnlockEnded()
-        } else {
-            kernelKeyring.refresh(unlockedDescription, timeout: keyBag.heldUnlockTimeout)
-        }
-    }
-
-    var cacheDescription: String {
-        "swift-keychain:v1:" + Digest.hex(header.vaultID)
-    }
-
     func lookupKey() throws(StoreError) -> HMACKey {
         if let lookup = keyBag.keys.lookup { return lookup }
         try loadImplicitKeys()
@@ -71,7 +26,7 @@ extension VaultState {
                 master = try masterKeyFromKeyFile()
             } catch {
                 // Another process may have set a passphrase and removed the key file.
-                try refreshHeader()
+                try database.refreshHeader()
                 if header.hasPassphrase { return try loadImplicitKeys() }
                 throw error
             }
@@ -98,13 +53,9 @@ extension VaultState {
         guard candidate.adopt(cachePayload: payload, allowed: allowed) else { return false }
         let bytes = try storedKeyChecks()
         guard let bytes, let stored = KeyCheck.decode(bytes), KeyCheck.verify(candidate, against: stored, vaultID: header.vaultID) else { return false }
-        if let lookup = keyBag.keys.lookup {
-            // Another lookup key than the one this process holds: not this vault's cache.
-            guard Digest.equal(lookupCheck(lookup), lookupCheck(candidate.lookup!)) else { return false }
-        } else {
-            keyBag.keys.lookup = candidate.lookup
-        }
-        for (accessibility, key) in candidate.classes where keyBag.keys.classes[accessibility] == nil { keyBag.keys.classes[accessibility] = key }
+        // Another lookup key than the one this process holds: not this vault's cache.
+        if let lookup = keyBag.keys.lookup, !Digest.equal(lookupCheck(lookup), lookupCheck(candidate.lookup!)) { return false }
+        keyBag.adoptMissing(from: candidate)
         return true
     }
 
@@ -184,149 +135,11 @@ extension VaultState {
         }
     }
 
-    func wrappingKey(for accessibility: Accessibility, master: SecretBytes) throws(StoreError) -> SecretBytes {
-        if accessibility.isThisDeviceOnly {
-            guard let machineID else { throw .unavailable("no machine id (/etc/machine-id) to bind ThisDeviceOnly items to") }
-            return try Self.crypto { () throws(OpenSSLError) in
-                try HKDF.deriveKey(from: master, salt: machineID, info: "swift-keychain class-wrap this-device-only v1")
-            }
-        }
-        return try Self.crypto { () throws(OpenSSLError) in try HKDF.deriveKey(from: master, info: "swift-keychain class-wrap v1") }
-    }
-
-    func machineCheck() throws(StoreError) -> [UInt8]? {
-        guard let machineID else { return nil }
-        return try lookupKey().authenticationCode(Array("machine".utf8) + machineID)
-    }
-
-    /// The class key for `accessibility`: from memory, the kernel keyring, or unwrapped with the
-    /// master key; created (inside the caller's write transaction) when `create` and missing.
-    func classKey(_ accessibility: Accessibility, create: Bool) throws(StoreError) -> SealingKey {
-        if let key = keyBag.keys.classes[accessibility] { return key }
-        if accessibility == .whenPasscodeSetThisDeviceOnly && !header.hasPassphrase { throw .passphraseRequired }
-        try loadImplicitKeys()
-        if let key = keyBag.keys.classes[accessibility] { return key }
-        guard let master = keyBag.keys.master else { throw .locked }
-        if accessibility.isThisDeviceOnly { try checkMachineBinding(create: create) }
-        let wrapping = try wrappingKey(for: accessibility, master: master)
-        let aad = RecordCoding.classKeyAssociatedData(vaultID: header.vaultID, accessibility: accessibility)
-        if let wrapped = try wrappedClassKeys()[accessibility] {
-            do {
-                let key = SealingKey(try AESGCM.open(wrapped, key: wrapping, associatedData: aad))
-                keyBag.keys.classes[accessibility] = key
-                return key
-            } catch {
-                // The master key in hand may be one another process retired a moment ago.
-                if try dropKeysIfRotated() { throw .locked }
-                throw .tampered("the wrapped key of class \(accessibility) failed authentication")
-            }
-        }
-        guard create else { throw .tampered("items exist for class \(accessibility), which has no key") }
-        let key = SealingKey(SecretBytes.random(count: 32))
-        let wrapped = try Self.crypto { () throws(OpenSSLError) in try AESGCM.seal(key.key, key: wrapping, associatedData: aad) }
-        try sql { () throws(SQLiteError) in
-            try connection.statement(VaultSchema.insertClassKey).run([.integer(Int64(accessibility.code)), .blob(wrapped)])
-        }
-        keyBag.keys.classes[accessibility] = key
-        // Inside a write (a rotation's, most of all) the new key is published after the commit:
-        // a cache of keys the vault may yet roll back would lock out every process that uses it.
-        if accessibility.survivesLock || accessibility.opensWithUserUnlock, !connection.isInTransaction { publishToKernelKeyring() }
-        return key
-    }
-
-    func checkMachineBinding(create: Bool) throws(StoreError) {
-        guard let expected = try machineCheck() else {
-            throw .unavailable("no machine id (/etc/machine-id) to bind ThisDeviceOnly items to")
-        }
-        let stored = try sql { () throws(SQLiteError) -> [UInt8]? in
-            try connection.statement(VaultSchema.readMachineCheck).with([]) { (s: Statement) throws(SQLiteError) -> [UInt8]? in
-                try s.step() ? s.blob(0) : nil
-            }
-        }
-        if let stored {
-            guard Digest.equal(stored, expected) else { throw .boundToAnotherMachine }
-        } else if create {
-            try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.writeMachineCheck).run([.blob(expected)]) }
-        }
-    }
-
-    func wrappedClassKeys() throws(StoreError) -> [Accessibility: [UInt8]] {
-        var result: [Accessibility: [UInt8]] = [:]
-        var unknown = false
-        try sql { () throws(SQLiteError) in
-            try connection.statement(VaultSchema.readClassKeys).with([]) { (s: Statement) throws(SQLiteError) in
-                while try s.step() {
-                    guard let accessibility = Accessibility(code: UInt8(truncatingIfNeeded: s.integer(0))) else { unknown = true; continue }
-                    result[accessibility] = s.blob(1)
-                }
-            }
-        }
-        if unknown { throw .corrupted("a class key has an unknown protection code") }
-        return result
-    }
-
-    /// Unwraps every existing class key this machine can open, so that afterFirstUnlock keys
-    /// can be published to the kernel keyring right after an unlock.
-    func loadExistingClassKeys() throws(StoreError) {
-        for accessibility in try wrappedClassKeys().keys.sorted(by: { $0.code < $1.code }) {
-            do {
-                _ = try classKey(accessibility, create: false)
-            } catch .boundToAnotherMachine {
-                continue
-            } catch .unavailable {
-                continue
-            }
-        }
-    }
-
-    func classAvailable(_ accessibility: Accessibility) -> Bool {
-        if keyBag.keys.classes[accessibility] != nil { return true }
-        if accessibility == .whenPasscodeSetThisDeviceOnly && !header.hasPassphrase { return false }
-        guard keyBag.keys.master != nil else { return false }
-        if accessibility.isThisDeviceOnly {
-            guard (try? checkMachineBinding(create: false)) != nil else { return false }
-        }
-        return true
-    }
-
-    func publishToKernelKeyring() { publishToKernelKeyring(forUser: keyBag.publishesUserUnlock) }
-
-    /// Publishes the afterFirstUnlock keys, and with `forUser` the whenUnlocked ones as the
-    /// user's unlocked state, to the kernel keyring.
-    func publishToKernelKeyring(forUser: Bool) {
-        // The check values also mark a rotation for other processes: recorded with or without a
-        // cache; keys a rotation retired are not published.
-        guard recordKeyChecks() else { return }
-        guard header.hasPassphrase, configuration.usesKernelKeyring, let payload = keyBag.keys.cachePayload() else { return }
-        do {
-            try kernelKeyring.store(payload, as: cacheDescription)
-            if usesUserUnlock, forUser, let unlocked = keyBag.keys.cachePayload(of: { $0.opensWithUserUnlock }) {
-                try kernelKeyring.store(Self.unlockedPayload(timeout: userUnlockSeconds, unlocked), as: unlockedDescription, timeout: userUnlockSeconds)
-            }
-            kernelKeyringState = .available
-        } catch {
-            // Fall back to this process only (the keys stay in `keys`), and say so in status().
-            kernelKeyringState = .unavailable(reason: error.description)
-        }
-    }
-
-    func currentKernelKeyringState() -> VaultStatus.KernelKeyringState {
-        guard configuration.usesKernelKeyring else { return .disabled }
-        if let kernelKeyringState { return kernelKeyringState }
-        let state: VaultStatus.KernelKeyringState
-        switch kernelKeyring.probe() {
-        case .success: state = .available
-        case .failure(let error): state = .unavailable(reason: error.description)
-        }
-        kernelKeyringState = state
-        return state
-    }
-
     func lockKeys() {
         idleTimer?.cancel()
         idleTimer = nil
         // Without a passphrase there is nothing to lock: the key file reopens it on next use.
-        keyBag.keys.lock()
+        keyBag.lock()
     }
 
     /// Locks first if the vault sat unused past its idle timeout, then records this use.

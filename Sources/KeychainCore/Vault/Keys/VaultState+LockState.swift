@@ -17,7 +17,7 @@ extension VaultState {
     func unlock(passphrase: SecretBytes, forUser: Bool = false) throws(StoreError) {
         // Another process may rotate the keys between this one's read of the header and of
         // the class keys: the passphrase is right, the header it opened is not current.
-        for _ in 1..<Self.unlockAttempts {
+        for _ in 1..<RotationRetry.attempts {
             do throws(StoreError) {
                 return try unlockOnce(passphrase: passphrase, forUser: forUser)
             } catch .locked {
@@ -27,17 +27,12 @@ extension VaultState {
         try unlockOnce(passphrase: passphrase, forUser: forUser)
     }
 
-    /// How often an unlock (or a write that unlocks on need) starts again when a rotation
-    /// elsewhere overtakes it. Each new attempt follows another process's committed rotation, so
-    /// the bound only ends a run of rotations back to back, as an owner rekeying in a loop makes.
-    static let unlockAttempts = 16
-
     /// One attempt at the unlock.
     private func unlockOnce(passphrase: SecretBytes, forUser: Bool) throws(StoreError) {
-        try refreshHeader()
+        try database.refreshHeader()
         guard case .passphrase = header.protection else { return }
         let (master, passphraseKey) = try openMasterKey(passphrase: passphrase)
-        keyBag.publishesUserUnlock = forUser
+        keyBag.unlocking(forUser: forUser)
         try adopt(master: master)
         // Best effort: a read-only vault still unlocks; it just cannot take presence items yet.
         // A presence record that fails its upgrade is left as it is: writes then refuse it.
@@ -70,7 +65,7 @@ extension VaultState {
     /// record of the newest generation stays: it opens nothing, and still refuses an older copy.
     func forgetCachedKeys() {
         lockKeys()
-        keyBag.keys.wipeAll()
+        keyBag.wipeAll()
         forgetLedgerState()
         if configuration.usesKernelKeyring {
             kernelKeyring.remove(cacheDescription)
@@ -89,7 +84,7 @@ extension VaultState {
     ///   ``StoreError/invalidArgument(_:)`` for an empty new passphrase.
     func changePassphrase(from current: SecretBytes?, to new: SecretBytes?) throws(StoreError) {
         if let new, new.count == 0 { throw .invalidArgument("the new passphrase is empty") }
-        try refreshHeader()
+        try database.refreshHeader()
         let master: SecretBytes
         var currentPassphraseKey: SecretBytes?
         let hadPassphrase = header.hasPassphrase
@@ -137,7 +132,7 @@ extension VaultState {
         let presenceRecord = try new == nil ? nil : rewrappedPresenceKey(from: currentPassphraseKey, to: wrappingKey)
         let planned = header
         try ledgerWrite { (transaction) throws(StoreError) in
-            try requireHeader(planned)
+            try database.requireHeader(planned)
             if let presenceRecord {
                 try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.writePresenceKey).run([.blob(presenceRecord.encoded())]) }
             }
@@ -157,13 +152,11 @@ extension VaultState {
                     try connection.statement(VaultSchema.deletePresenceKey).run([])
                 }
             }
-            try sql { () throws(SQLiteError) in
-                try connection.statement(VaultSchema.writeHeader).run([.blob(replacement.encoded())])
-            }
+            try database.storeHeader(replacement)
         }
-        header = replacement
+        database.replaceHeader(with: replacement)
         if new == nil {
-            keyBag.keys.classes[.whenPasscodeSetThisDeviceOnly] = nil
+            keyBag.hold(nil, for: .whenPasscodeSetThisDeviceOnly)
         } else {
             try loadExistingClassKeys()
             publishToKernelKeyring()

@@ -60,7 +60,7 @@ extension VaultState {
         try writeTransaction { () throws(StoreError) in
             // Wrapped for this header's salt and vouched for by its master key: a rotation or
             // passphrase change since would make it a record no current key opens.
-            try requireHeader(planned)
+            try database.requireHeader(planned)
             guard try storedPresenceKey() == nil else { return }
             try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.writePresenceKey).run([.blob(record.encoded())]) }
         }

@@ -20,7 +20,7 @@ extension VaultState {
     ///   ``StoreError/unavailable(_:)``) when an item this machine cannot open would be lost,
     ///   ``StoreError/io(_:)`` when another process changed the keys meanwhile (nothing changes).
     func rekey(passphrase: SecretBytes) throws(StoreError) {
-        try refreshHeader()
+        try database.refreshHeader()
         guard header.hasPassphrase else {
             throw .invalidArgument("a vault without a passphrase gets new keys when it gets a passphrase (keychain passwd)")
         }
@@ -72,14 +72,14 @@ extension VaultState {
         let userWasUnlocked = usesUserUnlock && holdsGenuineUserUnlock()
         do throws(StoreError) {
             try ledgerWrite { (transaction) throws(StoreError) in
-                try requireHeader(rotation.replacing)
+                try database.requireHeader(rotation.replacing)
                 try reseal(under: rotation, currentPassphraseKey: currentPassphraseKey, generation: transaction.generation)
                 try beforeCommit()
             }
         } catch {
-            keyBag.keys = oldKeys
-            header = oldHeader
-            identityMemo.removeAll()
+            keyBag.replaceKeys(with: oldKeys)
+            database.replaceHeader(with: oldHeader)
+            identityMemo.forget()
             throw error
         }
         // Caches of the retired keys go; the new ones are published.
@@ -121,13 +121,11 @@ extension VaultState {
         let journal = try journalEntries()
         let syncState = try syncState()
 
-        try sql { () throws(SQLiteError) in
-            try connection.statement(VaultSchema.writeHeader).run([.blob(rotation.header.encoded())])
-            try connection.execute("DELETE FROM class_keys; DELETE FROM meta WHERE name IN ('machine', 'keycheck')")
-        }
-        header = rotation.header
-        keyBag.keys = KeyRing()
-        identityMemo.removeAll()
+        try database.storeHeader(rotation.header)
+        try sql { () throws(SQLiteError) in try connection.execute("DELETE FROM class_keys; DELETE FROM meta WHERE name IN ('machine', 'keycheck')") }
+        database.replaceHeader(with: rotation.header)
+        keyBag.replaceKeys(with: KeyRing())
+        identityMemo.forget()
         try adopt(master: rotation.master)
         if let (record, privateKey) = presencePair {
             // The same key pair, wrapped for the new salt, vouched for by the new master key.
@@ -157,65 +155,5 @@ extension VaultState {
         // here: the rotated vault's record goes in beside the old one before the commit, so no
         // process ever finds the rotated vault without a record it can check.
         rememberGeneration(generation, beside: true)
-    }
-
-    /// Whether the kernel keyring holds the user's unlocked state with this vault's current
-    /// whenUnlocked keys (their check values as recorded), not merely a key of that name.
-    func holdsGenuineUserUnlock() -> Bool {
-        guard let stored = kernelKeyring.load(unlockedDescription), let (_, payload) = Self.splitUnlockedPayload(stored) else { return false }
-        var candidate = KeyRing()
-        guard candidate.adopt(cachePayload: payload, allowed: { $0.opensWithUserUnlock }), !candidate.classes.isEmpty,
-            let bytes = try? storedKeyChecks(), let checks = KeyCheck.decode(bytes)
-        else { return false }
-        return KeyCheck.verify(candidate, against: checks, vaultID: header.vaultID)
-    }
-
-    /// Inside a write transaction (mutex held): the header is still `planned`, the one a key
-    /// change was prepared against before the transaction (scrypt runs outside it). Another
-    /// process's rotation or passphrase change since then makes the preparation stale.
-    func requireHeader(_ planned: VaultHeader) throws(StoreError) {
-        try refreshHeader()
-        guard header == planned else {
-            throw .io("another process changed the vault's keys or passphrase meanwhile; nothing was changed, run it again")
-        }
-    }
-
-    /// How many rows the item table holds (mutex held).
-    func storedItemCount() throws(StoreError) -> Int {
-        try sql { () throws(SQLiteError) -> Int in
-            try connection.statement(VaultSchema.countItems).with([]) { (s: Statement) throws(SQLiteError) -> Int in
-                _ = try s.step()
-                return Int(s.integer(0))
-            }
-        }
-    }
-
-    /// True (and this process's keys dropped) when the keys it holds are not the vault's any
-    /// more: another process rotated them. Checked before each write and when a seal does not
-    /// open, by the lookup key's check value, so nothing is ever sealed under retired keys.
-    func dropKeysIfRotated() throws(StoreError) -> Bool {
-        guard let lookup = keyBag.keys.lookup else { return false }
-        let bytes = try storedKeyChecks()
-        guard let bytes, let stored = KeyCheck.decode(bytes)?[KeyCheck.lookupCode] else { return false }
-        guard !Digest.equal(stored, lookupCheck(lookup)) else { return false }
-        lockKeys()
-        keyBag.keys.wipeAll()
-        identityMemo.removeAll()
-        keyBag.userUnlockEnded()
-        try refreshHeader()
-        return true
-    }
-
-    /// After this process found its keys retired by another process's rotation (mutex held):
-    /// waits briefly for the rotating process to publish the new keys to the kernel keyring,
-    /// which it does right after its commit. True when they arrived (the write may go again).
-    func awaitRotatedKeys() throws(StoreError) -> Bool {
-        guard configuration.usesKernelKeyring, header.hasPassphrase else { return false }
-        for _ in 0..<40 {
-            try loadImplicitKeys()
-            if keyBag.keys.lookup != nil { return true }
-            usleep(25_000)
-        }
-        return false
     }
 }

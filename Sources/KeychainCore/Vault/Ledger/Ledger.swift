@@ -4,7 +4,7 @@
 /// version (``VaultState/confirmScopeIndex(returned:values:byProtection:counted:)``).
 struct Ledger {
     /// The ledger as last verified (from format 2 on); nil before it is read or once forgotten.
-    var state: LedgerState?
+    private(set) var state: LedgerState?
     /// The `data_version` at which it was verified; -1 when it never was, or was forgotten.
     private(set) var dataVersion: Int64 = -1
     private var confirmedLookups: Set<[UInt8]> = []
@@ -19,6 +19,25 @@ struct Ledger {
     /// Whether the ledger was verified before: then a new `data_version` means another
     /// connection committed, and what open checked is checked again.
     var wasVerified: Bool { dataVersion != -1 }
+
+    /// Holds `state` as the ledger: as read and checked, or as a write of this process left it
+    /// (nil while it is being read again).
+    mutating func hold(_ state: LedgerState?) { self.state = state }
+
+    /// Loads one group's stored tallies into the held ledger, before a write changes one of them.
+    mutating func load(_ groupTallies: LedgerTallies, ofGroup group: Int) { state?.load(groupTallies, ofGroup: group) }
+
+    /// Counts `element` in or out of `shard` of the held ledger; false when none is held or the
+    /// shard's tally is not loaded.
+    mutating func count(_ element: [UInt8], shard: Int, inserted: Bool) -> Bool {
+        state?.count(element, shard: shard, inserted: inserted) == true
+    }
+
+    /// Records that this boot's record of the held ledger's generation is back.
+    mutating func recordReturned() { state?.noteRecord(vanished: false) }
+
+    /// Marks `shard` of the held ledger as checked against the rows.
+    mutating func markVerified(_ shard: Int) { state?.markVerified(shard) }
 
     /// Records that the ledger (``state``, as now set) was verified at `version`.
     mutating func verified(at version: Int64) {

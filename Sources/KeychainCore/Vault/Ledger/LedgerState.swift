@@ -25,7 +25,10 @@ struct LedgerState {
     private var changed: [Int] = []
     /// Whether the root was written in this boot yet this boot's record of its generation is
     /// gone (``VaultState/recordVanished(_:seen:)``): reads go on, writes wait for the owner.
-    var recordVanished = false
+    private(set) var recordVanished = false
+
+    /// Records whether this boot's record of the ledger's generation is gone.
+    mutating func noteRecord(vanished: Bool) { recordVanished = vanished }
 
     init(_ ledger: ItemLedger) {
         generation = ledger.generation

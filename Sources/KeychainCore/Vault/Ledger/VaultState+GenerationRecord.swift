@@ -50,7 +50,7 @@ extension VaultState {
         for attempt in 0..<(waiting ? 5 : 1) {
             if attempt > 0 { usleep(20_000) }
             guard let state = ledger.state, let seen = seenGeneration(key: key), seen >= state.generation else { continue }
-            ledger.state!.recordVanished = false
+            ledger.recordReturned()
             return true
         }
         return false
@@ -132,14 +132,16 @@ extension VaultState {
     }
 
     /// Reads the generation table, lets `change` make the new one (nil: leave it), and replaces
-    /// it, under one lock for the whole process, so that the vaults a process writes at once
-    /// never drop each other's entries. Another process's update can still race this one; each
-    /// writer then finds its own entry missing and makes it again.
+    /// it, under one lock for the whole process and the user's lock for the table
+    /// (``KeyringUpdateLock``), so that no two updates, in this process or another, drop each
+    /// other's entries.
     static func updateGenerationTable(_ kernelKeyring: KernelKeyring, _ change: (SecretBytes?) -> SecretBytes?) {
         generationTableLock.withLock {
-            guard let updated = change(kernelKeyring.load(GenerationTable.description)) else { return }
-            // The kernel refuses an empty payload: the last entry goes with the key.
-            if updated.count == 0 { kernelKeyring.remove(GenerationTable.description) } else { try? kernelKeyring.store(updated, as: GenerationTable.description) }
+            KeyringUpdateLock.withLock(GenerationTable.description) {
+                guard let updated = change(kernelKeyring.load(GenerationTable.description)) else { return }
+                // The kernel refuses an empty payload: the last entry goes with the key.
+                if updated.count == 0 { kernelKeyring.remove(GenerationTable.description) } else { try? kernelKeyring.store(updated, as: GenerationTable.description) }
+            }
         }
     }
 }

@@ -8,7 +8,7 @@ extension VaultState {
     func ledgerKey() throws(StoreError) -> HMACKey {
         if let key = keyBag.keys.ledger { return key }
         let key = try Self.ledgerKey(lookup: try lookupKey())
-        keyBag.keys.ledger = key
+        keyBag.hold(ledgerKey: key)
         return key
     }
 
@@ -39,7 +39,7 @@ extension VaultState {
     /// Reads and authenticates the stored ledger (format 2's, or format 3's root), forgetting
     /// what was verified before: another connection committed, or nothing was read yet.
     private func loadLedger(dataVersion version: Int64) throws(StoreError) {
-        ledger.state = nil
+        ledger.hold(nil)
         var rechecked = ledger.wasVerified
         // Another connection committed: what open checked is checked again.
         if rechecked { try recheckFormat() }
@@ -61,8 +61,8 @@ extension VaultState {
 
     private func recheckFormat() throws(StoreError) {
         let schema = try VaultSchema.check(connection, path: location.path)
-        syncEnrolled = schema.synced
-        try refreshHeader()
+        database.noteSyncJournal(schema.synced)
+        try database.refreshHeader()
         try Self.checkFormat(schema: schema.format, header: header, path: location.path)
     }
 
@@ -88,8 +88,8 @@ extension VaultState {
         if let seen, seen > state.generation {
             throw .tampered("\(location.path) is at generation \(state.generation), older than the \(seen) this boot has seen: the file was rolled back to an older copy")
         }
-        state.recordVanished = recordVanished(state.root, seen: seen)
-        ledger.state = state
+        state.noteRecord(vanished: recordVanished(state.root, seen: seen))
+        ledger.hold(state)
     }
 
     /// Why a ledger record is missing or fails authentication: keys rotated by another process
@@ -196,7 +196,7 @@ extension VaultState {
                 state.root?.encoded(key: key, vaultID: vaultID) ?? ItemLedger(generation: generation, tally: state.tallies[0]).encoded(key: key, vaultID: vaultID)
             try connection.statement(VaultSchema.writeMeta).run([.text(VaultSchema.ledgerName), .blob(encoded)])
         }
-        ledger.state = state
+        ledger.hold(state)
     }
 
     var lostTrackOfLedger: StoreError { .tampered("a write lost track of the item ledger") }
@@ -205,7 +205,7 @@ extension VaultState {
     func recountLedger() throws(StoreError) {
         guard var state = ledger.state else { throw lostTrackOfLedger }
         state.recount(try tallyEveryShard(of: state, key: try ledgerKey()))
-        ledger.state = state
+        ledger.hold(state)
     }
 
     func ledgerInsert(id: Int64, itemClass: ItemClass, identity: [UInt8], generation: UInt64) throws(StoreError) {
@@ -227,6 +227,6 @@ extension VaultState {
     private func count(_ element: [UInt8], in shard: Int?, inserted: Bool) throws(StoreError) {
         guard let shard else { throw lostTrackOfLedger }
         try loadGroupTallies(holding: shard)
-        guard ledger.state?.count(element, shard: shard, inserted: inserted) == true else { throw lostTrackOfLedger }
+        guard ledger.count(element, shard: shard, inserted: inserted) else { throw lostTrackOfLedger }
     }
 }

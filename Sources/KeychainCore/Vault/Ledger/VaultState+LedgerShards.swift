@@ -46,7 +46,7 @@ extension VaultState {
 
     private func verify(_ shard: Int, found: LedgerTally) throws(StoreError) {
         guard found == (try storedTally(shard)) else { throw rowsDisagree }
-        ledger.state!.markVerified(shard)
+        ledger.markVerified(shard)
     }
 
     /// Checks every shard not checked yet, in one pass over the item table and the journal.
@@ -65,7 +65,7 @@ extension VaultState {
         let found = try tallyEveryShard(of: state, key: try ledgerKey(), counting: &scope)
         let agree = state.isLoaded ? compare(found, with: state.tallies, &state) : try compareWithGroupRecords(found, &state)
         // The shards that agree stay checked: a read of one of them need not scan it again.
-        ledger.state = state
+        ledger.hold(state)
         guard agree else { throw rowsDisagree }
     }
 
@@ -190,7 +190,7 @@ extension VaultState {
     func loadGroupTallies(holding shard: Int) throws(StoreError) {
         guard let state = ledger.state, !state.holdsTally(of: shard) else { return }
         let group = LedgerShards.group(of: shard)
-        ledger.state!.load(try storedGroupTallies(group), ofGroup: group)
+        ledger.load(try storedGroupTallies(group), ofGroup: group)
     }
 
     private func storedGroupTallies(_ group: Int) throws(StoreError) -> LedgerTallies {

@@ -4,9 +4,10 @@ import Testing
 
 @testable import KeychainCore
 
-/// The read path's shortcuts give exactly the answers of the plain code they replaced.
-@Suite("Read fast paths answer as the plain code did")
-struct ReadFastPathTests {
+/// Each shortcut of the read and write paths gives exactly the answers of the plain definition
+/// it stands for, checked side by side over every case that matters.
+@Suite("Each shortcut answers as its plain definition does")
+struct ShortcutEquivalenceTests {
     /// The plain definition: the last non-zero byte must be the 0x80 marker.
     func plainContentCount(_ bytes: [UInt8]) -> Int? {
         guard let last = bytes.lastIndex(where: { $0 != 0 }), bytes[last] == 0x80 else { return nil }
@@ -117,7 +118,7 @@ struct ReadFastPathTests {
     }
 }
 
-extension ReadFastPathTests {
+extension ShortcutEquivalenceTests {
     @Test("paths: the already-standard shortcut agrees with the full standardisation")
     func standardPaths() {
         let paths = [
@@ -132,7 +133,7 @@ extension ReadFastPathTests {
     }
 }
 
-extension ReadFastPathTests {
+extension ShortcutEquivalenceTests {
     @Test("environment: read from environ byte-wise, the same dictionary Foundation builds")
     func environment() {
         // (No setenv here: other suites read the environment on other threads meanwhile.)
@@ -143,7 +144,7 @@ extension ReadFastPathTests {
     }
 }
 
-extension ReadFastPathTests {
+extension ShortcutEquivalenceTests {
     @Test("statement slots: every slot has its own number, and a connection keeps one prepared statement per slot, of its text")
     func statementSlots() throws {
         let first = StatementSlot("SELECT 1"), second = StatementSlot("SELECT 2")

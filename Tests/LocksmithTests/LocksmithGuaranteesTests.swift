@@ -4,9 +4,10 @@ import KeychainTestSupport
 import Locksmith
 import Testing
 
-/// Locksmith's known bugs, fixed here, each proven; and its payload format.
-@Suite("Locksmith: the bugs it had, fixed; payloads in Apple's keyed-archive format")
-struct LocksmithFixesTests {
+/// What a Locksmith call promises (every failure thrown, every attribute kept, the real result
+/// through generic code), including where the original broke it; and its payload format.
+@Suite("Locksmith: every failure thrown, every attribute kept; payloads in Apple's keyed-archive format")
+struct LocksmithGuaranteesTests {
     let testStore: TestStore
     init() throws { testStore = try TestStore(.vault, passphrase: "locksmith-tests") }
 

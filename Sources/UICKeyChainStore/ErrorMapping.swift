@@ -4,7 +4,7 @@ import KeychainCore
 /// The one place failures become UICKeyChainStore's `NSError`s: its own codes for arguments
 /// (1), conversions (-67594) and the unexpected (-99999), and the keychain status a store
 /// failure corresponds to on Apple platforms, with a message that names the cause (never a value).
-enum StoreErrors {
+enum ErrorMapping {
     static func argument(_ message: String) -> NSError {
         make(UICKeyChainStoreErrorCode.invalidArguments.rawValue, message)
     }

@@ -1,0 +1,58 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Makes the user's processes take turns at a read, change and replace of one kernel keyring
+/// key (the kernel offers no compare-and-swap): two processes updating the shared generation
+/// table for different vaults would otherwise each write back a table without the other's entry.
+///
+/// The lock is an abstract Unix socket name bound for the length of the update: no file to
+/// create, trust or leave behind, and the kernel releases it when its holder dies, however it
+/// dies. Anyone on the machine can bind a name, so a holder that never lets go (another user
+/// squatting it) only costs a bounded wait, after which the update goes ahead unserialized, as
+/// it would without the lock; the writer that then loses its entry finds it missing and makes
+/// it again (``VaultState/rememberGeneration()``).
+enum KeyringUpdateLock {
+    /// How long an update waits for the name before going ahead without it. Holders keep it
+    /// for one keyring read and write, so only a stuck or hostile holder makes anyone wait this long.
+    static let patience: Double = 1
+
+    /// Runs `body` holding the user-wide lock named after `description`.
+    static func withLock<R>(_ description: String, _ body: () -> R) -> R {
+        let socket = acquire(description)
+        defer { if socket >= 0 { close(socket) } }
+        return body()
+    }
+
+    /// A socket bound to the lock's name, or -1 when the name stayed taken for ``patience``
+    /// seconds or no socket could be made.
+    private static func acquire(_ description: String) -> Int32 {
+        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return -1 }
+        let name = Array("swift-keychain:\(getuid()):\(description)".utf8)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        let used = min(name.count, capacity - 1)
+        // sun_path[0] stays 0: the abstract namespace, where a name is not a file.
+        withUnsafeMutableBytes(of: &address.sun_path) { path in
+            for index in 0..<used { path[index + 1] = name[index] }
+        }
+        let length = socklen_t(MemoryLayout<sa_family_t>.size + 1 + used)
+        var waited: Double = 0
+        var pause: UInt32 = 50
+        while true {
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+            }
+            if bound == 0 { return fd }
+            guard errno == EADDRINUSE, waited < patience else {
+                close(fd)
+                return -1
+            }
+            usleep(pause)
+            waited += Double(pause) / 1_000_000
+            pause = min(pause * 2, 5_000)
+        }
+    }
+}

@@ -1,0 +1,90 @@
+/// The kernel keyring: the afterFirstUnlock keys cached for the user's processes until
+/// reboot, and the user's unlocked state (the whenUnlocked keys with an idle timeout).
+extension VaultState {
+    /// The user's unlocked state: the whenUnlocked class keys, in the kernel keyring with an
+    /// idle timeout, for every process of the user (``VaultConfiguration/userUnlockTimeout``).
+    var unlockedDescription: String { cacheDescription + ":unlocked" }
+
+    var usesUserUnlock: Bool { configuration.usesKernelKeyring && configuration.userUnlockTimeout != nil && header.hasPassphrase }
+
+    var userUnlockSeconds: UInt32 {
+        guard let timeout = configuration.userUnlockTimeout else { return 0 }
+        return UInt32(clamping: max(timeout.components.seconds, 1))
+    }
+
+    /// The user's unlocked state as stored: the idle timeout (4 bytes, big-endian), then the keys.
+    static func unlockedPayload(timeout: UInt32, _ keys: SecretBytes) -> SecretBytes {
+        SecretBytes(count: 4 + keys.count) { out in
+            for index in 0..<4 { out[index] = UInt8(truncatingIfNeeded: timeout >> (24 - 8 * UInt32(index))) }
+            keys.withUnsafeBytes { (out.baseAddress! + 4).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        }
+    }
+
+    static func splitUnlockedPayload(_ stored: SecretBytes) -> (UInt32, SecretBytes)? {
+        stored.withUnsafeBytes { bytes in
+            guard bytes.count > 4 else { return nil }
+            let timeout = bytes[0..<4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            return (max(timeout, 1), SecretBytes(UnsafeRawBufferPointer(rebasing: bytes[4...])))
+        }
+    }
+
+    /// Follows the user's lock state for keys held through it: once `keychain lock` or the idle
+    /// timeout ended it, they are dropped here too; while it lasts, each use (at most once a
+    /// second) pushes its idle timeout back.
+    func followUserUnlock() {
+        guard keyBag.userUnlockCheckDue(at: ContinuousClock.now) else { return }
+        if kernelKeyring.load(unlockedDescription) == nil {
+            keyBag.userUnlockEnded()
+        } else {
+            kernelKeyring.refresh(unlockedDescription, timeout: keyBag.heldUnlockTimeout)
+        }
+    }
+
+    var cacheDescription: String {
+        "swift-keychain:v1:" + Digest.hex(header.vaultID)
+    }
+
+    func publishToKernelKeyring() { publishToKernelKeyring(forUser: keyBag.publishesUserUnlock) }
+
+    /// Publishes the afterFirstUnlock keys, and with `forUser` the whenUnlocked ones as the
+    /// user's unlocked state, to the kernel keyring.
+    func publishToKernelKeyring(forUser: Bool) {
+        // The check values also mark a rotation for other processes: recorded with or without a
+        // cache; keys a rotation retired are not published.
+        guard recordKeyChecks() else { return }
+        guard header.hasPassphrase, configuration.usesKernelKeyring, let payload = keyBag.keys.cachePayload() else { return }
+        do {
+            try kernelKeyring.store(payload, as: cacheDescription)
+            if usesUserUnlock, forUser, let unlocked = keyBag.keys.cachePayload(of: { $0.opensWithUserUnlock }) {
+                try kernelKeyring.store(Self.unlockedPayload(timeout: userUnlockSeconds, unlocked), as: unlockedDescription, timeout: userUnlockSeconds)
+            }
+            kernelKeyringState = .available
+        } catch {
+            // Fall back to this process only (the keys stay in `keys`), and say so in status().
+            kernelKeyringState = .unavailable(reason: error.description)
+        }
+    }
+
+    func currentKernelKeyringState() -> VaultStatus.KernelKeyringState {
+        guard configuration.usesKernelKeyring else { return .disabled }
+        if let kernelKeyringState { return kernelKeyringState }
+        let state: VaultStatus.KernelKeyringState
+        switch kernelKeyring.probe() {
+        case .success: state = .available
+        case .failure(let error): state = .unavailable(reason: error.description)
+        }
+        kernelKeyringState = state
+        return state
+    }
+
+    /// Whether the kernel keyring holds the user's unlocked state with this vault's current
+    /// whenUnlocked keys (their check values as recorded), not merely a key of that name.
+    func holdsGenuineUserUnlock() -> Bool {
+        guard let stored = kernelKeyring.load(unlockedDescription), let (_, payload) = Self.splitUnlockedPayload(stored) else { return false }
+        var candidate = KeyRing()
+        guard candidate.adopt(cachePayload: payload, allowed: { $0.opensWithUserUnlock }), !candidate.classes.isEmpty,
+            let bytes = try? storedKeyChecks(), let checks = KeyCheck.decode(bytes)
+        else { return false }
+        return KeyCheck.verify(candidate, against: checks, vaultID: header.vaultID)
+    }
+}
