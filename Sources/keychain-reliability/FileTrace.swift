@@ -20,6 +20,9 @@ struct FileTrace {
     /// How many of the calls were made when the program acknowledged the operation, where
     /// that comes before it exits (a daemon's reply to its client); nil: when it exits.
     var acknowledgedAt: Int?
+    /// How many of the calls a daemon had made when it was ready to serve, before its client
+    /// asked anything (what it commits on its own at start); nil for other programs.
+    var readyAt: Int?
 
     struct Failure: Error, CustomStringConvertible {
         let description: String
@@ -32,15 +35,15 @@ struct FileTrace {
 
     /// Runs `program arguments` under strace with `environment`, `input` on standard input and
     /// `root` as its working directory, and reads what it did inside `root`. With `client`, the
-    /// program is a daemon: `client` is run while it serves, its return is the acknowledgement
-    /// (the calls traced by then are ``acknowledgedAt``), and the daemon is then stopped by a
-    /// SIGTERM.
+    /// program is a daemon: `ready` waits until it serves (the calls traced by then are
+    /// ``readyAt``), `client` is run then, its return is the acknowledgement (the calls traced
+    /// by then are ``acknowledgedAt``), and the daemon is then stopped by a SIGTERM.
     /// - Returns: the trace and the program's exit status.
     /// - Throws: ``Failure`` when strace's output holds a call the explorer does not model, or
     ///   what `client` throws.
     static func record(
         program: String, _ arguments: [String], environment: [String: String], input: [UInt8], root: String, scratch: String,
-        client: (() throws -> Void)? = nil
+        ready: () throws -> Void = {}, client: (() throws -> Void)? = nil
     ) throws -> (trace: FileTrace, status: Int32, stderr: String) {
         var trace = try snapshot(root)
         let log = scratch + "/strace.log"
@@ -61,21 +64,29 @@ struct FileTrace {
         try process.run()
         stdin.fileHandleForWriting.write(Data(input))
         try stdin.fileHandleForWriting.close()
+        var readyLog: String?
         var acknowledgedLog: String?
         if let client {
             // strace writes each call's line as the call returns, before the daemon replies.
+            let complete = {
+                let seen = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+                return String(seen[..<(seen.lastIndex(of: "\n").map { seen.index(after: $0) } ?? seen.startIndex)])
+            }
             defer { stopTracee(of: process.processIdentifier) }
+            try ready()
+            readyLog = complete()
             try client()
-            let seen = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            acknowledgedLog = String(seen[..<(seen.lastIndex(of: "\n").map { seen.index(after: $0) } ?? seen.startIndex)])
+            acknowledgedLog = complete()
         }
         let errorText = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        if let acknowledgedLog {
+        let callsIn = { (text: String) throws -> Int in
             var parser = StraceParser(root: root, cwd: root, trace: trace)
-            try parser.read(acknowledgedLog)
-            trace.acknowledgedAt = parser.trace.operations.count
+            try parser.read(text)
+            return parser.trace.operations.count
         }
+        if let readyLog { trace.readyAt = try callsIn(readyLog) }
+        if let acknowledgedLog { trace.acknowledgedAt = try callsIn(acknowledgedLog) }
         let text = try String(contentsOfFile: log, encoding: .utf8)
         var parser = StraceParser(root: root, cwd: root, trace: trace)
         try parser.read(text)

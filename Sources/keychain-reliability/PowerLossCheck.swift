@@ -88,7 +88,11 @@ enum PowerLossCheck {
             try operation.prepare(place)
             let recorded = try FileTrace.record(
                 program: keychain, operation.arguments(place), environment: place.environment.merging(operation.environment(place)) { $1 },
-                input: Array(operation.input.utf8), root: place.root, scratch: base, client: operation.client.map { client in { try client(place) } })
+                input: Array(operation.input.utf8), root: place.root, scratch: base,
+                ready: {
+                    guard bus?.waitForProvider() ?? true else { throw FileTrace.Failure(description: "keychain serve never took org.freedesktop.secrets") }
+                },
+                client: operation.client.map { client in { try client(place) } })
             // A daemon ends by the SIGTERM that stops it (its default action).
             guard recorded.status == (operation.client == nil ? 0 : SIGTERM) else {
                 result.fail("\(operation.name): the command failed (status \(recorded.status)): \(recorded.stderr)")
@@ -141,6 +145,16 @@ enum PowerLossCheck {
             return
         }
         var acceptable = zip(before, after).map { [$0, $1] }
+        // What a daemon commits on its own at start, before any client asks, is a whole state too.
+        if let readyAt = trace.readyAt, let ready = read(CrashState(point: readyAt, persisted: [Bool](repeating: true, count: readyAt)), false) {
+            for (index, reading) in ready.enumerated() where reading != before[index] {
+                if case .unreadable(let why) = reading {
+                    result.fail("\(operation.name): \(files[index]) does not read once the daemon was ready: \(why)")
+                    return
+                }
+                acceptable[index].append(reading)
+            }
+        }
         for (index, watched) in files.enumerated() { acceptable[index] += operation.intermediates[watched] ?? [] }
         if operation.upgrades {
             for (index, reading) in before.enumerated() {
@@ -202,7 +216,7 @@ enum PowerLossCheck {
             let checkedText = chosen.count < distinct.count ? ", \(chosen.count) checked (\(checked) states)" : ""
             figures.append("\(model.rawValue) \(explored) states (\(distinct.count) distinct\(sampled)\(checkedText)), \(failed) failed")
         }
-        let reply = trace.acknowledgedAt.map { " (the client's reply after call \($0))" } ?? ""
+        let reply = trace.acknowledgedAt.map { " (ready after call \(trace.readyAt ?? 0), the client's reply after call \($0))" } ?? ""
         result.figure(operation.name, "\(end) calls traced\(reply); " + figures.joined(separator: "; ") + String(format: " (%.1f s)", started.secondsSince))
     }
 
