@@ -13,7 +13,8 @@ enum PersistenceModel: String, CaseIterable {
     /// writes survives.
     case ordered
     /// Nothing unsynced survives, and a directory change survives only once its own directory
-    /// was synced (POSIX's promise, and nothing more).
+    /// was synced (POSIX's promise, and nothing more); a cut during an fsync leaves any part
+    /// of what it was syncing.
     case strict
     /// As `ordered`, but a name (a link, a rename, a new file) may reach the disk before the
     /// data of the file it names (ext4's delayed allocation, other file systems).
@@ -55,6 +56,7 @@ struct CrashStateSpace {
             for index in 0..<point where isSharedMemoryData(operations[index]) { fixed[index] = false }
             if model == .strict {
                 try body(CrashState(point: point, persisted: fixed))
+                if point < operations.count { try duringBarrier(point, fixed: fixed, durable: durable, random: &random, body) }
                 continue
             }
             let nameChanges = (0..<point).filter { operations[$0].isNameChange }
@@ -80,6 +82,34 @@ struct CrashStateSpace {
                     try body(CrashState(point: point, persisted: state))
                 }
             }
+        }
+    }
+
+    /// The strict model's states of a cut while the call at `point`, a barrier, is under way:
+    /// the file system was writing back what it syncs, and any part of it reached the disk
+    /// (any subset of the file's unsynced writes; any prefix of the directory's unsynced
+    /// changes, which its journal keeps in order), and nothing else unsynced.
+    private mutating func duringBarrier(
+        _ point: Int, fixed: [Bool], durable: [Bool], random: inout SeededRandom, _ body: (CrashState) throws -> Void
+    ) rethrows {
+        let operations = trace.operations
+        switch operations[point] {
+        case .syncFile(let inode):
+            let pending = (0..<point).filter { operations[$0].dataInode == inode && !durable[$0] && !isSharedMemoryData(operations[$0]) }
+            guard !pending.isEmpty else { return }
+            try eachSubset(of: pending.count, random: &random) { chosen in
+                var state = fixed
+                for (bit, index) in pending.enumerated() { state[index] = chosen(bit) }
+                try body(CrashState(point: point, persisted: state))
+            }
+        case .syncDirectory(let path):
+            let pending = (0..<point).filter { operations[$0].isNameChange && !durable[$0] && operations[$0].directories.contains(path) }
+            for count in pending.indices {
+                var state = fixed
+                for index in pending[...count] { state[index] = true }
+                try body(CrashState(point: point, persisted: state))
+            }
+        default: return
         }
     }
 

@@ -17,6 +17,12 @@ struct FileTrace {
     var operations: [FileOperation] = []
     /// The first name each file had (to tell SQLite's -shm files, whose bytes do not matter).
     var firstNames: [Int: String] = [:]
+    /// How many of the calls were made when the program acknowledged the operation, where
+    /// that comes before it exits (a daemon's reply to its client); nil: when it exits.
+    var acknowledgedAt: Int?
+    /// How many of the calls a daemon had made when it was ready to serve, before its client
+    /// asked anything (what it commits on its own at start); nil for other programs.
+    var readyAt: Int?
 
     struct Failure: Error, CustomStringConvertible {
         let description: String
@@ -28,10 +34,16 @@ struct FileTrace {
     }
 
     /// Runs `program arguments` under strace with `environment`, `input` on standard input and
-    /// `root` as its working directory, and reads what it did inside `root`.
+    /// `root` as its working directory, and reads what it did inside `root`. With `client`, the
+    /// program is a daemon: `ready` waits until it serves (the calls traced by then are
+    /// ``readyAt``), `client` is run then, its return is the acknowledgement (the calls traced
+    /// by then are ``acknowledgedAt``), and the daemon is then stopped by a SIGTERM.
     /// - Returns: the trace and the program's exit status.
+    /// - Throws: ``Failure`` when strace's output holds a call the explorer does not model, or
+    ///   what `client` throws.
     static func record(
-        program: String, _ arguments: [String], environment: [String: String], input: [UInt8], root: String, scratch: String
+        program: String, _ arguments: [String], environment: [String: String], input: [UInt8], root: String, scratch: String,
+        ready: () throws -> Void = {}, client: (() throws -> Void)? = nil
     ) throws -> (trace: FileTrace, status: Int32, stderr: String) {
         var trace = try snapshot(root)
         let log = scratch + "/strace.log"
@@ -52,13 +64,47 @@ struct FileTrace {
         try process.run()
         stdin.fileHandleForWriting.write(Data(input))
         try stdin.fileHandleForWriting.close()
+        var readyLog: String?
+        var acknowledgedLog: String?
+        if let client {
+            // strace writes each call's line as the call returns, before the daemon replies.
+            let complete = {
+                let seen = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+                return String(seen[..<(seen.lastIndex(of: "\n").map { seen.index(after: $0) } ?? seen.startIndex)])
+            }
+            defer { stopTracee(of: process.processIdentifier) }
+            try ready()
+            readyLog = complete()
+            try client()
+            acknowledgedLog = complete()
+        }
         let errorText = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
+        let callsIn = { (text: String) throws -> Int in
+            var parser = StraceParser(root: root, cwd: root, trace: trace)
+            try parser.read(text)
+            return parser.trace.operations.count
+        }
+        if let readyLog { trace.readyAt = try callsIn(readyLog) }
+        if let acknowledgedLog { trace.acknowledgedAt = try callsIn(acknowledgedLog) }
         let text = try String(contentsOfFile: log, encoding: .utf8)
         var parser = StraceParser(root: root, cwd: root, trace: trace)
         try parser.read(text)
         trace = parser.trace
         return (trace, process.terminationStatus, errorText)
+    }
+
+    /// Sends SIGTERM to the program strace (`tracer`) runs: strace itself, told to stop, would
+    /// let it go on untraced.
+    private static func stopTracee(of tracer: pid_t) {
+        for _ in 0..<400 {
+            let children = (try? String(contentsOfFile: "/proc/\(tracer)/task/\(tracer)/children", encoding: .utf8)) ?? ""
+            if let child = children.split(separator: " ").first.flatMap({ pid_t($0) }) {
+                kill(child, SIGTERM)
+                return
+            }
+            usleep(25_000)
+        }
     }
 
     /// The tree at `root` as it is now: every directory, and every regular file's bytes.

@@ -47,6 +47,18 @@ enum PowerLossCheck {
         for operation in PowerLossOperation.all(fixtures: fixtures) where options.operations?.contains(where: { operation.name.hasPrefix($0) }) ?? true {
             explore(operation, env: env, keychain: keychain, options: options, random: &random, &result)
         }
+        for operation in PowerLossOperation.secretService where options.operations?.contains(where: { operation.name.hasPrefix($0) }) ?? true {
+            if let reason = ServedVault.unavailableReason {
+                result.figure(operation.name, "skipped: \(reason)")
+                continue
+            }
+            do {
+                let bus = try ServedVault(serving: operation.bus == .provider)
+                explore(operation, env: env, keychain: keychain, bus: bus, options: options, random: &random, &result)
+            } catch {
+                result.fail("\(operation.name): no private session bus\(operation.bus == .provider ? " with keychain serve on it" : ""): \(error)")
+            }
+        }
         if options.operations?.contains(where: { PowerLossOperation.syncRound.name.hasPrefix($0) }) ?? true {
             if let reason = EtcdCluster.unavailableReason {
                 result.figure(PowerLossOperation.syncRound.name, "skipped: \(reason)")
@@ -60,13 +72,14 @@ enum PowerLossCheck {
     }
 
     private static func explore(
-        _ operation: PowerLossOperation, env: CheckEnvironment, keychain: String, cluster: SyncCluster? = nil, options: Options,
+        _ operation: PowerLossOperation, env: CheckEnvironment, keychain: String, cluster: SyncCluster? = nil, bus: ServedVault? = nil,
+        options: Options,
         random: inout SeededRandom,
         _ result: inout CheckResult
     ) {
         let started = ContinuousClock.now
         let base = env.directory("power-loss")
-        let place = PowerLossPlace(root: base + "/tree", secrets: base + "/secrets", keychain: keychain, cluster: cluster)
+        let place = PowerLossPlace(root: base + "/tree", secrets: base + "/secrets", keychain: keychain, cluster: cluster, bus: bus)
         mkdir(place.root, 0o700)
         mkdir(place.secrets, 0o700)
         defer { try? FileManager.default.removeItem(atPath: base) }
@@ -75,8 +88,13 @@ enum PowerLossCheck {
             try operation.prepare(place)
             let recorded = try FileTrace.record(
                 program: keychain, operation.arguments(place), environment: place.environment.merging(operation.environment(place)) { $1 },
-                input: Array(operation.input.utf8), root: place.root, scratch: base)
-            guard recorded.status == 0 else {
+                input: Array(operation.input.utf8), root: place.root, scratch: base,
+                ready: {
+                    guard bus?.waitForProvider() ?? true else { throw FileTrace.Failure(description: "keychain serve never took org.freedesktop.secrets") }
+                },
+                client: operation.client.map { client in { try client(place) } })
+            // A daemon ends by the SIGTERM that stops it (its default action).
+            guard recorded.status == (operation.client == nil ? 0 : SIGTERM) else {
                 result.fail("\(operation.name): the command failed (status \(recorded.status)): \(recorded.stderr)")
                 return
             }
@@ -93,6 +111,7 @@ enum PowerLossCheck {
             let directory = base + "/state-\(stateNumber)"
             defer { try? FileManager.default.removeItem(atPath: directory) }
             do { try CrashStateFiles(trace, state).write(to: directory) } catch { return nil }
+            let archives = operation.archives.map { VaultReading.readArchive(directory + "/" + $0, passphrase: PowerLossOperation.archivePassphrase) }
             return operation.watched.map { watched in
                 let path = directory + "/" + watched
                 var reading = VaultReading.read(path, passphrases: operation.passphrases, machine: machine, withKeys: operation.changesKeys)
@@ -103,9 +122,11 @@ enum PowerLossCheck {
                     reading = .unreadable(why + " (" + VaultReading.recovery(path, passphrases: operation.passphrases, machine: machine) + ")")
                 }
                 return reading
-            }
+            } + archives
         }
         let end = trace.operations.count
+        let acknowledged = min(trace.acknowledgedAt ?? end, end)
+        let files = operation.watched + operation.archives
         guard let before = read(CrashState(point: 0, persisted: []), false),
             let after = read(CrashState(point: end, persisted: [Bool](repeating: true, count: end)), false)
         else {
@@ -115,7 +136,7 @@ enum PowerLossCheck {
         for (index, reading) in (before + after).enumerated() {
             if case .unreadable(let why) = reading {
                 result.fail(
-                    "\(operation.name): \(operation.watched[index % operation.watched.count]) does not read \(index < before.count ? "before" : "after") the operation: \(why)")
+                    "\(operation.name): \(files[index % files.count]) does not read \(index < before.count ? "before" : "after") the operation: \(why)")
                 return
             }
         }
@@ -124,7 +145,17 @@ enum PowerLossCheck {
             return
         }
         var acceptable = zip(before, after).map { [$0, $1] }
-        for (index, watched) in operation.watched.enumerated() { acceptable[index] += operation.intermediates[watched] ?? [] }
+        // What a daemon commits on its own at start, before any client asks, is a whole state too.
+        if let readyAt = trace.readyAt, let ready = read(CrashState(point: readyAt, persisted: [Bool](repeating: true, count: readyAt)), false) {
+            for (index, reading) in ready.enumerated() where reading != before[index] {
+                if case .unreadable(let why) = reading {
+                    result.fail("\(operation.name): \(files[index]) does not read once the daemon was ready: \(why)")
+                    return
+                }
+                acceptable[index].append(reading)
+            }
+        }
+        for (index, watched) in files.enumerated() { acceptable[index] += operation.intermediates[watched] ?? [] }
         if operation.upgrades {
             for (index, reading) in before.enumerated() {
                 if case .vault(_, let passphrase, let items, let keys) = reading { acceptable[index].append(.vault(format: 3, passphrase: passphrase, items: items, keys: keys)) }
@@ -133,12 +164,15 @@ enum PowerLossCheck {
         let check: (CrashState, Bool) -> String? = { state, final in
             guard let readings = read(state, true) else { return "the state could not be written out" }
             for (index, reading) in readings.enumerated() {
-                let name = operation.watched[index]
+                let name = files[index]
                 if final && reading != after[index] { return "\(name) is \(reading) once the command had succeeded, not \(after[index])" }
                 if !acceptable[index].contains(reading) {
                     return "\(name) is \(reading), neither as before (\(before[index])) nor as after (\(after[index]))"
                 }
             }
+            // A second name of a file no process ever removes (a key file's, an archive's).
+            let stray = final ? CrashStateFiles(trace, state).names.keys.filter { $0.contains(".new-") }.sorted() : []
+            if !stray.isEmpty { return "\(stray.joined(separator: ", ")) is left under a temporary name once the command had succeeded" }
             return nil
         }
         var figures: [String] = []
@@ -152,7 +186,7 @@ enum PowerLossCheck {
             var explored = 0
             space.forEach(random: &random) { state in
                 explored += 1
-                let final = state.point == end
+                let final = state.point >= acknowledged
                 let key = CrashStateFiles(trace, state).digest + [final ? 1 : 0]
                 if let known = index[key] {
                     distinct[known].count += 1
@@ -182,7 +216,8 @@ enum PowerLossCheck {
             let checkedText = chosen.count < distinct.count ? ", \(chosen.count) checked (\(checked) states)" : ""
             figures.append("\(model.rawValue) \(explored) states (\(distinct.count) distinct\(sampled)\(checkedText)), \(failed) failed")
         }
-        result.figure(operation.name, "\(end) calls traced; " + figures.joined(separator: "; ") + String(format: " (%.1f s)", started.secondsSince))
+        let reply = trace.acknowledgedAt.map { " (ready after call \(trace.readyAt ?? 0), the client's reply after call \($0))" } ?? ""
+        result.figure(operation.name, "\(end) calls traced\(reply); " + figures.joined(separator: "; ") + String(format: " (%.1f s)", started.secondsSince))
     }
 
     /// What the next write does to a key file left without its vault: finish the creation from

@@ -15,6 +15,8 @@ struct PowerLossPlace {
     let keychain: String
     /// The etcd cluster of the sync round (nil for the other operations).
     var cluster: SyncCluster? = nil
+    /// The private session bus of the operations that reach the Secret Service (nil for the others).
+    var bus: ServedVault? = nil
 
     var home: String { root + "/home" }
     var vaultDirectory: String { home + "/.local/share/keychain" }
@@ -22,7 +24,9 @@ struct PowerLossPlace {
     static let vault = "home/.local/share/keychain/default.keychain"
     var vaultPath: String { root + "/" + Self.vault }
 
-    var environment: [String: String] { ["PATH": "/usr/bin:/bin", "HOME": home, "KEYCHAIN_KERNEL_KEYRING": "off"] }
+    var environment: [String: String] {
+        ["PATH": "/usr/bin:/bin", "HOME": home, "KEYCHAIN_KERNEL_KEYRING": "off"].merging(bus.map { ["DBUS_SESSION_BUS_ADDRESS": $0.busAddress] } ?? [:]) { $1 }
+    }
 
     /// Runs the command, untraced, to prepare the tree; fails the preparation if it fails.
     func keychain(_ arguments: [String], input: String = "", environment extra: [String: String] = [:]) throws {
@@ -71,6 +75,44 @@ struct PowerLossPlace {
     }
 }
 
+extension PowerLossPlace {
+    /// The default vault with three Valet items, and two items this tool stored in the Secret
+    /// Service that `keychain serve` on the bus provides from a vault outside the tree.
+    func vaultWithSecretServiceItems() throws {
+        try vaultWithItems()
+        for (key, value) in [("m1", "mike"), ("m2", "november")] {
+            try keychain(["set", "--backend", "secret-service", "-i", "Migrated", key], input: value)
+        }
+    }
+
+    /// What a Secret Service client does while `keychain serve` runs on the tree's vault: it
+    /// stores one item (secret-tool's CreateItem); its return is the acknowledgement.
+    func storeThroughTheDaemon() throws {
+        try secretTool(["store", "--label=Power loss", "service", "power-loss", "account", "served"], input: "served secret")
+    }
+
+    /// What a client does to remove that item (secret-tool's search, then the item's Delete).
+    func clearThroughTheDaemon() throws {
+        try secretTool(["clear", "service", "power-loss", "account", "served"])
+    }
+
+    /// The default vault with three Valet items and the one a client stored through `keychain
+    /// serve`, which served it untraced for that and stopped.
+    func vaultWithServedItem() throws {
+        try vaultWithItems()
+        guard let bus else { throw FileTrace.Failure(description: "no session bus") }
+        try bus.startServing(["--vault", vaultPath])
+        defer { bus.stopServing() }
+        try storeThroughTheDaemon()
+    }
+
+    private func secretTool(_ arguments: [String], input: String = "") throws {
+        guard let bus, bus.waitForProvider() else { throw FileTrace.Failure(description: "keychain serve never took org.freedesktop.secrets") }
+        let run = try bus.run("/usr/bin/secret-tool", arguments, input: input)
+        guard run.status == 0 else { throw FileTrace.Failure(description: "secret-tool \(arguments[0]) failed: \(run.stderr)") }
+    }
+}
+
 /// One operation of the `keychain` command whose crash states are explored: how its tree is
 /// prepared, the command line traced, and which vault files to check in every state.
 struct PowerLossOperation {
@@ -93,6 +135,14 @@ struct PowerLossOperation {
     /// Whole states of a watched vault between before and after (a step the command commits
     /// on its own before the rest), by watched path.
     var intermediates: [String: [VaultReading]] = [:]
+    /// What the operation needs of the Secret Service: nothing, a private session bus, or one
+    /// with `keychain serve` providing it from a vault outside the tree.
+    var bus: BusNeed = .none
+    /// For a daemon: what its client does while it runs (the acknowledgement is its return).
+    var client: ((PowerLossPlace) throws -> Void)? = nil
+    /// Files other than vaults checked in every state, relative to the root: each a new
+    /// archive, which must be whole (opened by `archivePassphrase`) or absent.
+    var archives: [String] = []
     /// How many distinct states of each model quick mode checks (a seeded sample, the states
     /// after the command ended always among them): fewer where every check costs a scrypt of
     /// the command's own strength.
@@ -101,10 +151,34 @@ struct PowerLossOperation {
     /// (beyond it, this many chosen by the seed): lower where each check costs that scrypt.
     var longLimit = 4_096
 
+    enum BusNeed { case none, bus, provider }
+
     /// The sync round: `keychain sync run --once` receiving and applying another device's changes.
     static var syncRound: PowerLossOperation {
         PowerLossOperation(
             name: "sync round", prepare: { try $0.vaultWithChangesToReceive() }, arguments: { _ in ["sync", "run", "--once"] })
+    }
+
+    /// The passphrase the archives of `export` and `import` are sealed under.
+    static let archivePassphrase = "archive"
+
+    /// The operations that reach the Secret Service on a private bus: `keychain serve`'s
+    /// CreateItem and Delete, and `migrate` both ways between the vault and a provider outside the tree.
+    static var secretService: [PowerLossOperation] {
+        [
+            PowerLossOperation(
+                name: "serve (CreateItem by secret-tool)", prepare: { try $0.vaultWithItems() }, arguments: { _ in ["serve"] }, bus: .bus,
+                client: { try $0.storeThroughTheDaemon() }),
+            PowerLossOperation(
+                name: "serve (Delete by secret-tool clear)", prepare: { try $0.vaultWithServedItem() }, arguments: { _ in ["serve"] }, bus: .bus,
+                client: { try $0.clearThroughTheDaemon() }),
+            PowerLossOperation(
+                name: "migrate (into the vault)", prepare: { try $0.vaultWithSecretServiceItems() },
+                arguments: { _ in ["migrate", "--from", "secret-service", "--to", "vault"] }, bus: .provider),
+            PowerLossOperation(
+                name: "migrate (out of the vault)", prepare: { try $0.vaultWithItems() },
+                arguments: { _ in ["migrate", "--from", "vault", "--to", "secret-service"] }, bus: .provider),
+        ]
     }
 
     static func all(fixtures: String?) -> [PowerLossOperation] {
@@ -139,12 +213,15 @@ struct PowerLossOperation {
                 name: "import",
                 prepare: { place in
                     try place.vaultWithItems()
-                    let other = ["KEYCHAIN_PATH": place.secrets + "/other.keychain", "KEYCHAIN_ARCHIVE_PASSPHRASE_FILE": place.secret("archive", "archive")]
+                    let other = ["KEYCHAIN_PATH": place.secrets + "/other.keychain", "KEYCHAIN_ARCHIVE_PASSPHRASE_FILE": place.secret("archive", archivePassphrase)]
                     for (key, value) in [("x", "x-ray"), ("y", "yankee")] { try place.keychain(["set", "-i", "Imported", key], input: value, environment: other) }
                     try place.keychain(["export", place.secrets + "/items.skcx"], environment: other)
                 },
                 arguments: { ["import", $0.secrets + "/items.skcx"] },
-                environment: { ["KEYCHAIN_ARCHIVE_PASSPHRASE_FILE": $0.secret("archive", "archive")] }),
+                environment: { ["KEYCHAIN_ARCHIVE_PASSPHRASE_FILE": $0.secret("archive", archivePassphrase)] }),
+            PowerLossOperation(
+                name: "export", prepare: { try $0.vaultWithItems() }, arguments: { ["export", $0.home + "/items.skcx"] },
+                environment: { ["KEYCHAIN_ARCHIVE_PASSPHRASE_FILE": $0.secret("archive", archivePassphrase)] }, archives: ["home/items.skcx"]),
             PowerLossOperation(
                 name: "set", prepare: { try $0.vaultWithItems() }, arguments: { _ in ["set", "-i", "PowerLoss", "b"] }, input: "bravo, changed"),
             PowerLossOperation(name: "remove", prepare: { try $0.vaultWithItems() }, arguments: { _ in ["remove", "-i", "PowerLoss", "a"] }),

@@ -40,12 +40,15 @@ struct StraceParser {
     }
 
     private mutating func parse(_ line: String) throws {
-        guard let open = line.firstIndex(of: "("), let equals = line.range(of: ") = ", options: .backwards) else { return }
+        // strace pads a short line's result to a column (a resumed call's above all): `)   = 0`.
+        guard let open = line.firstIndex(of: "("), let equals = line.range(of: " = ", options: .backwards) else { return }
+        let call = line[..<equals.lowerBound]
+        guard let close = call.lastIndex(where: { $0 != " " }), call[close] == ")", open < close else { return }
         let name = String(line[..<open])
         let resultText = line[equals.upperBound...]
         guard !resultText.hasPrefix("-1") && !resultText.hasPrefix("?") else { return }
         let result = Int(resultText.prefix { $0 != " " && $0 != "<" }) ?? 0
-        let arguments = try Self.split(String(line[line.index(after: open)..<equals.lowerBound]))
+        let arguments = try Self.split(String(line[line.index(after: open)..<close]))
         switch name {
         case "openat", "open", "creat":
             let pathIndex = name == "openat" ? 1 : 0

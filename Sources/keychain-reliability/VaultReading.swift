@@ -12,6 +12,8 @@ enum VaultReading: Equatable, CustomStringConvertible {
     /// `keys`: a digest of the vault's header (its wrapped keys), when the reader was asked for it.
     case vault(format: Int, passphrase: String?, items: [String], keys: String = "")
     case unreadable(String)
+    /// An archive `keychain export` wrote, opened, with every item it holds.
+    case archive(items: [String])
 
     /// A new vault with a key file and nothing in it yet (created by a first write, which then adds).
     static let emptyVault = VaultReading.vault(format: 3, passphrase: nil, items: [])
@@ -22,7 +24,8 @@ enum VaultReading: Equatable, CustomStringConvertible {
         case .vault(let format, let passphrase, let items, let keys):
             "a format-\(format) vault \(passphrase.map { "opened by passphrase '\($0)'" } ?? "with a key file") holding \(items.count) item(s)"
                 + (keys.isEmpty ? "" : " under the header \(keys)")
-        case .unreadable(let why): "a vault that does not open: \(why)"
+        case .unreadable(let why): "a file that does not open: \(why)"
+        case .archive(let items): "an archive holding \(items.count) item(s)"
         }
     }
 
@@ -78,6 +81,20 @@ enum VaultReading: Equatable, CustomStringConvertible {
             return .vault(format: format, passphrase: opened, items: items, keys: keys)
         } catch {
             return .unreadable("\(error)")
+        }
+    }
+
+    /// The archive at `path` as `keychain import` finds it: absent, or whole and opened by
+    /// `passphrase` with every item it holds; a cut or damaged one is unreadable.
+    static func readArchive(_ path: String, passphrase: String) -> VaultReading {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return .absent }
+        do throws(StoreError) {
+            let bytes = try ItemArchive.read(file: path)
+            guard ItemArchive.isArchive(bytes) else { return .unreadable("not an archive (\(bytes.count) bytes)") }
+            return .archive(items: try ItemArchive.open(bytes, passphrase: SecretBytes(utf8: passphrase)).map(describe).sorted())
+        } catch {
+            return .unreadable("the archive does not open: \(error)")
         }
     }
 

@@ -96,7 +96,6 @@ powerLoss.quick = quick
 
 let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("keychain-reliability-\(getpid())").path
 mkdir(scratch, 0o711)
-defer { try? FileManager.default.removeItem(atPath: scratch) }
 let program = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
 let env = CheckEnvironment(scratch: scratch, program: program, seed: seed)
 print("keychain-reliability: \(quick ? "quick" : "long") mode, seed \(seed) (replay with --seed \(seed))")
@@ -126,6 +125,8 @@ for (name, check) in checks where only?.contains(name) ?? true {
 if let jsonPath {
     _ = FileManager.default.createFile(atPath: jsonPath, contents: Report.json(results, mode: quick ? "quick" : "long"))
 }
+// Here, not in a defer: exit() ends the program without running one.
+try? FileManager.default.removeItem(atPath: scratch)
 let failed = results.filter { !$0.passed }
 print(failed.isEmpty ? "keychain-reliability: all checks held" : "keychain-reliability: FAILED: \(failed.map(\.name).joined(separator: "; "))")
 exit(failed.isEmpty ? 0 : 1)

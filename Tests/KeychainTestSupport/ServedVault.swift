@@ -48,6 +48,9 @@ public final class ServedVault: @unchecked Sendable {
     deinit {
         stopServing()
         kill(busPID, SIGTERM)
+        // The bus removes its socket as it exits; its directory goes after that, not beside it
+        // (which left the directory behind now and then). Not our child: it is polled.
+        for _ in 0..<200 where kill(busPID, 0) == 0 { usleep(10_000) }
     }
 
     /// What a client process needs: the bus, and a home of the test's own.

@@ -113,13 +113,17 @@ enum VaultFile {
         return try linkIntoPlace(temporary, path, syncDirectory: syncDirectory)
     }
 
-    /// Links a finished temporary file into place (and makes the link durable, unless the
-    /// caller links another file next and syncs once after it); false when `path` exists already.
+    /// Links a finished temporary file into place and removes its temporary name (and makes
+    /// both durable, unless the caller links another file next and syncs once after it);
+    /// false when `path` exists already (the temporary name is then left to the caller).
     static func linkIntoPlace(_ temporary: String, _ path: String, syncDirectory: Bool = true) throws(StoreError) -> Bool {
         guard link(temporary, path) == 0 else {
             if errno == EEXIST { return false }
             throw failure("link", path, errno)
         }
+        // Before the directory sync: a temporary name that outlived a power cut would be a
+        // second name of the file (a key file, a vault, an archive) that no process removes.
+        unlink(temporary)
         if syncDirectory { FileSystem.syncDirectory(of: path) }
         return true
     }

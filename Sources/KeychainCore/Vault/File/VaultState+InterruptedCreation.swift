@@ -40,8 +40,7 @@ extension VaultState {
     /// Links the interrupted creation's vault into place; true when a vault is in place after
     /// (this process's link, or another's a moment before).
     static func finishInterruptedCreation(_ temporary: String, _ location: VaultLocation) throws(StoreError) -> Bool {
-        let linked = try VaultFile.linkIntoPlace(temporary, location.path)
-        if linked { unlink(temporary) }
+        _ = try VaultFile.linkIntoPlace(temporary, location.path)
         if case .present = try VaultFile.entry(location.path) { return true }
         return false
     }
