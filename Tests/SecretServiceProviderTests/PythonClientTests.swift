@@ -146,6 +146,18 @@ struct PythonClientTests {
         }
         #expect(kill(served.servePID, 0) == 0, "the daemon stopped")
     }
+
+    @Test(
+        "a seeded stream of random calls (random methods, paths, signatures and values, clients hanging up mid-call) is answered, and leaves the daemon up and a stored secret intact",
+        arguments: [1, 2, 3])
+    func randomCalls(seed: Int) throws {
+        let served = try ServedVault()
+        let result = try PythonClient.run("random_calls.py", ["\(seed)", "2000"], served)
+        #expect(result.status == 0, "seed \(seed): \(result.stderr)\(served.serveErrors)")
+        let lines = Set(result.output.split(separator: "\n").map(String.init))
+        #expect(lines.contains("still-up ok") && lines.contains("secret-intact ok"), "seed \(seed): \(result.output)")
+        #expect(kill(served.servePID, 0) == 0, "seed \(seed): the daemon stopped")
+    }
 }
 
 /// The Python interpreter with secretstorage that the client scripts run under.
