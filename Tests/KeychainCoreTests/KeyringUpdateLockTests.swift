@@ -20,7 +20,7 @@ struct KeyringUpdateLockTests {
         let entries = 60
         DispatchQueue.concurrentPerform(iterations: writers) { writer in
             for entry in 0..<entries {
-                KeyringUpdateLock.withLock(description) {
+                KeyringUpdateLock.withLock(description) { _ in
                     let stored = keyring.load(description).map { $0.withUnsafeBytes { Array($0) } } ?? []
                     // Widens the window between read and replace, as a loaded machine would.
                     usleep(200)

@@ -17,11 +17,12 @@ enum KeyringUpdateLock {
     /// for one keyring read and write, so only a stuck or hostile holder makes anyone wait this long.
     static let patience: Double = 1
 
-    /// Runs `body` holding the user-wide lock named after `description`.
-    static func withLock<R>(_ description: String, _ body: () -> R) -> R {
+    /// Runs `body` holding the user-wide lock named after `description`; `body` is told whether
+    /// it holds it (false: the name stayed taken, and another process may update beside it).
+    static func withLock<R>(_ description: String, _ body: (_ exclusive: Bool) -> R) -> R {
         let socket = acquire(description)
         defer { if socket >= 0 { close(socket) } }
-        return body()
+        return body(socket >= 0)
     }
 
     /// A socket bound to the lock's name, or -1 when the name stayed taken for ``patience``

@@ -71,14 +71,15 @@ extension VaultState {
         let recordID = generationRecordID
         for _ in 0..<4 {
             var recorded = false
-            Self.updateGenerationTable(kernelKeyring) { table in
+            let stored = Self.updateGenerationTable(kernelKeyring) { table in
                 if let seen = GenerationTable.generation(in: table, key: key, recordID: recordID), seen >= generation {
                     recorded = true
                     return nil
                 }
                 return GenerationTable.recording(generation, in: table, key: key, recordID: recordID, keepingOthers: beside)
             }
-            if recorded { return }
+            // Stored while no other process could update the table: nothing can have dropped it.
+            if recorded || stored { return }
         }
     }
 
@@ -135,12 +136,25 @@ extension VaultState {
     /// it, under one lock for the whole process and the user's lock for the table
     /// (``KeyringUpdateLock``), so that no two updates, in this process or another, drop each
     /// other's entries.
-    static func updateGenerationTable(_ kernelKeyring: KernelKeyring, _ change: (SecretBytes?) -> SecretBytes?) {
+    /// - Returns: true when the new table was stored while holding the user's lock (it then
+    ///   holds the change until the next update); false when nothing changed, the kernel
+    ///   refused it, or the lock was passed by, so that a caller that must know looks again.
+    @discardableResult
+    static func updateGenerationTable(_ kernelKeyring: KernelKeyring, _ change: (SecretBytes?) -> SecretBytes?) -> Bool {
         generationTableLock.withLock {
-            KeyringUpdateLock.withLock(GenerationTable.description) {
-                guard let updated = change(kernelKeyring.load(GenerationTable.description)) else { return }
+            KeyringUpdateLock.withLock(GenerationTable.description) { exclusive in
+                guard let updated = change(kernelKeyring.load(GenerationTable.description)) else { return false }
                 // The kernel refuses an empty payload: the last entry goes with the key.
-                if updated.count == 0 { kernelKeyring.remove(GenerationTable.description) } else { try? kernelKeyring.store(updated, as: GenerationTable.description) }
+                if updated.count == 0 {
+                    kernelKeyring.remove(GenerationTable.description)
+                    return exclusive
+                }
+                do {
+                    try kernelKeyring.store(updated, as: GenerationTable.description)
+                    return exclusive
+                } catch {
+                    return false
+                }
             }
         }
     }
