@@ -30,9 +30,9 @@ final class VaultCollection: SecretCollection {
     private static let collectionsService = "collections"
 
     let name: String
-    private let store: any Store
+    let store: any Store
     private let defaultLabel: String
-    private let tally: PairTally
+    let tally: PairTally
     /// Whether every item is on the tally's lists: once seen, it stays so, as this daemon keeps
     /// the lists from then on.
     private var listed = false
@@ -47,7 +47,7 @@ final class VaultCollection: SecretCollection {
 
     private var path: String { "/org/freedesktop/secrets/collection/\(name)" }
 
-    private func attempt<R>(_ body: () throws(StoreError) -> R) throws(ServiceError) -> R {
+    func attempt<R>(_ body: () throws(StoreError) -> R) throws(ServiceError) -> R {
         do {
             return try body()
         } catch {
@@ -55,7 +55,7 @@ final class VaultCollection: SecretCollection {
         }
     }
 
-    private func named(_ group: String, _ service: String, _ account: String? = nil) -> Attributes {
+    func named(_ group: String, _ service: String, _ account: String? = nil) -> Attributes {
         Attributes(service: service, account: account, accessGroup: group, synchronizable: false)
     }
 
@@ -254,15 +254,15 @@ final class VaultCollection: SecretCollection {
         return (rows + pairs.map { .delete(Query(.genericPassword, attributes: pairRow(id, $0.1, $0.2).attributes)) }, pairs)
     }
 
-    // MARK: - Rows
+    // MARK: - Rows (an item's three kinds; extensions that write items build them here)
 
-    private func secretRow(_ id: String, _ secret: SecretBytes) -> Item {
+    func secretRow(_ id: String, _ secret: SecretBytes) -> Item {
         var attributes = named(Self.secretGroup, name, id)
         attributes.accessibility = .whenUnlocked
         return Item(.genericPassword, attributes: attributes, value: secret)
     }
 
-    private func itemRow(_ id: String, _ record: SecretItemRecord) -> Item {
+    func itemRow(_ id: String, _ record: SecretItemRecord) -> Item {
         var attributes = named(Self.itemGroup, name, id)
         attributes.accessibility = .afterFirstUnlock
         attributes.label = record.label
@@ -270,7 +270,7 @@ final class VaultCollection: SecretCollection {
         return Item(.genericPassword, attributes: attributes, value: SecretBytes(count: 0) { _ in })
     }
 
-    private func pairRow(_ id: String, _ key: String, _ value: String) -> Item {
+    func pairRow(_ id: String, _ key: String, _ value: String) -> Item {
         var attributes = named(Self.attributeGroup, ItemRecordCoding.pairScope(collection: name, name: key, value: value), id)
         attributes.accessibility = .afterFirstUnlock
         return Item(.genericPassword, attributes: attributes, value: SecretBytes(count: 0) { _ in })
