@@ -21,7 +21,17 @@ struct IdentityMemo {
 /// What an identity digest depends on: the class and the attributes it was computed from.
 struct IdentityMemoKey: Hashable {
     let itemClass: ItemClass
+    /// The identity fields alone: the digest depends on nothing else, and a key holding an
+    /// item's whole attributes would keep its label, comment and generic data in memory for as
+    /// long as the memo lasts.
     let attributes: Attributes
+
+    init(itemClass: ItemClass, attributes: Attributes) {
+        self.itemClass = itemClass
+        var identity = Attributes()
+        for field in AttributeField.identity(of: itemClass) { field.copy(from: attributes, to: &identity) }
+        self.attributes = identity
+    }
 
     // Equal keys have equal attributes, hence equal fields here; hashing these few (what tells
     // items apart in practice) instead of all twenty-three costs a quarter of the lookup.
