@@ -39,7 +39,7 @@ let package = Package(
         .executableTarget(name: "keychain-reliability", dependencies: ["KeychainCore", "Valet", "ValetNaming", "KeychainTestSupport", "CSQLite", "CKeyring", "COpenSSL"]),
 
         // libFuzzer targets for every parser of untrusted bytes (built by scripts/fuzz.sh).
-        .target(name: "KeychainFuzzTargets", dependencies: ["KeychainCore", "Locksmith", "KeychainCLI"], path: "Fuzz/Targets"),
+        .target(name: "KeychainFuzzTargets", dependencies: ["KeychainCore", "Locksmith", "KeychainCLI", "KeychainServe"], path: "Fuzz/Targets"),
 
         // Helpers shared by the test targets (temporary vaults, running the built `keychain`).
         .target(name: "KeychainTestSupport", dependencies: ["KeychainCore", "CSQLite"], path: "Tests/KeychainTestSupport"),

@@ -4,13 +4,13 @@
 # target; exits 1 if any input crashed, leaving it in .build/fuzz/crash-<target>-*: copy it
 # into Fuzz/Corpus/<target>/ once fixed, and FuzzRegressionTests replays it forever after.
 #
-#   scripts/fuzz.sh [SECONDS] [TARGET...]     targets: header attributes cache presence payload arguments state sync query
+#   scripts/fuzz.sh [SECONDS] [TARGET...]     targets: header attributes cache presence payload arguments state sync query daemon
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(header attributes cache presence payload arguments state sync query)
+[ ${#targets[@]} -gt 0 ] || targets=(header attributes cache presence payload arguments state sync query daemon)
 
 build=.build/fuzz
 # One -sanitize= flag with both: given as two flags, the Swift driver keeps only the last one
@@ -40,7 +40,7 @@ for target in "${targets[@]}"; do
     # 2 GiB (AddressSanitizer's quarantine included), or one allocation pass 256 MiB, is a
     # failure like a crash. The payload target
     # also checks, for each input, that the reader's work stays proportional to its size.
-    if FUZZ_TARGET=$target "$build/keychain-fuzz" -max_total_time="$seconds" -print_final_stats=1 \
+    if LSAN_OPTIONS="suppressions=$PWD/Fuzz/leak-suppressions.txt" FUZZ_TARGET=$target "$build/keychain-fuzz" -max_total_time="$seconds" -print_final_stats=1 \
         -timeout=2 -rss_limit_mb=2048 -malloc_limit_mb=256 \
         -artifact_prefix="$build/crash-$target-" "$corpus" "Fuzz/Corpus/$target" >"$log" 2>&1; then
         runs=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -Eo '[0-9]+$' || echo "?")

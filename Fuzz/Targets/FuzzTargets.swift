@@ -1,6 +1,7 @@
 import Foundation
 @_spi(Fuzzing) import KeychainCLI
 @_spi(Fuzzing) import KeychainCore
+@_spi(Fuzzing) import KeychainServe
 @_spi(Fuzzing) import Locksmith
 
 #if os(Linux)
@@ -28,6 +29,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case sync
     /// SecItem dictionaries as callers of the Security module pass them.
     case query
+    /// Method calls to `keychain serve`'s handlers from several clients, in sequence.
+    case daemon
 
     /// Feeds `bytes` to the parser. Crashing (or tripping a sanitizer) is the only failure.
     @discardableResult
@@ -46,6 +49,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             #else
                 false
             #endif
+        case .daemon: ServeFuzzEntryPoints.handlers(bytes)
         case .arguments: KeychainCommand.parseOnly(bytes.split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) })
         }
     }
@@ -58,5 +62,14 @@ private let selectedTarget = FuzzTarget(rawValue: ProcessInfo.processInfo.enviro
 public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let bytes = data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? []
     selectedTarget.run(bytes)
+    return 0
+}
+
+/// libFuzzer's start, before any input: one empty input sets up what the target keeps for the
+/// whole process (the daemon's vault, OpenSSL's generator), so that the leak check of the
+/// inputs after it sees only what they leave behind.
+@_cdecl("LLVMFuzzerInitialize")
+public func fuzzInitialize(_ argc: UnsafeMutablePointer<Int32>?, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>?) -> Int32 {
+    selectedTarget.run([])
     return 0
 }

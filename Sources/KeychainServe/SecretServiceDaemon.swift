@@ -16,7 +16,9 @@ final class SecretServiceDaemon {
     static let attributeLimit = 256
     static let textLimit = 16_384
 
-    let bus: BusConnection
+    /// The connection replies and signals go out on; none when the handlers are driven
+    /// without a bus (the fuzz target), and signals then go nowhere.
+    let bus: BusConnection?
     /// The vault behind the persistent collections, for `Lock`.
     let vault: Vault?
     var collections: [String: any SecretCollection] = [:]
@@ -29,7 +31,7 @@ final class SecretServiceDaemon {
     var prompts: Set<String> = []
     private var nextObject: UInt64 = 1
 
-    init(bus: BusConnection, vault: Vault?, collections: [any SecretCollection], defaultCollection: String) {
+    init(bus: BusConnection?, vault: Vault?, collections: [any SecretCollection], defaultCollection: String) {
         self.bus = bus
         self.vault = vault
         for collection in collections {
@@ -49,7 +51,7 @@ final class SecretServiceDaemon {
 
     /// One call, in and out: what sd-bus hands the handler of the object tree.
     func handle(_ message: BusMessage) -> Int32 {
-        guard message.isMethodCall else { return 0 }
+        guard message.isMethodCall, let bus else { return 0 }
         do {
             let reply = try OutgoingMessage.reply(to: message)
             let (values, sensitive) = try dispatch(message)
@@ -64,6 +66,15 @@ final class SecretServiceDaemon {
 
     /// The call's reply values, and whether they carry a secret.
     private func dispatch(_ message: BusMessage) throws(ServiceError) -> ([BusValue], Bool) {
+        try respond(
+            to: IncomingCall(
+                path: message.path, interface: message.interface, member: message.member, signature: message.signature, sender: message.sender,
+                arguments: { () throws(ServiceError) in try message.arguments() }))
+    }
+
+    /// The reply values of one call, and whether they carry a secret: every check and every
+    /// handler, with nothing of sd-bus but the call's arguments, read once its signature passed.
+    func respond(to message: IncomingCall) throws(ServiceError) -> ([BusValue], Bool) {
         guard let object = ObjectPath(message.path) else { throw .noSuchObject(message.path) }
         let interfaces = try interfaces(of: object)
         var interface = message.interface
@@ -152,7 +163,7 @@ final class SecretServiceDaemon {
 
     /// Sends a signal from `path`; a failure to build one is not the caller's failure.
     func emit(_ path: String, _ interface: String, _ member: String, _ values: [BusValue]) {
-        guard let signal = try? OutgoingMessage.signal(on: bus.pointer, path: path, interface: interface, member: member),
+        guard let bus, let signal = try? OutgoingMessage.signal(on: bus.pointer, path: path, interface: interface, member: member),
             (try? signal.append(values)) != nil
         else { return }
         bus.send(signal)
@@ -172,6 +183,18 @@ final class SecretServiceDaemon {
         sessions = sessions.filter { $0.value.owner != name }
         sessionsByClient[name] = nil
     }
+}
+
+/// One method call as it arrives: where it goes, what it says it carries, and a way to read
+/// its arguments (only once the signature is found right).
+struct IncomingCall {
+    let path: String
+    let interface: String
+    let member: String
+    let signature: String
+    /// The caller's unique bus name.
+    let sender: String
+    let arguments: () throws(ServiceError) -> [BusValue]
 }
 
 /// One method call, its arguments read and checked against the method's signature.
