@@ -1,5 +1,6 @@
 import FoundationEssentials
 import KeychainCore
+import KeychainServe
 import ValetNaming
 
 /// The commands on items: set, get, contains, remove, list, clear, and generate (which may store what it prints).
@@ -42,7 +43,9 @@ enum ItemCommands {
             name: "list", summary: "list a Valet's keys, or items with their non-secret attributes",
             options: ItemAddress.options + [CommandTable.json],
             examples: ["keychain list --identifier Druidia", "keychain list --json", "keychain list --service api.example.com"],
-            notes: "Without --identifier or --shared-group, lists every item the filters match.", run: list),
+            notes:
+                "Without --identifier or --shared-group, lists every item the filters match. Items other programs stored through keychain serve list as secret-service, COLLECTION/ID, label and attributes; read one with keychain get --access-group org.freedesktop.secrets.secret --service COLLECTION --account ID.",
+            run: list),
         Command(
             name: "clear", summary: "delete every key of one Valet",
             options: ItemAddress.options,
@@ -169,11 +172,14 @@ enum ItemCommands {
             try context.terminal.write(json ? JSON.encode(keys) + "\n" : keys.map { ItemDescription.escaped($0) + "\n" }.joined())
             return .success
         }
-        let rows = items.map { ItemDescription(item: $0) }
+        // Other programs' items (keychain serve) list one line each, unless their rows are asked
+        // for by access group.
+        let (served, others) = address.attributes.accessGroup == nil ? ServedItemRow.split(items) : ([], items)
+        let rows = others.map { ItemDescription(item: $0) }
         if json {
-            try context.terminal.write(JSON.encode(rows.map(\.json)) + "\n")
+            try context.terminal.write(JSON.encode(rows.map(\.json) + served.map(ServedItemDescription.json)) + "\n")
         } else {
-            try context.terminal.write(rows.map { $0.line + "\n" }.joined())
+            try context.terminal.write((rows.map(\.line) + served.map(ServedItemDescription.line)).map { $0 + "\n" }.joined())
         }
         return .success
     }

@@ -42,6 +42,38 @@ struct SecretToolTests {
         #expect(left.map { "\($0.attributes.accessGroup ?? "")/\($0.attributes.account ?? "")" } == ["org.freedesktop.secrets.tally/complete"])
     }
 
+    @Test("keychain list shows each item other programs stored as one line (collection/id, label, attributes), never the rows it is kept in")
+    func listShowsServedItems() throws {
+        let served = try ServedVault()
+        #expect(try served.run("/usr/bin/secret-tool", ["store", "--label=Deploy token", "service", "api.example.com", "user", "deploy"], input: "s3cret").status == 0)
+        #expect(try served.run("/usr/bin/secret-tool", ["store", "--label=Mail", "service", "mail.example.com"], input: "m41l").status == 0)
+        let listed = try served.run(KeychainExecutable.path, ["list"])
+        #expect(listed.status == 0, "\(listed.stderr)")
+        let lines = listed.output.split(separator: "\n").map(String.init).sorted()
+        #expect(lines.count == 2, "\(listed.output)")
+        let deploy = try #require(lines.first { $0.contains("label=Deploy token") })
+        let fields = deploy.split(separator: "\t").map(String.init)
+        #expect(fields.first == "secret-service" && fields.contains("service=api.example.com") && fields.contains("user=deploy"), "\(deploy)")
+        #expect(!listed.output.contains("s3cret") && !listed.output.contains("m41l"))
+
+        // The line names the item as keychain get reads it.
+        let place = fields[1].split(separator: "/").map(String.init)
+        #expect(place.count == 2 && place[0] == "login")
+        let got = try served.run(
+            KeychainExecutable.path, ["get", "--access-group", "org.freedesktop.secrets.secret", "--service", place[0], "--account", place[1]])
+        #expect(got.output == "s3cret\n", "\(got.stderr)")
+
+        let json = try served.run(KeychainExecutable.path, ["list", "--json"])
+        let objects = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]])
+        #expect(objects.count == 2)
+        #expect(objects.allSatisfy { $0["class"] as? String == "secret-service" && $0["collection"] as? String == "login" })
+        #expect(objects.contains { ($0["attributes"] as? [String: String]) == ["service": "mail.example.com"] && $0["label"] as? String == "Mail" })
+
+        // Asked for by access group, the rows themselves still list.
+        let rows = try served.run(KeychainExecutable.path, ["list", "--access-group", "org.freedesktop.secrets.attribute"])
+        #expect(rows.output.split(separator: "\n").count == 3, "\(rows.output)")
+    }
+
     @Test("an item stored through keychain serve is there after the daemon restarts (the login collection is the vault)")
     func persistsAcrossRestart() throws {
         let served = try ServedVault()
