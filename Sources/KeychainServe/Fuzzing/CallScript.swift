@@ -39,7 +39,6 @@ struct CallScript {
                 arguments: { () throws(ServiceError) in [.string("plain"), .variant(.string(""))] })
             return .call(call)
         }
-        let path = self.path(for: interface)
         // Mostly the method's own signature, so that calls pass the check and reach the handlers.
         let signature = byte() < 224 ? expected : pick(["", "s", "o", "ao", "a{ss}", "sv", "(oayays)", "v", "ay"])
         var arguments = IntrospectableInterface.completeTypes(signature).map { value(of: Substring($0), depth: 0) }
@@ -47,6 +46,9 @@ struct CallScript {
             arguments[0] = .string(pick(["plain", TransferSession.diffieHellmanName]))
         }
         if signature == expected, byte() < 128, let usual = usualArguments(member, interface: interface) { arguments = usual }
+        // A property call goes mostly to an object of the interface it names.
+        let named = interface == SecretServiceDaemon.propertiesInterface ? arguments.first?.string.flatMap { $0.isEmpty ? nil : $0 } : nil
+        let path = self.path(for: named ?? interface)
         let call = IncomingCall(
             path: path, interface: interface, member: member, signature: arguments.map(\.signature).joined(), sender: sender,
             arguments: { () throws(ServiceError) in arguments })
