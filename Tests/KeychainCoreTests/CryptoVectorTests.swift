@@ -100,6 +100,31 @@ struct CryptoVectorTests {
         }
     }
 
+    @Test("AES-128-CBC, NIST SP 800-38A F.2.1 and F.2.2: the published blocks, a PKCS#7 block after them, and back; a wrong key or a cut is refused")
+    func aesCBCVectors() throws {
+        let key = SecretBytes(Self.hex("2b7e151628aed2a6abf7158809cf4f3c")), iv = SecretBytes(Self.hex("000102030405060708090a0b0c0d0e0f"))
+        let plaintext = SecretBytes(Self.hex("6bc1bee22e409f96e93d7e117393172aae2d8a571e03ac9c9eb76fac45af8e51"))
+        let sealed = try AESCBC.seal(plaintext, key: key, iv: iv)
+        let bytes = sealed.withUnsafeBytes { Array($0) }
+        #expect(bytes.count == 48)
+        #expect(Array(bytes[0..<32]) == Self.hex("7649abac8119b246cee98e9b12e9197d5086cb9b507219ee95db113a917678b2"))
+        #expect(try AESCBC.open(sealed, key: key, iv: iv) == plaintext)
+        #expect(throws: AESCBC.DecryptionFailure.self) { try AESCBC.open(sealed, key: SecretBytes(Self.hex("2b7e151628aed2a6abf7158809cf4f3d")), iv: iv) }
+        #expect(throws: AESCBC.DecryptionFailure.self) { try AESCBC.open(SecretBytes(Array(bytes[0..<40])), key: key, iv: iv) }
+    }
+
+    @Test("RFC 2409 group 2 Diffie-Hellman: against the generator itself the shared secret is this side's public value; values outside 2...p-2 are refused")
+    func finiteFieldDiffieHellman() throws {
+        let agreed = try FiniteFieldDiffieHellman.agree(peerPublic: SecretBytes([2]))
+        #expect(agreed.publicValue.count == 128 && agreed.sharedSecret.count == 128)
+        #expect(agreed.sharedSecret == SecretBytes(agreed.publicValue))
+        let other = try FiniteFieldDiffieHellman.agree(peerPublic: SecretBytes([2]))
+        #expect(other.publicValue != agreed.publicValue, "a fresh exponent each time")
+        for value in [[], [0], [1], [UInt8](repeating: 0xFF, count: 128)] {
+            #expect(throws: FiniteFieldDiffieHellman.Failure.self) { try FiniteFieldDiffieHellman.agree(peerPublic: SecretBytes(value)) }
+        }
+    }
+
     @Test("SecretBytes compares in constant time and never prints its contents")
     func secretBytesHygiene() {
         let a = SecretBytes(utf8: "hunter2")
