@@ -27,6 +27,9 @@ final class SecretServiceDaemon {
     var sessions: [String: TransferSession] = [:]
     var sessionsByClient: [String: Int] = [:]
     var prompts: Set<String> = []
+    /// Whether the aliases kept in the vault have been read (they cannot be while the vault is
+    /// locked since boot).
+    var storedAliasesLoaded = false
     private var nextObject: UInt64 = 1
 
     init(bus: BusConnection, vault: Vault?, collections: [any SecretCollection], defaultCollection: String) {
@@ -37,6 +40,7 @@ final class SecretServiceDaemon {
             collectionOrder.append(collection.name)
         }
         aliases["default"] = defaultCollection
+        loadStoredAliases()
     }
 
     /// A new object id (sessions, prompts), never reused while the daemon runs.
