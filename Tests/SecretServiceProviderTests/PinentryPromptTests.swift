@@ -90,6 +90,22 @@ struct PinentryPromptTests {
         #expect(kill(served.servePID, 0) == 0, "the daemon stopped")
     }
 
+    @Test(
+        "cancelling the pinentry (its Cancel button) completes the prompt dismissed, and the vault stays locked", .enabled(if: pinentryMissing == nil, "\(pinentryMissing ?? "")"))
+    func cancelInThePinentryDismisses() throws {
+        let terminal = try PseudoTerminal()
+        let served = try Self.lockedVault(["KEYCHAIN_PINENTRY": Self.pinentry, "GPG_TTY": terminal.name, "TERM": "xterm"])
+        let client = try Self.client(served, ["answer"])
+        #expect(Subprocess.readOutput(client.stdout, until: "prompting\n"))
+        #expect(terminal.waitFor("Passphrase:"), "\(terminal.shown)\(served.serveErrors)")
+        // Tab past the entry and OK to Cancel, then Return.
+        terminal.type("\t\t\r")
+        let rest = Self.finish(client)
+        #expect(rest == "completed dismissed\nlocked\n", "\(rest)\(served.serveErrors)")
+        #expect(served.serveErrors.contains("dismissed: cancelled"), "\(served.serveErrors)")
+        #expect(Self.pinentriesEnd(of: served), "a pinentry outlived its prompt")
+    }
+
     @Test("the client leaving the bus while the pinentry is up ends the pinentry", .enabled(if: pinentryMissing == nil, "\(pinentryMissing ?? "")"))
     func clientLeavingEndsThePinentry() throws {
         let terminal = try PseudoTerminal()
