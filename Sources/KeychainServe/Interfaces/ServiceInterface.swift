@@ -86,7 +86,8 @@ extension SecretServiceDaemon {
     }
 
     /// The objects of `paths` open now (the user's unlock state is read again); the rest wait
-    /// behind a prompt, which only the user's own `keychain unlock` can satisfy.
+    /// behind a prompt: a pinentry where one can be shown, else the user's own `keychain unlock`
+    /// (``PromptInterface``).
     private func unlock(_ paths: [String]) throws(ServiceError) -> [BusValue] {
         var unlocked: [String] = [], waiting = false
         for path in paths {

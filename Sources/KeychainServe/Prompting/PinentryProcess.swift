@@ -6,13 +6,11 @@ import Synchronization
     import Glibc
 #endif
 
-/// Why a pinentry conversation ended without a passphrase: the user cancelled, or the program
-/// misbehaved (died, said something that is not Assuan, did not answer in time). The words
-/// never hold what the user typed.
+/// Why a pinentry conversation broke off: the program could not be started or misbehaved (died,
+/// said something that is not Assuan, did not answer in time). The words never hold what the
+/// user typed.
 struct PinentryFailure: Error, CustomStringConvertible {
     let description: String
-    /// True when the user closed the dialog (pinentry's `ERR ... cancelled`).
-    var cancelled = false
 }
 
 /// A running pinentry: its process, and its standard input and output as one socket (a
