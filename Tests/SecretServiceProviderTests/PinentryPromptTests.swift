@@ -73,6 +73,22 @@ struct PinentryPromptTests {
         #expect(!served.serveErrors.contains("pass-phrase-1") && !served.serveErrors.contains("not-the-passphrase"))
     }
 
+    @Test("two clients unlocking at once share one pinentry, and both complete unlocked", .enabled(if: pinentryMissing == nil, "\(pinentryMissing ?? "")"))
+    func promptsShareOneDialog() throws {
+        let terminal = try PseudoTerminal()
+        let served = try Self.lockedVault(["KEYCHAIN_PINENTRY": Self.pinentry, "GPG_TTY": terminal.name, "TERM": "xterm"])
+        let first = try Self.client(served, ["answer"]), second = try Self.client(served, ["answer"])
+        #expect(Subprocess.readOutput(first.stdout, until: "prompting\n"))
+        #expect(Subprocess.readOutput(second.stdout, until: "prompting\n"))
+        #expect(terminal.waitFor("Passphrase:"), "\(terminal.shown)\(served.serveErrors)")
+        #expect(Self.pinentries(of: served).count == 1)
+        terminal.type("pass-phrase-1\r")
+        for client in [first, second] {
+            let rest = Self.finish(client)
+            #expect(rest == "completed unlocked /org/freedesktop/secrets/collection/login\nsecret value\n", "\(rest)\(served.serveErrors)")
+        }
+    }
+
     @Test(
         "Dismiss while the pinentry is up completes the prompt dismissed, ends the pinentry, and the vault stays locked",
         .enabled(if: pinentryMissing == nil, "\(pinentryMissing ?? "")"))
