@@ -15,6 +15,9 @@ static struct {
     int (*add_match)(csdbus_bus *, void **, const char *, csdbus_handler, void *);
     int (*process)(csdbus_bus *, csdbus_message **);
     int (*wait)(csdbus_bus *, uint64_t);
+    int (*get_fd)(csdbus_bus *);
+    int (*get_events)(csdbus_bus *);
+    int (*get_timeout)(csdbus_bus *, uint64_t *);
     int (*flush)(csdbus_bus *);
     csdbus_bus *(*flush_close_unref)(csdbus_bus *);
     const char *(*get_sender)(csdbus_message *);
@@ -59,6 +62,9 @@ static void load(void) {
     SYM(add_match, "sd_bus_add_match")
     SYM(process, "sd_bus_process")
     SYM(wait, "sd_bus_wait")
+    SYM(get_fd, "sd_bus_get_fd")
+    SYM(get_events, "sd_bus_get_events")
+    SYM(get_timeout, "sd_bus_get_timeout")
     SYM(flush, "sd_bus_flush")
     SYM(flush_close_unref, "sd_bus_flush_close_unref")
     SYM(get_sender, "sd_bus_message_get_sender")
@@ -106,6 +112,9 @@ int csdbus_add_match(csdbus_bus *bus, const char *match, csdbus_handler handler,
 }
 int csdbus_process(csdbus_bus *bus) { return lib.process(bus, NULL); }
 int csdbus_wait(csdbus_bus *bus, uint64_t timeout_usec) { return lib.wait(bus, timeout_usec); }
+int csdbus_get_fd(csdbus_bus *bus) { return lib.get_fd(bus); }
+int csdbus_get_events(csdbus_bus *bus) { return lib.get_events(bus); }
+int csdbus_get_timeout(csdbus_bus *bus, uint64_t *timeout_usec) { return lib.get_timeout(bus, timeout_usec); }
 int csdbus_flush(csdbus_bus *bus) { return lib.flush(bus); }
 void csdbus_close(csdbus_bus *bus) { lib.flush_close_unref(bus); }
 

@@ -1,6 +1,10 @@
 import KeychainCore
 import KeychainServe
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `keychain serve`: the vault as the session's Secret Service provider.
 enum ServeCommand {
     static let command = Command(
@@ -16,7 +20,7 @@ enum ServeCommand {
             "keychain serve --install             # started on demand from now on",
         ],
         notes:
-            "Items other programs store (secret-tool, git-credential-libsecret, Python keyring...) go in the vault's login collection, the default; the session collection lives in memory until serve stops. Their secrets are whenUnlocked: while the vault is locked, programs see the items but no secret. With KEYCHAIN_PASSPHRASE_FILE (or a systemd credential) it unlocks the vault at start. Runs until another provider replaces it; stops with SIGTERM.",
+            "Items other programs store (secret-tool, git-credential-libsecret, Python keyring...) go in the vault's login collection, the default; the session collection lives in memory until serve stops. Their secrets are whenUnlocked: while the vault is locked, programs see the items but no secret. With KEYCHAIN_PASSPHRASE_FILE (or a systemd credential) it unlocks the vault at start. Otherwise a program's unlock shows a pinentry (KEYCHAIN_PINENTRY, else pinentry on PATH) where one can be shown: on the desktop (DISPLAY, WAYLAND_DISPLAY), or on the terminal GPG_TTY names or serve runs in; the passphrase unlocks the vault as keychain unlock does. With nowhere to show one, programs are told to run keychain unlock. Aliases programs set are kept in the vault. Runs until another provider replaces it; stops with SIGTERM.",
         run: run)
 
     private static func run(_ context: Context) throws(CommandFailure) -> ExitCode {
@@ -25,9 +29,13 @@ enum ServeCommand {
         let vault = try context.vaultOnly("serve", unlockingAgainOnNeed: false)
         // A passphrase the environment gives (KEYCHAIN_PASSPHRASE_FILE, a systemd credential)
         // opens the vault for the daemon at start, as on a headless server; without one, it
-        // serves what the user's own `keychain unlock` opens. It never prompts: it has no terminal
-        // of its own to prompt on once started.
+        // serves what the user's own `keychain unlock` opens, or what a client's unlock opens
+        // through a pinentry. It never reads a passphrase from its own standard input: a pinentry
+        // asks, on the terminal or display it is told of.
         if PassphraseFile.isOffered(by: context.environment) { try context.ensureAvailable(.whenUnlocked) }
+        if let named = context.environment["KEYCHAIN_PINENTRY"], !named.isEmpty, !named.hasPrefix("/") || access(named, X_OK) != 0 {
+            context.terminal.writeError("keychain: KEYCHAIN_PINENTRY (\(named)) is not the path of a program: clients will be told to run keychain unlock\n")
+        }
         let replace = context.arguments.has("replace")
         let location = vault.location.path
         let why: String

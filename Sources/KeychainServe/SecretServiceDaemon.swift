@@ -29,6 +29,13 @@ final class SecretServiceDaemon {
     var sessions: [String: TransferSession] = [:]
     var sessionsByClient: [String: Int] = [:]
     var prompts: Set<String> = []
+    /// The pinentry a prompt shows to unlock the vault; nil when none can be shown.
+    let pinentry = PinentryChoice.choose(environment: ProcessEnvironment.current)
+    /// The unlock dialog showing now and the prompts waiting on it (``PendingUnlock``).
+    var pendingUnlock: PendingUnlock?
+    /// Whether the aliases kept in the vault have been read (they cannot be while the vault is
+    /// locked since boot).
+    var storedAliasesLoaded = false
     private var nextObject: UInt64 = 1
 
     init(bus: BusConnection?, vault: Vault?, collections: [any SecretCollection], defaultCollection: String) {
@@ -39,6 +46,7 @@ final class SecretServiceDaemon {
             collectionOrder.append(collection.name)
         }
         aliases["default"] = defaultCollection
+        loadStoredAliases()
     }
 
     /// A new object id (sessions, prompts), never reused while the daemon runs.
@@ -177,8 +185,9 @@ final class SecretServiceDaemon {
             [.string(interface), .properties(properties), .array(element: "s", invalidated.map { .string($0) })])
     }
 
-    /// Closes the sessions of a client that left the bus.
+    /// Closes the sessions of a client that left the bus, and dismisses its prompts.
     func clientLeft(_ name: String) {
+        promptClientLeft(name)
         guard sessionsByClient[name] != nil else { return }
         sessions = sessions.filter { $0.value.owner != name }
         sessionsByClient[name] = nil

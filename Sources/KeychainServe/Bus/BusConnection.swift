@@ -14,6 +14,9 @@ final class BusConnection {
     /// their unretained addresses).
     private var handlers: [Handler] = []
     private var stopReason: String?
+    /// Descriptors the loop polls beside the bus (an unlock dialog's end), each with what to run
+    /// on the bus thread when it is readable.
+    private var watches: [Int32: () -> Void] = [:]
 
     final class Handler {
         let body: (BusMessage) -> Int32
@@ -89,6 +92,12 @@ final class BusConnection {
     /// Makes ``run()`` return, with `reason`, once the message being handled is done.
     func stop(_ reason: String) { stopReason = reason }
 
+    /// Runs `body` on the bus thread whenever `descriptor` is readable, until ``unwatch(_:)``:
+    /// how work done on another thread hands its result back without the loop ever blocking on it.
+    func watch(_ descriptor: Int32, _ body: @escaping () -> Void) { watches[descriptor] = body }
+
+    func unwatch(_ descriptor: Int32) { watches[descriptor] = nil }
+
     /// Handles messages until ``stop(_:)`` or a failure of the connection.
     /// - Returns: why it stopped.
     /// - Throws: ``ServeError/unavailable(_:)`` when the bus connection fails.
@@ -97,10 +106,41 @@ final class BusConnection {
             let processed = csdbus_process(pointer)
             if processed < 0 { throw .unavailable("the session bus connection failed: \(String(cString: strerror(-processed)))") }
             if processed > 0 { continue }
-            let waited = csdbus_wait(pointer, UInt64.max)
-            if waited < 0 && waited != -EINTR { throw .unavailable("waiting on the session bus failed: \(String(cString: strerror(-waited)))") }
+            if watches.isEmpty {
+                let waited = csdbus_wait(pointer, UInt64.max)
+                if waited < 0 && waited != -EINTR { throw .unavailable("waiting on the session bus failed: \(String(cString: strerror(-waited)))") }
+            } else {
+                try waitForBusOrWatches()
+            }
         }
         _ = csdbus_flush(pointer)
         return stopReason!
+    }
+
+    /// What `sd_bus_wait` does, with the watched descriptors polled too: one `poll` over the
+    /// bus's descriptor (for the events and until the time sd-bus asks for) and theirs.
+    private func waitForBusOrWatches() throws(ServeError) {
+        let descriptor = csdbus_get_fd(pointer), events = csdbus_get_events(pointer)
+        var due: UInt64 = 0
+        let timed = csdbus_get_timeout(pointer, &due)
+        guard descriptor >= 0, events >= 0, timed >= 0 else {
+            throw .unavailable("the session bus connection failed: \(String(cString: strerror(-min(descriptor, events, timed))))")
+        }
+        var timeout: Int32 = -1
+        if due != UInt64.max {
+            var now = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &now)
+            let nowMicroseconds = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1_000
+            timeout = due <= nowMicroseconds ? 0 : Int32(clamping: (due - nowMicroseconds + 999) / 1_000)
+        }
+        let watched = watches.keys.sorted()
+        var descriptors = [pollfd(fd: descriptor, events: Int16(truncatingIfNeeded: events), revents: 0)]
+        descriptors += watched.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
+        if ready < 0 && errno != EINTR { throw .unavailable("waiting on the session bus failed: \(String(cString: strerror(errno)))") }
+        guard ready > 0 else { return }
+        for (index, watchedDescriptor) in watched.enumerated() where descriptors[index + 1].revents != 0 {
+            watches[watchedDescriptor]?()
+        }
     }
 }

@@ -38,6 +38,8 @@ extension SecretServiceDaemon {
             return ([.array(element: "{o(oayays)}", secrets)], true)
         case "ReadAlias":
             let alias = a[0].string!
+            // The vault may have opened since start (`keychain unlock`): its aliases come in now.
+            loadStoredAliases()
             guard let name = aliases[alias], collections[name] != nil else { return ([.objectPath(ObjectPath.none)], false) }
             return ([.objectPath(ObjectPath.collectionPath(name))], false)
         case "SetAlias":
@@ -46,12 +48,14 @@ extension SecretServiceDaemon {
                 throw .init(.invalidArgs, "an alias is letters, digits and underscores")
             }
             if target == ObjectPath.none {
+                try keepAlias(alias, naming: nil)
                 aliases[alias] = nil
                 return ([], false)
             }
             guard let object = ObjectPath(target), case .collection(let name, false) = object, collections[name] != nil else {
                 throw .noSuchObject(target)
             }
+            try keepAlias(alias, naming: name)
             aliases[alias] = name
             return ([], false)
         default:  // CreateCollection
@@ -82,7 +86,8 @@ extension SecretServiceDaemon {
     }
 
     /// The objects of `paths` open now (the user's unlock state is read again); the rest wait
-    /// behind a prompt, which only the user's own `keychain unlock` can satisfy.
+    /// behind a prompt: a pinentry where one can be shown, else the user's own `keychain unlock`
+    /// (``PromptInterface``).
     private func unlock(_ paths: [String]) throws(ServiceError) -> [BusValue] {
         var unlocked: [String] = [], waiting = false
         for path in paths {
@@ -147,10 +152,49 @@ extension SecretServiceDaemon {
         try collection.setLabel(label)
         collections[name] = collection
         collectionOrder.append(name)
-        if !alias.isEmpty { aliases[alias] = name }
+        forgetStoredAliases(naming: name)
+        if !alias.isEmpty {
+            try keepAlias(alias, naming: name)
+            aliases[alias] = name
+        }
         emit(ObjectPath.root, ServiceInterface.name, "CollectionCreated", [.objectPath(ObjectPath.collectionPath(name))])
         propertiesChanged(ObjectPath.root, ServiceInterface.name, [], invalidated: ["Collections"])
         return [.objectPath(ObjectPath.collectionPath(name)), .objectPath(ObjectPath.none)]
+    }
+
+    // MARK: - Aliases kept in the vault
+
+    /// Puts the aliases kept in the vault (``StoredAliases``) in place, those that name a
+    /// collection this daemon serves, once; nothing while the vault cannot be read (locked
+    /// since boot: a later `ReadAlias` or unlock reads them).
+    func loadStoredAliases() {
+        guard let vault, !storedAliasesLoaded, let stored = try? StoredAliases.load(from: vault) else { return }
+        storedAliasesLoaded = true
+        for (alias, name) in stored.sorted(by: { $0.key < $1.key }) where collections[name] != nil { aliases[alias] = name }
+    }
+
+    /// Keeps `alias` naming `name` in the vault (a collection of the vault only; an alias of
+    /// the in-memory collection lasts as long as it does), or, with nil, removes it.
+    /// - Throws: the vault's error (`IsLocked` for a vault locked since boot): the alias is
+    ///   then left as it was, in memory too.
+    private func keepAlias(_ alias: String, naming name: String?) throws(ServiceError) {
+        guard let vault, StoredAliases.isKept(alias) else { return }
+        do throws(StoreError) {
+            if let name, collections[name] is VaultCollection {
+                try StoredAliases.set(alias, to: name, in: vault)
+            } else {
+                try StoredAliases.remove(alias, from: vault)
+            }
+        } catch {
+            throw ServiceError(error, path: "\(ObjectPath.root)/aliases/\(alias)")
+        }
+    }
+
+    /// Removes the rows of aliases that named an earlier collection of this name (deleted
+    /// since), so that they do not come back at the next start naming the new one.
+    private func forgetStoredAliases(naming name: String) {
+        guard let vault, let stored = try? StoredAliases.load(from: vault) else { return }
+        for (alias, named) in stored where named == name && aliases[alias] != name { try? StoredAliases.remove(alias, from: vault) }
     }
 
     /// A search's or an item's attributes: an `a{ss}` within the daemon's limits.
