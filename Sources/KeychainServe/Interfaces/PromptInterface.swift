@@ -47,9 +47,10 @@ extension SecretServiceDaemon {
             emit(call.path, PromptInterface.name, "Completed", [.boolean(false), .variant(.paths(vaultCollections.map { ObjectPath.collectionPath($0.name) }))])
             return []
         }
-        if let pinentry, let vault, vault.hasPassphrase {
+        if let pinentry, let vault, vault.hasPassphrase, let bus {
             let window = call.arguments.first?.string ?? ""
-            try showUnlockDialog(for: id, of: call.sender, pinentry: pinentry, vault: vault, window: window.utf8.count <= PromptInterface.windowIDLimit ? window : "")
+            try showUnlockDialog(
+                for: id, of: call.sender, pinentry: pinentry, vault: vault, bus: bus, window: window.utf8.count <= PromptInterface.windowIDLimit ? window : "")
             return []
         }
         // A failed Prompt call is the prompt's end (libsecret takes it so, and a Completed
@@ -59,7 +60,9 @@ extension SecretServiceDaemon {
     }
 
     /// Puts prompt `id` behind the dialog that is up, or shows one.
-    private func showUnlockDialog(for id: String, of client: String, pinentry: PinentryChoice, vault: Vault, window: String) throws(ServiceError) {
+    private func showUnlockDialog(
+        for id: String, of client: String, pinentry: PinentryChoice, vault: Vault, bus: BusConnection, window: String
+    ) throws(ServiceError) {
         if pendingUnlock == nil {
             let dialog = try UnlockDialog()
             bus.watch(dialog.wakeDescriptor) { [unowned self, dialog] in self.unlockDialogEnded(dialog) }
@@ -93,7 +96,7 @@ extension SecretServiceDaemon {
     /// On the bus thread, once `dialog` has ended: completes the prompts waiting on it.
     private func unlockDialogEnded(_ dialog: UnlockDialog) {
         guard let outcome = dialog.outcome else { return }
-        bus.unwatch(dialog.wakeDescriptor)
+        bus?.unwatch(dialog.wakeDescriptor)
         guard let pending = pendingUnlock, pending.dialog === dialog else { return }
         pendingUnlock = nil
         let vaultCollections = collectionOrder.compactMap { collections[$0] as? VaultCollection }

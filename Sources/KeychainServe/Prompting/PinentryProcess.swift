@@ -1,4 +1,3 @@
-internal import COpenSSL
 import KeychainCore
 import Synchronization
 
@@ -149,16 +148,21 @@ final class PinentryProcess: Sendable {
         }
     }
 
-    /// Reads one line into a buffer wiped afterwards (a data line holds the passphrase) and
-    /// hands it to `body` without its LF.
+    /// Reads one line into a buffer wiped afterwards (a data line holds the passphrase: the
+    /// buffer is a ``SecretBytes``'s) and hands it to `body` without its LF.
     private func line<R>(
         by deadline: ContinuousClock.Instant, _ body: (UnsafeMutableRawBufferPointer) throws(PinentryFailure) -> R
     ) throws(PinentryFailure) -> R {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: AssuanCoding.lineLimit, alignment: 1)
-        defer {
-            OPENSSL_cleanse(buffer.baseAddress, buffer.count)
-            buffer.deallocate()
+        var result: R?
+        _ = try SecretBytes(count: AssuanCoding.lineLimit) { (buffer: UnsafeMutableRawBufferPointer) throws(PinentryFailure) in
+            result = try line(into: buffer, by: deadline, body)
         }
+        return result!
+    }
+
+    private func line<R>(
+        into buffer: UnsafeMutableRawBufferPointer, by deadline: ContinuousClock.Instant, _ body: (UnsafeMutableRawBufferPointer) throws(PinentryFailure) -> R
+    ) throws(PinentryFailure) -> R {
         var count = 0
         while true {
             // One byte at a time: a line's end is never read past, so nothing of the next line
