@@ -57,8 +57,13 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
         library.objectUnref(service)
     }
 
-    private func call() -> SecretServiceCall {
-        SecretServiceCall(library: library, deadline: Deadline(after: timeout), timeout: timeout)
+    /// How long a collection's creation may wait for the person answering the provider's
+    /// prompt (gnome-keyring asks for the new keyring's password).
+    static let promptTimeout = Duration.seconds(300)
+
+    private func call(timeout: Duration? = nil) -> SecretServiceCall {
+        let timeout = timeout ?? self.timeout
+        return SecretServiceCall(library: library, deadline: Deadline(after: timeout), timeout: timeout)
     }
 
     private func connected() throws(StoreError) -> LibSecret.Pointer {
@@ -161,13 +166,14 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
         }
     }
 
-    /// Creates a collection labelled `label` (the provider may prompt, or refuse); its path.
+    /// Creates a collection labelled `label`; its path. The provider may prompt (waited for up
+    /// to ``promptTimeout``), or refuse.
     /// - Throws: the provider's refusal (``StoreError/io(_:)``, ``StoreError/userCancelled``
     ///   for a dismissed prompt) or ``StoreError/unavailable(_:)`` when it did not answer in time.
     public func createCollection(label: String) throws(StoreError) -> String {
         let service = try connected()
         let library = self.library
-        let created = try call().object("create a collection", .write, proxies: [service], allowNil: true) { cancellable, error in
+        let created = try call(timeout: max(timeout, Self.promptTimeout)).object("create a collection", .write, proxies: [service], allowNil: true) { cancellable, error in
             library.collectionCreateSync(service, label, nil, 0, cancellable, error)
         }
         // libsecret answers a dismissed prompt with no collection and no error.
