@@ -270,6 +270,35 @@ struct ProviderSwitchTests {
         #expect(found.output.contains("secret = two"), "\(found.output)")
     }
 
+    @Test("back: an item the provider's collection has with exactly the same attributes is refused by default (nothing written anywhere); keep leaves both sides' items")
+    func backConflicts() throws {
+        let served = try ServedVault()
+        #expect(try served.run("/usr/bin/secret-tool", ["store", "--label=vault's", "service", "same"], input: "from-vault").status == 0)
+        #expect(try served.run("/usr/bin/secret-tool", ["store", "--label=other", "service", "different"], input: "other").status == 0)
+        served.stopServing()
+        let keyring = try PrivateSecretService()
+        let environment = served.environment.merging(["DBUS_SESSION_BUS_ADDRESS": keyring.busAddress]) { $1 }
+        let stored = try Subprocess.run("/usr/bin/secret-tool", ["store", "--label=keyring's", "service", "same"], environment: environment, input: Data("from-keyring".utf8))
+        #expect(stored.status == 0, "\(stored.stderr)")
+        let vault = try Vault(VaultConfiguration(location: VaultLocation(path: served.vaultPath)))
+        let before = (try? vault.copyMatching(Query(.genericPassword)))?.count ?? 0
+
+        let refused = try Subprocess.run(KeychainExecutable.path, ["migrate", "--foreign", "--from", "vault", "--to", "secret-service"], environment: environment)
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("1 item(s) have exactly the attributes"), "\(refused.stderr)")
+        #expect(try Self.itemCount(of: "/org/freedesktop/secrets/collection/login", environment) == 1)
+        #expect(((try? vault.copyMatching(Query(.genericPassword)))?.count ?? 0) == before)
+
+        let kept = try Subprocess.run(
+            KeychainExecutable.path, ["migrate", "--foreign", "--from", "vault", "--to", "secret-service", "--conflict", "keep"], environment: environment)
+        #expect(kept.status == 0, "\(kept.stderr)")
+        #expect(kept.stderr.contains("1 added, 0 replaced, 1 kept"), "\(kept.stderr)")
+        #expect(try Subprocess.run("/usr/bin/secret-tool", ["lookup", "service", "same"], environment: environment).output == "from-keyring")
+        #expect(try Subprocess.run("/usr/bin/secret-tool", ["lookup", "service", "different"], environment: environment).output == "other")
+        let left = try vault.copyMatching(Query(.genericPassword, attributes: Attributes(accessGroup: "org.freedesktop.secrets.secret", synchronizable: false), returnData: true))
+        #expect(left.map { $0.value } == [SecretBytes(utf8: "from-vault")])
+    }
+
     @Test("back is refused while keychain serve of this same vault owns the name, and nothing moves")
     func refusesItsOwnVault() throws {
         let served = try ServedVault()
