@@ -59,7 +59,7 @@ enum ProviderSwitch {
         }
         let verb = context.arguments.has("keep-source") ? "copied" : "moved"
         context.terminal.writeError(
-            "keychain: \(verb) \(plan.added + plan.replaced) item(s) of \(groups.count) collection(s) from the Secret Service into the vault: \(plan.added) added, \(plan.replaced) replaced, \(plan.kept) kept as they were in the vault (their source items stay)\(plan.createdCollections.isEmpty ? "" : "; new vault collection(s): \(plan.createdCollections.map { "'\($0)'" }.joined(separator: ", "))")\n"
+            "keychain: \(verb) \(plan.added + plan.replaced) item(s) of \(groups.count) collection(s) from the Secret Service into the vault: \(plan.added) added, \(plan.replaced) replaced, \(plan.kept) kept as they were in the vault\(plan.kept > 0 ? " (their copies stay in the Secret Service)" : "")\(plan.createdCollections.isEmpty ? "" : "; new vault collection(s): \(plan.createdCollections.map { "'\($0)'" }.joined(separator: ", "))")\n"
         )
         reportLeftBehind(collections, context)
         guard !context.arguments.has("keep-source") else { return .success }
@@ -108,7 +108,7 @@ enum ProviderSwitch {
             }
             targets.append((collection, target?.path))
             for entry in collection.entries {
-                let same = target?.items.filter { $0.attributes == entry.attributes }.map(\.path) ?? []
+                let same = target?.items.filter { ServedItems.isSameItem($0.attributes, entry.attributes) }.map(\.path) ?? []
                 if !same.isEmpty {
                     conflictCount += 1
                     conflicts.append((entry.source, same))
@@ -125,7 +125,7 @@ enum ProviderSwitch {
         var createdItems: [String] = []
         var moved: [String] = []
         var replacedItems: [String] = []
-        var kept = 0
+        var kept = 0, replaced = 0
         var creating: String?
         do throws(StoreError) {
             for (collection, existing) in targets {
@@ -145,6 +145,7 @@ enum ProviderSwitch {
                             continue
                         }
                         replacedItems += replacing
+                        replaced += 1
                     }
                     createdItems.append(
                         try provider.createItem(in: path, label: entry.label, attributes: entry.attributes, secret: entry.secret, contentType: entry.contentType))
@@ -169,7 +170,7 @@ enum ProviderSwitch {
         let oldLeft = provider.deleteItems(replacedItems)
         let verb = context.arguments.has("keep-source") ? "copied" : "moved"
         context.terminal.writeError(
-            "keychain: \(verb) \(moved.count) item(s) of \(targets.count) collection(s) from the vault to the Secret Service: \(moved.count - replacedItems.count) added, \(replacedItems.count) replaced, \(kept) kept as they were in the Secret Service (their vault items stay)\(createdCollections.isEmpty ? "" : "; \(createdCollections.count) collection(s) created there")\n"
+            "keychain: \(verb) \(moved.count) item(s) of \(targets.count) collection(s) from the vault to the Secret Service: \(moved.count - replaced) added, \(replaced) replaced, \(kept) kept as they were in the Secret Service\(kept > 0 ? " (their copies stay in the vault)" : "")\(createdCollections.isEmpty ? "" : "; \(createdCollections.count) collection(s) created there")\n"
         )
         var failed = false
         if !oldLeft.isEmpty {

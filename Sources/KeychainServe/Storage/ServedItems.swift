@@ -57,7 +57,7 @@ package enum ServedItems {
     static let collectionLimit = 64
 
     /// Plans the import of `groups` into `vault` under `rule`: conflicts are items with
-    /// exactly the attributes of one already in the collection they go to; under
+    /// the attributes of one already in the collection they go to (``isSameItem(_:_:)``); under
     /// ``ItemTransfer/ConflictRule/refuse`` they are counted (``ImportPlan/conflicts``) and
     /// the plan must not be committed.
     /// - Throws: the vault's errors (``StoreError/locked`` while its items cannot be read),
@@ -132,18 +132,32 @@ package enum ServedItems {
         try vault.write(plan.operations)
     }
 
-    /// The id of an item of `collection` whose attributes are exactly `attributes`, if any.
+    /// The id of an item of `collection` that ``isSameItem(_:_:)`` says `attributes` names, if any.
     private static func sameAttributes(_ attributes: [String: String], in collection: VaultCollection) throws(StoreError) -> String? {
         let found: [String]
-        do { found = try collection.search(attributes) } catch { throw storeError(error) }
+        do { found = try collection.search(attributes.filter { $0.key != schemaKey }) } catch { throw storeError(error) }
         for id in found {
             do {
-                if try collection.record(id).attributes == attributes { return id }
+                if isSameItem(try collection.record(id).attributes, attributes) { return id }
             } catch {
                 throw storeError(error)
             }
         }
         return nil
+    }
+
+    private static let schemaKey = "xdg:schema"
+
+    /// Whether two items' attributes are the same item's: equal, except that an `xdg:schema`
+    /// only one of them has is not counted. Providers keep a schema apart from the attributes
+    /// (gnome-keyring keeps `secret-tool`'s as the item's type and shows it as an attribute only
+    /// at times; `keychain serve` keeps none), and libsecret's lookups without a schema match
+    /// either.
+    package static func isSameItem(_ a: [String: String], _ b: [String: String]) -> Bool {
+        guard let schemaA = a[schemaKey], let schemaB = b[schemaKey] else {
+            return a.filter { $0.key != schemaKey } == b.filter { $0.key != schemaKey }
+        }
+        return schemaA == schemaB && a == b
     }
 
     private static func storeError(_ error: ServiceError) -> StoreError {
