@@ -1,5 +1,6 @@
 import Foundation
 import KeychainCore
+import KeychainServe
 import KeychainTestSupport
 import Testing
 
@@ -114,6 +115,9 @@ struct ProviderSwitchTests {
         try setup.served.startServing()
         #expect(setup.served.waitForProvider())
         #expect(try setup.served.run("/usr/bin/secret-tool", ["lookup", "service", "api.example.com", "user", "deploy"]).output == "s3cret-token")
+        // gnome-keyring keeps secret-tool's schema as the item's type: it comes along as an attribute.
+        let deploy = try setup.served.run("/usr/bin/secret-tool", ["search", "--all", "user", "deploy"])
+        #expect(deploy.output.contains("schema = org.freedesktop.Secret.Generic"), "\(deploy.output)")
         let searched = try setup.served.run("/usr/bin/secret-tool", ["search", "--all", "e-source-uid", "1234abcd"])
         #expect(searched.output.contains("label = Mail"), "\(searched.output)\(searched.stderr)")
         #expect(searched.output.contains("secret = mail-pw"), "\(searched.output)")
@@ -128,6 +132,15 @@ struct ProviderSwitchTests {
             #expect(rows.contains { $0.hasPrefix("org.freedesktop.secrets.collection|collections|workkeys|Work Keys|") }, "\(rows)")
         }
         #expect(try setup.served.run("/usr/bin/secret-tool", ["lookup", "service", "memory-only"]).status != 0)
+    }
+
+    @Test("an xdg:schema only one side has does not make two items different; different schemas or attributes do")
+    func sameItemRule() {
+        #expect(ServedItems.isSameItem(["service": "a"], ["service": "a", "xdg:schema": "org.freedesktop.Secret.Generic"]))
+        #expect(ServedItems.isSameItem(["service": "a", "xdg:schema": "x"], ["service": "a", "xdg:schema": "x"]))
+        #expect(!ServedItems.isSameItem(["service": "a", "xdg:schema": "x"], ["service": "a", "xdg:schema": "y"]))
+        #expect(!ServedItems.isSameItem(["service": "a"], ["service": "a", "user": "b"]))
+        #expect(ServedItems.isSameItem([:], [:]))
     }
 
     @Test("with --keep-source the items stay in gnome-keyring too, and a second run with --conflict keep changes nothing")
@@ -270,7 +283,9 @@ struct ProviderSwitchTests {
         #expect(found.output.contains("secret = two"), "\(found.output)")
     }
 
-    @Test("back: an item the provider's collection has with exactly the same attributes is refused by default (nothing written anywhere); keep leaves both sides' items")
+    @Test(
+        "back: an item the provider's collection has with exactly the same attributes is refused by default (nothing written anywhere); keep leaves both sides' items; replace takes the vault's"
+    )
     func backConflicts() throws {
         let served = try ServedVault()
         #expect(try served.run("/usr/bin/secret-tool", ["store", "--label=vault's", "service", "same"], input: "from-vault").status == 0)
@@ -297,6 +312,69 @@ struct ProviderSwitchTests {
         #expect(try Subprocess.run("/usr/bin/secret-tool", ["lookup", "service", "different"], environment: environment).output == "other")
         let left = try vault.copyMatching(Query(.genericPassword, attributes: Attributes(accessGroup: "org.freedesktop.secrets.secret", synchronizable: false), returnData: true))
         #expect(left.map { $0.value } == [SecretBytes(utf8: "from-vault")])
+
+        // replace: the vault's item takes the place of the provider's.
+        let replaced = try Subprocess.run(
+            KeychainExecutable.path, ["migrate", "--foreign", "--from", "vault", "--to", "secret-service", "--conflict", "replace"], environment: environment)
+        #expect(replaced.status == 0, "\(replaced.stderr)")
+        #expect(replaced.stderr.contains("0 added, 1 replaced, 0 kept"), "\(replaced.stderr)")
+        #expect(try Subprocess.run("/usr/bin/secret-tool", ["lookup", "service", "same"], environment: environment).output == "from-vault")
+        #expect(try Self.itemCount(of: "/org/freedesktop/secrets/collection/login", environment) == 2)
+        #expect((try? vault.copyMatching(Query(.genericPassword, attributes: Attributes(accessGroup: "org.freedesktop.secrets.secret", synchronizable: false)))) == nil)
+    }
+
+    /// The process id of the name's owner on the bus of `environment`, or nil.
+    static func owner(_ environment: [String: String]) throws -> pid_t? {
+        let asked = try Subprocess.run(
+            "/usr/bin/dbus-send",
+            ["--session", "--print-reply", "--dest=org.freedesktop.DBus", "/", "org.freedesktop.DBus.GetConnectionUnixProcessID", "string:org.freedesktop.secrets"],
+            environment: environment)
+        guard asked.status == 0 else { return nil }
+        return asked.output.split(separator: " ").last.flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    }
+
+    /// Waits (a bounded number of polls) until `pid` owns the name; whether it does.
+    static func waitForOwner(_ pid: pid_t, _ environment: [String: String]) throws -> Bool {
+        for _ in 0..<400 {
+            if try owner(environment) == pid { return true }
+            usleep(25_000)
+        }
+        return false
+    }
+
+    @Test("the switch in the documented order: migrate, stop gnome-keyring, keychain serve; back: start gnome-keyring (it waits for the name), stop keychain serve, migrate back")
+    func switchInOrderAndBack() throws {
+        let setup = try Switch()
+        try setup.store("Deploy token", ["service", "api.example.com"], secret: "s3cret")
+        #expect(try setup.keychain(["migrate", "--foreign", "--from", "secret-service", "--to", "vault"]).status == 0)
+        kill(setup.keyring.keyringPID, SIGTERM)
+        for _ in 0..<400 where try Self.owner(setup.environment) != nil { usleep(25_000) }
+        let serving = try setup.served.startServing([], environment: ["DBUS_SESSION_BUS_ADDRESS": setup.keyring.busAddress])
+        #expect(try Self.waitForOwner(serving, setup.environment), "\(setup.served.serveErrors)")
+        #expect(try setup.secretTool(["lookup", "service", "api.example.com"]).output == "s3cret")
+
+        // Back: gnome-keyring started again queues for the name, which it gets when keychain serve stops.
+        let home = setup.keyring.directory
+        let started = try Subprocess.run(
+            "/usr/bin/gnome-keyring-daemon", ["--unlock", "--components=secrets", "--daemonize"],
+            environment: [
+                "PATH": "/usr/bin:/bin", "HOME": home + "/home", "XDG_RUNTIME_DIR": home + "/run", "XDG_DATA_HOME": home + "/data",
+                "DBUS_SESSION_BUS_ADDRESS": setup.keyring.busAddress,
+            ], input: Data("test-password".utf8))
+        #expect(started.status == 0, "\(started.stderr)")
+        #expect(try Self.owner(setup.environment) == serving)
+        setup.served.stopServing()
+        var keyring: pid_t?
+        for _ in 0..<400 where keyring == nil {
+            keyring = try Self.owner(setup.environment)
+            usleep(25_000)
+        }
+        defer { if let keyring { kill(keyring, SIGTERM) } }
+        #expect(keyring != nil && keyring != serving)
+        let back = try setup.keychain(["migrate", "--foreign", "--from", "vault", "--to", "secret-service"])
+        #expect(back.status == 0, "\(back.stderr)")
+        #expect(try setup.secretTool(["lookup", "service", "api.example.com"]).output == "s3cret")
+        #expect(try setup.vaultRows().filter { $0.hasPrefix("org.freedesktop.secrets.secret|") }.isEmpty)
     }
 
     @Test("back is refused while keychain serve of this same vault owns the name, and nothing moves")
