@@ -347,7 +347,10 @@ struct ProviderSwitchTests {
         let setup = try Switch()
         try setup.store("Deploy token", ["service", "api.example.com"], secret: "s3cret")
         #expect(try setup.keychain(["migrate", "--foreign", "--from", "secret-service", "--to", "vault"]).status == 0)
+        // Stopped here, it is not the fixture's to stop again (its process id may be another's by then).
         kill(setup.keyring.keyringPID, SIGTERM)
+        let pidFile = setup.keyring.directory + "/keyring.pid"
+        try "".write(toFile: pidFile, atomically: true, encoding: .utf8)
         for _ in 0..<400 where try Self.owner(setup.environment) != nil { usleep(25_000) }
         let serving = try setup.served.startServing([], environment: ["DBUS_SESSION_BUS_ADDRESS": setup.keyring.busAddress])
         #expect(try Self.waitForOwner(serving, setup.environment), "\(setup.served.serveErrors)")
@@ -369,7 +372,8 @@ struct ProviderSwitchTests {
             keyring = try Self.owner(setup.environment)
             usleep(25_000)
         }
-        defer { if let keyring { kill(keyring, SIGTERM) } }
+        // The fixture stops the gnome-keyring started here.
+        if let keyring { try "\(keyring)\n".write(toFile: pidFile, atomically: true, encoding: .utf8) }
         #expect(keyring != nil && keyring != serving)
         let back = try setup.keychain(["migrate", "--foreign", "--from", "vault", "--to", "secret-service"])
         #expect(back.status == 0, "\(back.stderr)")
