@@ -127,16 +127,21 @@ enum ProviderSwitch {
         var replacedItems: [String] = []
         var kept = 0, replaced = 0
         var creating: String?
+        var createdByLabel: [String: String] = [:]
         do throws(StoreError) {
             for (collection, existing) in targets {
                 let path: String
                 if let existing {
                     path = existing
+                } else if let made = createdByLabel[collection.label] {
+                    // Two vault collections of one label go to the one collection made for it.
+                    path = made
                 } else {
                     creating = collection.label
                     path = try provider.createCollection(label: collection.label)
                     creating = nil
                     createdCollections.append(path)
+                    createdByLabel[collection.label] = path
                 }
                 for entry in collection.entries {
                     if let replacing = conflicting[entry.source] {

@@ -14,6 +14,7 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
     public struct ProviderItem: Sendable {
         /// Its D-Bus object path.
         public let path: String
+        /// Its `Label`.
         public let label: String
         /// Its attributes, with `xdg:schema` from the item's type where the provider keeps the
         /// schema there (gnome-keyring does for `secret-tool`'s items).
@@ -28,12 +29,14 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
     public struct ProviderCollection: Sendable {
         /// Its D-Bus object path.
         public let path: String
+        /// Its `Label`.
         public let label: String
         /// The collection the `default` alias names.
         public let isDefault: Bool
         /// The collection the `session` alias names: kept in memory until the provider stops
         /// (gnome-keyring's and `keychain serve`'s `session`), so never moved.
         public let isMemoryOnly: Bool
+        /// Whether the provider holds its secrets closed (`Locked`): nothing is unlocked here.
         public let isLocked: Bool
         /// Its items, secrets unread while it is locked.
         public let items: [ProviderItem]
@@ -191,6 +194,8 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
     }
 
     /// Deletes the collection at `path` (one listed or created through this object) with its items.
+    /// - Throws: ``StoreError/itemNotFound`` for a path not listed or created here, and the
+    ///   provider's errors.
     public func deleteCollection(_ path: String) throws(StoreError) {
         let service = try connected()
         guard let collection = proxies[path] else { throw .itemNotFound }
@@ -202,6 +207,8 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
 
     /// Stores a new item in the collection at `path` (one listed or created through this
     /// object) with exactly these attributes (no schema added); the new item's path.
+    /// - Throws: ``StoreError/itemNotFound`` for a path not listed or created here, and the
+    ///   provider's errors (``StoreError/outcomeUnknown(_:)`` when it did not answer in time).
     public func createItem(
         in path: String, label: String, attributes: [String: String], secret: SecretBytes, contentType: String
     ) throws(StoreError) -> String {
@@ -210,11 +217,11 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
         let library = self.library
         let table = library.hashTable(attributes)
         defer { library.hashTableUnref(table) }
+        let type = contentType.isEmpty ? "application/octet-stream" : contentType
+        // libsecret copies the bytes into memory of its own before this returns.
         let value = secret.withUnsafeBytes { raw in
-            var empty: CChar = 0
-            return library.valueNew(
-                raw.baseAddress?.assumingMemoryBound(to: CChar.self) ?? withUnsafePointer(to: &empty) { $0 }, raw.count,
-                contentType.isEmpty ? "application/octet-stream" : contentType)
+            guard let base = raw.baseAddress, raw.count > 0 else { return library.valueNew("", 0, type) }
+            return library.valueNew(base.assumingMemoryBound(to: CChar.self), raw.count, type)
         }
         defer { library.valueUnref(value) }
         let item = try call().object("create an item", .write, proxies: [service, collection]) { cancellable, error in
@@ -226,6 +233,7 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
 
     /// The process id of the bus connection that owns `org.freedesktop.secrets`, as the bus
     /// daemon tells it (`GetConnectionUnixProcessID`).
+    /// - Throws: ``StoreError/unavailable(_:)`` when no provider or bus answers.
     public func ownerProcessID() throws(StoreError) -> Int32 {
         let service = try connected()
         let library = self.library
