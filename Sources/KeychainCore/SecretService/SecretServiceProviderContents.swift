@@ -16,8 +16,7 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
         public let path: String
         /// Its `Label`.
         public let label: String
-        /// Its attributes, with `xdg:schema` from the item's type where the provider keeps the
-        /// schema there (gnome-keyring does for `secret-tool`'s items).
+        /// Its attributes, as the provider shows them.
         public let attributes: [String: String]
         /// Nil when not read (a locked collection, or a listing without secrets).
         public let secret: SecretBytes?
@@ -133,13 +132,8 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
         let library = self.library
         let path = library.proxyGetObjectPath(item).map { String(cString: $0) } ?? ""
         let table = library.itemGetAttributes(item)
-        var attributes = library.dictionary(table)
+        let attributes = library.dictionary(table)
         library.hashTableUnref(table)
-        // A schema kept as the item's type (secret-tool's, in gnome-keyring) is an attribute
-        // here, as libsecret's lookups by schema expect of the provider that serves it next.
-        if attributes["xdg:schema"] == nil, let schema = library.takeString(library.itemGetSchemaName?(item)), !schema.isEmpty {
-            attributes["xdg:schema"] = schema
-        }
         let label = library.takeString(library.itemGetLabel(item)) ?? ""
         guard secret else { return ProviderItem(path: path, label: label, attributes: attributes, secret: nil, contentType: "") }
         try call().succeed("read a secret", .read, proxies: [service, item]) { cancellable, error in

@@ -149,10 +149,9 @@ package enum ServedItems {
     private static let schemaKey = "xdg:schema"
 
     /// Whether two items' attributes are the same item's: equal, except that an `xdg:schema`
-    /// only one of them has is not counted. Providers keep a schema apart from the attributes
-    /// (gnome-keyring keeps `secret-tool`'s as the item's type and shows it as an attribute only
-    /// at times; `keychain serve` keeps none), and libsecret's lookups without a schema match
-    /// either.
+    /// only one of them has is not counted: gnome-keyring shows `secret-tool`'s items without
+    /// one, and with `org.freedesktop.Secret.Generic` once it has read its file again, and
+    /// libsecret's lookups without a schema match either.
     package static func isSameItem(_ a: [String: String], _ b: [String: String]) -> Bool {
         guard let schemaA = a[schemaKey], let schemaB = b[schemaKey] else {
             return a.filter { $0.key != schemaKey } == b.filter { $0.key != schemaKey }
