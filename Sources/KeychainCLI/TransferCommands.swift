@@ -43,11 +43,16 @@ enum TransferCommands {
                 .value("from", "STORE", "vault or secret-service"), .value("to", "STORE", "vault or secret-service"),
                 .value("conflict", "RULE", "refuse (default), keep or replace", choices: ItemTransfer.ConflictRule.allCases.map(\.rawValue)),
                 .flag("keep-source", "copy instead of move: leave the items in the source too"),
-                .flag("skip-locked", "leave the items of a locked class behind (and say how many) instead of failing"),
+                .flag("skip-locked", "leave the items of a locked class (with --foreign: a locked collection) behind (and say how many) instead of failing"),
+                .flag("foreign", "switch providers: every program's items of every collection, into the vault as keychain serve keeps them, or back"),
             ],
-            examples: ["keychain migrate --from secret-service --to vault", "keychain migrate --from vault --to secret-service --keep-source"],
+            examples: [
+                "keychain migrate --from secret-service --to vault", "keychain migrate --from vault --to secret-service --keep-source",
+                "keychain migrate --foreign --from secret-service --to vault   # then stop gnome-keyring, start keychain serve",
+                "keychain migrate --foreign --from vault --to secret-service --keep-source",
+            ],
             notes:
-                "Only this tool's items move (other programs' Secret Service items stay theirs); ThisDeviceOnly and access-controlled items stay behind, and the command says how many. An item of a locked class makes it fail with status 3, moving nothing, unless --skip-locked.",
+                "Without --foreign, only this tool's items move (other programs' Secret Service items stay theirs); ThisDeviceOnly and access-controlled items stay behind, and the command says how many. An item of a locked class makes it fail with status 3, moving nothing, unless --skip-locked. With --foreign, to switch from gnome-keyring (KWallet, KeePassXC) to keychain serve: every item of every persistent collection of the provider, with its label, attributes, secret and content type, goes into the vault in one write (the default collection becomes login, each other one the vault collection of its label, made if missing); the memory-only session collection stays behind; a locked collection fails with status 3 unless --skip-locked; an item whose attributes one of its vault collection has exactly is a conflict. Then stop the old provider (gnome-keyring does not let keychain serve --replace take its name) and start keychain serve. Back (--from vault --to secret-service, with the old provider owning the name again: start it, then stop keychain serve): each served item into the provider's collection of the same label (login: its default one), created where missing and the provider allows it, undone if anything fails; the vault's rows go in one write after. Refused while keychain serve of this same vault is the provider.",
             run: migrate),
     ]
 
@@ -127,6 +132,7 @@ enum TransferCommands {
         }
         guard from != to else { throw CommandFailure("--from and --to name the same store (\(fromName))", code: .usage) }
         let rule = try conflictRule(context)
+        if context.arguments.has("foreign") { return try ProviderSwitch.migrate(context, from: from, to: to, rule: rule) }
         let source = try context.store(of: from)
         let destination = try context.store(of: to)
         let locked = try context.store { () throws(StoreError) in try ItemTransfer.lockedItemCount(of: source) }

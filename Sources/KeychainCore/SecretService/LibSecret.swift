@@ -63,6 +63,27 @@ struct LibSecret: @unchecked Sendable {
     let valueGetContentType: @convention(c) (Pointer?) -> UnsafePointer<CChar>?
     let valueUnref: @convention(c) (Pointer?) -> Void
 
+    // Every collection and item of the provider, for switching providers (``SecretServiceProviderContents``).
+    let serviceLoadCollectionsSync: @convention(c) (Pointer?, Pointer?, ErrorOut?) -> Int32
+    let serviceGetCollections: @convention(c) (Pointer?) -> Pointer?
+    let serviceReadAliasPathSync: @convention(c) (Pointer?, UnsafePointer<CChar>?, Pointer?, ErrorOut?) -> Pointer?
+    let collectionLoadItemsSync: @convention(c) (Pointer?, Pointer?, ErrorOut?) -> Int32
+    let collectionGetItems: @convention(c) (Pointer?) -> Pointer?
+    let collectionCreateSync: @convention(c) (Pointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, Int32, Pointer?, ErrorOut?) -> Pointer?
+    let collectionDeleteSync: @convention(c) (Pointer?, Pointer?, ErrorOut?) -> Int32
+    let proxyGetObjectPath: @convention(c) (Pointer?) -> UnsafePointer<CChar>?
+    // Which process owns the provider's name: org.freedesktop.DBus.GetConnectionUnixProcessID.
+    let proxyGetConnection: @convention(c) (Pointer?) -> Pointer?
+    let connectionCallSync:
+        @convention(c) (Pointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, Pointer?, Pointer?, Int32, Int32, Pointer?, ErrorOut?)
+            ->
+            Pointer?
+    let variantNewString: @convention(c) (UnsafePointer<CChar>?) -> Pointer?
+    let variantNewTuple: @convention(c) (UnsafePointer<Pointer?>?, Int) -> Pointer?
+    let variantGetChildValue: @convention(c) (Pointer?, Int) -> Pointer?
+    let variantGetUInt32: @convention(c) (Pointer?) -> UInt32
+    let variantUnref: @convention(c) (Pointer?) -> Void
+
     // Flags, as in libsecret's headers.
     static let searchLoadSecrets: Int32 = 1 << 3
     static let serviceOpenSession: Int32 = 1 << 1
@@ -144,7 +165,29 @@ struct LibSecret: @unchecked Sendable {
             valueNew: symbol("secret_value_new", as: (@convention(c) (UnsafePointer<CChar>?, Int, UnsafePointer<CChar>?) -> Pointer?).self) ?? { _, _, _ in nil },
             valueGet: symbol("secret_value_get", as: (@convention(c) (Pointer?, UnsafeMutablePointer<Int>?) -> UnsafePointer<CChar>?).self) ?? { _, _ in nil },
             valueGetContentType: symbol("secret_value_get_content_type", as: (@convention(c) (Pointer?) -> UnsafePointer<CChar>?).self) ?? { _ in nil },
-            valueUnref: symbol("secret_value_unref", as: (@convention(c) (Pointer?) -> Void).self) ?? { _ in }
+            valueUnref: symbol("secret_value_unref", as: (@convention(c) (Pointer?) -> Void).self) ?? { _ in },
+            serviceLoadCollectionsSync: symbol("secret_service_load_collections_sync", as: (@convention(c) (Pointer?, Pointer?, ErrorOut?) -> Int32).self) ?? { _, _, _ in 0 },
+            serviceGetCollections: symbol("secret_service_get_collections", as: (@convention(c) (Pointer?) -> Pointer?).self) ?? { _ in nil },
+            serviceReadAliasPathSync: symbol(
+                "secret_service_read_alias_dbus_path_sync", as: (@convention(c) (Pointer?, UnsafePointer<CChar>?, Pointer?, ErrorOut?) -> Pointer?).self) ?? { _, _, _, _ in nil },
+            collectionLoadItemsSync: symbol("secret_collection_load_items_sync", as: (@convention(c) (Pointer?, Pointer?, ErrorOut?) -> Int32).self) ?? { _, _, _ in 0 },
+            collectionGetItems: symbol("secret_collection_get_items", as: (@convention(c) (Pointer?) -> Pointer?).self) ?? { _ in nil },
+            collectionCreateSync: symbol(
+                "secret_collection_create_sync",
+                as: (@convention(c) (Pointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, Int32, Pointer?, ErrorOut?) -> Pointer?).self) ?? { _, _, _, _, _, _ in nil },
+            collectionDeleteSync: symbol("secret_collection_delete_sync", as: (@convention(c) (Pointer?, Pointer?, ErrorOut?) -> Int32).self) ?? { _, _, _ in 0 },
+            proxyGetObjectPath: symbol("g_dbus_proxy_get_object_path", as: (@convention(c) (Pointer?) -> UnsafePointer<CChar>?).self) ?? { _ in nil },
+            proxyGetConnection: symbol("g_dbus_proxy_get_connection", as: (@convention(c) (Pointer?) -> Pointer?).self) ?? { _ in nil },
+            connectionCallSync: symbol(
+                "g_dbus_connection_call_sync",
+                as: (@convention(c) (
+                    Pointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, Pointer?, Pointer?, Int32, Int32, Pointer?, ErrorOut?
+                ) -> Pointer?).self) ?? { _, _, _, _, _, _, _, _, _, _, _ in nil },
+            variantNewString: symbol("g_variant_new_string", as: (@convention(c) (UnsafePointer<CChar>?) -> Pointer?).self) ?? { _ in nil },
+            variantNewTuple: symbol("g_variant_new_tuple", as: (@convention(c) (UnsafePointer<Pointer?>?, Int) -> Pointer?).self) ?? { _, _ in nil },
+            variantGetChildValue: symbol("g_variant_get_child_value", as: (@convention(c) (Pointer?, Int) -> Pointer?).self) ?? { _, _ in nil },
+            variantGetUInt32: symbol("g_variant_get_uint32", as: (@convention(c) (Pointer?) -> UInt32).self) ?? { _ in 0 },
+            variantUnref: symbol("g_variant_unref", as: (@convention(c) (Pointer?) -> Void).self) ?? { _ in }
         )
         guard missing.isEmpty else {
             return .failure(.unavailable("libsecret lacks \(missing.joined(separator: ", ")); version 0.18 or later is needed"))

@@ -27,7 +27,7 @@ final class VaultCollection: SecretCollection {
     static let attributeGroup = "org.freedesktop.secrets.attribute"
     /// One row per collection (service `collections`, account its name): its label and dates.
     static let collectionGroup = "org.freedesktop.secrets.collection"
-    private static let collectionsService = "collections"
+    static let collectionsService = "collections"
 
     let name: String
     let store: any Store

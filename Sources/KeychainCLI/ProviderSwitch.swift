@@ -1,0 +1,233 @@
+import FoundationEssentials
+import KeychainCore
+import KeychainServe
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `keychain migrate --foreign`: every item of the Secret Service provider (gnome-keyring,
+/// KWallet, KeePassXC) into the vault as `keychain serve` keeps them, or back, so that a user
+/// switches providers losing nothing.
+enum ProviderSwitch {
+    static func migrate(_ context: Context, from: StoreKind, to: StoreKind, rule: ItemTransfer.ConflictRule) throws(CommandFailure) -> ExitCode {
+        let provider: SecretServiceProviderContents
+        do {
+            var timeout = Duration.seconds(5)
+            if let text = context.environment["KEYCHAIN_TIMEOUT"], !text.isEmpty { timeout = try SecretServiceStore.Configuration.timeout(parsing: text) }
+            provider = try SecretServiceProviderContents(timeout: timeout)
+        } catch {
+            throw CommandFailure(error)
+        }
+        let vault = try context.vault()
+        try refuseServingThisVault(provider, vault)
+        try context.ensureAvailable(.whenUnlocked)
+        return from == .secretService ? try intoVault(context, provider, vault, rule) : try outOfVault(context, provider, vault, rule)
+    }
+
+    // MARK: - Provider to vault
+
+    private static func intoVault(_ context: Context, _ provider: SecretServiceProviderContents, _ vault: Vault, _ rule: ItemTransfer.ConflictRule) throws(CommandFailure)
+        -> ExitCode
+    {
+        let collections = try context.store { () throws(StoreError) in try provider.collections(readingSecrets: true) }
+        let persistent = collections.filter { !$0.isMemoryOnly }
+        let locked = persistent.filter(\.isLocked)
+        if !locked.isEmpty && !context.arguments.has("skip-locked") {
+            throw CommandFailure(
+                "\(locked.count) collection(s) of the Secret Service are locked (\(locked.map { "'\($0.label)'" }.joined(separator: ", ")), \(locked.map(\.items.count).reduce(0, +)) item(s)): unlock them in your keyring manager first, or give --skip-locked to leave them behind; nothing was moved",
+                code: .locked)
+        }
+        let groups = persistent.filter { !$0.isLocked }.map { collection in
+            ServedItems.Group(
+                label: collection.label, isDefault: collection.isDefault,
+                entries: collection.items.map { item in
+                    ServedItems.Entry(
+                        source: item.path, label: item.label, attributes: item.attributes, secret: item.secret ?? SecretBytes([]), contentType: item.contentType)
+                })
+        }
+        let plan = try context.store { () throws(StoreError) in try ServedItems.planImport(groups, into: vault, rule: rule) }
+        if plan.conflicts > 0 {
+            throw CommandFailure(
+                "\(plan.conflicts) item(s) have exactly the attributes of an item already in their vault collection; nothing was moved: add --conflict keep to keep the vault's, or --conflict replace to take the provider's",
+                code: .failure)
+        }
+        do {
+            try ServedItems.commit(plan, to: vault)
+        } catch {
+            throw CommandFailure("\(error.description) Nothing was moved.", code: ExitCode(error))
+        }
+        let verb = context.arguments.has("keep-source") ? "copied" : "moved"
+        context.terminal.writeError(
+            "keychain: \(verb) \(plan.added + plan.replaced) item(s) of \(groups.count) collection(s) from the Secret Service into the vault: \(plan.added) added, \(plan.replaced) replaced, \(plan.kept) kept as they were in the vault\(plan.kept > 0 ? " (their copies stay in the Secret Service)" : "")\(plan.createdCollections.isEmpty ? "" : "; new vault collection(s): \(plan.createdCollections.map { "'\($0)'" }.joined(separator: ", "))")\n"
+        )
+        reportLeftBehind(collections, context)
+        guard !context.arguments.has("keep-source") else { return .success }
+        let stayed = provider.deleteItems(plan.moved)
+        guard stayed.isEmpty else {
+            context.terminal.writeError(
+                "keychain: \(stayed.count) moved item(s) could not be deleted from the Secret Service: they are in the vault and still in the provider; delete them there (or run again with --conflict keep)\n"
+            )
+            return .failure
+        }
+        return .success
+    }
+
+    private static func reportLeftBehind(_ collections: [SecretServiceProviderContents.ProviderCollection], _ context: Context) {
+        let memory = collections.filter(\.isMemoryOnly).map(\.items.count).reduce(0, +)
+        if memory > 0 {
+            context.terminal.writeError("keychain: \(memory) item(s) of the memory-only 'session' collection stayed behind (they end with the provider)\n")
+        }
+        let locked = collections.filter { $0.isLocked && !$0.isMemoryOnly }
+        if !locked.isEmpty {
+            context.terminal.writeError(
+                "keychain: \(locked.map(\.items.count).reduce(0, +)) item(s) of \(locked.count) locked collection(s) stayed behind (--skip-locked)\n")
+        }
+    }
+
+    // MARK: - Vault to provider
+
+    private static func outOfVault(_ context: Context, _ provider: SecretServiceProviderContents, _ vault: Vault, _ rule: ItemTransfer.ConflictRule) throws(CommandFailure)
+        -> ExitCode
+    {
+        let served = try context.store { () throws(StoreError) in try ServedItems.read(from: vault) }.filter { !$0.entries.isEmpty }
+        let listing = try context.store { () throws(StoreError) in try provider.collections(readingSecrets: false) }
+        let persistent = listing.filter { !$0.isMemoryOnly }
+        // Where each vault collection goes: an existing collection, or one to create (nil).
+        var targets: [(collection: ServedItems.Collection, path: String?)] = []
+        var conflicts: [(path: String, replacing: [String])] = []
+        var conflictCount = 0
+        for collection in served {
+            let target = collection.isLogin ? persistent.first(where: \.isDefault) : persistent.first { $0.label == collection.label && !$0.isDefault }
+            if collection.isLogin && target == nil {
+                throw CommandFailure("the Secret Service has no default collection to take the vault's login items; nothing was moved", code: .failure)
+            }
+            if let target, target.isLocked {
+                throw CommandFailure(
+                    "the Secret Service's collection '\(target.label)' is locked: unlock it in your keyring manager first; nothing was moved", code: .locked)
+            }
+            targets.append((collection, target?.path))
+            for entry in collection.entries {
+                let same = target?.items.filter { ServedItems.isSameItem($0.attributes, entry.attributes) }.map(\.path) ?? []
+                if !same.isEmpty {
+                    conflictCount += 1
+                    conflicts.append((entry.source, same))
+                }
+            }
+        }
+        if conflictCount > 0 && rule == .refuse {
+            throw CommandFailure(
+                "\(conflictCount) item(s) have exactly the attributes of an item already in their Secret Service collection; nothing was moved: add --conflict keep to keep the provider's, or --conflict replace to take the vault's",
+                code: .failure)
+        }
+        let conflicting = Dictionary(conflicts.map { ($0.path, $0.replacing) }) { $0 + $1 }
+        var createdCollections: [String] = []
+        var createdItems: [String] = []
+        var moved: [String] = []
+        var replacedItems: [String] = []
+        var kept = 0, replaced = 0
+        var creating: String?
+        var createdByLabel: [String: String] = [:]
+        do throws(StoreError) {
+            for (collection, existing) in targets {
+                let path: String
+                if let existing {
+                    path = existing
+                } else if let made = createdByLabel[collection.label] {
+                    // Two vault collections of one label go to the one collection made for it.
+                    path = made
+                } else {
+                    creating = collection.label
+                    path = try provider.createCollection(label: collection.label)
+                    creating = nil
+                    createdCollections.append(path)
+                    createdByLabel[collection.label] = path
+                }
+                for entry in collection.entries {
+                    if let replacing = conflicting[entry.source] {
+                        guard rule == .replace else {
+                            kept += 1
+                            continue
+                        }
+                        replacedItems += replacing
+                        replaced += 1
+                    }
+                    createdItems.append(
+                        try provider.createItem(in: path, label: entry.label, attributes: entry.attributes, secret: entry.secret, contentType: entry.contentType))
+                    moved.append(entry.source)
+                }
+            }
+        } catch {
+            let itemsLeft = provider.deleteItems(createdItems)
+            var collectionsLeft = 0
+            for path in createdCollections { if (try? provider.deleteCollection(path)) == nil { collectionsLeft += 1 } }
+            let undone =
+                itemsLeft.isEmpty && collectionsLeft == 0
+                ? "what it had created there was deleted again; the vault is unchanged"
+                : "\(itemsLeft.count) item(s) and \(collectionsLeft) collection(s) it created there could not be deleted again (copies: the vault is unchanged)"
+            let why =
+                creating.map {
+                    "the Secret Service did not create a collection labelled '\($0)' (its prompt was dismissed, or it makes none: \(error.description)); create one of that label there and run again"
+                } ?? error.description
+            throw CommandFailure("\(why); \(undone)", code: ExitCode(error))
+        }
+        // The provider's own items the vault's replaced go only once every new one is there.
+        let oldLeft = provider.deleteItems(replacedItems)
+        let verb = context.arguments.has("keep-source") ? "copied" : "moved"
+        context.terminal.writeError(
+            "keychain: \(verb) \(moved.count) item(s) of \(targets.count) collection(s) from the vault to the Secret Service: \(moved.count - replaced) added, \(replaced) replaced, \(kept) kept as they were in the Secret Service\(kept > 0 ? " (their copies stay in the vault)" : "")\(createdCollections.isEmpty ? "" : "; \(createdCollections.count) collection(s) created there")\n"
+        )
+        var failed = false
+        if !oldLeft.isEmpty {
+            context.terminal.writeError("keychain: \(oldLeft.count) replaced item(s) of the Secret Service could not be deleted: it holds both versions\n")
+            failed = true
+        }
+        if !context.arguments.has("keep-source") && !moved.isEmpty {
+            do throws(StoreError) {
+                try ServedItems.delete(moved, from: vault)
+            } catch {
+                context.terminal.writeError(
+                    "keychain: the moved items could not be deleted from the vault (\(error.description)): they are in both places; nothing was lost\n")
+                failed = true
+            }
+        }
+        return failed ? .failure : .success
+    }
+
+    // MARK: - Which provider
+
+    /// Refuses when the provider on the bus is `keychain serve` serving this same vault: moving
+    /// its items to itself would delete them. Told by the owner's open files: the vault's
+    /// file (same device and inode) among them; when those cannot be read, by its program
+    /// being this one.
+    private static func refuseServingThisVault(_ provider: SecretServiceProviderContents, _ vault: Vault) throws(CommandFailure) {
+        let pid = try context { () throws(StoreError) in try provider.ownerProcessID() }
+        var own = stat()
+        guard pid > 0, stat(vault.location.path, &own) == 0 else { return }
+        let serving: Bool
+        if let directory = opendir("/proc/\(pid)/fd") {
+            defer { closedir(directory) }
+            var found = false
+            while let entry = readdir(directory) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                var open = stat()
+                if name.first != ".", stat("/proc/\(pid)/fd/\(name)", &open) == 0, open.st_dev == own.st_dev, open.st_ino == own.st_ino {
+                    found = true
+                    break
+                }
+            }
+            serving = found
+        } else {
+            var theirs = stat(), ours = stat()
+            serving = stat("/proc/\(pid)/exe", &theirs) == 0 && stat("/proc/self/exe", &ours) == 0 && theirs.st_dev == ours.st_dev && theirs.st_ino == ours.st_ino
+        }
+        guard serving else { return }
+        throw CommandFailure(
+            "the Secret Service on this bus is keychain serve (process \(pid)) serving this same vault: stop it, or give the name back to the old provider (gnome-keyring-daemon --replace), first; nothing was moved",
+            code: .failure)
+    }
+
+    private static func context<R>(_ body: () throws(StoreError) -> R) throws(CommandFailure) -> R {
+        do { return try body() } catch { throw CommandFailure(error) }
+    }
+}

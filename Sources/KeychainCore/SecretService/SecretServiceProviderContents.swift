@@ -1,0 +1,250 @@
+import FoundationEssentials
+
+/// Every collection and item of the Secret Service provider that owns the session bus's
+/// `org.freedesktop.secrets` (gnome-keyring, KWallet, KeePassXC, `keychain serve`), whatever
+/// program stored them: what `keychain migrate --foreign` moves when a user switches providers.
+///
+/// Unlike ``SecretServiceStore``, which keeps to this library's items of the default
+/// collection, it sees each persistent collection and each item as the provider shows it:
+/// label, attributes, secret and content type, untranslated. It never unlocks a collection;
+/// only ``createCollection(label:)`` may make the provider prompt. Each libsecret call is
+/// bounded by the timeout on its own, so that a large keyring is read whole.
+public final class SecretServiceProviderContents: @unchecked Sendable {
+    /// One item as the provider shows it.
+    public struct ProviderItem: Sendable {
+        /// Its D-Bus object path.
+        public let path: String
+        /// Its `Label`.
+        public let label: String
+        /// Its attributes, as the provider shows them.
+        public let attributes: [String: String]
+        /// Nil when not read (a locked collection, or a listing without secrets).
+        public let secret: SecretBytes?
+        /// The secret's content type (`text/plain`, `application/octet-stream`...).
+        public let contentType: String
+    }
+
+    /// One collection as the provider shows it.
+    public struct ProviderCollection: Sendable {
+        /// Its D-Bus object path.
+        public let path: String
+        /// Its `Label`.
+        public let label: String
+        /// The collection the `default` alias names.
+        public let isDefault: Bool
+        /// The collection the `session` alias names: kept in memory until the provider stops
+        /// (gnome-keyring's and `keychain serve`'s `session`), so never moved.
+        public let isMemoryOnly: Bool
+        /// Whether the provider holds its secrets closed (`Locked`): nothing is unlocked here.
+        public let isLocked: Bool
+        /// Its items, secrets unread while it is locked.
+        public let items: [ProviderItem]
+    }
+
+    private let library: LibSecret
+    private let timeout: Duration
+    private var service: LibSecret.Pointer?
+    /// The collections' proxies by path, listed or created, released with this object.
+    private var proxies: [String: LibSecret.Pointer] = [:]
+
+    /// Loads libsecret; connecting happens on first use.
+    /// - Parameter timeout: the longest one call to the provider may take (clamped to
+    ///   ``SecretServiceStore/Configuration/timeoutRange``).
+    /// - Throws: ``StoreError/unavailable(_:)`` when libsecret is not installed.
+    public init(timeout: Duration = .seconds(5)) throws(StoreError) {
+        library = try LibSecret.shared.get()
+        self.timeout = SecretServiceStore.Configuration(timeout: timeout).timeout
+    }
+
+    deinit {
+        for proxy in proxies.values { library.objectUnref(proxy) }
+        library.objectUnref(service)
+    }
+
+    /// How long a collection's creation may wait for the person answering the provider's
+    /// prompt (gnome-keyring asks for the new keyring's password).
+    static let promptTimeout = Duration.seconds(300)
+
+    private func call(timeout: Duration? = nil) -> SecretServiceCall {
+        let timeout = timeout ?? self.timeout
+        return SecretServiceCall(library: library, deadline: Deadline(after: timeout), timeout: timeout)
+    }
+
+    private func connected() throws(StoreError) -> LibSecret.Pointer {
+        if let service { return service }
+        let library = self.library
+        let connected: LibSecret.Pointer?
+        do {
+            connected = try call().object("connect to the Secret Service", .read, proxies: []) { cancellable, error in
+                library.serviceGetSync(LibSecret.serviceOpenSession, cancellable, error)
+            }
+        } catch {
+            throw SecretServiceCall.classifyConnection(error)
+        }
+        service = connected
+        return connected!
+    }
+
+    /// Every collection with its items; the secrets of each unlocked, persistent one's items
+    /// are read when `readingSecrets`.
+    /// - Throws: ``StoreError/unavailable(_:)`` with no provider, and the provider's errors.
+    public func collections(readingSecrets: Bool) throws(StoreError) -> [ProviderCollection] {
+        let service = try connected()
+        let library = self.library
+        try call().succeed("list the collections", .read, proxies: [service]) { cancellable, error in
+            library.serviceLoadCollectionsSync(service, cancellable, error) != 0
+        }
+        let defaultPath = try aliasPath("default"), sessionPath = try aliasPath("session")
+        var result: [ProviderCollection] = []
+        for collection in library.elements(library.serviceGetCollections(service)) {
+            let path = library.proxyGetObjectPath(collection).map { String(cString: $0) } ?? ""
+            if let old = proxies.updateValue(collection, forKey: path) { library.objectUnref(old) }
+            let label = library.takeString(library.collectionGetLabel(collection)) ?? ""
+            let locked = library.collectionGetLocked(collection) != 0
+            let memoryOnly = path == sessionPath
+            try call().succeed("list a collection's items", .read, proxies: [service, collection]) { cancellable, error in
+                library.collectionLoadItemsSync(collection, cancellable, error) != 0
+            }
+            var items: [ProviderItem] = []
+            for item in library.elements(library.collectionGetItems(collection)) {
+                defer { library.objectUnref(item) }
+                items.append(try read(item, secret: readingSecrets && !locked && !memoryOnly))
+            }
+            result.append(ProviderCollection(path: path, label: label, isDefault: path == defaultPath, isMemoryOnly: memoryOnly, isLocked: locked, items: items))
+        }
+        return result.sorted { ($0.isDefault ? 0 : 1, $0.path) < ($1.isDefault ? 0 : 1, $1.path) }
+    }
+
+    /// The path the alias names, or nil when it names none.
+    private func aliasPath(_ alias: String) throws(StoreError) -> String? {
+        let service = try connected()
+        let library = self.library
+        var path: String?
+        try call().succeed("read the '\(alias)' alias", .read, proxies: [service]) { cancellable, error in
+            let raw = library.serviceReadAliasPathSync(service, alias, cancellable, error)
+            path = library.takeString(raw)
+            return error.pointee == nil
+        }
+        return path.flatMap { $0 == "/" ? nil : $0 }
+    }
+
+    private func read(_ item: LibSecret.Pointer, secret: Bool) throws(StoreError) -> ProviderItem {
+        let library = self.library
+        let path = library.proxyGetObjectPath(item).map { String(cString: $0) } ?? ""
+        let table = library.itemGetAttributes(item)
+        let attributes = library.dictionary(table)
+        library.hashTableUnref(table)
+        let label = library.takeString(library.itemGetLabel(item)) ?? ""
+        guard secret else { return ProviderItem(path: path, label: label, attributes: attributes, secret: nil, contentType: "") }
+        try call().succeed("read a secret", .read, proxies: [service, item]) { cancellable, error in
+            library.itemLoadSecretSync(item, cancellable, error) != 0
+        }
+        guard let value = library.itemGetSecret(item) else { throw .collectionLocked(label) }
+        defer { library.valueUnref(value) }
+        var length = 0
+        let contentType = library.valueGetContentType(value).map { String(cString: $0) } ?? "text/plain"
+        let bytes = library.valueGet(value, &length)
+        let copied = bytes.map { SecretBytes(UnsafeRawBufferPointer(start: $0, count: length)) } ?? SecretBytes([])
+        return ProviderItem(path: path, label: label, attributes: attributes, secret: copied, contentType: contentType)
+    }
+
+    /// Deletes the items at `paths`, each on its own; the paths that could not be deleted.
+    public func deleteItems(_ paths: [String]) -> [String] {
+        guard let service = try? connected() else { return paths }
+        let library = self.library
+        return paths.filter { path in
+            do throws(StoreError) {
+                guard
+                    let item = try call().objectUnlessGone(
+                        "load an item", proxies: [service],
+                        { cancellable, error in
+                            library.itemNewForPathSync(service, path, 0, cancellable, error)
+                        })
+                else { return false }
+                defer { library.objectUnref(item) }
+                try call().succeed("delete an item", .write, proxies: [service, item]) { cancellable, error in library.itemDeleteSync(item, cancellable, error) != 0 }
+                return false
+            } catch {
+                return true
+            }
+        }
+    }
+
+    /// Creates a collection labelled `label`; its path. The provider may prompt (waited for up
+    /// to ``promptTimeout``), or refuse.
+    /// - Throws: the provider's refusal (``StoreError/io(_:)``, ``StoreError/userCancelled``
+    ///   for a dismissed prompt) or ``StoreError/unavailable(_:)`` when it did not answer in time.
+    public func createCollection(label: String) throws(StoreError) -> String {
+        let service = try connected()
+        let library = self.library
+        let created = try call(timeout: max(timeout, Self.promptTimeout)).object("create a collection", .write, proxies: [service], allowNil: true) { cancellable, error in
+            library.collectionCreateSync(service, label, nil, 0, cancellable, error)
+        }
+        // libsecret answers a dismissed prompt with no collection and no error.
+        guard let created else { throw .userCancelled }
+        let path = library.proxyGetObjectPath(created).map { String(cString: $0) } ?? ""
+        if let old = proxies.updateValue(created, forKey: path) { library.objectUnref(old) }
+        return path
+    }
+
+    /// Deletes the collection at `path` (one listed or created through this object) with its items.
+    /// - Throws: ``StoreError/itemNotFound`` for a path not listed or created here, and the
+    ///   provider's errors.
+    public func deleteCollection(_ path: String) throws(StoreError) {
+        let service = try connected()
+        guard let collection = proxies[path] else { throw .itemNotFound }
+        let library = self.library
+        try call().succeed("delete a collection", .write, proxies: [service, collection]) { cancellable, error in
+            library.collectionDeleteSync(collection, cancellable, error) != 0
+        }
+    }
+
+    /// Stores a new item in the collection at `path` (one listed or created through this
+    /// object) with exactly these attributes (no schema added); the new item's path.
+    /// - Throws: ``StoreError/itemNotFound`` for a path not listed or created here, and the
+    ///   provider's errors (``StoreError/outcomeUnknown(_:)`` when it did not answer in time).
+    public func createItem(
+        in path: String, label: String, attributes: [String: String], secret: SecretBytes, contentType: String
+    ) throws(StoreError) -> String {
+        let service = try connected()
+        guard let collection = proxies[path] else { throw .itemNotFound }
+        let library = self.library
+        let table = library.hashTable(attributes)
+        defer { library.hashTableUnref(table) }
+        let type = contentType.isEmpty ? "application/octet-stream" : contentType
+        // libsecret copies the bytes into memory of its own before this returns.
+        let value = secret.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress, raw.count > 0 else { return library.valueNew("", 0, type) }
+            return library.valueNew(base.assumingMemoryBound(to: CChar.self), raw.count, type)
+        }
+        defer { library.valueUnref(value) }
+        let item = try call().object("create an item", .write, proxies: [service, collection]) { cancellable, error in
+            library.itemCreateSync(collection, nil, table, label, value, 0, cancellable, error)
+        }
+        defer { library.objectUnref(item) }
+        return library.proxyGetObjectPath(item).map { String(cString: $0) } ?? ""
+    }
+
+    /// The process id of the bus connection that owns `org.freedesktop.secrets`, as the bus
+    /// daemon tells it (`GetConnectionUnixProcessID`).
+    /// - Throws: ``StoreError/unavailable(_:)`` when no provider or bus answers.
+    public func ownerProcessID() throws(StoreError) -> Int32 {
+        let service = try connected()
+        let library = self.library
+        let connection = library.proxyGetConnection(service)
+        var reply: LibSecret.Pointer?
+        let timeoutMilliseconds = Int32(clamping: timeout.components.seconds * 1000 + 1000)
+        try call().succeed("ask the bus which process owns org.freedesktop.secrets", .read, proxies: []) { cancellable, error in
+            var name: LibSecret.Pointer? = library.variantNewString("org.freedesktop.secrets")
+            let parameters = withUnsafePointer(to: &name) { library.variantNewTuple($0, 1) }
+            reply = library.connectionCallSync(
+                connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID", parameters, nil, 0,
+                timeoutMilliseconds, cancellable, error)
+            return reply != nil
+        }
+        defer { library.variantUnref(reply) }
+        let child = library.variantGetChildValue(reply, 0)
+        defer { library.variantUnref(child) }
+        return Int32(bitPattern: library.variantGetUInt32(child))
+    }
+}

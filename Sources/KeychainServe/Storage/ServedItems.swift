@@ -1,0 +1,253 @@
+import FoundationEssentials
+import KeychainCore
+
+/// Secret Service items moved into and out of the vault in bulk, stored as `keychain serve`
+/// keeps them (``VaultCollection``): what `keychain migrate --foreign` does when a user
+/// switches providers. Every change to the vault is one write: all or nothing.
+package enum ServedItems {
+    /// One item as a provider shows it, and where it came from.
+    package struct Entry: Sendable {
+        /// Where it came from (an object path of the provider, or a vault collection and id):
+        /// what to delete from the source once it moved.
+        package var source: String
+        package var label: String
+        package var attributes: [String: String]
+        package var secret: SecretBytes
+        package var contentType: String
+
+        package init(source: String, label: String, attributes: [String: String], secret: SecretBytes, contentType: String) {
+            self.source = source
+            self.label = label
+            self.attributes = attributes
+            self.secret = secret
+            self.contentType = contentType
+        }
+    }
+
+    /// The items of one collection and the collection they belong in: `login` for the
+    /// provider's default one, else the vault collection with that label.
+    package struct Group: Sendable {
+        package var label: String
+        package var isDefault: Bool
+        package var entries: [Entry]
+
+        package init(label: String, isDefault: Bool, entries: [Entry]) {
+            self.label = label
+            self.isDefault = isDefault
+            self.entries = entries
+        }
+    }
+
+    /// What an import would do, or did.
+    package struct ImportPlan {
+        /// The whole change, for one vault write.
+        fileprivate var operations: [WriteOperation] = []
+        package var added = 0
+        package var replaced = 0
+        package var kept = 0
+        /// Items whose attributes an item of their vault collection has exactly.
+        package var conflicts = 0
+        /// The labels of the vault collections it makes.
+        package var createdCollections: [String] = []
+        /// The sources of the items it adds or replaces: what leaves the provider after.
+        package var moved: [String] = []
+    }
+
+    /// The most collections a vault keeps, as `CreateCollection` allows.
+    static let collectionLimit = 64
+
+    /// Plans the import of `groups` into `vault` under `rule`: conflicts are items with
+    /// the attributes of one already in the collection they go to (``isSameItem(_:_:)``); under
+    /// ``ItemTransfer/ConflictRule/refuse`` they are counted (``ImportPlan/conflicts``) and
+    /// the plan must not be committed.
+    /// - Throws: the vault's errors (``StoreError/locked`` while its items cannot be read),
+    ///   ``StoreError/invalidArgument(_:)`` beyond ``collectionLimit`` collections.
+    package static func planImport(_ groups: [Group], into vault: any Store, rule: ItemTransfer.ConflictRule) throws(StoreError) -> ImportPlan {
+        var plan = ImportPlan()
+        var names = Dictionary(uniqueKeysWithValues: try createdCollections(in: vault).map { ($0.label, $0.name) })
+        var taken = Set(names.values).union(["login", "session"])
+        var ids = Set<String>()
+        for group in groups where !group.entries.isEmpty {
+            let name: String
+            if group.isDefault {
+                name = "login"
+            } else if let existing = names[group.label] {
+                name = existing
+            } else {
+                name = collectionName(label: group.label, taken: taken)
+                guard taken.count - 2 < collectionLimit else {
+                    throw .invalidArgument("the vault keeps at most \(collectionLimit) collections and the provider has more")
+                }
+                taken.insert(name)
+                names[group.label] = name
+                plan.createdCollections.append(group.label)
+                var row = Attributes(service: VaultCollection.collectionsService, account: name, accessGroup: VaultCollection.collectionGroup, synchronizable: false)
+                row.label = group.label
+                row.accessibility = .afterFirstUnlock
+                plan.operations.append(.upsert(Item(.genericPassword, attributes: row, value: SecretBytes(count: 0) { _ in })))
+            }
+            let collection = VaultCollection(name: name, label: "", store: vault)
+            var pairs: [(String, String, String)] = []
+            for entry in group.entries {
+                let record = SecretItemRecord(label: entry.label, attributes: entry.attributes, contentType: entry.contentType)
+                if let same = try sameAttributes(entry.attributes, in: collection) {
+                    switch rule {
+                    case .refuse:
+                        plan.conflicts += 1
+                    case .keep:
+                        plan.kept += 1
+                    case .replace:
+                        plan.replaced += 1
+                        plan.moved.append(entry.source)
+                        plan.operations.append(
+                            .update(Query(.genericPassword, attributes: collection.named(VaultCollection.secretGroup, name, same)), attributes: Attributes(), value: entry.secret))
+                        var changed = Attributes()
+                        changed.label = record.label
+                        changed.generic = ItemRecordCoding.encode(attributes: record.attributes, contentType: record.contentType)
+                        plan.operations.append(
+                            .update(Query(.genericPassword, attributes: collection.named(VaultCollection.itemGroup, name, same)), attributes: changed, value: nil))
+                    }
+                    continue
+                }
+                var id = ItemID.make()
+                while !ids.insert(id).inserted { id = ItemID.make() }
+                plan.added += 1
+                plan.moved.append(entry.source)
+                plan.operations += [.add(collection.secretRow(id, entry.secret)), .add(collection.itemRow(id, record))]
+                plan.operations += entry.attributes.map { .add(collection.pairRow(id, $0.key, $0.value)) }
+                pairs += entry.attributes.map { (id, $0.key, $0.value) }
+            }
+            plan.operations += collection.tally.changes(adding: pairs, removing: [])
+        }
+        return plan
+    }
+
+    /// Writes a plan in one vault write: all or nothing.
+    /// - Throws: ``StoreError/duplicateItem`` for a plan with conflicts under refuse (nothing
+    ///   written), and the vault's errors (nothing written): a value larger than its limit,
+    ///   a locked class.
+    package static func commit(_ plan: ImportPlan, to vault: any Store) throws(StoreError) {
+        guard plan.conflicts == 0 else { throw .duplicateItem }
+        guard !plan.operations.isEmpty else { return }
+        try vault.write(plan.operations)
+    }
+
+    /// The id of an item of `collection` that ``isSameItem(_:_:)`` says `attributes` names, if any.
+    private static func sameAttributes(_ attributes: [String: String], in collection: VaultCollection) throws(StoreError) -> String? {
+        let found: [String]
+        do { found = try collection.search(attributes.filter { $0.key != schemaKey }) } catch { throw storeError(error) }
+        for id in found {
+            do {
+                if isSameItem(try collection.record(id).attributes, attributes) { return id }
+            } catch {
+                throw storeError(error)
+            }
+        }
+        return nil
+    }
+
+    private static let schemaKey = "xdg:schema"
+
+    /// Whether two items' attributes are the same item's: equal, except that an `xdg:schema`
+    /// only one of them has is not counted: gnome-keyring shows `secret-tool`'s items without
+    /// one, and with `org.freedesktop.Secret.Generic` once it has read its file again, and
+    /// libsecret's lookups without a schema match either.
+    package static func isSameItem(_ a: [String: String], _ b: [String: String]) -> Bool {
+        guard let schemaA = a[schemaKey], let schemaB = b[schemaKey] else {
+            return a.filter { $0.key != schemaKey } == b.filter { $0.key != schemaKey }
+        }
+        return schemaA == schemaB && a == b
+    }
+
+    private static func storeError(_ error: ServiceError) -> StoreError {
+        error.name == .isLocked ? .locked : .io(error.message)
+    }
+
+    /// The name `CreateCollection` gives a collection labelled `label`: the label's ASCII
+    /// letters and digits, lowercased (at most 32), then a number to tell it from `taken`.
+    static func collectionName(label: String, taken: Set<String>) -> String {
+        let stem = String(
+            String.UnicodeScalarView(label.lowercased().unicodeScalars.filter { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) }.prefix(32)))
+        let base = stem.isEmpty ? "collection" : stem
+        var name = base
+        var number = 2
+        while taken.contains(name) {
+            name = base + "_\(number)"
+            number += 1
+        }
+        return name
+    }
+
+    /// The collections `CreateCollection` (or an import) made in the vault: name and label.
+    private static func createdCollections(in vault: any Store) throws(StoreError) -> [(name: String, label: String)] {
+        let query = Query(
+            .genericPassword, attributes: Attributes(service: VaultCollection.collectionsService, accessGroup: VaultCollection.collectionGroup, synchronizable: false))
+        let rows: [Item]
+        do { rows = try vault.copyMatching(query) } catch .itemNotFound { return [] }
+        return rows.compactMap { row in row.attributes.account.map { ($0, row.attributes.label ?? "") } }.filter { $0.name != "login" && $0.name != "session" }
+    }
+
+    // MARK: - Out of the vault
+
+    /// One vault collection's items, secrets included.
+    package struct Collection: Sendable {
+        /// Its name in the vault (`login`, or a created one).
+        package var name: String
+        package var label: String
+        /// `login`: the provider's default collection is where its items go.
+        package var isLogin: Bool { name == "login" }
+        package var entries: [Entry]
+    }
+
+    /// Every item `keychain serve` keeps in `vault`, by collection (login first); the
+    /// sources are `collection/id`.
+    /// - Throws: ``StoreError/locked`` while the secrets cannot be read, and the vault's errors.
+    package static func read(from vault: any Store) throws(StoreError) -> [Collection] {
+        var result: [Collection] = []
+        let login = VaultCollection(name: "login", label: "Login", store: vault)
+        let collections = [(login, "")] + (try createdCollections(in: vault)).map { (VaultCollection(name: $0.name, label: $0.label, store: vault), $0.label) }
+        for (collection, label) in collections {
+            var entries: [Entry] = []
+            do {
+                for id in try collection.itemIDs() {
+                    let record = try collection.record(id)
+                    let secret = try collection.secret(id)
+                    entries.append(Entry(source: "\(collection.name)/\(id)", label: record.label, attributes: record.attributes, secret: secret, contentType: record.contentType))
+                }
+            } catch {
+                throw storeError(error)
+            }
+            result.append(Collection(name: collection.name, label: collection.name == "login" ? "Login" : label, entries: entries))
+        }
+        return result
+    }
+
+    /// Deletes the items named by `sources` (`collection/id`, as ``read(from:)`` gives them)
+    /// from `vault` in one write, their index rows and pair lists with them.
+    package static func delete(_ sources: [String], from vault: any Store) throws(StoreError) {
+        var operations: [WriteOperation] = []
+        var byCollection: [String: [String]] = [:]
+        for source in sources {
+            let parts = source.split(separator: "/", maxSplits: 1).map(String.init)
+            guard parts.count == 2 else { continue }
+            byCollection[parts[0], default: []].append(parts[1])
+        }
+        for (name, ids) in byCollection.sorted(by: { $0.key < $1.key }) {
+            let collection = VaultCollection(name: name, label: "", store: vault)
+            var pairs: [(String, String, String)] = []
+            for id in ids {
+                let record: SecretItemRecord
+                do { record = try collection.record(id) } catch { throw storeError(error) }
+                operations.append(.delete(Query(.genericPassword, attributes: collection.named(VaultCollection.secretGroup, name, id))))
+                operations.append(.delete(Query(.genericPassword, attributes: collection.named(VaultCollection.itemGroup, name, id))))
+                for (key, value) in record.attributes {
+                    operations.append(.delete(Query(.genericPassword, attributes: collection.pairRow(id, key, value).attributes)))
+                    pairs.append((id, key, value))
+                }
+            }
+            operations += collection.tally.changes(adding: [], removing: pairs)
+        }
+        guard !operations.isEmpty else { return }
+        try vault.write(operations)
+    }
+}
