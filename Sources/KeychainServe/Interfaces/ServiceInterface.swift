@@ -139,15 +139,7 @@ extension SecretServiceDaemon {
             label = text
         }
         guard collections.count < 64 else { throw .init(.limitsExceeded, "this vault already has 64 collections") }
-        // A path element from the label: its letters and digits, lowercased; then a number to
-        // tell it from the collections already there.
-        let stem = String(String.UnicodeScalarView(label.lowercased().unicodeScalars.filter { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) }.prefix(32)))
-        var name = stem.isEmpty ? "collection" : stem
-        var number = 2
-        while collections[name] != nil || name == "session" || name == "login" {
-            name = (stem.isEmpty ? "collection" : stem) + "_\(number)"
-            number += 1
-        }
+        let name = ServedItems.collectionName(label: label, taken: Set(collections.keys).union(["session", "login"]))
         let collection = VaultCollection(name: name, label: label, store: vault)
         try collection.setLabel(label)
         collections[name] = collection
