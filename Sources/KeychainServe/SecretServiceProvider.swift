@@ -16,7 +16,7 @@ public enum SecretServiceProvider {
     ///     gnome-keyring and `keychain serve` do); without it, refuse to start.
     ///   - ready: called once the name is owned and every object answers.
     /// - Returns: why it stopped serving (the name was taken over).
-    /// - Throws: ``ServeError/nameTaken(_:)`` when another provider owns the name;
+    /// - Throws: ``ServeError/nameTaken(_:replaceRefused:)`` when another provider owns the name;
     ///   ``ServeError/unavailable(_:)`` with no session bus, no libsystemd, or a failed connection.
     public static func serve(vault: Vault, replace: Bool, ready: () -> Void = {}) throws(ServeError) -> String {
         let bus = try BusConnection()

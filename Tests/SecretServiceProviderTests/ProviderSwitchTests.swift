@@ -415,6 +415,17 @@ struct ProviderSwitchTests {
         #expect(try setup.vaultRows().filter { $0.hasPrefix("org.freedesktop.secrets.secret|") }.isEmpty)
     }
 
+    @Test("keychain serve --replace against gnome-keyring, which never lets the name go, says so and how to switch, and gnome-keyring keeps serving")
+    func replaceRefusedByGnomeKeyringSaysHow() throws {
+        let setup = try Switch()
+        try setup.store("Deploy token", ["service", "api.example.com"], secret: "s3cret")
+        let replacing = try setup.keychain(["serve", "--replace"])
+        #expect(replacing.status != 0)
+        #expect(replacing.stderr.contains("does not let another replace it"), "\(replacing.stderr)")
+        #expect(replacing.stderr.contains("stop it first") && replacing.stderr.contains("keychain migrate --foreign"), "\(replacing.stderr)")
+        #expect(try setup.secretTool(["lookup", "service", "api.example.com"]).output == "s3cret")
+    }
+
     @Test("back is refused while keychain serve of this same vault owns the name, and nothing moves")
     func refusesItsOwnVault() throws {
         let served = try ServedVault()

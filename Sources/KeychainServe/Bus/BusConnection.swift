@@ -50,12 +50,12 @@ final class BusConnection {
 
     /// Takes `name` on the bus, letting a later provider replace this one; with `replace`, takes
     /// it from its current owner if that owner allows it.
-    /// - Throws: ``ServeError/nameTaken(_:)`` when another connection owns it (and would not
+    /// - Throws: ``ServeError/nameTaken(_:replaceRefused:)`` when another connection owns it (and would not
     ///   give it up).
     func requestName(_ name: String, replace: Bool) throws(ServeError) {
         let flags = UInt64(CSDBUS_NAME_ALLOW_REPLACEMENT) | (replace ? UInt64(CSDBUS_NAME_REPLACE_EXISTING) : 0)
         let result = csdbus_request_name(pointer, name, flags)
-        if result == -EEXIST { throw .nameTaken(name) }
+        if result == -EEXIST { throw .nameTaken(name, replaceRefused: replace) }
         if result < 0 { throw .unavailable("requesting \(name) on the session bus failed: \(String(cString: strerror(-result)))") }
     }
 
