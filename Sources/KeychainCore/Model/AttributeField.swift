@@ -74,6 +74,43 @@ enum AttributeField: UInt8, CaseIterable, Sendable {
 
     func equal(_ a: Attributes, _ b: Attributes) -> Bool { encode(a) == encode(b) }
 
+    /// Whether `a` and `b` hold the same value of this field, as ``equal(_:_:)`` says it but
+    /// without encoding: text byte for byte (Swift's `==` calls canonically equivalent strings,
+    /// a composed é and e with a combining accent, equal; the vault stores and digests bytes).
+    func sameValue(in a: Attributes, and b: Attributes) -> Bool {
+        func same(_ x: String?, _ y: String?) -> Bool {
+            switch (x, y) {
+            case (nil, nil): true
+            case (let x?, let y?): x.utf8.elementsEqual(y.utf8)
+            default: false
+            }
+        }
+        return switch self {
+        case .service: same(a.service, b.service)
+        case .account: same(a.account, b.account)
+        case .accountIsData: a.accountIsData == b.accountIsData
+        case .accessGroup: same(a.accessGroup, b.accessGroup)
+        case .synchronizable: a.synchronizable == b.synchronizable
+        case .server: same(a.server, b.server)
+        case .protocol: same(a.protocol?.rawValue, b.protocol?.rawValue)
+        case .authenticationType: same(a.authenticationType?.rawValue, b.authenticationType?.rawValue)
+        case .port: a.port == b.port
+        case .path: same(a.path, b.path)
+        case .securityDomain: same(a.securityDomain, b.securityDomain)
+        case .accessibility: a.accessibility == b.accessibility
+        case .label: same(a.label, b.label)
+        case .comment: same(a.comment, b.comment)
+        case .description: same(a.description, b.description)
+        case .generic: a.generic == b.generic
+        case .creator: a.creator == b.creator
+        case .type: a.type == b.type
+        case .isInvisible: a.isInvisible == b.isInvisible
+        case .isNegative: a.isNegative == b.isNegative
+        case .creationDate, .modificationDate: equal(a, b)
+        case .accessControl: a.accessControl == b.accessControl
+        }
+    }
+
     func copy(from source: Attributes, to target: inout Attributes) {
         switch self {
         case .service: target.service = source.service

@@ -10,7 +10,7 @@ struct IdentityMemo {
         if let digest = digests[key] { return digest }
         let digest = try compute()
         if digests.count >= 1_024 { digests.removeAll(keepingCapacity: true) }
-        digests[key] = digest
+        digests[key.remembered] = digest
         return digest
     }
 
@@ -18,23 +18,34 @@ struct IdentityMemo {
     mutating func forget() { digests.removeAll() }
 }
 
-/// What an identity digest depends on: the class and the attributes it was computed from.
+/// What an identity digest depends on: the class and the identity fields of the attributes it
+/// was computed from, compared as the digest sees them (text byte for byte).
 struct IdentityMemoKey: Hashable {
     let itemClass: ItemClass
-    /// The identity fields alone: the digest depends on nothing else, and a key holding an
-    /// item's whole attributes would keep its label, comment and generic data in memory for as
-    /// long as the memo lasts.
+    /// As a lookup gives them (copying them for every lookup would cost more than the digest
+    /// saves); the identity fields alone once the memo keeps the key (``remembered``).
     let attributes: Attributes
 
     init(itemClass: ItemClass, attributes: Attributes) {
         self.itemClass = itemClass
-        var identity = Attributes()
-        for field in AttributeField.identity(of: itemClass) { field.copy(from: attributes, to: &identity) }
-        self.attributes = identity
+        self.attributes = attributes
     }
 
-    // Equal keys have equal attributes, hence equal fields here; hashing these few (what tells
-    // items apart in practice) instead of all twenty-three costs a quarter of the lookup.
+    /// The key as the memo keeps it: the identity fields alone, so that no label, comment or
+    /// generic data of an item stays in memory for as long as the memo lasts.
+    var remembered: IdentityMemoKey {
+        var identity = Attributes()
+        for field in AttributeField.identity(of: itemClass) { field.copy(from: attributes, to: &identity) }
+        return IdentityMemoKey(itemClass: itemClass, attributes: identity)
+    }
+
+    static func == (lhs: IdentityMemoKey, rhs: IdentityMemoKey) -> Bool {
+        lhs.itemClass == rhs.itemClass && AttributeField.identity(of: lhs.itemClass).allSatisfy { $0.sameValue(in: lhs.attributes, and: rhs.attributes) }
+    }
+
+    // Keys equal by bytes are equal by Swift's comparison too, so hashing these fields agrees
+    // with ==; hashing these few (what tells items apart in practice) instead of all
+    // twenty-three costs a quarter of the lookup.
     func hash(into hasher: inout Hasher) {
         hasher.combine(itemClass)
         hasher.combine(attributes.account)
