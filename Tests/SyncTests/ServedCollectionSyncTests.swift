@@ -12,6 +12,13 @@ import Testing
         "\(EtcdCluster.unavailableReason ?? ServedVault.unavailableReason ?? "")"))
 struct ServedCollectionSyncTests {
     let cluster: EtcdCluster
+    /// A Python with secretstorage (`KEYCHAIN_TEST_PYTHON`), or nil.
+    static let python: String? = {
+        guard let python = ProcessInfo.processInfo.environment["KEYCHAIN_TEST_PYTHON"], FileManager.default.isExecutableFile(atPath: python),
+            (try? Subprocess.run(python, ["-c", "import secretstorage"], environment: ["PATH": "/usr/bin:/bin"]))?.status == 0
+        else { return nil }
+        return python
+    }()
 
     init() throws { cluster = try EtcdCluster() }
 
@@ -57,18 +64,55 @@ struct ServedCollectionSyncTests {
         #expect(try alpha.lookup(["service", "local-only"]) == "stays-here")
     }
 
-    @Test("a search on one attribute pair finds the items that arrived by sync beside the machine's own (the id lists of the login collection would miss them)")
+    @Test(
+        "a search on one attribute pair finds the items that arrived by sync beside the machine's own (the id lists of the login collection would miss them); the default alias can name the sync collection"
+    )
     func searchFindsArrivedItems() throws {
         let (alpha, beta) = try pair()
         // beta's own item of the pair first, so that any list beta keeps of it names only that one.
         #expect(try beta.secretTool(["store", "--label=Beta's", "--collection=sync", "team", "ops", "host", "beta"], input: "b").status == 0)
-        #expect(try alpha.secretTool(["store", "--label=Alpha's", "--collection=sync", "team", "ops", "host", "alpha"], input: "a").status == 0)
+        // alpha's clients store in it without naming it: it is their default collection.
+        let aliased = try alpha.served.run(
+            "/usr/bin/dbus-send",
+            [
+                "--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets", "org.freedesktop.Secret.Service.SetAlias",
+                "string:default", "objpath:/org/freedesktop/secrets/collection/sync",
+            ])
+        #expect(aliased.status == 0, "\(aliased.stderr)")
+        #expect(try alpha.secretTool(["store", "--label=Alpha's", "team", "ops", "host", "alpha"], input: "a").status == 0)
         #expect(try eventually { try beta.lookup(["host", "alpha"]) == "a" }, "\(beta.served.serveErrors)")
         let searched = try beta.secretTool(["search", "--all", "team", "ops"])
         #expect(searched.output.contains("label = Alpha's"), "\(searched.output)")
         #expect(searched.output.contains("label = Beta's"), "\(searched.output)")
         #expect(try beta.lookup(["team", "ops", "host", "alpha"]) == "a")
         #expect(try eventually { try alpha.lookup(["team", "ops", "host", "beta"]) == "b" })
+    }
+
+    @Test(
+        "an attribute dropped on one machine and a relabel on the other, while apart: the later relabel wins with the attribute, which a search on either machine still finds",
+        .enabled(if: ServedCollectionSyncTests.python != nil, "needs KEYCHAIN_TEST_PYTHON naming a Python with secretstorage (python3 -m venv v && v/bin/pip install secretstorage)"))
+    func concurrentEditsKeepTheWinnerFindable() throws {
+        let (alpha, beta) = try pair()
+        #expect(try alpha.secretTool(["store", "--label=Shared", "--collection=sync", "team", "ops", "host", "web"], input: "s").status == 0)
+        #expect(try eventually { try beta.lookup(["host", "web"]) == "s" }, "\(beta.served.serveErrors)")
+        // Apart: no member of the cluster answers; both writes wait in their outboxes.
+        for member in 1...3 { try cluster.pause(member) }
+        let dropped = try alpha.python("item.set_attributes({'team': 'ops'})")
+        #expect(dropped.status == 0, "\(dropped.stderr)")
+        usleep(50_000)
+        let relabelled = try beta.python("item.set_label('Relabelled')")
+        #expect(relabelled.status == 0, "\(relabelled.stderr)")
+        for member in 1...3 { try cluster.resume(member) }
+        // beta's later record wins on both, with host=web: a search by it finds the item on both.
+        let converged = try eventually(seconds: 60) {
+            try [alpha, beta].allSatisfy { machine in
+                try machine.lookup(["host", "web"]) == "s" && machine.secretTool(["search", "--all", "team", "ops"]).output.contains("label = Relabelled")
+            }
+        }
+        let seen = try alpha.secretTool(["search", "--all", "team", "ops"]).output
+        #expect(converged, "alpha: \(seen) \(alpha.served.serveErrors)")
+        usleep(2_000_000)
+        for machine in [alpha, beta] { #expect(try machine.lookup(["host", "web"]) == "s") }
     }
 
     /// Two machines in one sync group, each serving its vault.
@@ -122,6 +166,17 @@ private struct ServedMachine {
             guard text.hasPrefix(prefix) else { return nil }
             return String(text.dropFirst(prefix.count).dropLast())
         }.sorted()
+    }
+
+    /// Runs `statement` with `item` the only item of the sync collection (Python secretstorage).
+    func python(_ statement: String) throws -> CommandResult {
+        let script = """
+            import secretstorage
+            bus = secretstorage.dbus_init()
+            (item,) = list(secretstorage.get_collection_by_alias(bus, 'sync').get_all_items())
+            \(statement)
+            """
+        return try served.run(ServedCollectionSyncTests.python ?? "/usr/bin/false", ["-c", script])
     }
 
     /// The secret `secret-tool lookup` prints, or nil when it finds none.
