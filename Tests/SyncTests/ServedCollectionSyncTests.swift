@@ -12,6 +12,7 @@ import Testing
         "\(EtcdCluster.unavailableReason ?? ServedVault.unavailableReason ?? "")"))
 struct ServedCollectionSyncTests {
     let cluster: EtcdCluster
+    static let pythonMissing = "needs KEYCHAIN_TEST_PYTHON naming a Python with secretstorage (python3 -m venv v && v/bin/pip install secretstorage)"
     /// A Python with secretstorage (`KEYCHAIN_TEST_PYTHON`), or nil.
     static let python: String? = {
         guard let python = ProcessInfo.processInfo.environment["KEYCHAIN_TEST_PYTHON"], FileManager.default.isExecutableFile(atPath: python),
@@ -90,7 +91,7 @@ struct ServedCollectionSyncTests {
 
     @Test(
         "an attribute dropped on one machine and a relabel on the other, while apart: the later relabel wins with the attribute, which a search on either machine still finds",
-        .enabled(if: ServedCollectionSyncTests.python != nil, "needs KEYCHAIN_TEST_PYTHON naming a Python with secretstorage (python3 -m venv v && v/bin/pip install secretstorage)"))
+        .enabled(if: ServedCollectionSyncTests.python != nil, "\(ServedCollectionSyncTests.pythonMissing)"))
     func concurrentEditsKeepTheWinnerFindable() throws {
         let (alpha, beta) = try pair()
         #expect(try alpha.secretTool(["store", "--label=Shared", "--collection=sync", "team", "ops", "host", "web"], input: "s").status == 0)
