@@ -1,4 +1,5 @@
 import Foundation
+import KeychainCore
 import KeychainTestSupport
 import Testing
 
@@ -116,14 +117,43 @@ struct ServedCollectionSyncTests {
         for machine in [alpha, beta] { #expect(try machine.lookup(["host", "web"]) == "s") }
     }
 
-    /// Two machines in one sync group, each serving its vault.
-    private func pair() throws -> (ServedMachine, ServedMachine) {
+    @Test("while a sync agent keeps the vault in step, what it applies shows through the daemon; once it exits, the daemon keeps it in step")
+    func agentHandsOverToTheDaemon() throws {
+        let (alpha, beta) = try pair(serving: false)
+        try alpha.serve()
+        // beta's agent first: it holds the vault's agent lock, so beta's daemon leaves sync to it.
+        let agent = try Subprocess.launch(
+            KeychainExecutable.path, ["sync", "run"], environment: beta.served.environment.merging(ServedMachine.environment) { $1 },
+            errorFile: beta.served.directory.path + "/agent.err")
+        close(agent.stdin)
+        defer {
+            kill(agent.pid, SIGTERM)
+            _ = Subprocess.wait(for: agent.pid)
+        }
+        #expect(eventually { SyncAgentLock.holder(for: VaultLocation(path: beta.served.vaultPath)) == agent.pid })
+        try beta.serve()
+        #expect(try alpha.secretTool(["store", "--label=Via the agent", "--collection=sync", "team", "ops", "host", "one"], input: "1").status == 0)
+        #expect(try eventually { try beta.lookup(["host", "one"]) == "1" }, "\(beta.served.serveErrors)")
+        let searched = try beta.secretTool(["search", "--all", "team", "ops"])
+        #expect(searched.output.contains("label = Via the agent"), "\(searched.output)")
+
+        kill(agent.pid, SIGTERM)
+        _ = Subprocess.wait(for: agent.pid)
+        #expect(try alpha.secretTool(["store", "--label=Via the daemon", "--collection=sync", "team", "ops", "host", "two"], input: "2").status == 0)
+        #expect(try eventually { try beta.lookup(["host", "two"]) == "2" }, "\(beta.served.serveErrors)")
+        #expect(try beta.secretTool(["search", "--all", "team", "ops"]).output.components(separatedBy: "label = Via the").count == 3)
+    }
+
+    /// Two machines in one sync group, each serving its vault unless `serving` is false.
+    private func pair(serving: Bool = true) throws -> (ServedMachine, ServedMachine) {
         let alpha = try ServedMachine(), beta = try ServedMachine()
         try alpha.ok(["sync", "init", "--endpoints", cluster.endpoints, "--name", "alpha"])
         let code = try alpha.ok(["sync", "invite"]).trimmingCharacters(in: .whitespacesAndNewlines)
         try beta.ok(["sync", "join", "--endpoints", cluster.endpoints, "--name", "beta"], input: code + "\n")
-        try alpha.serve()
-        try beta.serve()
+        if serving {
+            try alpha.serve()
+            try beta.serve()
+        }
         return (alpha, beta)
     }
 }
@@ -132,7 +162,7 @@ struct ServedCollectionSyncTests {
 /// own bus; its commands start no sync agent.
 private struct ServedMachine {
     let served: ServedVault
-    private static let environment = ["KEYCHAIN_SYNC_AGENT": "off"]
+    static let environment = ["KEYCHAIN_SYNC_AGENT": "off"]
 
     init() throws { served = try ServedVault(serving: false) }
 
