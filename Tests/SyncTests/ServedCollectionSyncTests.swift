@@ -117,6 +117,27 @@ struct ServedCollectionSyncTests {
         for machine in [alpha, beta] { #expect(try machine.lookup(["host", "web"]) == "s") }
     }
 
+    @Test(
+        "an item deleted on one machine and relabelled later on the other, while apart: the relabel wins with the whole item, secret included, on both",
+        .enabled(if: ServedCollectionSyncTests.python != nil, "\(ServedCollectionSyncTests.pythonMissing)"))
+    func laterEditWinsOverDelete() throws {
+        let (alpha, beta) = try pair()
+        #expect(try alpha.secretTool(["store", "--label=Shared", "--collection=sync", "team", "ops", "host", "web"], input: "s").status == 0)
+        #expect(try eventually { try beta.lookup(["host", "web"]) == "s" }, "\(beta.served.serveErrors)")
+        for member in 1...3 { try cluster.pause(member) }
+        #expect(try alpha.secretTool(["clear", "host", "web"]).status == 0)
+        usleep(50_000)
+        let relabelled = try beta.python("item.set_label('Kept')")
+        #expect(relabelled.status == 0, "\(relabelled.stderr)")
+        for member in 1...3 { try cluster.resume(member) }
+        let converged = try eventually(seconds: 60) {
+            try [alpha, beta].allSatisfy { machine in
+                try machine.lookup(["host", "web"]) == "s" && machine.secretTool(["search", "--all", "team", "ops"]).output.contains("label = Kept")
+            }
+        }
+        #expect(converged, "\(alpha.served.serveErrors)")
+    }
+
     @Test("while a sync agent keeps the vault in step, what it applies shows through the daemon; once it exits, the daemon keeps it in step")
     func agentHandsOverToTheDaemon() throws {
         let (alpha, beta) = try pair(serving: false)

@@ -254,7 +254,10 @@ final class VaultCollection: SecretCollection {
         if let attributes { new.attributes = attributes }
         if let contentType { new.contentType = contentType }
         var operations: [WriteOperation] = []
-        if let secret {
+        // A synchronized item's secret is written again too (all its rows are: below), so that
+        // an edit newer than another machine's delete brings the whole item back, not a record
+        // without its secret.
+        if let secret = secret ?? (synchronizes ? try? self.secret(id) : nil) {
             operations.append(.update(Query(.genericPassword, attributes: named(Self.secretGroup, scope, id)), attributes: Attributes(), value: secret))
         }
         var changed = Attributes()
