@@ -25,7 +25,9 @@ import KeychainCore
 /// The synchronized collection (``synchronizedScope``, the `sync` alias) keeps the same rows
 /// synchronizable, so that they travel through the vault's sync group as the vault's own
 /// synchronizable items do; its searches go by the index rows, which travel with the items,
-/// never by the tally, which only this daemon writes (``search(_:)``).
+/// never by the tally, which only this daemon writes (``search(_:)``). As each row travels on
+/// its own and the newest write of each wins, every change of one of its items writes all the
+/// item's rows again (``update(_:label:attributes:secret:contentType:)``).
 final class VaultCollection: SecretCollection {
     static let secretGroup = "org.freedesktop.secrets.secret"
     static let itemGroup = "org.freedesktop.secrets.item"
@@ -133,6 +135,8 @@ final class VaultCollection: SecretCollection {
     func search(_ attributes: [String: String]) throws(ServiceError) -> [String] {
         guard !attributes.isEmpty else { return try itemIDs() }
         var sizes: [String: Int] = [:]
+        // Never complete for the synchronized collection, which keeps no tally: its index rows
+        // are right whoever wrote them, the sync engine included.
         listed = listed || tally.isComplete
         if listed {
             // The smallest list names the candidates; their own sealed attributes decide on the other pairs.
