@@ -39,7 +39,9 @@ public enum SecretServiceProvider {
             collections: [kept[0], MemoryCollection(name: "session", label: "Session"), synchronized] + kept.dropFirst().map { $0 as any SecretCollection },
             defaultCollection: "login")
         daemon.aliases["session"] = "session"
-        daemon.aliases[VaultCollection.synchronizedScope] = synchronized.name
+        // Unless the user pointed `sync` elsewhere (SetAlias, kept in the vault): theirs wins,
+        // now or when the vault's aliases can be read.
+        if daemon.aliases[VaultCollection.synchronizedScope] == nil { daemon.aliases[VaultCollection.synchronizedScope] = synchronized.name }
         try bus.serve(under: ObjectPath.root) { message in daemon.handle(message) }
         let unique = bus.uniqueName
         try bus.subscribe("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged'") { message in
