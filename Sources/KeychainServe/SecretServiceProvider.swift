@@ -3,10 +3,13 @@ import KeychainCore
 /// The vault as the user's Secret Service provider: what `keychain serve` runs, for programs
 /// that embed it.
 ///
-/// It owns `org.freedesktop.secrets` on the session bus and serves two collections: `login`,
-/// kept in the vault (the `default` alias), and `session`, kept in memory until it stops.
-/// Other programs' items become vault items (``VaultCollection`` says how they are stored and
-/// searched); their secrets are whenUnlocked, so that a locked vault serves none.
+/// It owns `org.freedesktop.secrets` on the session bus and serves three collections:
+/// `login`, kept in the vault (the `default` alias); `sync` ("Synchronized", the `sync`
+/// alias), kept in the vault as synchronizable items, which travel to every machine of the
+/// vault's sync group; and `session`, kept in memory until it stops. Other programs' items
+/// become vault items (``VaultCollection`` says how they are stored and searched); their
+/// secrets are whenUnlocked, so that a locked vault serves none. While it serves an enrolled
+/// vault it also keeps it in step with its sync group, unless a sync agent already does.
 public enum SecretServiceProvider {
     /// Serves `vault` on the session bus until another provider takes the name (`--replace`)
     /// or the bus connection ends; runs on the calling thread.
@@ -22,13 +25,23 @@ public enum SecretServiceProvider {
         let bus = try BusConnection()
         // The collections created before (by CreateCollection) come back; those of a vault
         // locked since boot come back at the next start.
-        let created = VaultCollection.createdNames(in: vault).filter { $0 != "login" && $0 != "session" }.map { VaultCollection(name: $0, label: "", store: vault) }
+        let createdNames = VaultCollection.createdNames(in: vault).filter { $0 != "login" && $0 != "session" }
+        let created = createdNames.map { VaultCollection(name: $0, label: "", store: vault) }
+        // A collection created before under the name `sync` keeps it (and its items' paths);
+        // the synchronized one is then `sync_1`, a name CreateCollection never gives.
+        let synchronized = VaultCollection(
+            synchronizedAs: createdNames.contains(VaultCollection.synchronizedScope) ? "\(VaultCollection.synchronizedScope)_1" : VaultCollection.synchronizedScope,
+            label: "Synchronized", store: vault)
         let kept = [VaultCollection(name: "login", label: "Login", store: vault)] + created
         for collection in kept { collection.countPairsIfNeeded() }
         let daemon = SecretServiceDaemon(
-            bus: bus, vault: vault, collections: [kept[0], MemoryCollection(name: "session", label: "Session")] + kept.dropFirst().map { $0 as any SecretCollection },
+            bus: bus, vault: vault,
+            collections: [kept[0], MemoryCollection(name: "session", label: "Session"), synchronized] + kept.dropFirst().map { $0 as any SecretCollection },
             defaultCollection: "login")
         daemon.aliases["session"] = "session"
+        // Unless the user pointed `sync` elsewhere (SetAlias, kept in the vault): theirs wins,
+        // now or when the vault's aliases can be read.
+        if daemon.aliases[VaultCollection.synchronizedScope] == nil { daemon.aliases[VaultCollection.synchronizedScope] = synchronized.name }
         try bus.serve(under: ObjectPath.root) { message in daemon.handle(message) }
         let unique = bus.uniqueName
         try bus.subscribe("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged'") { message in
@@ -44,6 +57,10 @@ public enum SecretServiceProvider {
             }
         }
         try bus.requestName(SecretServiceDaemon.busName, replace: replace)
+        // Items of the synchronized collection that other machines store arrive while it serves.
+        let sync = ServedSync(vault: vault)
+        sync.start()
+        defer { sync.stop() }
         ready()
         return try withExtendedLifetime(daemon) { () throws(ServeError) -> String in try bus.run() }
     }

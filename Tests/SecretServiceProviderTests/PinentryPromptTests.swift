@@ -68,7 +68,7 @@ struct PinentryPromptTests {
         #expect(terminal.waitFor("Wrong passphrase"), "\(terminal.shown)")
         terminal.type("pass-phrase-1\r")
         let rest = Self.finish(client)
-        #expect(rest == "completed unlocked /org/freedesktop/secrets/collection/login\nsecret value\n", "\(rest)\(served.serveErrors)")
+        #expect(rest == "completed unlocked /org/freedesktop/secrets/collection/login /org/freedesktop/secrets/collection/sync\nsecret value\n", "\(rest)\(served.serveErrors)")
         #expect(!terminal.shown.contains("pass-phrase-1"), "the pinentry echoed the passphrase")
         #expect(!served.serveErrors.contains("pass-phrase-1") && !served.serveErrors.contains("not-the-passphrase"))
     }
@@ -85,7 +85,7 @@ struct PinentryPromptTests {
         terminal.type("pass-phrase-1\r")
         for client in [first, second] {
             let rest = Self.finish(client)
-            #expect(rest == "completed unlocked /org/freedesktop/secrets/collection/login\nsecret value\n", "\(rest)\(served.serveErrors)")
+            #expect(rest == "completed unlocked /org/freedesktop/secrets/collection/login /org/freedesktop/secrets/collection/sync\nsecret value\n", "\(rest)\(served.serveErrors)")
         }
     }
 

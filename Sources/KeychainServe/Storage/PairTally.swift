@@ -18,6 +18,11 @@ import KeychainCore
 /// A collection whose items were stored before these rows were kept has them made once
 /// (``countIfNeeded(_:)``), with a marker row that says every item is listed; without the
 /// marker, searches go by scope as before.
+///
+/// The synchronized collection keeps none (``kept`` false): its items also arrive through the
+/// sync engine, which writes the items' rows and knows nothing of these lists, and lists that
+/// travelled themselves would lose ids whenever two machines changed one pair at once (the
+/// newest list wins whole). Its searches go by the index rows, which travel with the items.
 struct PairTally {
     static let group = "org.freedesktop.secrets.tally"
     /// The most ids one pair's row lists, unless told otherwise.
@@ -27,6 +32,9 @@ struct PairTally {
     let store: any Store
     /// The most ids one pair's row lists.
     var listLimit = Self.defaultListLimit
+    /// Whether the collection keeps a tally: when not, it is never complete and no write
+    /// changes it (``changes(adding:removing:)`` is empty).
+    var kept = true
 
     /// What the tally knows of one pair.
     enum Posting: Equatable {
@@ -56,7 +64,7 @@ struct PairTally {
 
     /// Whether every item of the collection is listed (the marker row is there).
     var isComplete: Bool {
-        (try? store.copyMatching(Query(.genericPassword, attributes: marker, limit: .one))) != nil
+        kept && (try? store.copyMatching(Query(.genericPassword, attributes: marker, limit: .one))) != nil
     }
 
     /// How many items carry the pair, and whether their ids are listed, read without the
@@ -110,7 +118,7 @@ struct PairTally {
     /// unless the collection is listed already; `items` is called only then. A failure (a
     /// vault locked since boot) leaves things as they were: searches go by scope.
     func countIfNeeded(_ items: () throws -> [(id: String, attributes: [String: String])]) {
-        guard !isComplete, let all = try? items() else { return }
+        guard kept, !isComplete, let all = try? items() else { return }
         var done = marker
         done.accessibility = .afterFirstUnlock
         let rows = changes(adding: all.flatMap { item in item.attributes.map { (item.id, $0.key, $0.value) } }, removing: [], from: { _, _ in .items([]) })
@@ -120,7 +128,8 @@ struct PairTally {
     /// The writes that bring the rows up to date after the `added` (item id, name, value)
     /// pairs are stored and the `removed` ones deleted, to go in the same vault transaction.
     func changes(adding added: [(String, String, String)], removing removed: [(String, String, String)]) -> [WriteOperation] {
-        changes(adding: added, removing: removed, from: posting)
+        guard kept else { return [] }
+        return changes(adding: added, removing: removed, from: posting)
     }
 
     private func changes(

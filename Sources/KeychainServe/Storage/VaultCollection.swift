@@ -21,6 +21,13 @@ import KeychainCore
 ///   search is a few reads by identity, never a read of the whole collection.
 ///
 /// Every change is one vault transaction over all of an item's rows.
+///
+/// The synchronized collection (``synchronizedScope``, the `sync` alias) keeps the same rows
+/// synchronizable, so that they travel through the vault's sync group as the vault's own
+/// synchronizable items do; its searches go by the index rows, which travel with the items,
+/// never by the tally, which only this daemon writes (``search(_:)``). As each row travels on
+/// its own and the newest write of each wins, every change of one of its items writes all the
+/// item's rows again (``update(_:label:attributes:secret:contentType:)``).
 final class VaultCollection: SecretCollection {
     static let secretGroup = "org.freedesktop.secrets.secret"
     static let itemGroup = "org.freedesktop.secrets.item"
@@ -28,8 +35,17 @@ final class VaultCollection: SecretCollection {
     /// One row per collection (service `collections`, account its name): its label and dates.
     static let collectionGroup = "org.freedesktop.secrets.collection"
     static let collectionsService = "collections"
+    /// The service of the synchronized collection's rows, the same on every machine of the
+    /// sync group whatever its object's name there; and its alias.
+    static let synchronizedScope = "sync"
 
     let name: String
+    /// The service its rows are kept under: its name, but for the synchronized collection,
+    /// ``synchronizedScope``.
+    let scope: String
+    /// Whether its rows are synchronizable: they travel to every machine of the vault's sync
+    /// group (and wait in the outbox until the vault joins one).
+    let synchronizes: Bool
     let store: any Store
     private let defaultLabel: String
     let tally: PairTally
@@ -40,9 +56,22 @@ final class VaultCollection: SecretCollection {
     /// `listLimit`: the most items a pair's id list names (``PairTally``).
     init(name: String, label: String, store: any Store, listLimit: Int = PairTally.defaultListLimit) {
         self.name = name
+        scope = name
+        synchronizes = false
         self.store = store
         defaultLabel = label
         tally = PairTally(collection: name, store: store, listLimit: listLimit)
+    }
+
+    /// The synchronized collection, served as `name` (`sync`, unless a collection created
+    /// before took that name): rows under ``synchronizedScope``, synchronizable, and no tally.
+    init(synchronizedAs name: String, label: String, store: any Store) {
+        self.name = name
+        scope = Self.synchronizedScope
+        synchronizes = true
+        self.store = store
+        defaultLabel = label
+        tally = PairTally(collection: Self.synchronizedScope, store: store, kept: false)
     }
 
     private var path: String { "/org/freedesktop/secrets/collection/\(name)" }
@@ -56,11 +85,11 @@ final class VaultCollection: SecretCollection {
     }
 
     func named(_ group: String, _ service: String, _ account: String? = nil) -> Attributes {
-        Attributes(service: service, account: account, accessGroup: group, synchronizable: false)
+        Attributes(service: service, account: account, accessGroup: group, synchronizable: synchronizes)
     }
 
     /// The items of one scope (access group and service), or none.
-    private func scope(_ group: String, _ service: String) throws(ServiceError) -> [Item] {
+    private func rows(_ group: String, _ service: String) throws(ServiceError) -> [Item] {
         try attempt { () throws(StoreError) -> [Item] in
             do throws(StoreError) {
                 return try store.copyMatching(Query(.genericPassword, attributes: named(group, service)))
@@ -81,18 +110,18 @@ final class VaultCollection: SecretCollection {
     }
 
     func label() throws(ServiceError) -> String {
-        try one(named(Self.collectionGroup, Self.collectionsService, name))?.attributes.label ?? defaultLabel
+        try one(named(Self.collectionGroup, Self.collectionsService, scope))?.attributes.label ?? defaultLabel
     }
 
     func setLabel(_ label: String) throws(ServiceError) {
-        var attributes = named(Self.collectionGroup, Self.collectionsService, name)
+        var attributes = named(Self.collectionGroup, Self.collectionsService, scope)
         attributes.label = label
         attributes.accessibility = .afterFirstUnlock
         try attempt { () throws(StoreError) in try store.upsert(Item(.genericPassword, attributes: attributes, value: SecretBytes(count: 0) { _ in })) }
     }
 
     func dates() throws(ServiceError) -> (created: UInt64, modified: UInt64) {
-        let attributes = try one(named(Self.collectionGroup, Self.collectionsService, name))?.attributes
+        let attributes = try one(named(Self.collectionGroup, Self.collectionsService, scope))?.attributes
         let now = Date()
         return (Self.seconds(attributes?.creationDate ?? now), Self.seconds(attributes?.modificationDate ?? now))
     }
@@ -100,12 +129,14 @@ final class VaultCollection: SecretCollection {
     var isLocked: Bool { !store.isAvailable(.whenUnlocked) }
 
     func itemIDs() throws(ServiceError) -> [String] {
-        try scope(Self.itemGroup, name).compactMap(\.attributes.account)
+        try rows(Self.itemGroup, scope).compactMap(\.attributes.account)
     }
 
     func search(_ attributes: [String: String]) throws(ServiceError) -> [String] {
         guard !attributes.isEmpty else { return try itemIDs() }
         var sizes: [String: Int] = [:]
+        // Never complete for the synchronized collection, which keeps no tally: its index rows
+        // are right whoever wrote them, the sync engine included.
         listed = listed || tally.isComplete
         if listed {
             // The smallest list names the candidates; their own sealed attributes decide on the other pairs.
@@ -119,7 +150,7 @@ final class VaultCollection: SecretCollection {
         guard let (key, value) = Self.mostSelective(attributes, counts: { name, _ in sizes[name] }) else { return try itemIDs() }
         // One pair's index rows name the candidates; each candidate's own sealed attributes
         // (one row read by its identity) decide on the others.
-        let candidates = try scope(Self.attributeGroup, ItemRecordCoding.pairScope(collection: name, name: key, value: value)).compactMap(\.attributes.account)
+        let candidates = try rows(Self.attributeGroup, ItemRecordCoding.pairScope(collection: scope, name: key, value: value)).compactMap(\.attributes.account)
         return try matching(Set(candidates), attributes)
     }
 
@@ -158,7 +189,7 @@ final class VaultCollection: SecretCollection {
     }
 
     func record(_ id: String) throws(ServiceError) -> SecretItemRecord {
-        guard let item = try one(named(Self.itemGroup, name, id)) else { throw .noSuchObject("\(path)/\(id)") }
+        guard let item = try one(named(Self.itemGroup, scope, id)) else { throw .noSuchObject("\(path)/\(id)") }
         guard let generic = item.attributes.generic, let decoded = ItemRecordCoding.decode(generic) else {
             throw .init(.failed, "the vault row of \(path)/\(id) does not hold a Secret Service item's attributes")
         }
@@ -168,7 +199,7 @@ final class VaultCollection: SecretCollection {
     }
 
     func secret(_ id: String) throws(ServiceError) -> SecretBytes {
-        guard let item = try one(named(Self.secretGroup, name, id), value: true) else { throw .noSuchObject("\(path)/\(id)") }
+        guard let item = try one(named(Self.secretGroup, scope, id), value: true) else { throw .noSuchObject("\(path)/\(id)") }
         return item.value ?? SecretBytes(count: 0) { _ in }
     }
 
@@ -180,8 +211,13 @@ final class VaultCollection: SecretCollection {
     }
 
     /// Deletes every item of the collection and its own row, in one write.
+    /// - Throws: `AccessDenied` for the synchronized collection, which every machine of the
+    ///   sync group serves: its items would go from all of them.
     func deleteCollection() throws(ServiceError) {
-        var operations: [WriteOperation] = [.delete(Query(.genericPassword, attributes: named(Self.collectionGroup, Self.collectionsService, name)))]
+        guard !synchronizes else {
+            throw .init(.accessDenied, "the \(name) collection cannot be deleted: it is the vault's synchronized collection, served on every machine of its sync group")
+        }
+        var operations: [WriteOperation] = [.delete(Query(.genericPassword, attributes: named(Self.collectionGroup, Self.collectionsService, scope)))]
         var removed: [(String, String, String)] = []
         for id in try itemIDs() {
             let (rows, pairs) = try deletion(of: id)
@@ -222,14 +258,25 @@ final class VaultCollection: SecretCollection {
         if let attributes { new.attributes = attributes }
         if let contentType { new.contentType = contentType }
         var operations: [WriteOperation] = []
-        if let secret {
-            operations.append(.update(Query(.genericPassword, attributes: named(Self.secretGroup, name, id)), attributes: Attributes(), value: secret))
+        // A synchronized item's secret is written again too (all its rows are: below), so that
+        // an edit newer than another machine's delete brings the whole item back, not a record
+        // without its secret.
+        if let secret = secret ?? (synchronizes ? try? self.secret(id) : nil) {
+            operations.append(.update(Query(.genericPassword, attributes: named(Self.secretGroup, scope, id)), attributes: Attributes(), value: secret))
         }
         var changed = Attributes()
         changed.label = new.label
         changed.generic = ItemRecordCoding.encode(attributes: new.attributes, contentType: new.contentType)
-        operations.append(.update(Query(.genericPassword, attributes: named(Self.itemGroup, name, id)), attributes: changed, value: nil))
-        if new.attributes != old.attributes {
+        operations.append(.update(Query(.genericPassword, attributes: named(Self.itemGroup, scope, id)), attributes: changed, value: nil))
+        if synchronizes {
+            // Every index row of the item written again with its record: each row travels on
+            // its own and the newest write of each wins, so a record that wins is never left
+            // without an index row that another machine's older edit deleted.
+            operations += old.attributes.filter { new.attributes[$0.key] != $0.value }.map {
+                .delete(Query(.genericPassword, attributes: pairRow(id, $0.key, $0.value).attributes))
+            }
+            operations += new.attributes.map { .upsert(pairRow(id, $0.key, $0.value)) }
+        } else if new.attributes != old.attributes {
             operations += old.attributes.map { .delete(Query(.genericPassword, attributes: pairRow(id, $0.key, $0.value).attributes)) }
             operations += new.attributes.map { .add(pairRow(id, $0.key, $0.value)) }
             operations += tally.changes(adding: new.attributes.map { (id, $0.key, $0.value) }, removing: old.attributes.map { (id, $0.key, $0.value) })
@@ -247,8 +294,8 @@ final class VaultCollection: SecretCollection {
     private func deletion(of id: String) throws(ServiceError) -> (rows: [WriteOperation], pairs: [(String, String, String)]) {
         let old = try record(id)
         let rows: [WriteOperation] = [
-            .delete(Query(.genericPassword, attributes: named(Self.secretGroup, name, id))),
-            .delete(Query(.genericPassword, attributes: named(Self.itemGroup, name, id))),
+            .delete(Query(.genericPassword, attributes: named(Self.secretGroup, scope, id))),
+            .delete(Query(.genericPassword, attributes: named(Self.itemGroup, scope, id))),
         ]
         let pairs = old.attributes.map { (id, $0.key, $0.value) }
         return (rows + pairs.map { .delete(Query(.genericPassword, attributes: pairRow(id, $0.1, $0.2).attributes)) }, pairs)
@@ -257,13 +304,13 @@ final class VaultCollection: SecretCollection {
     // MARK: - Rows (an item's three kinds; extensions that write items build them here)
 
     func secretRow(_ id: String, _ secret: SecretBytes) -> Item {
-        var attributes = named(Self.secretGroup, name, id)
+        var attributes = named(Self.secretGroup, scope, id)
         attributes.accessibility = .whenUnlocked
         return Item(.genericPassword, attributes: attributes, value: secret)
     }
 
     func itemRow(_ id: String, _ record: SecretItemRecord) -> Item {
-        var attributes = named(Self.itemGroup, name, id)
+        var attributes = named(Self.itemGroup, scope, id)
         attributes.accessibility = .afterFirstUnlock
         attributes.label = record.label
         attributes.generic = ItemRecordCoding.encode(attributes: record.attributes, contentType: record.contentType)
@@ -271,7 +318,7 @@ final class VaultCollection: SecretCollection {
     }
 
     func pairRow(_ id: String, _ key: String, _ value: String) -> Item {
-        var attributes = named(Self.attributeGroup, ItemRecordCoding.pairScope(collection: name, name: key, value: value), id)
+        var attributes = named(Self.attributeGroup, ItemRecordCoding.pairScope(collection: scope, name: key, value: value), id)
         attributes.accessibility = .afterFirstUnlock
         return Item(.genericPassword, attributes: attributes, value: SecretBytes(count: 0) { _ in })
     }
