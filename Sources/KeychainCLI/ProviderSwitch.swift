@@ -177,6 +177,11 @@ enum ProviderSwitch {
         context.terminal.writeError(
             "keychain: \(verb) \(moved.count) item(s) of \(targets.count) collection(s) from the vault to the Secret Service: \(moved.count - replaced) added, \(replaced) replaced, \(kept) kept as they were in the Secret Service\(kept > 0 ? " (their copies stay in the vault)" : "")\(createdCollections.isEmpty ? "" : "; \(createdCollections.count) collection(s) created there")\n"
         )
+        if let synchronized = try? ServedItems.synchronizedItemCount(in: vault), synchronized > 0 {
+            context.terminal.writeError(
+                "keychain: \(synchronized) item(s) of the synchronized collection stayed in the vault (they belong to every machine of its sync group; move them into another collection first to take them along)\n"
+            )
+        }
         var failed = false
         if !oldLeft.isEmpty {
             context.terminal.writeError("keychain: \(oldLeft.count) replaced item(s) of the Secret Service could not be deleted: it holds both versions\n")

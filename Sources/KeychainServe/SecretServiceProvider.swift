@@ -16,32 +16,14 @@ public enum SecretServiceProvider {
     ///
     /// - Parameters:
     ///   - replace: take the name from a provider that owns it (and allows replacement, as
-    ///     gnome-keyring and `keychain serve` do); without it, refuse to start.
+    ///     `keychain serve` does; gnome-keyring never does); without it, refuse to start.
     ///   - ready: called once the name is owned and every object answers.
     /// - Returns: why it stopped serving (the name was taken over).
     /// - Throws: ``ServeError/nameTaken(_:replaceRefused:)`` when another provider owns the name;
     ///   ``ServeError/unavailable(_:)`` with no session bus, no libsystemd, or a failed connection.
     public static func serve(vault: Vault, replace: Bool, ready: () -> Void = {}) throws(ServeError) -> String {
         let bus = try BusConnection()
-        // The collections created before (by CreateCollection) come back; those of a vault
-        // locked since boot come back at the next start.
-        let createdNames = VaultCollection.createdNames(in: vault).filter { $0 != "login" && $0 != "session" }
-        let created = createdNames.map { VaultCollection(name: $0, label: "", store: vault) }
-        // A collection created before under the name `sync` keeps it (and its items' paths);
-        // the synchronized one is then `sync_1`, a name CreateCollection never gives.
-        let synchronized = VaultCollection(
-            synchronizedAs: createdNames.contains(VaultCollection.synchronizedScope) ? "\(VaultCollection.synchronizedScope)_1" : VaultCollection.synchronizedScope,
-            label: "Synchronized", store: vault)
-        let kept = [VaultCollection(name: "login", label: "Login", store: vault)] + created
-        for collection in kept { collection.countPairsIfNeeded() }
-        let daemon = SecretServiceDaemon(
-            bus: bus, vault: vault,
-            collections: [kept[0], MemoryCollection(name: "session", label: "Session"), synchronized] + kept.dropFirst().map { $0 as any SecretCollection },
-            defaultCollection: "login")
-        daemon.aliases["session"] = "session"
-        // Unless the user pointed `sync` elsewhere (SetAlias, kept in the vault): theirs wins,
-        // now or when the vault's aliases can be read.
-        if daemon.aliases[VaultCollection.synchronizedScope] == nil { daemon.aliases[VaultCollection.synchronizedScope] = synchronized.name }
+        let daemon = SecretServiceDaemon(serving: vault, on: bus)
         try bus.serve(under: ObjectPath.root) { message in daemon.handle(message) }
         let unique = bus.uniqueName
         try bus.subscribe("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged'") { message in

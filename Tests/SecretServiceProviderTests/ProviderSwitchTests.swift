@@ -266,12 +266,15 @@ struct ProviderSwitchTests {
         let served = try ServedVault()
         #expect(try served.run("/usr/bin/secret-tool", ["store", "--label=Deploy token", "service", "api.example.com", "user", "deploy"], input: "s3cret").status == 0)
         #expect(try served.run("/usr/bin/secret-tool", ["store", "--label=git", "protocol", "https", "host", "example.org"], input: "git-pw").status == 0)
+        // An item of the synchronized collection belongs to every machine of its group: it stays, and the command says so.
+        #expect(try served.run("/usr/bin/secret-tool", ["store", "--collection=sync", "--label=shared", "team", "ops"], input: "shared-pw").status == 0)
         served.stopServing()
         let keyring = try PrivateSecretService()
         let environment = served.environment.merging(["DBUS_SESSION_BUS_ADDRESS": keyring.busAddress]) { $1 }
         let back = try Subprocess.run(KeychainExecutable.path, ["migrate", "--foreign", "--from", "vault", "--to", "secret-service"], environment: environment)
         #expect(back.status == 0, "\(back.stderr)")
         #expect(back.stderr.contains("moved 2 item(s)"), "\(back.stderr)")
+        #expect(back.stderr.contains("1 item(s) of the synchronized collection stayed in the vault"), "\(back.stderr)")
         let searched = try Subprocess.run("/usr/bin/secret-tool", ["search", "--all", "user", "deploy"], environment: environment)
         #expect(searched.output.contains("label = Deploy token"), "\(searched.output)\(searched.stderr)")
         #expect(searched.output.contains("secret = s3cret"), "\(searched.output)")
@@ -281,6 +284,7 @@ struct ProviderSwitchTests {
         let vault = try Vault(VaultConfiguration(location: VaultLocation(path: served.vaultPath)))
         let left = (try? vault.copyMatching(Query(.genericPassword, attributes: Attributes(accessGroup: "org.freedesktop.secrets.item", synchronizable: false)))) ?? []
         #expect(left.isEmpty)
+        #expect(try Subprocess.run("/usr/bin/secret-tool", ["lookup", "team", "ops"], environment: environment).status != 0)
     }
 
     @Test(

@@ -6,8 +6,9 @@ import KeychainCore
 #endif
 
 /// The daemon's message handlers as a fuzz target: a sequence of calls (``CallScript``) from
-/// several clients goes to a daemon with the vault's `login` collection (a real vault file) and
-/// a `session` collection in memory, with no bus. A crash or a sanitizer report is a failure,
+/// several clients goes to the daemon `keychain serve` runs (``SecretServiceDaemon/init(serving:on:)``:
+/// `login`, the synchronized collection and those the calls create, in a real vault file, and
+/// `session` in memory), with no bus. A crash or a sanitizer report is a failure,
 /// and so is a broken promise:
 ///
 /// - every answered call's reply has the signature the method announces (clients build their
@@ -20,10 +21,7 @@ import KeychainCore
     @discardableResult
     public static func handlers(_ bytes: [UInt8]) -> Bool {
         guard let vault = FuzzVault.shared.vault else { return false }
-        let login = VaultCollection(name: "login", label: "Login", store: vault)
-        login.countPairsIfNeeded()
-        let daemon = SecretServiceDaemon(bus: nil, vault: vault, collections: [login, MemoryCollection(name: "session", label: "Session")], defaultCollection: "login")
-        daemon.aliases["session"] = "session"
+        let daemon = SecretServiceDaemon(serving: vault, on: nil)
         var script = CallScript(bytes)
         var calls = 0
         while !script.isExhausted && calls < 48 {
@@ -39,8 +37,12 @@ import KeychainCore
         }
         let vaultCollections = daemon.collectionOrder.compactMap { daemon.collections[$0] as? VaultCollection }
         for collection in vaultCollections { checkWhole(collection) }
-        // The next input starts from an empty vault.
-        for collection in vaultCollections { try? collection.deleteCollection() }
+        // The next input starts from an empty vault (the synchronized collection is never
+        // deleted: its items are).
+        for collection in vaultCollections {
+            for id in (try? collection.itemIDs()) ?? [] { try? collection.delete(id) }
+            try? collection.deleteCollection()
+        }
         return true
     }
 

@@ -222,6 +222,16 @@ package enum ServedItems {
         return result
     }
 
+    /// How many items the synchronized collection holds: they stay in the vault when the others
+    /// move to another provider.
+    package static func synchronizedItemCount(in vault: any Store) throws(StoreError) -> Int {
+        do {
+            return try VaultCollection.synchronized(in: vault).itemIDs().count
+        } catch {
+            throw storeError(error)
+        }
+    }
+
     /// Deletes the items named by `sources` (`collection/id`, as ``read(from:)`` gives them)
     /// from `vault` in one write, their index rows and pair lists with them.
     package static func delete(_ sources: [String], from vault: any Store) throws(StoreError) {

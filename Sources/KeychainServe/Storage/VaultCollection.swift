@@ -74,6 +74,13 @@ final class VaultCollection: SecretCollection {
         tally = PairTally(collection: Self.synchronizedScope, store: store, kept: false)
     }
 
+    /// The vault's synchronized collection: `sync`, or `sync_1` when a collection created
+    /// before took the name `sync` (a name `CreateCollection` never gives).
+    static func synchronized(in store: any Store) -> VaultCollection {
+        let taken = createdNames(in: store).contains(synchronizedScope)
+        return VaultCollection(synchronizedAs: taken ? "\(synchronizedScope)_1" : synchronizedScope, label: "Synchronized", store: store)
+    }
+
     private var path: String { "/org/freedesktop/secrets/collection/\(name)" }
 
     func attempt<R>(_ body: () throws(StoreError) -> R) throws(ServiceError) -> R {
