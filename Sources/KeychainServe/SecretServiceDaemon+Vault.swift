@@ -4,7 +4,8 @@ extension SecretServiceDaemon {
     /// The daemon over `vault`, serving what `keychain serve` serves: `login` (the vault, the
     /// `default` alias), `session` (memory), the synchronized collection (the `sync` alias,
     /// unless the user pointed it elsewhere), and the collections `CreateCollection` made
-    /// before (those of a vault locked since boot come back at the next start).
+    /// before (those of a vault locked since boot come at the first call after it opens:
+    /// ``loadVaultContents()``).
     convenience init(serving vault: Vault, on bus: BusConnection?) {
         let created = VaultCollection.createdNames(in: vault).filter { $0 != "login" && $0 != "session" }.map {
             VaultCollection(name: $0, label: "", store: vault)

@@ -33,9 +33,9 @@ final class SecretServiceDaemon {
     let pinentry = PinentryChoice.choose(environment: ProcessEnvironment.current)
     /// The unlock dialog showing now and the prompts waiting on it (``PendingUnlock``).
     var pendingUnlock: PendingUnlock?
-    /// Whether the aliases kept in the vault have been read (they cannot be while the vault is
-    /// locked since boot).
-    var storedAliasesLoaded = false
+    /// Whether the collections and aliases kept in the vault have been read (they cannot be
+    /// while the vault is locked since boot: ``loadVaultContents()``).
+    var vaultContentsLoaded = false
     private var nextObject: UInt64 = 1
 
     init(bus: BusConnection?, vault: Vault?, collections: [any SecretCollection], defaultCollection: String) {
@@ -46,7 +46,7 @@ final class SecretServiceDaemon {
             collectionOrder.append(collection.name)
         }
         aliases["default"] = defaultCollection
-        loadStoredAliases()
+        loadVaultContents()
     }
 
     /// A new object id (sessions, prompts), never reused while the daemon runs.
@@ -83,6 +83,8 @@ final class SecretServiceDaemon {
     /// The reply values of one call, and whether they carry a secret: every check and every
     /// handler, with nothing of sd-bus but the call's arguments, read once its signature passed.
     func respond(to message: IncomingCall) throws(ServiceError) -> ([BusValue], Bool) {
+        // The first call after the user unlocked a vault locked since boot sees all it holds.
+        if !vaultContentsLoaded { loadVaultContents() }
         guard let object = ObjectPath(message.path) else { throw .noSuchObject(message.path) }
         let interfaces = try interfaces(of: object)
         var interface = message.interface

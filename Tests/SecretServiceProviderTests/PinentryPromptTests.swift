@@ -73,6 +73,44 @@ struct PinentryPromptTests {
         #expect(!served.serveErrors.contains("pass-phrase-1") && !served.serveErrors.contains("not-the-passphrase"))
     }
 
+    @Test(
+        "a vault locked since the daemon started serves, once unlocked, the collections created before and their items, without a restart",
+        .enabled(if: pinentryMissing == nil, "\(pinentryMissing ?? "")"))
+    func unlockServesCollectionsCreatedBefore() throws {
+        let terminal = try PseudoTerminal()
+        let served = try ServedVault(serving: false)
+        let file = try LockedVaultTests.passphraseVault(served)
+        try served.startServing(environment: ["KEYCHAIN_PASSPHRASE_FILE": file])
+        #expect(served.waitForProvider())
+        #expect(try served.run("/usr/bin/secret-tool", ["store", "--label=t", "service", "x"], input: "value").status == 0)
+        let made = try served.run(
+            PythonClient.python,
+            [
+                "-c",
+                "import secretstorage; c = secretstorage.dbus_init(); col = secretstorage.create_collection(c, 'Work Keys'); col.create_item('work item', {'project': 'apollo'}, b'w0rk')",
+            ])
+        #expect(made.status == 0, "\(made.stderr)")
+        served.stopServing()
+        try served.startServing(environment: ["KEYCHAIN_PINENTRY": Self.pinentry, "GPG_TTY": terminal.name, "TERM": "xterm"])
+        #expect(served.waitForProvider())
+
+        let client = try Self.client(served, ["answer"])
+        #expect(Subprocess.readOutput(client.stdout, until: "prompting\n"))
+        #expect(terminal.waitFor("Passphrase:"), "\(terminal.shown)\(served.serveErrors)")
+        terminal.type("pass-phrase-1\r")
+        #expect(Self.finish(client).contains("completed unlocked"))
+
+        let collections = try served.run(
+            "/usr/bin/dbus-send",
+            [
+                "--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets", "org.freedesktop.DBus.Properties.Get",
+                "string:org.freedesktop.Secret.Service", "string:Collections",
+            ])
+        #expect(collections.output.contains("/org/freedesktop/secrets/collection/workkeys"), "\(collections.output)")
+        let looked = try served.run("/usr/bin/secret-tool", ["lookup", "project", "apollo"])
+        #expect(looked.output == "w0rk", "\(looked.stderr)\(served.serveErrors)")
+    }
+
     @Test("two clients unlocking at once share one pinentry, and both complete unlocked", .enabled(if: pinentryMissing == nil, "\(pinentryMissing ?? "")"))
     func promptsShareOneDialog() throws {
         let terminal = try PseudoTerminal()

@@ -108,7 +108,7 @@ extension SecretServiceDaemon {
             emit(ObjectPath.promptPath(id), PromptInterface.name, "Completed", [.boolean(!unlocked), .variant(.paths(paths))])
         }
         guard unlocked else { return }
-        loadStoredAliases()
+        loadVaultContents()
         for collection in vaultCollections {
             propertiesChanged(ObjectPath.collectionPath(collection.name), CollectionInterface.name, [("Locked", .boolean(false))])
         }

@@ -39,7 +39,7 @@ extension SecretServiceDaemon {
         case "ReadAlias":
             let alias = a[0].string!
             // The vault may have opened since start (`keychain unlock`): its aliases come in now.
-            loadStoredAliases()
+            loadVaultContents()
             guard let name = aliases[alias], collections[name] != nil else { return ([.objectPath(ObjectPath.none)], false) }
             return ([.objectPath(ObjectPath.collectionPath(name))], false)
         case "SetAlias":
@@ -156,12 +156,23 @@ extension SecretServiceDaemon {
 
     // MARK: - Aliases kept in the vault
 
-    /// Puts the aliases kept in the vault (``StoredAliases``) in place, those that name a
-    /// collection this daemon serves, once; nothing while the vault cannot be read (locked
-    /// since boot: a later `ReadAlias` or unlock reads them).
-    func loadStoredAliases() {
-        guard let vault, !storedAliasesLoaded, let stored = try? StoredAliases.load(from: vault) else { return }
-        storedAliasesLoaded = true
+    /// Puts in place what the vault keeps beside the items, once it can be read (a vault locked
+    /// since boot cannot: a later call or unlock reads it): the collections `CreateCollection`
+    /// made, with their pairs counted (and `login`'s, so that searches read id lists from then
+    /// on), then the aliases kept there (``StoredAliases``) that name a collection served.
+    func loadVaultContents() {
+        guard let vault, !vaultContentsLoaded, let stored = try? StoredAliases.load(from: vault),
+            let created = try? VaultCollection.createdCollectionNames(in: vault)
+        else { return }
+        vaultContentsLoaded = true
+        // A name served already stays as it is (the synchronized collection named `sync` while
+        // a created `sync` could not be read: that one comes back at the next start).
+        for name in created where collections[name] == nil && name != "login" && name != "session" {
+            collections[name] = VaultCollection(name: name, label: "", store: vault)
+            collectionOrder.append(name)
+            emit(ObjectPath.root, ServiceInterface.name, "CollectionCreated", [.objectPath(ObjectPath.collectionPath(name))])
+        }
+        for name in collectionOrder { (collections[name] as? VaultCollection)?.countPairsIfNeeded() }
         for (alias, name) in stored.sorted(by: { $0.key < $1.key }) where collections[name] != nil { aliases[alias] = name }
     }
 

@@ -213,8 +213,18 @@ final class VaultCollection: SecretCollection {
     /// The names of the collections created in `store` (`CreateCollection`), in name order;
     /// none while their rows cannot be read.
     static func createdNames(in store: any Store) -> [String] {
+        (try? createdCollectionNames(in: store)) ?? []
+    }
+
+    /// The names of the collections created in `store`, in name order.
+    /// - Throws: the vault's error when their rows cannot be read (locked since boot).
+    static func createdCollectionNames(in store: any Store) throws(StoreError) -> [String] {
         let query = Query(.genericPassword, attributes: Attributes(service: collectionsService, accessGroup: collectionGroup, synchronizable: false))
-        return ((try? store.copyMatching(query)) ?? []).compactMap(\.attributes.account).sorted()
+        do throws(StoreError) {
+            return try store.copyMatching(query).compactMap(\.attributes.account).sorted()
+        } catch .itemNotFound {
+            return []
+        }
     }
 
     /// Deletes every item of the collection and its own row, in one write.
