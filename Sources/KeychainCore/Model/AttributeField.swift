@@ -1,5 +1,9 @@
 import FoundationEssentials
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// One attribute of ``Attributes``, as a table row: the single place that knows how to test,
 /// compare, copy and encode each field, so that matching, merging and the vault's record
 /// encoding cannot drift apart.
@@ -80,9 +84,11 @@ enum AttributeField: UInt8, CaseIterable, Sendable {
     func sameValue(in a: Attributes, and b: Attributes) -> Bool {
         func same(_ x: String?, _ y: String?) -> Bool {
             switch (x, y) {
-            case (nil, nil): true
-            case (let x?, let y?): x.utf8.elementsEqual(y.utf8)
-            default: false
+            case (nil, nil): return true
+            case (var x?, var y?):
+                // Native strings are contiguous UTF-8: one memcmp, not a walk over their views.
+                return x.withUTF8 { a in y.withUTF8 { b in a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0) } }
+            default: return false
             }
         }
         return switch self {
