@@ -171,7 +171,7 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
     }
 
     /// Creates a collection labelled `label`; its path. The provider may prompt (waited for up
-    /// to ``promptTimeout``), or refuse.
+    /// to `promptTimeout`), or refuse.
     /// - Throws: the provider's refusal (``StoreError/io(_:)``, ``StoreError/userCancelled``
     ///   for a dismissed prompt) or ``StoreError/unavailable(_:)`` when it did not answer in time.
     public func createCollection(label: String) throws(StoreError) -> String {
