@@ -13,8 +13,7 @@ enum ProviderSwitch {
     static func migrate(_ context: Context, from: StoreKind, to: StoreKind, rule: ItemTransfer.ConflictRule) throws(CommandFailure) -> ExitCode {
         let provider: SecretServiceProviderContents
         do {
-            var timeout = Duration.seconds(5)
-            if let text = context.environment["KEYCHAIN_TIMEOUT"], !text.isEmpty { timeout = try SecretServiceStore.Configuration.timeout(parsing: text) }
+            let timeout = try SecretServiceStore.Configuration.timeout(in: context.environment) ?? SecretServiceStore.Configuration().timeout
             provider = try SecretServiceProviderContents(timeout: timeout)
         } catch {
             throw CommandFailure(error)

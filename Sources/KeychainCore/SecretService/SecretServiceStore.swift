@@ -73,6 +73,13 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
             self.timeout = timeout
         }
 
+        /// The timeout `KEYCHAIN_TIMEOUT` gives in `environment`, or nil when it gives none.
+        /// - Throws: ``StoreError/invalidArgument(_:)`` as ``timeout(parsing:)`` does.
+        public static func timeout(in environment: [String: String]) throws(StoreError) -> Duration? {
+            guard let text = environment["KEYCHAIN_TIMEOUT"], !text.isEmpty else { return nil }
+            return try timeout(parsing: text)
+        }
+
         /// A timeout given as text in seconds (`KEYCHAIN_TIMEOUT`): a finite decimal number
         /// within ``timeoutRange``.
         /// - Throws: ``StoreError/invalidArgument(_:)`` for anything else (`5s`, `-1`, `NaN`,

@@ -38,9 +38,7 @@ public enum StoreKind: String, Sendable, CaseIterable, CustomStringConvertible {
             return try Vault(try VaultConfiguration.fromEnvironment(environment))
         case .secretService:
             var configuration = SecretServiceStore.Configuration(foreignItems: foreignItems)
-            if let text = environment["KEYCHAIN_TIMEOUT"], !text.isEmpty {
-                configuration.timeout = try SecretServiceStore.Configuration.timeout(parsing: text)
-            }
+            if let timeout = try SecretServiceStore.Configuration.timeout(in: environment) { configuration.timeout = timeout }
             if let partition = environment["KEYCHAIN_PARTITION"], !partition.isEmpty {
                 configuration.partition = partition
             }

@@ -161,7 +161,9 @@ extension SecretServiceDaemon {
     /// made, with their pairs counted (and `login`'s, so that searches read id lists from then
     /// on), then the aliases kept there (``StoredAliases``) that name a collection served.
     func loadVaultContents() {
-        guard let vault, !vaultContentsLoaded, let stored = try? StoredAliases.load(from: vault),
+        // Asked at every call until it succeeds: a vault still locked since boot is told by its
+        // keys in memory, without a read of the file.
+        guard let vault, !vaultContentsLoaded, vault.isAvailable(.afterFirstUnlock), let stored = try? StoredAliases.load(from: vault),
             let created = try? VaultCollection.createdCollectionNames(in: vault)
         else { return }
         vaultContentsLoaded = true
