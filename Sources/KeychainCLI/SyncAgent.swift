@@ -35,6 +35,7 @@ enum SyncAgent {
         if vault.journaledSyncChange, let engine = try? SyncEngine(vault: vault) {
             _ = engine.sendNow(within: sendBoundMilliseconds)
         }
+        SyncAlarmNotice.write(vault, context, command: command)
         let running = SyncAgentLock.holder(for: vault.location) != nil
         var started = false
         if !running, startsOnDemand(context.environment) { started = start(vault.location, environment: context.environment) }

@@ -31,11 +31,11 @@ enum SyncCommand {
             "keychain sync remove-device 3f2a",
         ],
         notes:
-            "ACTION is init, invite, join, run, status, remove-device ID-OR-NAME or leave. After init and join, a sync agent keeps the vault in step by itself: a systemd user service where systemd runs your session, otherwise an agent that any keychain command starts when none runs and that exits after 15 idle minutes (KEYCHAIN_SYNC_AGENT_IDLE seconds; KEYCHAIN_SYNC_AGENT=off: never started). A set or remove sends its change at once when the cluster answers. The invitation code opens the group's keys: join reads it from standard input, a no-echo prompt or --code-file, never from the command line; case, spaces and dashes do not matter, and its last four letters catch a typo. Only synchronizable items travel (iCloud Valets, --icloud); ThisDeviceOnly items and items under an access control never do. etcd sees HMAC-named keys and padded ciphertext, never a service, account, group or value.",
+            "ACTION is init, invite, join, run, status, remove-device ID-OR-NAME, resolve or leave. After init and join, a sync agent keeps the vault in step by itself: a systemd user service where systemd runs your session, otherwise an agent that any keychain command starts when none runs and that exits after 15 idle minutes (KEYCHAIN_SYNC_AGENT_IDLE seconds; KEYCHAIN_SYNC_AGENT=off: never started). A set or remove sends its change at once when the cluster answers. The invitation code opens the group's keys: join reads it from standard input, a no-echo prompt or --code-file, never from the command line; case, spaces and dashes do not matter, and its last four letters catch a typo. Only synchronizable items travel (iCloud Valets, --icloud); ThisDeviceOnly items and items under an access control never do. etcd sees HMAC-named keys and padded ciphertext, never a service, account, group or value.",
         run: run, positionalChoices: actions)
 
     /// What `keychain sync` does, as ACTION.
-    static let actions = ["init", "invite", "join", "run", "status", "remove-device", "leave"]
+    static let actions = ["init", "invite", "join", "run", "status", "remove-device", "resolve", "leave"]
 
     private static func run(_ context: Context) throws(CommandFailure) -> ExitCode {
         let action = context.arguments.positionals[0]
@@ -81,8 +81,9 @@ enum SyncCommand {
                 } catch {
                     throw Self.failure(error)
                 }
-                try report(round, context)
-                return .success
+                // A round that refused anything did less than asked: the reason is on
+                // standard error, and the exit status says so.
+                return try report(round, context) ? .success : .failure
             }
             let idle = try idleSeconds(context)
             // One agent per vault: the lock is held until this process exits.
@@ -103,7 +104,7 @@ enum SyncCommand {
                 },
                 onError: { error in
                     terminal.writeError("keychain sync: \(error.description)\n")
-                    if error == .removed || error == .notEnrolled { ended.value = true }
+                    if error == .removed || error == .notEnrolled || error == .forked { ended.value = true }
                 })
             withExtendedLifetime(lock) {}
             return ended.value ? .failure : .success
@@ -124,6 +125,11 @@ enum SyncCommand {
                 return .success
             }
             try context.terminal.write("\(resealed.sent) items sealed again under the new key\n")
+        case "resolve":
+            try sync { () throws(SyncError) in try SyncEngine(vault: vault).resolveFork() }
+            try context.terminal.write(
+                "resolved in favour of this device's history: the group has a new key, shared with the devices of this device's list; a device of the other history joins again ('keychain sync leave', then 'keychain sync join' with an invitation from this side)\n"
+            )
         case "leave":
             try sync { () throws(SyncError) in try SyncEngine(vault: vault).leave() }
             try context.terminal.write("left the sync group; the items stay in this vault\n")
@@ -220,7 +226,8 @@ enum SyncCommand {
         return host.isEmpty ? "device" : host
     }
 
-    private static func report(_ round: SyncRound, _ context: Context) throws(CommandFailure) {
+    /// Writes what `round` did; whether it did all that was asked (nothing refused).
+    private static func report(_ round: SyncRound, _ context: Context) throws(CommandFailure) -> Bool {
         if context.arguments.has("json") {
             try context.terminal.write(
                 JSON.object([
@@ -231,8 +238,14 @@ enum SyncCommand {
         }
         if round.refused > 0 {
             context.terminal.writeError(
-                "keychain sync: \(round.refused) values from etcd did not open with the group's keys (edited, moved or forged) and were not used\n")
+                "keychain sync: \(round.refused) values from etcd did not open with the group's keys or were signed by no current member (edited, moved, forged, or written by a removed device) and were not used\n"
+            )
         }
+        if let alarm = round.membershipAlarm {
+            context.terminal.writeError(
+                "keychain sync: etcd served a \(SyncAlarmNotice.describe(alarm)) member list; it was refused and this device's list written back ('keychain sync status')\n")
+        }
+        return round.refused == 0 && round.membershipAlarm == nil
     }
 
     private static func write(_ status: SyncStatus, _ context: Context) throws(CommandFailure) {
@@ -250,7 +263,7 @@ enum SyncCommand {
             if status.removed { object["removed"] = .bool(true) }
             if let alarm = status.alarm {
                 object["membershipAlarm"] = .object([
-                    "kind": .string(alarm.kind == .rolledBack ? "rolled back" : "forked"), "at": .number(Int(clamping: alarm.at)),
+                    "kind": .string(SyncAlarmNotice.kindName(alarm.kind)), "at": .number(Int(clamping: alarm.at)),
                     "servedEpoch": .number(Int(alarm.servedEpoch)), "heldEpoch": .number(Int(alarm.heldEpoch)), "count": .number(Int(alarm.count)),
                 ])
             }
@@ -274,12 +287,7 @@ enum SyncCommand {
             lag:           \(lag.map { "\($0) revisions" } ?? "unknown (\(status.clusterError ?? "cluster unreachable"))")
             refused:       \(status.refused)\n
             """)
-        if let alarm = status.alarm {
-            let seconds = alarm.at / 1_000
-            try context.terminal.write(
-                "membership:    etcd served a \(alarm.kind == .rolledBack ? "rolled-back" : "forked") member list (epoch \(alarm.servedEpoch); this device holds epoch \(alarm.heldEpoch)) \(alarm.count) time(s), last at \(seconds) s since 1970; it was refused and the held list written back\n"
-            )
-        }
+        if let alarm = status.alarm { try context.terminal.write("membership:    \(SyncAlarmNotice.statusLine(alarm))\n") }
     }
 
     private static func sync<R>(_ body: () throws(SyncError) -> R) throws(CommandFailure) -> R {

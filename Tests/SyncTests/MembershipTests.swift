@@ -10,12 +10,27 @@ extension SyncTests {
     /// A client of the test's cluster, playing a hostile etcd by editing what it holds.
     var hostile: EtcdClient { get throws { try EtcdClient(EtcdClient.Configuration(endpoints: cluster.endpoints.components(separatedBy: ","))) } }
 
-    /// The one group's member list key on the cluster.
-    func membersKey() throws -> [UInt8] {
+    /// The one group's member lists on the cluster, by epoch.
+    func memberLists() throws -> [UInt32: EtcdClient.KeyValue] {
         let prefix = Array("/kc1/".utf8)
-        let keys = try hostile.range(prefix, rangeEnd: EtcdClient.rangeEnd(ofPrefix: prefix)).kvs.map(\.key).filter { $0.last == UInt8(ascii: "m") }
-        guard keys.count == 1 else { throw Failure("\(keys.count) member lists") }
-        return keys[0]
+        let lists = try hostile.range(prefix, rangeEnd: EtcdClient.rangeEnd(ofPrefix: prefix)).kvs.filter { String(decoding: $0.key, as: UTF8.self).contains("/m/") }
+        return Dictionary(lists.map { (SyncRecords.membersEpoch($0.value) ?? 0, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The key and value of the member list of `epoch`.
+    func memberList(epoch: UInt32) throws -> EtcdClient.KeyValue {
+        guard let list = try memberLists()[epoch] else { throw Failure("no member list of epoch \(epoch)") }
+        return list
+    }
+
+    /// Deletes the list of `epoch` and its key shares, as a hostile etcd (or a device with
+    /// write access to a cluster without authentication) can.
+    func deleteEpoch(_ epoch: UInt32) throws {
+        let prefix = Array("/kc1/".utf8)
+        let list = try memberList(epoch: epoch).key
+        for kv in try hostile.range(prefix, rangeEnd: EtcdClient.rangeEnd(ofPrefix: prefix)).kvs {
+            if String(decoding: kv.key, as: UTF8.self).contains("/k/\(epoch)/") || kv.key == list { try hostile.delete(kv.key) }
+        }
     }
 
     /// Every item record the cluster holds.
@@ -35,23 +50,24 @@ extension SyncTests {
         try alpha.initialize()
         let removed = Machine("removed", cluster)
         try removed.join(try alpha.invite())
-        let key = try membersKey()
-        let saved = try hostile.range(key).kvs[0].value
         try alpha.ok(["sync", "remove-device", "removed"])
         let out = try removed.syncOnce()
         #expect(out.status == 4 && out.stderr.contains("removed"), "\(out.stderr)")
 
-        try hostile.put(key, saved)
+        // etcd rolls the lists back: epoch 2's is gone.
+        try deleteEpoch(2)
         let beta = Machine("beta", cluster)
         let refused = try beta.keychain(["sync", "join", "--endpoints", cluster.endpoints, "--name", "beta"], input: try alpha.invite())
         #expect(refused.status == 4 && refused.stderr.contains("rolled back"), "\(refused.status) \(refused.stderr)")
         #expect(try beta.keychain(["sync", "status"]).status != 0, "the refused join enrolled nothing")
 
-        try alpha.round()
+        // The round that met it says so, on standard error and in its exit status.
+        let repaired = try alpha.syncOnce()
+        #expect(repaired.status == 4 && repaired.stderr.contains("rolled-back member list"), "\(repaired.status) \(repaired.stderr)")
         let alarm = try alpha.status()["membershipAlarm"] as? [String: Any]
         #expect(alarm?["kind"] as? String == "rolled back" && alarm?["servedEpoch"] as? Int == 1 && alarm?["heldEpoch"] as? Int == 2, "\(String(describing: alarm))")
         #expect(try alpha.ok(["sync", "status"]).contains("rolled-back member list"))
-        #expect(SyncRecords.membersEpoch(try hostile.range(key).kvs[0].value) == 2, "the held list was written back")
+        #expect(try memberLists().keys.max() == 2, "the held list was written back")
 
         try beta.join(try alpha.invite())
         #expect(try beta.status()["epoch"] as? Int == 2)
@@ -61,6 +77,9 @@ extension SyncTests {
         #expect(try removed.getCloud("tokenB") == nil)
         try alpha.round()
         #expect(try alpha.getCloud("tokenB") == "new-secret-from-beta")
+        // The removed device's own writes: it says on standard error that they do not travel.
+        let stranded = try removed.keychain(["set", "-i", "Shared", "--icloud", "stranded"], input: "x")
+        #expect(stranded.status == 0 && stranded.stderr.contains("removed from its sync group"), "\(stranded.stderr)")
     }
 
     @Test("after a removal the removed device's writes, under the old epoch or with a forged signer, are refused on every remaining device, and it opens none of the records left")
@@ -71,23 +90,25 @@ extension SyncTests {
         try alpha.round()
         for machine in machines { try machine.round() }
         #expect(try removed.getCloud("tokenA") == "real-value-from-alpha")
-        let key = try membersKey()
-        let before = try hostile.range(key).kvs[0].value
         try alpha.ok(["sync", "remove-device", "removed"])
         try beta.round()
 
-        // A hostile etcd shows the removed device the list it was in, and it writes as before.
-        try hostile.put(key, before)
+        // A hostile etcd shows the removed device the lists from before its removal, and it
+        // writes as before.
+        let newer = try memberList(epoch: 2)
+        try deleteEpoch(2)
         try removed.setCloud("tokenA", "EVIL-from-removed")
-        try removed.round()
+        _ = try removed.syncOnce()
+        try hostile.put(newer.key, newer.value)
         let evil = try itemRecords().filter { epoch(of: $0) == 1 }
         #expect(evil.count == 1, "the removed device wrote under the old epoch")
         // A remaining device deletes a record it refused under a retired epoch: etcd serves it
         // to each device again, as a hostile one would.
         for machine in [alpha, beta] {
             for record in evil { try hostile.put(record.key, record.value) }
+            // A round that refused something exits non-zero and says why.
             let round = try machine.syncOnce()
-            #expect(round.status == 0 && !round.output.contains("\"refused\":0"), "\(machine.name): \(round.output) \(round.stderr)")
+            #expect(round.status == 4 && !round.output.contains("\"refused\":0") && round.stderr.contains("not used"), "\(machine.name): \(round.output) \(round.stderr)")
             #expect(try machine.getCloud("tokenA") == "real-value-from-alpha")
         }
 
@@ -99,8 +120,9 @@ extension SyncTests {
                 forged.replaceSubrange(5..<21, with: stride(from: 0, to: 32, by: 2).map { UInt8(alphaID.dropFirst($0).prefix(2), radix: 16)! })
                 try hostile.put(record.key, forged)
             }
+            // A round that refused something exits non-zero and says why.
             let round = try machine.syncOnce()
-            #expect(round.status == 0 && !round.output.contains("\"refused\":0"), "\(machine.name): \(round.output) \(round.stderr)")
+            #expect(round.status == 4 && !round.output.contains("\"refused\":0") && round.stderr.contains("not used"), "\(machine.name): \(round.output) \(round.stderr)")
             #expect(try machine.getCloud("tokenA") == "real-value-from-alpha")
         }
         #expect(try alpha.status()["refused"] as? Int ?? 0 >= 2)
@@ -112,51 +134,61 @@ extension SyncTests {
     }
 
     @Test(
-        "a forked member-list history (two devices shown different lists by etcd, each removing a device) is detected by both on their next contact and reported by sync status and --json; neither accepts the other's items"
+        "etcd shows two devices different lists (each removes a device in its own epoch 2): the one that meets the other's list stops sending, says so on every command and in sync status, and resolve continues its history"
     )
-    func forkedMemberListDetected() throws {
+    func forkedHistoryStopsSending() throws {
         let machines = try group(["alpha", "beta", "gamma"], on: cluster)
-        let (alpha, beta) = (machines[0], machines[1])
-        let key = try membersKey()
-        let common = try hostile.range(key).kvs[0].value
-        // alpha removes gamma; etcd then shows beta the list from before, and beta removes
+        let (alpha, beta, gamma) = (machines[0], machines[1], machines[2])
+        // alpha removes gamma; etcd then shows beta the lists from before, and beta removes
         // gamma too: two epoch-2 histories, under two different group keys.
         try alpha.ok(["sync", "remove-device", "gamma"])
-        try hostile.put(key, common)
+        try deleteEpoch(2)
         try beta.ok(["sync", "remove-device", "gamma"])
         #expect(try alpha.status()["epoch"] as? Int == 2 && beta.status()["epoch"] as? Int == 2)
 
-        // etcd now serves beta's list; alpha's next contact refuses it as forked.
-        try alpha.round()
+        // etcd serves beta's list; alpha's next contact refuses it: a fork, reported, and
+        // alpha sends nothing more.
+        let met = try alpha.syncOnce()
+        #expect(met.status == 4 && met.stderr.contains("another history"), "\(met.status) \(met.stderr)")
         let alarm = try alpha.status()["membershipAlarm"] as? [String: Any]
-        #expect(alarm?["kind"] as? String == "forked" && alarm?["servedEpoch"] as? Int == 2 && alarm?["heldEpoch"] as? Int == 2, "\(String(describing: alarm))")
-        #expect(try alpha.ok(["sync", "status"]).contains("forked member list"))
+        #expect(alarm?["kind"] as? String == "forked history" && alarm?["servedEpoch"] as? Int == 2, "\(String(describing: alarm))")
+        #expect(try alpha.ok(["sync", "status"]).contains("keychain sync resolve"))
+        let write = try alpha.keychain(["set", "-i", "Shared", "--icloud", "afterFork"], input: "alpha-only")
+        #expect(write.status == 0 && write.stderr.contains("forked history"), "every command says it: \(write.stderr)")
+        #expect(try alpha.keychain(["get", "-i", "Shared", "--icloud", "afterFork"]).stderr.contains("forked history"))
+        #expect(try alpha.syncOnce().status == 4)
+        #expect(try alpha.status()["outbox"] as? Int ?? 0 > 0, "nothing was sent")
 
-        // alpha wrote its own list back; beta's next contact refuses that one.
-        try alpha.setCloud("afterFork", "alpha-only")
+        // The person trusts alpha: resolve starts epoch 3 from alpha's list. beta, of the
+        // other history, cannot follow it (its share is tagged under another key) and joins again.
+        try alpha.ok(["sync", "resolve"])
         try alpha.round()
+        #expect(try alpha.status()["epoch"] as? Int == 3)
+        let other = try beta.syncOnce()
+        #expect(other.status == 4 && other.stderr.contains("another history"), "\(other.stderr)")
+        try beta.ok(["sync", "leave"])
+        try beta.ok(["sync", "join", "--endpoints", cluster.endpoints, "--name", "beta2"], input: try alpha.invite() + "\n")
         try beta.round()
-        let betaAlarm = try beta.status()["membershipAlarm"] as? [String: Any]
-        #expect(betaAlarm?["kind"] as? String == "forked", "\(String(describing: betaAlarm))")
-        #expect(try beta.ok(["sync", "status"]).contains("forked member list"))
-        #expect(try beta.getCloud("afterFork") == nil, "an item sealed in the other history is not accepted")
+        #expect(try beta.getCloud("afterFork") == "alpha-only")
+        _ = try gamma.syncOnce()
+        #expect(try gamma.getCloud("afterFork") == nil)
     }
 
     @Test("a member list forked at one epoch (etcd showed two joining devices the list from before the other's join) is reported as forked, and both joins are kept")
     func forkedJoinsDetected() throws {
         let alpha = Machine("alpha", cluster)
         try alpha.initialize()
-        let key = try membersKey()
-        let before = try hostile.range(key).kvs[0].value
+        let before = try memberList(epoch: 1)
         let beta = Machine("beta", cluster)
         try beta.join(try alpha.invite())
         try alpha.round()
         // gamma is shown the list without beta, and joins onto it.
         let code = try alpha.invite()
-        try hostile.put(key, before)
+        try hostile.put(before.key, before.value)
         let gamma = Machine("gamma", cluster)
         try gamma.join(code)
-        try alpha.round()
+        let met = try alpha.syncOnce()
+        #expect(met.status == 4 && met.stderr.contains("forked member list"), "\(met.stderr)")
         let alarm = try alpha.status()["membershipAlarm"] as? [String: Any]
         #expect(alarm?["kind"] as? String == "forked", "\(String(describing: alarm))")
         let names = (try alpha.status()["devices"] as? [[String: Any]])?.compactMap { $0["name"] as? String }

@@ -244,11 +244,12 @@ extension SyncTests {
         let withoutCertificate = try alpha.keychain(["sync", "init", "--endpoints", secure.endpoints, "--ca", secure.caFile])
         #expect(withoutCertificate.status == 4 && withoutCertificate.stderr.contains("No etcd endpoint answered"), "\(withoutCertificate.stderr)")
         let tls = ["--endpoints", secure.endpoints, "--ca", secure.caFile, "--cert", secure.certFile, "--key", secure.keyFile]
-        try alpha.ok(["sync", "init"] + tls)
+        try alpha.ok(["sync", "init", "--name", "alpha"] + tls)
         try alpha.setCloud("token", "over-tls")
         try alpha.round()
         let beta = Machine("beta", secure)
-        try beta.ok(["sync", "join"] + tls, input: try alpha.invite())
+        // Names are unique in a group: the two machines share this host's name.
+        try beta.ok(["sync", "join", "--name", "beta"] + tls, input: try alpha.invite())
         #expect(try beta.getCloud("token") == "over-tls")
         #expect(secure.endpoints.hasPrefix("https://"))
     }

@@ -65,11 +65,14 @@ final class EtcdClient: Sendable {
 
     /// Puts `value` at `key` only if the key's revision is still `modRevision` (0: only if the
     /// key does not exist). Returns whether it did, and otherwise what the key holds now.
-    func put(_ key: [UInt8], _ value: [UInt8], ifModRevision modRevision: Int64, lease: Int64 = 0) throws(SyncError) -> (
+    /// With `absent`, also only if that key does not exist (a write sealed under an epoch
+    /// goes in only while no list of the next epoch exists).
+    func put(_ key: [UInt8], _ value: [UInt8], ifModRevision modRevision: Int64, lease: Int64 = 0, absent: [UInt8]? = nil) throws(SyncError) -> (
         succeeded: Bool, current: KeyValue?, revision: Int64
     ) {
         let encodedKey = Self.base64(key)
-        let compare = Self.compare(encodedKey, modRevision: modRevision)
+        let compare = ([Self.compare(encodedKey, modRevision: modRevision)] + (absent.map { [Self.compare(Self.base64($0), modRevision: 0)] } ?? [])).joined(
+            separator: ",")
         let body = """
             {"compare":[\(compare)],"success":[{"request_put":{"key":"\(encodedKey)","value":"\(Self.base64(value))"\(lease == 0 ? "" : ",\"lease\":\"\(lease)\"")}}],\
             "failure":[{"request_range":{"key":"\(encodedKey)"}}]}
@@ -81,9 +84,12 @@ final class EtcdClient: Sendable {
     }
 
     /// Puts every value in one transaction, only if each key's revision is still the one given
-    /// (0: the key does not exist); all or none. etcd takes at most 128 operations per transaction.
-    func putAll(_ writes: [(key: [UInt8], value: [UInt8], ifModRevision: Int64)]) throws(SyncError) -> (succeeded: Bool, revision: Int64) {
-        var compares: [String] = []
+    /// (0: the key does not exist), and `absent` (if given) does not exist; all or none. etcd
+    /// takes at most 128 operations per transaction.
+    func putAll(_ writes: [(key: [UInt8], value: [UInt8], ifModRevision: Int64)], absent: [UInt8]? = nil) throws(SyncError) -> (
+        succeeded: Bool, revision: Int64
+    ) {
+        var compares: [String] = absent.map { [Self.compare(Self.base64($0), modRevision: 0)] } ?? []
         var puts: [String] = []
         for write in writes {
             let key = Self.base64(write.key)
@@ -181,6 +187,30 @@ final class EtcdClient: Sendable {
             return onEvent(.changed(revision: revision, puts: puts))
         }
         _ = try perform("/v3/watch", body, timeoutMilliseconds: 0, idleSeconds: idleSeconds, stream: lines)
+    }
+
+    /// Every value `key` was put with since `startRevision`, up to its put at `modRevision`
+    /// (read from etcd's history, as a watch replays it); nil when that history was compacted
+    /// away (then it cannot be told).
+    func history(of key: [UInt8], from startRevision: Int64, through modRevision: Int64) throws(SyncError) -> [KeyValue]? {
+        let seen = HistoryCollector()
+        try watch(prefix: key, startRevision: max(1, startRevision), idleSeconds: 2) { event in
+            switch event {
+            case .changed(_, let puts):
+                let mine = puts.filter { $0.key == key }
+                seen.puts += mine
+                return !mine.contains { $0.modRevision >= modRevision }
+            case .compacted:
+                seen.compacted = true
+                return false
+            }
+        }
+        return seen.compacted ? nil : seen.puts
+    }
+
+    private final class HistoryCollector {
+        var puts: [KeyValue] = []
+        var compacted = false
     }
 
     // MARK: - Transport

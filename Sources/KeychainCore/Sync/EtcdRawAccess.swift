@@ -13,7 +13,9 @@
         }
 
         /// Whether it is a group's member list (else an item, a key share or an invitation).
-        public var isMemberList: Bool { key.last == UInt8(ascii: "m") && key.dropLast().last == UInt8(ascii: "/") }
+        public var isMemberList: Bool { String(decoding: key, as: UTF8.self).contains("/m/") }
+        /// Whether it is a new epoch's key share for one member.
+        public var isKeyShare: Bool { String(decoding: key, as: UTF8.self).contains("/k/") }
         /// Whether it is an item record.
         public var isItem: Bool { String(decoding: key, as: UTF8.self).contains("/i/") }
         /// The epoch an item record or member list says it is sealed under (readable without keys).

@@ -8,87 +8,33 @@ import Synchronization
 /// What a round exchanges with etcd: the member list followed, the outbox sent by
 /// compare-and-swap, what changed applied newest-wins.
 extension SyncEngine {
-    /// Follows the member list forward, never back. A newer epoch's key comes in a share
-    /// sealed to this device (none: it was removed), and everything this device holds is then
-    /// sealed again under it. A list older than the one held (rolled back), or one of the same
-    /// epoch that lost members or gives one other keys (forked), is refused: the held list is
-    /// written back and the event kept for `sync status`. A cluster that lost the list (wiped)
-    /// gets the held one back.
-    func refreshMembership(_ state: inout SyncState, client: EtcdClient) throws(SyncError) {
-        let key = SyncRecords.membersKey(state.prefix)
-        let me = SyncRecords.member(of: state)
-        guard let list = try client.range(key).kvs.first else {
-            let held = state.members.isEmpty ? try SyncRecords.sealMembers([me], epoch: state.epoch, key: state.epochKey, prefix: state.prefix) : state.members
-            _ = try client.put(key, held, ifModRevision: 0)
-            return
-        }
-        guard let epoch = SyncRecords.membersEpoch(list.value) else { throw .tampered("the member list has no epoch") }
-        if epoch < state.epoch { return try refuse(list, .rolledBack, epoch: epoch, &state, client: client) }
-        if epoch == state.epoch {
-            guard let served = try? SyncRecords.openMembers(list.value, key: state.epochKey, prefix: state.prefix) else {
-                return try refuse(list, .forked, epoch: epoch, &state, client: client)
-            }
-            let held = (try? SyncRecords.openMembers(state.members, key: state.epochKey, prefix: state.prefix)) ?? [me]
-            let missing = held.filter { member in !served.contains { $0.deviceID == member.deviceID } }
-            if held.contains(where: { member in served.contains { $0.deviceID == member.deviceID && $0 != member } }) {
-                return try refuse(list, .forked, epoch: epoch, &state, client: client)
-            }
-            guard missing.isEmpty else {
-                // Members gone without a new epoch: a list from before they joined came back
-                // (rolled back), or, when it also has members this device never saw, one that
-                // other devices were shown instead of this one's (forked). The held members are
-                // put back, with the joins the served list has.
-                let forked = served.contains { member in !held.contains { $0.deviceID == member.deviceID } }
-                let merged = try SyncRecords.sealMembers(served + missing, epoch: epoch, key: state.epochKey, prefix: state.prefix)
-                if try client.put(key, merged, ifModRevision: list.modRevision).succeeded { state.members = merged }
-                return try refuse(list, forked ? .forked : .rolledBack, epoch: epoch, &state, client: client, writeBack: false)
-            }
-            if state.members != list.value {
-                state.members = list.value
-                try save(state)
-            }
-            return
-        }
-        var next = state
-        while next.epoch < epoch {
-            let number = next.epoch + 1
-            guard let share = try client.range(SyncRecords.shareKey(state.prefix, epoch: number, device: state.deviceID)).kvs.first else {
-                throw .removed
-            }
-            guard let key = SyncRecords.openShare(share.value, epoch: number, state: next, previousKey: next.epochKey) else {
-                throw .tampered("the group key of epoch \(number) does not open or was not made by a member")
-            }
-            next.epochKeys[number] = key
-            next.epoch = number
-        }
-        let members = try SyncRecords.openMembers(list.value, key: next.epochKey, prefix: state.prefix)
-        guard members.contains(where: { $0.deviceID == state.deviceID }) else { throw .removed }
-        next.members = list.value
-        next.epochSince = list.modRevision
-        next.retiredRecords = true
-        state = next
-        try save(state)
-        // Everything this device holds is sealed again under the new epoch and names.
-        try Self.onVault(vault) { (open) throws(StoreError) in try open.resendAll() }
-    }
-
-    /// Keeps the held member list over `list` (older, or forked from it): written back in
-    /// its place unless `writeBack` is false, and the event kept for `sync status`.
-    private func refuse(
-        _ list: EtcdClient.KeyValue, _ kind: SyncMembershipAlarm.Kind, epoch: UInt32, _ state: inout SyncState, client: EtcdClient, writeBack: Bool = true
-    ) throws(SyncError) {
-        if writeBack, !state.members.isEmpty { _ = try client.put(SyncRecords.membersKey(state.prefix), state.members, ifModRevision: list.modRevision) }
-        state.alarm = SyncMembershipAlarm(
-            kind: kind, at: SyncChange.nowMilliseconds(), servedEpoch: epoch, heldEpoch: state.epoch, count: EtcdRevision.tally(state.alarm?.count ?? 0, adding: 1))
-        try save(state)
-    }
-
     /// Sends the outbox, each change by compare-and-swap against what etcd holds: written
     /// when the key is new or holds an older change; left when etcd holds a newer one (the
     /// pull applies it) or this very change (a write that timed out and committed later).
     /// Changes go in transactions of up to 128, each put conditional on the revision seen; a
     /// transaction that loses a race is retried one change at a time.
+    ///
+    /// Each transaction also compares that no member list of the next epoch exists: a change
+    /// is sealed only under the epoch it has confirmed current, so a device that has not yet
+    /// followed a removal never writes under the removed device's key. When the epoch moved,
+    /// the list is followed (everything is sealed again) and the rest sent under the new one.
+    /// A device that met a forked history sends nothing.
     func push(_ state: inout SyncState, _ revisions: inout SyncRevisions, client: EtcdClient) throws(SyncError) -> Int {
+        if state.alarm?.kind == .forkedHistory { throw .forked }
+        var sent = 0
+        for _ in 0..<8 {
+            var epochMoved = false
+            sent += try push(&state, &revisions, client: client, epochMoved: &epochMoved)
+            guard epochMoved else { return sent }
+            try refreshMembership(&state, client: client)
+        }
+        return sent
+    }
+
+    /// The next epoch's list key: while it does not exist, the current epoch is current.
+    static func nextEpochKey(_ state: SyncState) -> [UInt8] { SyncRecords.membersKey(state.prefix, epoch: state.epoch + 1) }
+
+    private func push(_ state: inout SyncState, _ revisions: inout SyncRevisions, client: EtcdClient, epochMoved: inout Bool) throws(SyncError) -> Int {
         var sent = 0
         // What etcd holds at each key, read once for the whole group when the outbox is large.
         var current: [[UInt8]: EtcdClient.KeyValue] = [:]
@@ -121,7 +67,8 @@ extension SyncEngine {
                 let chunk = Array(writes[start..<min(start + Self.transactionSize, writes.count)])
                 start += chunk.count
                 let known = revisions
-                let written = try client.putAll(chunk.map { ($0.key, $0.sealed, current[$0.key]?.modRevision ?? known.revision(of: $0.key) ?? 0) })
+                let written = try client.putAll(
+                    chunk.map { ($0.key, $0.sealed, current[$0.key]?.modRevision ?? known.revision(of: $0.key) ?? 0) }, absent: Self.nextEpochKey(state))
                 if written.succeeded {
                     sent += chunk.count
                     done += chunk.map(\.entry)
@@ -137,8 +84,15 @@ extension SyncEngine {
                         done.append(change.entry)
                     case .superseded: done.append(change.entry)
                     case .contended: break
+                    case .epochMoved: epochMoved = true
                     }
+                    if epochMoved { break }
                 }
+                if epochMoved { break }
+            }
+            if epochMoved {
+                try Self.onVault(vault) { (open) throws(StoreError) in try open.acknowledge(done) }
+                return sent
             }
             try Self.onVault(vault) { (open) throws(StoreError) in try open.acknowledge(done) }
             if done.isEmpty || (outbox.entries.count < Self.outboxBatch && outbox.pending <= outbox.entries.count) { return sent }
@@ -166,7 +120,7 @@ extension SyncEngine {
     /// compare and success lists (`--max-txn-ops`).
     static let transactionSize = 128
 
-    enum PushOutcome { case written, superseded, contended }
+    enum PushOutcome { case written, superseded, contended, epochMoved }
 
     /// One change by compare-and-swap, re-reading after each lost race (a few times; then it
     /// stays in the outbox for the next round).
@@ -174,11 +128,12 @@ extension SyncEngine {
         var current = try client.range(change.key).kvs.first
         for _ in 0..<8 {
             if change.isSuperseded(by: current, state: state, signers: signers, verified: verified) { return .superseded }
-            let written = try client.put(change.key, change.sealed, ifModRevision: current?.modRevision ?? 0)
+            let written = try client.put(change.key, change.sealed, ifModRevision: current?.modRevision ?? 0, absent: Self.nextEpochKey(state))
             if written.succeeded {
                 revisions.noteOwn([change.key], revision: written.revision)
                 return .written
             }
+            if try !client.range(Self.nextEpochKey(state)).kvs.isEmpty { return .epochMoved }
             current = written.current
         }
         return .contended

@@ -13,14 +13,18 @@ extension SyncEngine {
     /// Sends the outbox and applies what the other devices wrote since the last round.
     ///
     /// - Throws: ``SyncError/unreachable(_:)`` when no endpoint answers (nothing is lost: the
-    ///   outbox stays), ``SyncError/removed`` when this device was removed from the group.
+    ///   outbox stays), ``SyncError/removed`` when this device was removed from the group,
+    ///   ``SyncError/forked`` when it met another history of the group (it sends nothing then).
+    ///   A round that refused values or a member list returns them in its ``SyncRound``.
     @discardableResult
     public func syncOnce() throws(SyncError) -> SyncRound {
         try revisions.withLock { (revisions: inout sending SyncRevisions) throws(SyncError) -> SyncRound in
             var state = try state()
             let client = try EtcdClient(state.cluster)
             var round = SyncRound()
+            let alarmBefore = state.alarm
             try refreshMembership(&state, client: client)
+            if let alarm = state.alarm, alarm != alarmBefore { round.membershipAlarm = alarm.kind }
             round.sent = try push(&state, &revisions, client: client)
             let pulled = try pull(&state, &revisions, client: client)
             try deleteRetiredRecords(&state, client: client)

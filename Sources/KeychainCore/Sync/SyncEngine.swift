@@ -54,8 +54,8 @@ public final class SyncEngine: Sendable {
         var state = try newDevice(
             userID: Random.bytes(16), deviceName: deviceName, epochKeys: [1: SecretBytes.random(count: 32)], epoch: 1, cluster: cluster.configuration)
         let client = try EtcdClient(state.cluster)
-        let sealed = try SyncRecords.sealMembers([SyncRecords.member(of: state)], epoch: 1, key: state.epochKey, prefix: state.prefix)
-        let written = try client.put(SyncRecords.membersKey(state.prefix), sealed, ifModRevision: 0)
+        let sealed = try SyncRecords.sealMembers([SyncRecords.member(of: state)], epoch: 1, key: state.epochKey, prefix: state.prefix, signer: state)
+        let written = try client.put(SyncRecords.membersKey(state.prefix, epoch: 1), sealed, ifModRevision: 0)
         guard written.succeeded else { throw .malformed("a new group's member list already exists") }
         state.members = sealed
         state.epochSince = written.revision
@@ -87,8 +87,8 @@ public final class SyncEngine: Sendable {
         // Added to the member list by compare-and-swap: two devices joining at once both stay.
         var joined = false
         for _ in 0..<16 where !joined {
-            guard let list = try client.range(SyncRecords.membersKey(prefix)).kvs.first else { throw .tampered("the group has no member list") }
-            guard let epoch = SyncRecords.membersEpoch(list.value) else { throw .tampered("the member list has no epoch") }
+            let lists = try memberLists(prefix, client: client)
+            guard let epoch = lists.keys.max(), let list = lists[epoch] else { throw .tampered("the group has no member list") }
             guard epoch >= group.epoch else {
                 throw .tampered("the member list on etcd (epoch \(epoch)) is older than the invitation's (epoch \(group.epoch)): it was rolled back")
             }
@@ -96,9 +96,13 @@ public final class SyncEngine: Sendable {
                 throw .tampered("the member list is at a newer epoch than the invitation (a device was removed since): ask for a new invitation")
             }
             var members = try SyncRecords.openMembers(list.value, key: group.key, prefix: prefix)
+            // Names are unique in a group, so that remove-device works by name.
+            guard !members.contains(where: { $0.name == deviceName }) else {
+                throw .invalidArgument("a device named '\(deviceName)' is already in the group; give this one another --name")
+            }
             members.append(SyncRecords.member(of: state))
-            let updated = try SyncRecords.sealMembers(members, epoch: epoch, key: group.key, prefix: prefix)
-            let written = try client.put(SyncRecords.membersKey(prefix), updated, ifModRevision: list.modRevision)
+            let updated = try SyncRecords.sealMembers(members, epoch: epoch, key: group.key, prefix: prefix, signer: state)
+            let written = try client.put(SyncRecords.membersKey(prefix, epoch: epoch), updated, ifModRevision: list.modRevision)
             if written.succeeded {
                 state.members = updated
                 state.epochSince = written.revision
@@ -133,51 +137,6 @@ public final class SyncEngine: Sendable {
         return InvitationCode(userID: state.userID, secret: secret).text
     }
 
-    /// Removes a device (by the start of its id, or its name) from the group: a new group key
-    /// goes to every other member, so it reads nothing written from now on, and what it writes
-    /// is refused (it is no longer a member whose signature counts). Every item is then sealed
-    /// again under the new key and names by the next rounds, and the old records deleted.
-    ///
-    /// - Throws: ``SyncError/invalidArgument(_:)`` when no member, or more than one, matches.
-    public func removeDevice(_ which: String) throws(SyncError) {
-        try revisions.withLock { (revisions: inout sending SyncRevisions) throws(SyncError) in
-            var state = try state()
-            let client = try EtcdClient(state.cluster)
-            try refreshMembership(&state, client: client)
-            for _ in 0..<16 {
-                guard let list = try client.range(SyncRecords.membersKey(state.prefix)).kvs.first else { throw .tampered("the group has no member list") }
-                guard SyncRecords.membersEpoch(list.value) == state.epoch else { throw .tampered("the member list changed epoch while it was read; try again") }
-                var members = try SyncRecords.openMembers(list.value, key: state.epochKey, prefix: state.prefix)
-                let matches = members.filter { Digest.hex($0.deviceID).hasPrefix(which.lowercased()) || $0.name == which }
-                guard matches.count == 1, let removed = matches.first else {
-                    throw .invalidArgument(matches.isEmpty ? "no device of the group is '\(which)'" : "'\(which)' names \(matches.count) devices; give more of the id")
-                }
-                guard removed.deviceID != state.deviceID else { throw .invalidArgument("a device cannot remove itself; use 'keychain sync leave'") }
-                members.removeAll { $0.deviceID == removed.deviceID }
-                let epoch = state.epoch + 1
-                let newKey = SecretBytes.random(count: 32)
-                for member in members {
-                    let share = try SyncRecords.sealShare(newKey, epoch: epoch, to: member, previousKey: state.epochKey, prefix: state.prefix)
-                    try client.put(SyncRecords.shareKey(state.prefix, epoch: epoch, device: member.deviceID), share)
-                }
-                let sealed = try SyncRecords.sealMembers(members, epoch: epoch, key: newKey, prefix: state.prefix)
-                let written = try client.put(SyncRecords.membersKey(state.prefix), sealed, ifModRevision: list.modRevision)
-                guard written.succeeded else { continue }
-                state.epochKeys[epoch] = newKey
-                state.epoch = epoch
-                state.members = sealed
-                state.epochSince = written.revision
-                state.retiredRecords = true
-                try save(state)
-                // Every item this device holds is sealed again under the new epoch and names
-                // (the outbox: resumable, and idempotent by the clocks), then the old records go.
-                try Self.onVault(vault) { (open) throws(StoreError) in try open.resendAll() }
-                return
-            }
-            throw .unreachable("the member list kept changing")
-        }
-    }
-
     /// Leaves the group: the vault's items stay, and travel no more.
     public func leave() throws(SyncError) {
         try Self.onVault(vault) { (open) throws(StoreError) in try open.leaveSync() }
@@ -196,9 +155,11 @@ public final class SyncEngine: Sendable {
             outbox: try outboxLength(), cursor: state.cursor, lastPull: state.lastPull, refused: Int(state.refused), alarm: state.alarm)
         do throws(SyncError) {
             let client = try EtcdClient(state.cluster)
-            if let list = try client.range(SyncRecords.membersKey(state.prefix)).kvs.first, let epoch = SyncRecords.membersEpoch(list.value) {
+            let lists = try Self.memberLists(state.prefix, client: client)
+            if let epoch = lists.keys.max(), let list = lists[epoch] {
                 if let key = state.epochKeys[epoch] {
-                    status.members = try SyncRecords.openMembers(list.value, key: key, prefix: state.prefix).map {
+                    // A list that does not open with the key is another history's: no members to show.
+                    status.members = ((try? SyncRecords.openMembers(list.value, key: key, prefix: state.prefix)) ?? []).map {
                         SyncStatus.Device(id: Digest.hex($0.deviceID), name: $0.name)
                     }
                 } else if epoch > state.epoch {
@@ -206,7 +167,8 @@ public final class SyncEngine: Sendable {
                     status.removed = try client.range(SyncRecords.shareKey(state.prefix, epoch: state.epoch + 1, device: state.deviceID)).kvs.isEmpty
                 }
             }
-            status.clusterRevision = try client.range(SyncRecords.membersKey(state.prefix)).revision
+            status.clusterRevision = try client.range(SyncRecords.membersPrefix(state.prefix)).revision
+            if state.alarm?.kind == .removed { status.removed = true }
         } catch {
             status.clusterError = error.description
         }

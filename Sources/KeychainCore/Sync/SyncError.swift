@@ -22,6 +22,9 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     case invitationExpired
     /// This device was removed from the sync group: it receives nothing written since.
     case removed
+    /// etcd showed this device a member list from another history of the group (a fork): it
+    /// sends nothing until a person resolves it (``SyncEngine/resolveFork()``).
+    case forked
     /// The group's records on etcd do not open with this device's keys: they were edited,
     /// replaced or forged.
     case tampered(String)
@@ -43,6 +46,8 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invitationExpired: "That invitation has expired; make a new one with 'keychain sync invite' on a machine of the group."
         case .removed:
             "This device was removed from its sync group; it receives nothing written since. To rejoin: 'keychain sync leave', then 'keychain sync join' with a new invitation."
+        case .forked:
+            "etcd showed this device a member list from another history of its sync group (a fork: devices were shown different lists); it sends nothing until a person resolves it: 'keychain sync status' says how."
         case .tampered(let what): "The sync group's data on etcd failed verification (\(what)); it was not used."
         case .store(let error): error.description
         case .invalidArgument(let what): what

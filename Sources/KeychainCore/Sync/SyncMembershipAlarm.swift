@@ -1,24 +1,35 @@
-/// A member list etcd served that this device refused: older than the one it holds (rolled
-/// back), or one that cannot follow from it (forked: devices shown different histories). The
-/// device keeps its own list and writes it back; ``SyncStatus/alarm`` reports the last one.
+/// A member list etcd served that this device refused, or that left it out: older than the
+/// one it holds (rolled back), forked from it, or one of a new epoch without it (removed).
+/// ``SyncStatus/alarm`` reports the last one; a forked history or a removal is also said on
+/// the standard error of every `keychain` command, since nothing written then travels.
 public struct SyncMembershipAlarm: Sendable, Equatable {
     /// What was wrong with the list etcd served.
     public enum Kind: UInt8, Sendable {
-        /// An older epoch than this device holds, or its own epoch with members missing.
+        /// An older epoch than this device holds, or its own epoch with members missing: the
+        /// held list was written back.
         case rolledBack = 1
-        /// A list of this device's epoch that does not open with its key, that gives a member
-        /// other keys, or that lacks members this device holds while listing others it never
-        /// saw: another device was shown a different history.
+        /// A list of this device's epoch that lacks members it holds while listing others it
+        /// never saw, or gives a member other keys: another device was shown a different
+        /// version of the epoch's list. The held members were written back with the others.
         case forked = 2
+        /// A list of a new epoch that leaves this device out: it was removed, and nothing it
+        /// writes travels any more.
+        case removed = 3
+        /// Two histories of the group: a list of this device's epoch that does not open with
+        /// its key, or a new epoch that does not extend its list (not signed by one of its
+        /// members, naming others, or written where another list of that epoch had been).
+        /// This device sends nothing until a person resolves it (``SyncEngine/resolveFork()``
+        /// on the device whose history is trusted; the others join again).
+        case forkedHistory = 4
     }
 
-    /// Whether the list was rolled back or forked.
+    /// What happened.
     public var kind: Kind
     /// When it was seen, in milliseconds since 1970.
     public var at: UInt64
     /// The epoch of the list etcd served.
     public var servedEpoch: UInt32
-    /// The epoch of the list this device holds (and wrote back).
+    /// The epoch of the list this device holds.
     public var heldEpoch: UInt32
     /// How many refused lists since enrollment.
     public var count: UInt32

@@ -28,9 +28,10 @@ enum SyncRecords {
         Member(deviceID: state.deviceID, publicKey: state.publicKey, signingKey: state.signingPublicKey, name: state.deviceName)
     }
 
-    /// The format of items, member lists and invitations. Records of another format are
-    /// refused (they do not open: the format is in every key derivation), never misread.
-    static let format: UInt8 = 2
+    /// The format of member lists and invitations. Records of another format are refused
+    /// (they do not open: the format is in every key derivation), never misread; a group of
+    /// format 2 (its one member list at `m`) is refused with a word to enroll again.
+    static let format: UInt8 = 3
 
     // MARK: - Keys in etcd
 
@@ -43,7 +44,14 @@ enum SyncRecords {
     }
 
     static func itemsPrefix(_ state: SyncState) -> [UInt8] { state.prefix + Array("i/".utf8) }
-    static func membersKey(_ prefix: [UInt8]) -> [UInt8] { prefix + Array("m".utf8) }
+    /// Where the member list of `epoch` lives: one key per epoch, written only where none is
+    /// (a list is never overwritten by a new epoch's), updated by compare-and-swap for joins.
+    static func membersKey(_ prefix: [UInt8], epoch: UInt32) -> [UInt8] {
+        prefix + Array("m/".utf8) + Array(Digest.hex([UInt8](bigEndian: epoch)).utf8)
+    }
+    static func membersPrefix(_ prefix: [UInt8]) -> [UInt8] { prefix + Array("m/".utf8) }
+    /// Where sync format 2 kept its one member list: a group there is of an older version.
+    static func formerMembersKey(_ prefix: [UInt8]) -> [UInt8] { prefix + Array("m".utf8) }
     static func shareKey(_ prefix: [UInt8], epoch: UInt32, device: [UInt8]) -> [UInt8] { prefix + Array("k/\(epoch)/\(Digest.hex(device))".utf8) }
     static func invitationKey(_ prefix: [UInt8], secret: SecretBytes) -> [UInt8] {
         prefix + Array("j/\(Digest.hex(secret.withUnsafeBytes { Digest.sha256($0) }))".utf8)
@@ -51,9 +59,10 @@ enum SyncRecords {
 
     // MARK: - Items
 
-    /// The format of item records: signed by batch (``BatchSignature``). Records of the
-    /// previous format, signed one by one, are still read.
-    static let itemFormat: UInt8 = 3
+    /// The format of item records: signed by batch (``BatchSignature``), written only under
+    /// an epoch confirmed current in the same transaction. Records of earlier formats are
+    /// refused (counted in a round's refused values).
+    static let itemFormat: UInt8 = 4
 
     /// The records of `changes`, each at its key, signed together:
     /// `format (1) || epoch (4) || signer (16) || AES-GCM(items key of the epoch, padded change)
@@ -84,7 +93,7 @@ enum SyncRecords {
     /// An item record's epoch and signer, readable without keys; nil when it is not of a
     /// format this version reads.
     static func itemHeader(_ value: [UInt8]) -> (epoch: UInt32, signer: [UInt8])? {
-        guard value.count > 23 + Ed25519.signatureSize, value[0] == itemFormat || value[0] == format else { return nil }
+        guard value.count > 23 + Ed25519.signatureSize, value[0] == itemFormat else { return nil }
         return (value[1..<5].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }, Array(value[5..<21]))
     }
 
@@ -97,17 +106,10 @@ enum SyncRecords {
         guard let header = itemHeader(value), let signingKey = signers[header.signer] else { return nil }
         let signed = value.count - Ed25519.signatureSize
         let signature = Array(value[signed...])
-        let bodyEnd: Int
-        if value[0] == format {
-            // Signed one by one, over the key and everything before the signature.
-            guard state.withoutSignatures || Ed25519.isValid(signature, of: key + value[..<signed], publicKey: signingKey) else { return nil }
-            bodyEnd = signed
-        } else {
-            guard let (path, start) = BatchSignature.decode(value, end: signed), start > 21 else { return nil }
-            let root = BatchSignature.root(of: BatchSignature.leaf(key: key, body: value[..<start]), path: path)
-            guard state.withoutSignatures || verified.isValid(signature, root: root, publicKey: signingKey) else { return nil }
-            bodyEnd = start
-        }
+        guard let (path, start) = BatchSignature.decode(value, end: signed), start > 21 else { return nil }
+        let root = BatchSignature.root(of: BatchSignature.leaf(key: key, body: value[..<start]), path: path)
+        guard state.withoutSignatures || verified.isValid(signature, root: root, publicKey: signingKey) else { return nil }
+        let bodyEnd = start
         guard let epochKey = state.epochKeys[header.epoch], let itemsKey = try? derive(epochKey, "items"),
             let padded = try? AESGCM.open(Array(value[21..<bodyEnd]), key: itemsKey, associatedData: key + Array(value[0..<21])),
             let plain = SizePadding.unpad(padded), let change = SyncChange.decode(plain)
@@ -128,59 +130,6 @@ enum SyncRecords {
     static func signers(_ state: SyncState) -> [[UInt8]: [UInt8]] {
         guard let members = try? openMembers(state.members, key: state.epochKey, prefix: state.prefix) else { return [:] }
         return Dictionary(members.map { ($0.deviceID, $0.signingKey) }, uniquingKeysWith: { first, _ in first })
-    }
-
-    // MARK: - Members
-
-    static func sealMembers(_ members: [Member], epoch: UInt32, key: SecretBytes, prefix: [UInt8]) throws(SyncError) -> [UInt8] {
-        var plain: [UInt8] = [format]
-        for member in members {
-            plain += member.deviceID + member.publicKey + member.signingKey
-            let name = Array(member.name.utf8.prefix(255))
-            plain.append(UInt8(name.count))
-            plain += name
-        }
-        let header = [UInt8](bigEndian: epoch)
-        let sealingKey = try derive(key, "members \(format)")
-        return try crypto { () throws(OpenSSLError) in header + (try AESGCM.seal(SecretBytes(plain), key: sealingKey, associatedData: membersKey(prefix) + header)) }
-    }
-
-    /// The epoch a member list is at (readable without keys).
-    static func membersEpoch(_ value: [UInt8]) -> UInt32? {
-        guard value.count >= 4 else { return nil }
-        return value[0..<4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-    }
-
-    static func openMembers(_ value: [UInt8], key: SecretBytes, prefix: [UInt8]) throws(SyncError) -> [Member] {
-        guard value.count > 4, let sealingKey = try? derive(key, "members \(format)"),
-            let plain = try? AESGCM.open(Array(value[4...]), key: sealingKey, associatedData: membersKey(prefix) + Array(value[0..<4]))
-        else {
-            if value.count > 4, let older = try? derive(key, "members"),
-                (try? AESGCM.open(Array(value[4...]), key: older, associatedData: membersKey(prefix) + Array(value[0..<4]))) != nil
-            {
-                throw .tampered(
-                    "the member list was written by an older version of keychain (sync format 1, with no signatures); enroll the devices again: 'keychain sync leave', then 'init' and 'join'"
-                )
-            }
-            throw .tampered("the member list does not open with the group key")
-        }
-        guard let members = plain.withUnsafeBytes({ decodeMembers($0) }) else { throw .tampered("the member list is malformed") }
-        return members
-    }
-
-    /// An opened member list: `format (1)`, then `device id (16) || X25519 key (32) || Ed25519
-    /// key (32) || name length (1) || name`, repeated.
-    static func decodeMembers(_ raw: UnsafeRawBufferPointer) -> [Member]? {
-        var reader = ByteReader(raw)
-        guard reader.u8() == format else { return nil }
-        var members: [Member] = []
-        while reader.remaining > 0 {
-            guard let id = reader.take(16), let publicKey = reader.take(32), let signingKey = reader.take(Ed25519.keySize), let length = reader.u8(),
-                let name = reader.take(Int(length))
-            else { return nil }
-            members.append(Member(deviceID: id, publicKey: publicKey, signingKey: signingKey, name: String(decoding: name, as: UTF8.self)))
-        }
-        return members
     }
 
     // MARK: - Shares of a new epoch

@@ -25,6 +25,9 @@ public struct SyncRound: Sendable, Equatable {
     /// keys, forged), that no current member signed, that were sealed under a retired key
     /// after the removal, or that no device of the group makes: never applied.
     public var refused = 0
+    /// A member list etcd served that this round refused and repaired (rolled back, or forked
+    /// joins), or nil: a round that met one did less than asked.
+    public var membershipAlarm: SyncMembershipAlarm.Kind?
 }
 
 /// A device's view of its sync group (``SyncEngine/status()``).

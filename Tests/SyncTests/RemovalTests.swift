@@ -1,0 +1,78 @@
+import Foundation
+import KeychainTestSupport
+import Testing
+
+@testable import KeychainCore
+
+/// A removed device is out for good: nothing written after its removal is sealed under a key
+/// it holds, and no list it makes is followed, even by a device that has not yet caught up.
+extension SyncTests {
+    @Test(
+        "a device that has not yet followed a removal seals its next write under the new epoch (the write compares the epoch in its own transaction): the removed device, shown the old list, reads nothing"
+    )
+    func laggingWriterSealsUnderTheNewEpoch() throws {
+        let machines = try group(["alpha", "beta", "rogue"], on: cluster)
+        let (alpha, beta, rogue) = (machines[0], machines[1], machines[2])
+        try alpha.setCloud("before", "shared-with-all")
+        try alpha.round()
+        for machine in machines { try machine.round() }
+        try alpha.ok(["sync", "remove-device", "rogue"])
+        // beta has run no round since: its write is sent at once, by the set itself.
+        try beta.setCloud("after", "written-after-the-removal")
+        #expect(try beta.status()["epoch"] as? Int == 2, "beta followed the removal to send its write")
+        let epochs = try itemRecords().compactMap { epoch(of: $0) }
+        #expect(!epochs.isEmpty && epochs.allSatisfy { $0 == 2 }, "records under epoch 1 after the removal: \(epochs)")
+
+        // A hostile etcd shows rogue the lists from before its removal: it still reads nothing new.
+        let newer = try memberList(epoch: 2)
+        try deleteEpoch(2)
+        _ = try rogue.syncOnce()
+        #expect(try rogue.getCloud("after") == nil)
+        try hostile.put(newer.key, newer.value)
+        try alpha.round()
+        #expect(try alpha.getCloud("after") == "written-after-the-removal")
+    }
+
+    @Test(
+        "a removed device that deletes the new epoch's list and starts one of its own leads no one: the device that had not caught up sees a list written where another was, stops sending, and says why"
+    )
+    func removedDeviceCannotLead() throws {
+        let machines = try group(["alpha", "beta", "rogue"], on: cluster)
+        let (alpha, beta, rogue) = (machines[0], machines[1], machines[2])
+        try alpha.ok(["sync", "remove-device", "rogue"])
+        // rogue, with write access to a cluster without authentication, removes what alpha
+        // wrote and removes alpha in an epoch 2 of its own, whose key share it tags under
+        // the epoch-1 key it holds.
+        try deleteEpoch(2)
+        try rogue.ok(["sync", "remove-device", "alpha"])
+
+        let met = try beta.syncOnce()
+        #expect(met.status == 4 && met.stderr.contains("another history"), "\(met.status) \(met.stderr)")
+        let status = try beta.status()
+        #expect(status["epoch"] as? Int == 1, "beta did not follow rogue's epoch")
+        #expect((status["membershipAlarm"] as? [String: Any])?["kind"] as? String == "forked history")
+        let write = try beta.keychain(["set", "-i", "Shared", "--icloud", "tokenB"], input: "beta-secret")
+        #expect(write.stderr.contains("forked history"), "\(write.stderr)")
+        _ = try beta.syncOnce()
+        _ = try rogue.syncOnce()
+        #expect(try rogue.getCloud("tokenB") == nil, "rogue read what beta wrote")
+        let sealedUnderRogue = try itemRecords().filter { epoch(of: $0) == 2 }
+        #expect(sealedUnderRogue.isEmpty, "beta sent \(sealedUnderRogue.count) records under rogue's epoch")
+        // alpha meets rogue's list at its own epoch: a fork too.
+        #expect(try alpha.syncOnce().status == 4)
+    }
+
+    @Test("two devices may not share a name: a join under a taken name is refused and leaves the invitation usable; remove-device then works by name")
+    func deviceNamesAreUnique() throws {
+        let alpha = Machine("alpha", cluster)
+        try alpha.initialize()
+        let code = try alpha.invite()
+        let twin = Machine("alpha", cluster)
+        let refused = try twin.keychain(["sync", "join", "--endpoints", cluster.endpoints, "--name", "alpha"], input: code + "\n")
+        #expect(refused.status == 2 && refused.stderr.contains("already in the group"), "\(refused.status) \(refused.stderr)")
+        try twin.ok(["sync", "join", "--endpoints", cluster.endpoints, "--name", "alpha-2"], input: code + "\n")
+        try alpha.ok(["sync", "remove-device", "alpha-2"])
+        let names = (try alpha.status()["devices"] as? [[String: Any]])?.compactMap { $0["name"] as? String }
+        #expect(names == ["alpha"])
+    }
+}
