@@ -4,9 +4,11 @@ import KeychainTestSupport
 
 /// Sync against a hostile etcd: over seeded trials, direct edits through etcd's API replay,
 /// reorder, move, drop and roll back item records and member lists while devices write, one
-/// is removed (and goes on writing) and another joins. A device must never serve a value from
-/// the removed device after its removal, nor one it had already replaced (a replay); once the
-/// edits stop, every remaining device must converge.
+/// is removed (and goes on writing, and tries to lead with an epoch of its own) and another
+/// joins. A device must never serve a value from the removed device after its removal, nor one
+/// it had already replaced (a replay); the removed device must read nothing written after its
+/// removal, and no device may follow a list it made; once the edits stop, every remaining
+/// device must converge.
 enum HostileEtcdCheck {
     /// One device: its vault, its engine, and what it served for each key, and replaced.
     final class Device {
@@ -40,6 +42,12 @@ enum HostileEtcdCheck {
             var live = [alpha, try enroll("beta", joining: alpha)]
             let removed = try enroll("gamma", joining: alpha)
             live.append(removed)
+            // Follows no removal before it meets the removed device's own epoch.
+            let lagging = try enroll("epsilon", joining: alpha)
+            for device in live + [lagging] { _ = try device.engine.syncOnce() }
+            var after = Set<String>()
+            var removal = RemovalOutcome()
+            var rejoins = 0
             var random = SeededRandom(seed: env.seed)
             var history: [EtcdRawAccess.Record] = []
             var seen = Set<[UInt8]>()
@@ -60,6 +68,12 @@ enum HostileEtcdCheck {
                     try alpha.engine.removeDevice("gamma")
                     live.removeAll { $0 === removed }
                     isRemoved = true
+                    removal = try removalAttacks(&live, lagging: lagging, removed: removed, etcd: etcd, after: &after) { device in
+                        rejoins += 1
+                        try device.engine.leave()
+                        let engine = try SyncEngine.join(vault: device.vault, cluster: endpoints, code: try alpha.engine.invite(), deviceName: "epsilon-\(rejoins)")
+                        return Device("epsilon-\(rejoins)", device.vault, engine)
+                    }
                 }
                 if trial == trials / 2 {
                     do { live.append(try enroll("delta", joining: alpha)) } catch { counts.joinsRefused += 1 }
@@ -67,6 +81,7 @@ enum HostileEtcdCheck {
                 switch random.next() % 10 {
                 case 0...3:
                     sequence += 1
+                    if isRemoved { after.insert("v\(sequence)") }
                     try write(pick(live)!, "v\(sequence)")
                     counts.writes += 1
                 case 4:
@@ -103,6 +118,7 @@ enum HostileEtcdCheck {
                         sequence += 1
                         try write(removed, "EVIL-\(sequence)")
                         _ = try? removed.engine.syncOnce()
+                        removal.readable += readable(removed, after)
                         counts.evilWrites += 1
                     }
                 }
@@ -139,13 +155,20 @@ enum HostileEtcdCheck {
             )
             result.figure("refused", "\(refused) records refused by the remaining devices; \(roundErrors) rounds failed (and were retried)")
             result.figure("served", "\(evilServed) values from the removed device, \(replayServed) replayed values")
+            result.figure(
+                "removal attacks",
+                "\(removal.readable) values written after the removal readable by the removed device; \(removal.followed) devices followed a member list the removed device made; \(rejoins) device joined again after the fork it met"
+            )
+            if removal.readable > 0 { result.fail("the removed device read \(removal.readable) values written after its removal") }
+            if removal.followed > 0 { result.fail("\(removal.followed) devices followed a member list the removed device made") }
             result.figure("converged", converged ? "\(live.count) remaining devices agree on every key, outboxes empty" : "NO")
             if evilServed > 0 { result.fail("\(evilServed) values from the removed device were served") }
             if !converged {
                 let views = live.map { device in "\(device.name): " + (0..<keys).map { read(device, "k\($0)") ?? "-" }.joined(separator: " ") }
                 result.fail("the remaining devices did not converge: \(views.joined(separator: "; "))")
             }
-            let retired = left.filter { ($0.epoch ?? 0) < 2 && !($0.value.isEmpty) }
+            let current = try etcd.records().filter(\.isMemberList).compactMap(\.epoch).max() ?? 1
+            let retired = left.filter { ($0.epoch ?? 0) < current && !($0.value.isEmpty) }
             result.figure("records left on etcd", "\(left.count) items, \(retired.count) of them under a retired epoch (which the removed device could open)")
         }
         return result
