@@ -78,3 +78,37 @@ extension SyncTests {
         #expect(names == ["alpha"])
     }
 }
+
+extension SyncTests {
+    @Test("etcd learns no device id from a key or a member list, and a member list's size does not tell the names' lengths")
+    func etcdSeesNoDeviceIdentity() throws {
+        let machines = try group(["a", "b", "a-much-longer-device-name"], on: cluster)
+        for machine in machines { try machine.round() }
+        try machines[0].ok(["sync", "remove-device", "b"])
+        let ids = try machines.map { try #require($0.status()["device"] as? String) }
+        let prefix = Array("/kc1/".utf8)
+        let records = try hostile.range(prefix, rangeEnd: EtcdClient.rangeEnd(ofPrefix: prefix)).kvs
+        for id in ids {
+            let raw = stride(from: 0, to: 32, by: 2).map { UInt8(id.dropFirst($0).prefix(2), radix: 16)! }
+            for record in records {
+                #expect(!String(decoding: record.key, as: UTF8.self).contains(id), "a key names device \(id.prefix(8))")
+                if !String(decoding: record.key, as: UTF8.self).contains("/i/") {
+                    let carries = record.value.count >= 16 && (0...(record.value.count - 16)).contains { Array(record.value[$0..<($0 + 16)]) == raw }
+                    #expect(!carries, "a list or share carries device \(id.prefix(8))")
+                }
+            }
+        }
+        // Another group whose one device has a short name: its list is as long as a long name's.
+        let known = Set(records.map(\.key))
+        let short = Machine("s", cluster)
+        try short.initialize()
+        let long = Machine("a-much-longer-device-name", cluster)
+        try long.initialize()
+        let newLists = try hostile.range(prefix, rangeEnd: EtcdClient.rangeEnd(ofPrefix: prefix)).kvs.filter {
+            !known.contains($0.key) && String(decoding: $0.key, as: UTF8.self).hasSuffix("/m/00000001")
+        }
+        #expect(newLists.count == 2)
+        let sizes = Set(newLists.map(\.value.count))
+        #expect(sizes.count == 1, "member list sizes \(sizes)")
+    }
+}

@@ -83,7 +83,7 @@ extension SyncEngine {
         var previous = held
         for number in (state.epoch + 1)...newest {
             guard let kv = lists[number] else { throw .tampered("the member list of epoch \(number) is missing while a newer one exists") }
-            guard let share = try client.range(SyncRecords.shareKey(state.prefix, epoch: number, device: state.deviceID)).kvs.first else {
+            guard let share = try client.range(try SyncRecords.shareKey(state.prefix, epoch: number, device: state.deviceID, previousKey: next.epochKey)).kvs.first else {
                 return try raise(.removed, servedEpoch: number, &state)
             }
             guard let key = SyncRecords.openShare(share.value, epoch: number, state: next, previousKey: next.epochKey) else {
@@ -146,7 +146,7 @@ extension SyncEngine {
         var writes: [(key: [UInt8], value: [UInt8], ifModRevision: Int64)] = []
         for member in members {
             let share = try SyncRecords.sealShare(newKey, epoch: epoch, to: member, previousKey: state.epochKey, prefix: state.prefix)
-            writes.append((SyncRecords.shareKey(state.prefix, epoch: epoch, device: member.deviceID), share, 0))
+            writes.append((try SyncRecords.shareKey(state.prefix, epoch: epoch, device: member.deviceID, previousKey: state.epochKey), share, 0))
         }
         let sealed = try SyncRecords.sealMembers(members, epoch: epoch, key: newKey, prefix: state.prefix, signer: state)
         writes.append((SyncRecords.membersKey(state.prefix, epoch: epoch), sealed, 0))

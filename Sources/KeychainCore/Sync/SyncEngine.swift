@@ -164,7 +164,8 @@ public final class SyncEngine: Sendable {
                     }
                 } else if epoch > state.epoch {
                     // A newer epoch with no key sealed to this device: it was left out of it.
-                    status.removed = try client.range(SyncRecords.shareKey(state.prefix, epoch: state.epoch + 1, device: state.deviceID)).kvs.isEmpty
+                    status.removed = try client.range(try SyncRecords.shareKey(state.prefix, epoch: state.epoch + 1, device: state.deviceID, previousKey: state.epochKey)).kvs
+                        .isEmpty
                 }
             }
             status.clusterRevision = try client.range(SyncRecords.membersPrefix(state.prefix)).revision

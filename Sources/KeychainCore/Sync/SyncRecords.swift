@@ -52,7 +52,12 @@ enum SyncRecords {
     static func membersPrefix(_ prefix: [UInt8]) -> [UInt8] { prefix + Array("m/".utf8) }
     /// Where sync format 2 kept its one member list: a group there is of an older version.
     static func formerMembersKey(_ prefix: [UInt8]) -> [UInt8] { prefix + Array("m".utf8) }
-    static func shareKey(_ prefix: [UInt8], epoch: UInt32, device: [UInt8]) -> [UInt8] { prefix + Array("k/\(epoch)/\(Digest.hex(device))".utf8) }
+    /// Where the key share of `epoch` for `device` lives: named by an HMAC of the device id
+    /// under the previous epoch's key, so etcd does not learn which device a share is for.
+    static func shareKey(_ prefix: [UInt8], epoch: UInt32, device: [UInt8], previousKey: SecretBytes) throws(SyncError) -> [UInt8] {
+        let tag = HMACKey(try derive(previousKey, "share names")).authenticationCode(device)
+        return prefix + Array("k/\(epoch)/\(Digest.hex(Array(tag.prefix(16))))".utf8)
+    }
     static func invitationKey(_ prefix: [UInt8], secret: SecretBytes) -> [UInt8] {
         prefix + Array("j/\(Digest.hex(secret.withUnsafeBytes { Digest.sha256($0) }))".utf8)
     }
@@ -135,15 +140,16 @@ enum SyncRecords {
     // MARK: - Shares of a new epoch
 
     static func sealShare(_ newKey: SecretBytes, epoch: UInt32, to member: Member, previousKey: SecretBytes, prefix: [UInt8]) throws(SyncError) -> [UInt8] {
-        let path = shareKey(prefix, epoch: epoch, device: member.deviceID)
+        let path = try shareKey(prefix, epoch: epoch, device: member.deviceID, previousKey: previousKey)
         let sealed = try crypto { () throws(OpenSSLError) in try PresenceSeal.seal(newKey, to: member.publicKey, associatedData: path) }.withUnsafeBytes { Array($0) }
         return sealed + HMACKey(try derive(previousKey, "shares")).authenticationCode(path + sealed)
     }
 
     /// The new epoch's key, if the share is sealed to this device and tagged by a holder of the previous key.
     static func openShare(_ value: [UInt8], epoch: UInt32, state: SyncState, previousKey: SecretBytes) -> SecretBytes? {
-        let path = shareKey(state.prefix, epoch: epoch, device: state.deviceID)
-        guard value.count > 32, let tagKey = try? derive(previousKey, "shares") else { return nil }
+        guard value.count > 32, let tagKey = try? derive(previousKey, "shares"),
+            let path = try? shareKey(state.prefix, epoch: epoch, device: state.deviceID, previousKey: previousKey)
+        else { return nil }
         let sealed = Array(value[..<(value.count - 32)])
         guard Digest.equal(HMACKey(tagKey).authenticationCode(path + sealed), Array(value[(value.count - 32)...])) else { return nil }
         guard let key = PresenceSeal.open(SecretBytes(sealed), privateKey: state.privateKey, publicKey: state.publicKey, associatedData: path), key.count == 32 else {
