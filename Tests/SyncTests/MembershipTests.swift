@@ -112,7 +112,8 @@ extension SyncTests {
             #expect(try machine.getCloud("tokenA") == "real-value-from-alpha")
         }
 
-        // The same record claiming to be alpha's: its signature does not verify.
+        // The same record with the bytes where its signer once was in clear edited to alpha's
+        // id: the signer is inside the seal now, so the edit breaks the seal and it is refused.
         let alphaID = try #require(alpha.status()["device"] as? String)
         for machine in [beta, alpha] {
             for record in evil {

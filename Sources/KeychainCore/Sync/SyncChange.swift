@@ -68,22 +68,23 @@ struct SyncChange: Sendable {
 
     /// Decodes what ``encoded(withValue:)`` made; nil when malformed. `identity` is left empty:
     /// the reader computes it from the attributes.
-    static func decode(_ bytes: SecretBytes) -> SyncChange? {
-        bytes.withUnsafeBytes { raw -> SyncChange? in
-            var reader = ByteReader(raw)
-            guard reader.u8() == version, let clockBytes = reader.slice(8), let origin = reader.slice(16), let deleted = reader.u8(), deleted <= 1,
-                let classCode = reader.u8(), let itemClass = ItemClass(code: classCode), let length = reader.u32(),
-                let attributeBytes = reader.slice(Int(length)), let attributes = RecordCoding.decodeAttributes(attributeBytes)
-            else { return nil }
-            let clock = clockBytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-            let rest = reader.remaining
-            let value: SecretBytes? =
-                rest > 0 || deleted == 0
-                ? SecretBytes(count: rest) { buffer in
-                    if rest > 0, let tail = reader.slice(rest) { buffer.copyMemory(from: tail) }
-                } : nil
-            return SyncChange(identity: [], clock: clock, origin: Array(origin), deleted: deleted == 1, itemClass: itemClass, attributes: attributes, value: value)
-        }
+    static func decode(_ bytes: SecretBytes) -> SyncChange? { bytes.withUnsafeBytes { decode(raw: $0) } }
+
+    /// Decodes the change `raw` holds (bytes of a buffer that wipes itself).
+    static func decode(raw: UnsafeRawBufferPointer) -> SyncChange? {
+        var reader = ByteReader(raw)
+        guard reader.u8() == version, let clockBytes = reader.slice(8), let origin = reader.slice(16), let deleted = reader.u8(), deleted <= 1,
+            let classCode = reader.u8(), let itemClass = ItemClass(code: classCode), let length = reader.u32(),
+            let attributeBytes = reader.slice(Int(length)), let attributes = RecordCoding.decodeAttributes(attributeBytes)
+        else { return nil }
+        let clock = clockBytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        let rest = reader.remaining
+        let value: SecretBytes? =
+            rest > 0 || deleted == 0
+            ? SecretBytes(count: rest) { buffer in
+                if rest > 0, let tail = reader.slice(rest) { buffer.copyMemory(from: tail) }
+            } : nil
+        return SyncChange(identity: [], clock: clock, origin: Array(origin), deleted: deleted == 1, itemClass: itemClass, attributes: attributes, value: value)
     }
 }
 

@@ -166,7 +166,7 @@ extension SyncEngine {
             // The records of one batch carry one signature: one record of each is checked here.
             var seen = Set<ArraySlice<UInt8>>()
             let claims = kvs.filter { seen.insert($0.value.suffix(Ed25519.signatureSize)).inserted }.compactMap {
-                SyncRecords.batchClaim($0.value, at: $0.key, signers: signers)
+                SyncRecords.batchClaim($0.value, at: $0.key, state: state, signers: signers)
             }
             DispatchQueue.concurrentPerform(iterations: min(workers, max(1, claims.count))) { worker in
                 for index in stride(from: worker, to: claims.count, by: workers) {

@@ -1,15 +1,17 @@
 /// The records a sync group keeps in etcd, and how each is sealed. etcd sees the user id,
-/// HMAC-named keys, epoch numbers, padded sizes and timing; no service, account, access
-/// group, value, device name or public key.
+/// HMAC-named keys, epoch numbers, padded sizes, which records came in one batch, and timing;
+/// no service, account, access group, value, device id, device name or public key.
 ///
 /// Layout under the group's prefix `/kc1/<user id>/`:
 /// - `i/<HMAC(naming key of the epoch, class || identity)>`: an item, signed by the device
-///   that wrote it, one signature per batch (``SyncRecords/sealItems(_:state:)``); the naming key is derived from
-///   the epoch's group key, so a removal renames every item;
-/// - `m`: the member list, `epoch (4) || AES-GCM(members key of that epoch)`, each member with
-///   its X25519 and Ed25519 public keys;
-/// - `k/<epoch>/<device>`: the group key of a new epoch sealed to one member's X25519 key and
-///   tagged under the previous epoch's key, so the server cannot make one;
+///   that wrote it (named inside the seal), one signature per batch
+///   (``SyncRecords/sealItems(_:state:)``); the naming key is derived from the epoch's group
+///   key, so a removal renames every item;
+/// - `m/<epoch in hex>`: the member list of each epoch (``SyncRecords/sealMembers(_:epoch:key:prefix:signer:)``),
+///   written only where none is, each member with its X25519 and Ed25519 public keys;
+/// - `k/<epoch>/<HMAC(previous epoch's key, device id)>`: the group key of a new epoch sealed
+///   to one member's X25519 key and tagged under the previous epoch's key, so the server
+///   cannot make one;
 /// - `j/<SHA-256 of the invitation secret>`: an invitation, sealed under a key derived from
 ///   the secret that only the code carries, with its expiry inside the seal (the lease it is
 ///   put under only tidies etcd: a hostile etcd may keep it).
@@ -70,18 +72,24 @@ enum SyncRecords {
     static let itemFormat: UInt8 = 4
 
     /// The records of `changes`, each at its key, signed together:
-    /// `format (1) || epoch (4) || signer (16) || AES-GCM(items key of the epoch, padded change)
-    /// || path to the batch's root || Ed25519 signature of the root (64)`. Each is bound to its
-    /// etcd key and epoch (a value moved to another key, or relabelled, does not open), and the
-    /// path and signature prove that the device that wrote it signed exactly this record at
-    /// exactly this key.
+    /// `format (1) || epoch (4) || AES-GCM(items key of the epoch, padded (signer (16) ||
+    /// change)) || path to the batch's root || Ed25519 signature of the root (64)`. Each is
+    /// bound to its etcd key and epoch (a value moved to another key, or relabelled, does not
+    /// open), and the path and signature prove that the device that wrote it signed exactly
+    /// this record at exactly this key. The signer is inside the seal: etcd does not learn
+    /// which device wrote a record.
     static func sealItems(_ changes: [(change: SyncChange, key: [UInt8])], state: SyncState) throws(SyncError) -> [[UInt8]] {
         guard !changes.isEmpty else { return [] }
         let itemsKey = try derive(state.epochKey, "items")
-        let header = [itemFormat] + [UInt8](bigEndian: state.epoch) + state.deviceID
+        let header = [itemFormat] + [UInt8](bigEndian: state.epoch)
         var bodies: [[UInt8]] = []
         for (change, key) in changes {
-            let padded = change.encoded(withValue: true).withUnsafeBytes { SizePadding.pad($0) }
+            let encoded = change.encoded(withValue: true)
+            let signed = SecretBytes(count: 16 + encoded.count) { buffer in
+                buffer.copyBytes(from: state.deviceID)
+                encoded.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[16...]).copyMemory(from: $0) }
+            }
+            let padded = signed.withUnsafeBytes { SizePadding.pad($0) }
             bodies.append(try crypto { () throws(OpenSSLError) in header + (try AESGCM.seal(padded, key: itemsKey, associatedData: key + header)) })
         }
         if state.withoutSignatures { return bodies.map { $0 + [0, 0] + [UInt8](repeating: 0, count: Ed25519.signatureSize) } }
@@ -95,12 +103,15 @@ enum SyncRecords {
         return records
     }
 
-    /// An item record's epoch and signer, readable without keys; nil when it is not of a
-    /// format this version reads.
-    static func itemHeader(_ value: [UInt8]) -> (epoch: UInt32, signer: [UInt8])? {
-        guard value.count > 23 + Ed25519.signatureSize, value[0] == itemFormat else { return nil }
-        return (value[1..<5].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }, Array(value[5..<21]))
+    /// An item record's epoch, readable without keys; nil when it is not of a format this
+    /// version reads.
+    static func itemHeader(_ value: [UInt8]) -> (epoch: UInt32, end: Int)? {
+        guard value.count > headerSize + 2 + Ed25519.signatureSize, value[0] == itemFormat else { return nil }
+        return (value[1..<5].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }, headerSize)
     }
+
+    /// `format (1) || epoch (4)`.
+    static let headerSize = 5
 
     /// The change a value holds and the epoch it was sealed under, or nil when it does not
     /// open with the group's keys or is not signed by one of `signers` (device id to Ed25519
@@ -108,27 +119,30 @@ enum SyncRecords {
     static func openItem(
         _ value: [UInt8], at key: [UInt8], state: SyncState, signers: [[UInt8]: [UInt8]], verified: BatchSignature.Verified = .init()
     ) -> (change: SyncChange, epoch: UInt32)? {
-        guard let header = itemHeader(value), let signingKey = signers[header.signer] else { return nil }
-        let signed = value.count - Ed25519.signatureSize
-        let signature = Array(value[signed...])
-        guard let (path, start) = BatchSignature.decode(value, end: signed), start > 21 else { return nil }
-        let root = BatchSignature.root(of: BatchSignature.leaf(key: key, body: value[..<start]), path: path)
-        guard state.withoutSignatures || verified.isValid(signature, root: root, publicKey: signingKey) else { return nil }
-        let bodyEnd = start
-        guard let epochKey = state.epochKeys[header.epoch], let itemsKey = try? derive(epochKey, "items"),
-            let padded = try? AESGCM.open(Array(value[21..<bodyEnd]), key: itemsKey, associatedData: key + Array(value[0..<21])),
-            let plain = SizePadding.unpad(padded), let change = SyncChange.decode(plain)
+        guard let claim = batchClaim(value, at: key, state: state, signers: signers) else { return nil }
+        guard state.withoutSignatures || verified.isValid(claim.signature, root: claim.root, publicKey: claim.publicKey),
+            let change = claim.plain.withUnsafeBytes({ SyncChange.decode(raw: UnsafeRawBufferPointer(rebasing: $0[16...])) })
         else { return nil }
-        return (change, header.epoch)
+        return (change, claim.epoch)
     }
 
-    /// The batch signature a record of the current format claims, for checking each batch
-    /// once before its records are opened; nil for other records.
-    static func batchClaim(_ value: [UInt8], at key: [UInt8], signers: [[UInt8]: [UInt8]]) -> (publicKey: [UInt8], root: [UInt8], signature: [UInt8])? {
-        guard let header = itemHeader(value), value[0] == itemFormat, let signingKey = signers[header.signer] else { return nil }
+    /// What a record claims: opened with the group's keys, the signer inside it one of
+    /// `signers`, with the batch signature to check (once per batch, before the records are
+    /// opened); nil when it does not open or its signer is no member.
+    static func batchClaim(
+        _ value: [UInt8], at key: [UInt8], state: SyncState, signers: [[UInt8]: [UInt8]]
+    ) -> (publicKey: [UInt8], root: [UInt8], signature: [UInt8], plain: SecretBytes, epoch: UInt32)? {
+        guard let header = itemHeader(value) else { return nil }
         let signed = value.count - Ed25519.signatureSize
-        guard let (path, start) = BatchSignature.decode(value, end: signed), start > 21 else { return nil }
-        return (signingKey, BatchSignature.root(of: BatchSignature.leaf(key: key, body: value[..<start]), path: path), Array(value[signed...]))
+        guard let (path, start) = BatchSignature.decode(value, end: signed), start > header.end,
+            let epochKey = state.epochKeys[header.epoch], let itemsKey = try? derive(epochKey, "items"),
+            let padded = try? AESGCM.open(Array(value[header.end..<start]), key: itemsKey, associatedData: key + Array(value[0..<header.end])),
+            let plain = SizePadding.unpad(padded), plain.count > 16
+        else { return nil }
+        let signer = plain.withUnsafeBytes { Array($0.prefix(16)) }
+        guard let signingKey = signers[signer] else { return nil }
+        let root = BatchSignature.root(of: BatchSignature.leaf(key: key, body: value[..<start]), path: path)
+        return (signingKey, root, Array(value[signed...]), plain, header.epoch)
     }
 
     /// The signing keys of the members in the list this device holds.
