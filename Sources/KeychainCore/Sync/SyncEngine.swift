@@ -59,7 +59,13 @@ public final class SyncEngine: Sendable {
         guard written.succeeded else { throw .malformed("a new group's member list already exists") }
         state.members = sealed
         state.epochSince = written.revision
-        try onVault(vault) { (open) throws(StoreError) in try open.enrollSync(device: state.deviceID, state: state.encoded()) }
+        do {
+            try onVault(vault) { (open) throws(StoreError) in try open.enrollSync(device: state.deviceID, state: state.encoded()) }
+        } catch {
+            // A group this vault could not enroll in leaves nothing on etcd.
+            _ = try? client.delete(SyncRecords.membersKey(state.prefix, epoch: 1), ifModRevision: written.revision)
+            throw error
+        }
         return try SyncEngine(vault: vault)
     }
 
@@ -86,6 +92,7 @@ public final class SyncEngine: Sendable {
             userID: invitation.userID, deviceName: deviceName, epochKeys: [group.epoch: group.key], epoch: group.epoch, cluster: cluster.configuration)
         // Added to the member list by compare-and-swap: two devices joining at once both stay.
         var joined = false
+        var before: (value: [UInt8], key: [UInt8], revision: Int64) = ([], [], 0)
         for _ in 0..<16 where !joined {
             let lists = try memberLists(prefix, client: client)
             guard let epoch = lists.keys.max(), let list = lists[epoch] else { throw .tampered("the group has no member list") }
@@ -106,12 +113,21 @@ public final class SyncEngine: Sendable {
             if written.succeeded {
                 state.members = updated
                 state.epochSince = written.revision
+                before = (list.value, SyncRecords.membersKey(prefix, epoch: epoch), written.revision)
                 joined = true
             }
         }
         guard joined else { throw .unreachable("the member list kept changing; nothing was joined, try again") }
+        do {
+            try onVault(vault) { (open) throws(StoreError) in try open.enrollSync(device: state.deviceID, state: state.encoded()) }
+        } catch {
+            // Not enrolled: the list goes back to what it was (unless another device joined
+            // since), and the invitation stays usable.
+            _ = try? client.put(before.key, before.value, ifModRevision: before.revision)
+            throw error
+        }
+        // Used up only once this vault is enrolled.
         _ = try? client.delete(invitationKey)
-        try onVault(vault) { (open) throws(StoreError) in try open.enrollSync(device: state.deviceID, state: state.encoded()) }
         return try SyncEngine(vault: vault)
     }
 
