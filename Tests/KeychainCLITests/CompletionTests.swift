@@ -24,8 +24,8 @@ struct CompletionTests {
     func bashCompletes() throws {
         #expect(try complete(["keychain", "ge"]) == ["get", "generate"])
         #expect(try complete(["keychain", "completion", ""]) == ["bash", "zsh", "fish"])
-        #expect(try complete(["keychain", "sync", ""]) == ["init", "invite", "join", "run", "status", "remove-device", "leave"])
-        #expect(try complete(["keychain", "sync", "re"]) == ["remove-device"])
+        #expect(try complete(["keychain", "sync", ""]) == ["init", "invite", "join", "run", "status", "remove-device", "resolve", "leave"])
+        #expect(try complete(["keychain", "sync", "rem"]) == ["remove-device"])
         #expect(try complete(["keychain", "list", "--backend", ""]) == ["vault", "secret-service"])
         #expect(try complete(["keychain", "set", "--accessibility", "after"]) == ["afterFirstUnlock", "afterFirstUnlockThisDeviceOnly"])
         #expect(try complete(["keychain", "set", "--protocol", "http"]).contains("https"))
