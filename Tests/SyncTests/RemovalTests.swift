@@ -116,3 +116,19 @@ extension SyncTests {
         #expect(sizes.count == 1, "member list sizes \(sizes)")
     }
 }
+
+extension SyncTests {
+    @Test("the agent ('sync run') logs a round that refused values, on its standard error")
+    func agentLogsRefusals() throws {
+        let machines = try group(["alpha", "beta"], on: cluster)
+        try machines[1].setCloud("token", "value")
+        try machines[1].round()
+        // etcd edits the record: it no longer opens.
+        let record = try #require(try itemRecords().first)
+        var edited = record.value
+        edited[8] ^= 0xFF
+        try hostile.put(record.key, edited)
+        let agent = try machines[0].keychain(["sync", "run", "--idle", "1"])
+        #expect(agent.stderr.contains("were not used"), "\(agent.status) \(agent.stderr)")
+    }
+}

@@ -40,7 +40,8 @@ extension SyncEngine {
     /// Syncs until `shouldStop` returns true: a full round now and every 5 s; between them,
     /// what the watch reports is applied as it arrives, and what this process writes is sent
     /// at once (what other processes write, within 100 ms). Errors are reported to `onError`
-    /// and retried after a pause; ``SyncError/removed`` ends it.
+    /// and retried after a pause, and so are rounds that refused values or a member list;
+    /// ``SyncError/removed`` ends it.
     public func run(until shouldStop: @escaping @Sendable () -> Bool, onError: @escaping @Sendable (SyncError) -> Void = { _ in }) {
         let inbox = Inbox()
         // A write in this process wakes the loop at once.
@@ -77,7 +78,9 @@ extension SyncEngine {
             var sentSome = false
             do throws(SyncError) {
                 if fullRound {
-                    sentSome = try syncOnce().sent > 0
+                    let round = try syncOnce()
+                    sentSome = round.sent > 0
+                    Self.report(round, to: onError)
                 } else {
                     let work = inbox.take()
                     if !work.puts.isEmpty { try applyWatched(work.puts, revision: work.revision) }
@@ -111,6 +114,17 @@ extension SyncEngine {
                 }
             }
             if inbox.takeFullRound() { fullRound = true }
+        }
+    }
+
+    /// Reports a round that refused values or a member list to `onError` (the agent's log):
+    /// the round did less than asked.
+    private static func report(_ round: SyncRound, to onError: @Sendable (SyncError) -> Void) {
+        if round.refused > 0 {
+            onError(.tampered("\(round.refused) values did not open with the group's keys or were signed by no current member, and were not used"))
+        }
+        if let kind = round.membershipAlarm {
+            onError(.tampered("etcd served a \(kind == .rolledBack ? "rolled-back" : "forked") member list; it was refused and this device's list written back"))
         }
     }
 
@@ -237,7 +251,9 @@ extension SyncEngine {
             }
             if membership { try refreshMembership(&state, client: try EtcdClient(state.cluster)) }
             guard !received.isEmpty else { return }
-            if try apply(received, upTo: revision, &state, &revisions).applied > 0 { noteExchange() }
+            let result = try apply(received, upTo: revision, &state, &revisions)
+            if result.applied > 0 { noteExchange() }
+            if result.refused > 0 { throw .tampered("\(result.refused) values did not open with the group's keys or were signed by no current member, and were not used") }
         }
     }
 
