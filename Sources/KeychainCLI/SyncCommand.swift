@@ -28,7 +28,7 @@ enum SyncCommand {
             "keychain sync join --endpoints http://10.0.0.5:2379   # on the new machine: type the code at the prompt",
             "keychain sync join --endpoints http://10.0.0.5:2379 --code-file code.txt",
             "keychain sync run                    # keep in sync in the foreground (init and join start an agent that does it)", "keychain sync status",
-            "keychain sync remove-device 3f2a",
+            "keychain sync remove-device 3f2a", "keychain sync resolve              # after a forked history, on the device whose history you trust",
         ],
         notes:
             "ACTION is init, invite, join, run, status, remove-device ID-OR-NAME, resolve or leave. After init and join, a sync agent keeps the vault in step by itself: a systemd user service where systemd runs your session, otherwise an agent that any keychain command starts when none runs and that exits after 15 idle minutes (KEYCHAIN_SYNC_AGENT_IDLE seconds; KEYCHAIN_SYNC_AGENT=off: never started). A set or remove sends its change at once when the cluster answers. The invitation code opens the group's keys: join reads it from standard input, a no-echo prompt or --code-file, never from the command line; case, spaces and dashes do not matter, and its last four letters catch a typo. Only synchronizable items travel (iCloud Valets, --icloud); ThisDeviceOnly items and items under an access control never do. etcd sees HMAC-named keys and padded ciphertext, never a service, account, group or value.",
