@@ -51,6 +51,39 @@ extension SyncTests {
         #expect(agent(of: beta) != nil)
     }
 
+    @Test("an agent started on demand runs in /, with none of the command's other variables, and writes its messages to the log 'sync status' names")
+    func agentStartedOnDemandIsMinimal() throws {
+        let alpha = Machine("alpha", cluster, agent: ["KEYCHAIN_SYNC_AGENT_IDLE": "60", "MY_API_TOKEN": "not-for-the-agent"])
+        defer { stopAgents([alpha]) }
+        try alpha.initialize()
+        let pid = try #require(agent(of: alpha), "init started an agent")
+
+        let environ = try Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/environ"))
+        let variables = environ.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+        #expect(!variables.contains { $0.hasPrefix("MY_API_TOKEN=") }, "\(variables)")
+        #expect(!variables.contains { $0.hasPrefix("PATH=") || $0.hasPrefix("XDG_DATA_HOME=") }, "\(variables)")
+        #expect(variables.contains("KEYCHAIN_KERNEL_KEYRING=off"), "what the vault's keys need is kept: \(variables)")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/cwd") == "/")
+
+        let log = alpha.vaultPath + ".sync-agent.log"
+        let status = try alpha.ok(["sync", "status"])
+        #expect(status.contains("agent:         running (process \(pid)); its messages: \(log)"), "\(status)")
+        #expect(try alpha.status()["agentMessages"] as? String == log)
+        let started = try String(contentsOfFile: log, encoding: .utf8)
+        #expect(started.contains("agent started (process \(pid)) by keychain sync"), "\(started)")
+        let info = try FileManager.default.attributesOfItem(atPath: log)
+        #expect((info[.posixPermissions] as? Int) == 0o600)
+
+        // What the agent meets goes to its log: here, the vault leaving the group under it.
+        try alpha.ok(["sync", "leave"])
+        var text = ""
+        for _ in 0..<150 where text.components(separatedBy: "keychain sync: ").count < 3 {
+            usleep(100_000)
+            text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        }
+        #expect(text.components(separatedBy: "keychain sync: ").count >= 3, "the agent's own message is in the log: \(text)")
+    }
+
     @Test("with no agent, a set sends its own change at once")
     func setSendsAtOnce() throws {
         let machines = try group(["alpha", "beta"], on: cluster)
