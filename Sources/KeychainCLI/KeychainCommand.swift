@@ -96,9 +96,9 @@ public enum KeychainCommand {
         // Whatever the command's outcome: a `get` that found nothing still starts the agent.
         defer { if !(name == "sync" && ["run", "leave", "init", "join"].contains(parsed.positionals.first)) { SyncAgent.afterCommand(context, command: name) } }
         do {
-            return try command.run(context)
+            return ReadFreshness.checked(try command.run(context), context, command: name)
         } catch {
-            throw error.in(name)
+            throw ReadFreshness.checked(error, context, command: name).in(name)
         }
     }
 }
