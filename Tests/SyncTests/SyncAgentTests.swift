@@ -84,6 +84,42 @@ extension SyncTests {
         #expect(text.components(separatedBy: "keychain sync: ").count >= 3, "the agent's own message is in the log: \(text)")
     }
 
+    @Test("a get of an iCloud item not yet here, with no agent running, starts the agent and waits for its first round: the value, not 'not found'")
+    func readWaitsForTheFirstRound() throws {
+        let environment = ["KEYCHAIN_SYNC_AGENT_IDLE": "30"]
+        let alpha = Machine("alpha", cluster, agent: environment)
+        let beta = Machine("beta", cluster, agent: environment)
+        defer { stopAgents([alpha, beta]) }
+        try alpha.initialize()
+        try beta.join(try alpha.invite())
+        // beta's agent has exited (idle, or the machine slept); alpha writes meanwhile.
+        stopAgents([beta])
+        #expect(agent(of: beta) == nil)
+        try alpha.setCloud("Away", "the-value")
+
+        let get = try beta.keychain(["get", "-i", "Shared", "--icloud", "Away"])
+        #expect(get.status == 0 && get.output == "the-value\n", "\(get.status) \(get.output) \(get.stderr)")
+        #expect(agent(of: beta) != nil, "the agent it started keeps running")
+        // An item that does not exist anywhere is still not found, once the round is done.
+        let missing = try beta.keychain(["contains", "-i", "Shared", "--icloud", "Nowhere"])
+        #expect(missing.status == 1 && missing.stderr.isEmpty, "\(missing.stderr)")
+    }
+
+    @Test("when the agent's first round does not finish within the bound (the cluster away), the read says so and exits 1")
+    func readSaysWhenTheFirstRoundTimesOut() throws {
+        let beta = Machine("beta", cluster, agent: ["KEYCHAIN_SYNC_AGENT_IDLE": "30"])
+        try beta.initialize()
+        stopAgents([beta])
+        for member in 1...3 { try cluster.pause(member) }
+        defer {
+            for member in 1...3 { try? cluster.resume(member) }
+            stopAgents([beta])
+        }
+        let get = try beta.keychain(["get", "-i", "Shared", "--icloud", "Away"])
+        #expect(get.status == 1 && get.stderr.contains("has not finished its first round within 3 s"), "\(get.stderr)")
+        #expect(get.stderr.contains(".sync-agent.log"), "it names where the agent says why: \(get.stderr)")
+    }
+
     @Test("with no agent, a set sends its own change at once")
     func setSendsAtOnce() throws {
         let machines = try group(["alpha", "beta"], on: cluster)
