@@ -100,7 +100,9 @@ enum ItemCommands {
             if !context.arguments.has("force"), try context.store({ () throws(StoreError) in try store.contains(Query(identifying: target)) }),
                 !terminal.confirm("An item is already stored there. Replace it? [y/N] ")
             {
-                throw CommandFailure("nothing was changed: the stored item stays (--force replaces it without asking)", code: .failure)
+                // The person's answer, not a failure: the item stays as asked.
+                terminal.writeError("Nothing was changed: the stored item stays (--force replaces it without asking).\n")
+                return .success
             }
             guard let typed = try terminal.prompt("Secret: ") else { throw CommandFailure("no terminal to read the secret from", code: .usage) }
             value = typed
