@@ -5,9 +5,8 @@ import KeychainCore
 /// so it says so on standard error and does not exit 0. Writes are refused before this
 /// (the vault's own check); `status`, `verify` and `restore` report it themselves.
 enum ReadFreshness {
-    /// The commands that report the rollback check in their own words, and sync, whose agent
-    /// and rounds write (and so are refused by the vault itself).
-    static let reportsItself: Set<String> = ["status", "verify", "restore", "sync", "serve"]
+    /// The commands whose outcome is what they read from the vault's items.
+    static let reads: Set<String> = ["get", "contains", "list", "export", "backup"]
 
     /// `code`, or a failure when the command read a vault whose freshness is unknown.
     static func checked(_ code: ExitCode, _ context: Context, command: String) -> ExitCode {
@@ -24,7 +23,7 @@ enum ReadFreshness {
 
     /// Whether the command read a vault whose freshness is unknown; if so, says so.
     private static func saysUnvouched(_ context: Context, command: String) -> Bool {
-        guard !reportsItself.contains(command), let vault = context.openedVault, vault.readsAreUnvouched else { return false }
+        guard reads.contains(command), let vault = context.openedVault, vault.readsAreUnvouched else { return false }
         context.terminal.writeError(
             "keychain \(command): \(vault.location.path) was last written in this boot, but this boot's record of its newest generation is gone from the kernel keyring: what was read may come from an older copy put back; check the vault with keychain verify, then confirm this copy with keychain verify --accept\n"
         )
