@@ -84,6 +84,46 @@ extension SyncTests {
         #expect(text.components(separatedBy: "keychain sync: ").count >= 3, "the agent's own message is in the log: \(text)")
     }
 
+    @Test(
+        "where systemd runs the session, init on a passphrase vault installs no service without a passphrase file, saying why; with one, the unit reads it as a credential",
+        .enabled(if: (try? KernelKeyring().probe().get()) != nil, "the kernel keyring (keyctl) is refused here: the vault cannot be unlocked for the user"))
+    func systemdUnitOfAPassphraseVault() throws {
+        for withFile in [false, true] {
+            let runtime = TemporaryDirectory()
+            // What SystemdUserUnit looks for: the user manager's socket (here a plain file, so
+            // systemctl itself fails and the unit stays written for the test to read).
+            try FileManager.default.createDirectory(atPath: runtime.path + "/systemd", withIntermediateDirectories: true)
+            _ = FileManager.default.createFile(atPath: runtime.path + "/systemd/private", contents: nil)
+            let environment = [
+                "XDG_RUNTIME_DIR": runtime.path, "XDG_CONFIG_HOME": runtime.path + "/config", "KEYCHAIN_SYNC_AGENT_IDLE": "5", "KEYCHAIN_KERNEL_KEYRING": "on",
+            ]
+            let machine = Machine(withFile ? "with-file" : "without", cluster, agent: environment)
+            defer {
+                stopAgents([machine])
+                _ = try? machine.keychain(["lock"])
+            }
+            let passphrase = machine.home.file("pw", "correct horse battery")
+            chmod(passphrase, 0o600)
+            let withPassphrase = ["KEYCHAIN_PASSPHRASE_FILE": passphrase]
+            #expect(
+                try KeychainExecutable.run(["passwd"], environment: environment.merging(["KEYCHAIN_NEW_PASSPHRASE_FILE": passphrase]) { $1 }, home: machine.home.path).status == 0)
+            // Unlocked for the user: init needs no passphrase of its own; the service would.
+            #expect(try KeychainExecutable.run(["unlock"], environment: environment.merging(withPassphrase) { $1 }, home: machine.home.path).status == 0)
+            let initialized = try KeychainExecutable.run(
+                ["sync", "init", "--endpoints", cluster.endpoints, "--name", machine.name], environment: withFile ? environment.merging(withPassphrase) { $1 } : environment,
+                home: machine.home.path)
+            #expect(initialized.status == 0, "\(initialized.stderr)")
+            let units = (try? FileManager.default.contentsOfDirectory(atPath: runtime.path + "/config/systemd/user")) ?? []
+            if withFile {
+                let unit = try String(contentsOfFile: runtime.path + "/config/systemd/user/" + #require(units.first { $0.hasSuffix(".service") }), encoding: .utf8)
+                #expect(unit.contains("LoadCredential=keychain-passphrase:\(passphrase)\n"), "\(unit)")
+            } else {
+                #expect(units.isEmpty, "no unit for a passphrase vault without a passphrase file: \(units)")
+                #expect(initialized.stderr.contains("no systemd user service was installed") && initialized.stderr.contains("KEYCHAIN_PASSPHRASE_FILE"), "\(initialized.stderr)")
+            }
+        }
+    }
+
     @Test("a get of an iCloud item not yet here, with no agent running, starts the agent and waits for its first round: the value, not 'not found'")
     func readWaitsForTheFirstRound() throws {
         let environment = ["KEYCHAIN_SYNC_AGENT_IDLE": "30"]
