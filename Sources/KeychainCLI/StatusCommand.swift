@@ -59,7 +59,7 @@ enum StatusCommand {
                 "passphrase": .bool(status.hasPassphrase), "unlocked": .bool(status.isUnlocked),
                 "userUnlockRemaining": .string(status.userUnlockRemaining ?? ""),
                 "availableClasses": .array(classes.map { .string($0) }), "kernelKeyring": .string(kernel),
-                "items": .number(ItemCount.of(vault) ?? status.itemCount), "rows": .number(status.itemCount), "secretService": .string(secretService),
+                "items": .number(ItemCount.of(vault, status) ?? status.itemCount), "rows": .number(status.itemCount), "secretService": .string(secretService),
                 "rollback": .string(status.rollbackCheck.description),
             ]
             try context.terminal.write(JSON.object(object).text + "\n")
@@ -73,7 +73,7 @@ enum StatusCommand {
                 locked:            \(status.hasPassphrase ? (status.isUnlocked ? "no" + (status.userUnlockRemaining.map { " (unlocked for your processes, \($0) left without use)" } ?? "") : "yes") : "no (no passphrase)")
                 available classes: \(classes.isEmpty ? "none" : classes.joined(separator: ", "))
                 kernel keyring:    \(kernel)
-                items:             \(ItemCount.text(vault, rows: status.itemCount))
+                items:             \(ItemCount.text(vault, status))
                 rollback check:    \(status.rollbackCheck)
                 secret service:    \(secretService)\n
                 """ + (status.machineBinding.map { "note:              \($0)\n" } ?? ""))

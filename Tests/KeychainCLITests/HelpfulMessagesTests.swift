@@ -19,6 +19,17 @@ struct HelpfulMessagesTests {
         #expect(backend.output.contains("none here (no session bus"), "\(backend.output)")
     }
 
+    @Test("status of a locked vault counts no items by unlocking it with the passphrase the environment offers: it shows the rows and says why")
+    func statusDoesNotUnlockToCount() throws {
+        let passphrase = directory.file("pw", "correct horse")
+        chmod(passphrase, 0o600)
+        #expect(try keychain(["set", "-i", "Druidia", "Skroob"], input: "12345").status == 0)
+        #expect(try keychain(["passwd"], environment: ["KEYCHAIN_NEW_PASSPHRASE_FILE": passphrase]).status == 0)
+        let status = try keychain(["status"], environment: ["KEYCHAIN_PASSPHRASE_FILE": passphrase])
+        #expect(status.output.contains("locked:            yes"), "\(status.output)")
+        #expect(status.output.contains("rows (items are counted once the vault is unlocked)"), "\(status.output)")
+    }
+
     @Test("a KEYCHAIN_PATH in a missing directory: status says no vault can be made there, and a Valet program logs it as the reason, not only 'not found'")
     func pathInAMissingDirectory() throws {
         let path = directory.path + "/no-such-directory/app.keychain"
