@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 #include "csystem.h"
 #include <sys/prctl.h>
 
@@ -19,4 +20,8 @@ void csystem_sanitizer_acquire(void *address) {
 
 void csystem_sanitizer_release(void *address) {
     if (__tsan_release) __tsan_release(address);
+}
+
+int csystem_spawn_file_actions_addchdir(posix_spawn_file_actions_t *actions, const char *path) {
+    return posix_spawn_file_actions_addchdir_np(actions, path);
 }

@@ -1,3 +1,4 @@
+import CSystem
 import FoundationEssentials
 import KeychainCore
 
@@ -9,15 +10,25 @@ import KeychainCore
 /// and output on /dev/null so that it holds none of the command's pipes open.
 enum ChildProcess {
     /// Starts `arguments[0]` (a path, or with `searchPath` a name found on PATH); standard
-    /// error is the command's unless `quiet`, and `newSession` puts it in a session of its
-    /// own (a terminal's hangup or Ctrl-C does not reach it). Its process id, or nil.
-    static func start(_ arguments: [String], environment: [String: String]? = nil, searchPath: Bool = false, quiet: Bool, newSession: Bool = false) -> pid_t? {
+    /// error is the command's unless `quiet` (then /dev/null) or `errorLog` (a descriptor open
+    /// for writing), `newSession` puts it in a session of its own (a terminal's hangup or
+    /// Ctrl-C does not reach it), and `workingDirectory` is where it runs (else the
+    /// command's). Its process id, or nil.
+    static func start(
+        _ arguments: [String], environment: [String: String]? = nil, searchPath: Bool = false, quiet: Bool, errorLog: Int32? = nil,
+        newSession: Bool = false, workingDirectory: String? = nil
+    ) -> pid_t? {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
+        if let workingDirectory, csystem_spawn_file_actions_addchdir(&actions, workingDirectory) != 0 { return nil }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        if quiet { posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0) }
+        if let errorLog {
+            posix_spawn_file_actions_adddup2(&actions, errorLog, 2)
+        } else if quiet {
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

@@ -15,7 +15,7 @@ struct ItemAddress {
         .value("identifier", short: "i", "ID", "the Valet identifier (Valet.valet(with:...))"),
         .value(
             "accessibility", "WHEN", "whenUnlocked (default), afterFirstUnlock, whenPasscodeSetThisDeviceOnly, whenUnlockedThisDeviceOnly, afterFirstUnlockThisDeviceOnly",
-            choices: coreAccessibility.keys.sorted()),
+            choices: valetAccessibility),
         .value("shared-group", "PREFIX.GROUP", "a shared group Valet, e.g. group.Druidia or AppID12345.Druidia"),
         .flag("icloud", "an iCloud (synchronizable) Valet"),
         .flag("explicit", "a Valet made withExplicitlySet: the identifier (or group) is the service string"),
@@ -63,7 +63,8 @@ struct ItemAddress {
         }
         if let accessibilityName {
             guard let accessibility = Self.coreAccessibility[accessibilityName] else {
-                throw CommandFailure("unknown accessibility '\(accessibilityName)'", code: .usage)
+                let hint = Suggestion.hint(accessibilityName, among: Self.coreAccessibility.keys.sorted())
+                throw CommandFailure("unknown accessibility '\(accessibilityName)'\(hint)", code: .usage)
             }
             attributes.accessibility = accessibility
         }
@@ -130,7 +131,8 @@ struct ItemAddress {
             }
         }
         guard let accessibility = ValetNaming.Accessibility.allCases.first(where: { $0.description == described }) else {
-            throw CommandFailure("unknown accessibility '\(accessibilityName)'", code: .usage)
+            let hint = Suggestion.hint(accessibilityName, among: valetAccessibility)
+            throw CommandFailure("unknown accessibility '\(accessibilityName)'\(hint) (\(valetAccessibility.joined(separator: ", ")))", code: .usage)
         }
         switch (group, identifier, explicit) {
         case (let g?, nil, true): return .sharedGroupValet(withExplicitlySet: g, accessibility: accessibility)
@@ -141,6 +143,13 @@ struct ItemAddress {
         case (nil, nil, _): throw CommandFailure("name the Valet with --identifier or --shared-group", code: .usage)
         }
     }
+
+    /// What a Valet takes (and raw attributes too), in the order help lists them: what
+    /// completion offers. Raw attributes also take `always` and `alwaysThisDeviceOnly`, which
+    /// Apple deprecated and no Valet takes.
+    static let valetAccessibility = [
+        "whenUnlocked", "afterFirstUnlock", "whenPasscodeSetThisDeviceOnly", "whenUnlockedThisDeviceOnly", "afterFirstUnlockThisDeviceOnly",
+    ]
 
     static let coreAccessibility: [String: KeychainCore.Accessibility] = [
         "whenUnlocked": .whenUnlocked, "afterFirstUnlock": .afterFirstUnlock,

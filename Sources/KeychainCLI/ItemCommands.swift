@@ -100,7 +100,9 @@ enum ItemCommands {
             if !context.arguments.has("force"), try context.store({ () throws(StoreError) in try store.contains(Query(identifying: target)) }),
                 !terminal.confirm("An item is already stored there. Replace it? [y/N] ")
             {
-                throw CommandFailure("nothing was changed: the stored item stays (--force replaces it without asking)", code: .failure)
+                // The person's answer, not a failure: the item stays as asked.
+                terminal.writeError("Nothing was changed: the stored item stays (--force replaces it without asking).\n")
+                return .success
             }
             guard let typed = try terminal.prompt("Secret: ") else { throw CommandFailure("no terminal to read the secret from", code: .usage) }
             value = typed
@@ -119,8 +121,15 @@ enum ItemCommands {
         let address = try ItemAddress(context.arguments, requireTarget: true)
         let attributes = try address.attributes(key: key(context))
         let store = try context.store(unlocking: attributes.accessibility)
-        let items = try context.store { () throws(StoreError) in
-            try store.copyMatching(Query(address.itemClass, attributes: attributes, limit: .one, returnData: true, returnAttributes: false))
+        let query = Query(address.itemClass, attributes: attributes, limit: .one, returnData: true, returnAttributes: false)
+        var items: [Item]
+        do {
+            items = try store.copyMatching(query)
+        } catch .itemNotFound where attributes.synchronizable == true && SyncFirstRound.awaited(context, command: "get") {
+            // The agent started a moment ago has applied what the group holds: once more.
+            items = try context.store { () throws(StoreError) in try store.copyMatching(query) }
+        } catch {
+            throw CommandFailure(error)
         }
         guard let value = items.first?.value else { return .notFound }
         try context.terminal.write(value)
@@ -132,7 +141,11 @@ enum ItemCommands {
         let address = try ItemAddress(context.arguments, requireTarget: true)
         let attributes = try address.attributes(key: key(context))
         let store = try context.store(unlocking: nil)
-        let found = try context.store { () throws(StoreError) in try store.contains(Query(address.itemClass, attributes: attributes)) }
+        let query = Query(address.itemClass, attributes: attributes)
+        var found = try context.store { () throws(StoreError) in try store.contains(query) }
+        if !found, attributes.synchronizable == true, SyncFirstRound.awaited(context, command: "contains") {
+            found = try context.store { () throws(StoreError) in try store.contains(query) }
+        }
         return found ? .success : .notFound
     }
 

@@ -14,6 +14,9 @@ public enum KeychainCommand {
     /// U+FFFD and name one item), and runs them.
     public static func main() -> Int32 {
         Terminal.guardStandardDescriptors()
+        // A reader that went away is a write that failed (exit 4, as the README says), not a
+        // signal that ends the command halfway with 141.
+        signal(SIGPIPE, SIG_IGN)
         // Keys and secrets pass through this process: no core dump of it, no tracing.
         ProcessHygiene.keepKeysInMemory()
         var arguments: [String] = []
@@ -96,30 +99,39 @@ public enum KeychainCommand {
         // Whatever the command's outcome: a `get` that found nothing still starts the agent.
         defer { if !(name == "sync" && ["run", "leave", "init", "join"].contains(parsed.positionals.first)) { SyncAgent.afterCommand(context, command: name) } }
         do {
-            return try command.run(context)
+            return ReadFreshness.checked(try command.run(context), context, command: name)
         } catch {
-            throw error.in(name)
+            throw ReadFreshness.checked(error, context, command: name).in(name)
         }
     }
 }
 
 extension KeychainCommand {
-    /// The command line with the global options given before the command moved after it
-    /// (`keychain --vault X get ...` is `keychain get --vault X ...`). Stops at the first
-    /// argument that is not a global option, so a mistyped one is reported by the command.
+    /// The command line with the options given before the command moved after it
+    /// (`keychain --vault X get ...` is `keychain get --vault X ...`, and so is `keychain -i
+    /// Druidia get Skroob` for `-i`): global options, and any command's options that are
+    /// spelt and take a value alike in every command that has them. Stops at the first
+    /// argument that is none of these, so a mistyped one is reported; the command's own
+    /// parser then refuses an option it does not take.
     static func commandFirst(_ arguments: [String]) -> [String] {
         var index = 0
         while index < arguments.count, arguments[index].hasPrefix("-"), arguments[index] != "--" {
             let argument = arguments[index]
             let name = argument.hasPrefix("--") ? String(argument.dropFirst(2).prefix { $0 != "=" }) : nil
-            guard
-                let option = CommandTable.global.first(where: { $0.name == name || (argument.count == 2 && $0.short == argument.last) }),
-                case .value = option.kind
-            else { break }
-            index += argument.contains("=") ? 1 : 2
+            let short = argument.count == 2 && !argument.hasPrefix("--") ? argument.last : nil
+            guard name != nil || short != nil, name != "help", short != "h", let takesValue = leadingOptionTakesValue(name: name, short: short) else { break }
+            index += takesValue && !argument.contains("=") ? 2 : 1
         }
         guard index > 0, index < arguments.count else { return arguments }
         return [arguments[index]] + arguments[..<index] + arguments[(index + 1)...]
+    }
+
+    /// Whether the option spelt `--name` or `-short` takes a value, when every command that has
+    /// it (and the global options) agree; nil when none has it or they disagree.
+    private static func leadingOptionTakesValue(name: String?, short: Character?) -> Bool? {
+        let specs = (CommandTable.global + CommandTable.all.flatMap(\.options)).filter { ($0.name == name && name != nil) || ($0.short == short && short != nil) }
+        let kinds = Set(specs.map { if case .value = $0.kind { true } else { false } })
+        return kinds.count == 1 ? kinds.first : nil
     }
 
     /// Parses a command line as ``run(_:environment:)`` would, and resolves its item address,

@@ -1,6 +1,10 @@
 import FoundationEssentials
 import KeychainCore
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `keychain status`: where the vault is, its lock state and what is available, as text or JSON.
 enum StatusCommand {
     static let command = Command(
@@ -25,15 +29,17 @@ enum StatusCommand {
         guard status.exists else {
             if json {
                 try context.terminal.write(
-                    JSON.object([
-                        "backend": .string(kind.rawValue), "vault": .string(status.location.path), "exists": .bool(false),
-                        "secretService": .string(secretService),
-                    ]).text + "\n")
+                    JSON.object(
+                        [
+                            "backend": .string(kind.rawValue), "vault": .string(status.location.path), "exists": .bool(false),
+                            "secretService": .string(secretService),
+                        ].merging(status.location.missingDirectory.map { ["problem": .string($0)] } ?? [:]) { $1 }
+                    ).text + "\n")
             } else {
                 try context.terminal.write(
                     """
                     backend:           vault
-                    vault:             \(status.location.path) (no vault yet: the first write creates it)
+                    vault:             \(status.location.path) (\(status.location.missingDirectory.map { "no vault: " + $0 } ?? "no vault yet: the first write creates it"))
                     secret service:    \(secretService)\n
                     """)
             }
@@ -53,7 +59,7 @@ enum StatusCommand {
                 "passphrase": .bool(status.hasPassphrase), "unlocked": .bool(status.isUnlocked),
                 "userUnlockRemaining": .string(status.userUnlockRemaining ?? ""),
                 "availableClasses": .array(classes.map { .string($0) }), "kernelKeyring": .string(kernel),
-                "items": .number(status.itemCount), "secretService": .string(secretService),
+                "items": .number(ItemCount.of(vault, status) ?? status.itemCount), "rows": .number(status.itemCount), "secretService": .string(secretService),
                 "rollback": .string(status.rollbackCheck.description),
             ]
             try context.terminal.write(JSON.object(object).text + "\n")
@@ -67,7 +73,7 @@ enum StatusCommand {
                 locked:            \(status.hasPassphrase ? (status.isUnlocked ? "no" + (status.userUnlockRemaining.map { " (unlocked for your processes, \($0) left without use)" } ?? "") : "yes") : "no (no passphrase)")
                 available classes: \(classes.isEmpty ? "none" : classes.joined(separator: ", "))
                 kernel keyring:    \(kernel)
-                items:             \(status.itemCount)
+                items:             \(ItemCount.text(vault, status))
                 rollback check:    \(status.rollbackCheck)
                 secret service:    \(secretService)\n
                 """ + (status.machineBinding.map { "note:              \($0)\n" } ?? ""))
@@ -77,6 +83,7 @@ enum StatusCommand {
 
     /// Whether a Secret Service answers here, and its default collection; bounded in time.
     private static func secretServiceState(_ context: Context) -> String {
+        if let none = noSessionBus(context.environment) { return none }
         var environment = context.environment
         if environment["KEYCHAIN_TIMEOUT"] == nil { environment["KEYCHAIN_TIMEOUT"] = "2" }
         do {
@@ -86,5 +93,14 @@ enum StatusCommand {
         } catch {
             return "not reachable: \(error.description)"
         }
+    }
+
+    /// What `status` says where no session bus can be had (a server, a container): the plain
+    /// fact, and that the vault needs none; nil when an address is set or the user's bus socket
+    /// is there.
+    static func noSessionBus(_ environment: [String: String]) -> String? {
+        if let address = environment["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty { return nil }
+        if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty, access(runtime + "/bus", F_OK) == 0 { return nil }
+        return "none here (no session bus: DBUS_SESSION_BUS_ADDRESS is unset and there is no $XDG_RUNTIME_DIR/bus); the vault needs none, keychain serve needs one"
     }
 }

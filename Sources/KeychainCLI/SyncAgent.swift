@@ -38,7 +38,7 @@ enum SyncAgent {
         SyncAlarmNotice.write(vault, context, command: command)
         let running = SyncAgentLock.holder(for: vault.location) != nil
         var started = false
-        if !running, startsOnDemand(context.environment) { started = start(vault.location, environment: context.environment) }
+        if !running, startsOnDemand(context.environment) { started = start(vault.location, environment: context.environment, by: command) }
         guard !running, command == "get" || command == "status" else { return }
         let waiting = (try? SyncEngine(vault: vault).outboxLength()) ?? 0
         guard waiting > 0 else { return }
@@ -51,14 +51,26 @@ enum SyncAgent {
     }
 
     /// Starts `keychain sync run --idle` for the vault at `location`, detached (a session of
-    /// its own, standard streams on /dev/null), and waits until an agent holds the vault's
-    /// lock (a moment), so the next command finds it. Whether one holds it; if another command
-    /// started one at the same moment, one of the two takes the lock and the other exits.
+    /// its own, in `/`, with only the variables it needs: ``agentEnvironment(_:)``, standard
+    /// error appended to its log: ``logPath(_:)``), and waits until an agent holds the vault's
+    /// lock (a moment), so the next command finds it. `command` names, in the log, the
+    /// command that started it. Whether one holds it; if another command started one at the
+    /// same moment, one of the two takes the lock and the other exits.
     @discardableResult
-    static func start(_ location: VaultLocation, environment: [String: String]) -> Bool {
+    static func start(_ location: VaultLocation, environment: [String: String], by command: String = "sync") -> Bool {
         guard let executable = selfExecutable() else { return false }
-        let arguments = [executable, "sync", "run", "--idle", String(idleSeconds(environment)), "--vault", location.path]
-        guard let pid = ChildProcess.start(arguments, environment: environment, quiet: true, newSession: true) else { return false }
+        let idle = idleSeconds(environment)
+        let arguments = [executable, "sync", "run", "--idle", String(idle), "--vault", location.path]
+        let log = openLog(location)
+        defer { if let log { close(log) } }
+        guard
+            let pid = ChildProcess.start(
+                arguments, environment: agentEnvironment(environment), quiet: true, errorLog: log, newSession: true, workingDirectory: "/")
+        else { return false }
+        if let log {
+            let line = Array("\(utcNow()) keychain sync: agent started (process \(pid)) by keychain \(command); it exits after \(idle) idle seconds\n".utf8)
+            _ = line.withUnsafeBytes { write(log, $0.baseAddress, $0.count) }
+        }
         // Until it (or another) holds the lock, or it exited (a removed device's agent does at once).
         for _ in 0..<250 {
             if SyncAgentLock.holder(for: location) != nil { return true }
@@ -67,6 +79,70 @@ enum SyncAgent {
             usleep(20_000)
         }
         return false
+    }
+
+    /// The variables an agent started on demand takes from the command that starts it, and
+    /// nothing else of the command's environment (another program's token, a shell's
+    /// settings): where a passphrase is (`KEYCHAIN_PASSPHRASE_FILE`, `CREDENTIALS_DIRECTORY`),
+    /// how the vault's keys are shared (`KEYCHAIN_KERNEL_KEYRING`, `KEYCHAIN_UNLOCK_TIMEOUT`),
+    /// `HOME`, and what libcurl and OpenSSL read to reach the cluster (`SSL_CERT_FILE`,
+    /// `SSL_CERT_DIR`, `OPENSSL_CONF` and the proxy variables). The README lists them.
+    static let agentVariables: Set<String> = [
+        "HOME", "KEYCHAIN_PASSPHRASE_FILE", "CREDENTIALS_DIRECTORY", "KEYCHAIN_KERNEL_KEYRING", "KEYCHAIN_UNLOCK_TIMEOUT",
+        "SSL_CERT_FILE", "SSL_CERT_DIR", "OPENSSL_CONF", "http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy",
+        "NO_PROXY",
+    ]
+
+    /// The environment of an agent started on demand: ``agentVariables`` from `environment`,
+    /// a relative passphrase file named whole (the agent runs in `/`), and no agent of its own.
+    static func agentEnvironment(_ environment: [String: String]) -> [String: String] {
+        var kept = environment.filter { agentVariables.contains($0.key) && !$0.value.isEmpty }
+        if let file = kept["KEYCHAIN_PASSPHRASE_FILE"], !file.hasPrefix("/") { kept["KEYCHAIN_PASSPHRASE_FILE"] = VaultLocation(path: file).path }
+        if let directory = kept["CREDENTIALS_DIRECTORY"], !directory.hasPrefix("/") { kept["CREDENTIALS_DIRECTORY"] = nil }
+        kept["KEYCHAIN_SYNC_AGENT"] = "off"
+        return kept
+    }
+
+    /// Where an agent started on demand writes its messages: beside the vault, as its lock is.
+    static func logPath(_ location: VaultLocation) -> String { location.path + ".sync-agent.log" }
+
+    /// A log that grew past this is kept as `.old` and started afresh when the next agent starts.
+    static let logLimit = 1 << 20
+
+    /// The agent's log, open for appending (created 0600); nil when it cannot be opened, or
+    /// is not a regular file of this user's (the agent's messages then go nowhere).
+    static func openLog(_ location: VaultLocation) -> Int32? {
+        let path = logPath(location)
+        var info = stat()
+        if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size > logLimit { rename(path, path + ".old") }
+        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return nil }
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == geteuid() else {
+            close(fd)
+            return nil
+        }
+        return fd
+    }
+
+    /// Where the vault's agent says what went wrong, for `sync status`: the systemd user
+    /// service's journal when one is installed, else the log of the agents commands start.
+    static func messages(_ location: VaultLocation, environment: [String: String]) -> String {
+        if let executable = selfExecutable(), let unit = SystemdUserUnit(vault: location, executable: executable, environment: environment),
+            access(unit.directory + "/" + unit.name, F_OK) == 0
+        {
+            return "journalctl --user -u \(unit.name)"
+        }
+        return logPath(location)
+    }
+
+    /// Now, in UTC, as `2026-01-31T12:00:00Z`.
+    private static func utcNow() -> String {
+        var now = time(nil)
+        var parts = tm()
+        gmtime_r(&now, &parts)
+        var buffer = [CChar](repeating: 0, count: 32)
+        let length = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%SZ", &parts)
+        return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// This program's own executable, so the agent is the same version as the command.

@@ -110,7 +110,7 @@ enum SyncCommand {
             return ended.value ? .failure : .success
         case "status":
             let status = try sync { () throws(SyncError) in try SyncEngine(vault: vault).status() }
-            try write(status, context)
+            try write(status, vault, context)
         case "remove-device":
             guard let which = argument else { throw CommandFailure("sync remove-device needs the device's id (or its start) or name", code: .usage) }
             let engine = try sync { () throws(SyncError) in try SyncEngine(vault: vault) }
@@ -169,8 +169,13 @@ enum SyncCommand {
     /// whenever none runs).
     private static func startAgent(_ vault: Vault, _ context: Context) {
         let terminal = context.terminal
-        if let executable = SyncAgent.selfExecutable(),
-            let unit = SystemdUserUnit(vault: vault.location, executable: executable, environment: context.environment)
+        let source = SystemdUserUnit.PassphraseSource(vaultHasPassphrase: vault.hasPassphrase, environment: context.environment)
+        if case .refused(let why) = source, SystemdUserUnit.userManagerRuns(context.environment) {
+            terminal.writeError("keychain sync: no systemd user service was installed: \(why); commands start a sync agent instead\n")
+        } else if let executable = SyncAgent.selfExecutable(),
+            let unit = SystemdUserUnit(
+                vault: vault.location, executable: executable, environment: context.environment,
+                passphraseFile: { if case .credential(let file) = source { file } else { nil } }())
         {
             if let failure = unit.install() {
                 terminal.writeError("keychain sync: the systemd user service was not installed (\(failure)); commands start a sync agent instead\n")
@@ -183,7 +188,7 @@ enum SyncCommand {
             terminal.writeError("keychain sync: KEYCHAIN_SYNC_AGENT=off: run 'keychain sync run' to keep this vault in step\n")
             return
         }
-        if SyncAgentLock.holder(for: vault.location) == nil, SyncAgent.start(vault.location, environment: context.environment) {
+        if SyncAgentLock.holder(for: vault.location) == nil, SyncAgent.start(vault.location, environment: context.environment, by: "sync") {
             terminal.writeError("keychain sync: a sync agent keeps this vault in step while you use it (keychain commands start it again when it has exited)\n")
         }
     }
@@ -248,7 +253,14 @@ enum SyncCommand {
         return round.refused == 0 && round.membershipAlarm == nil
     }
 
-    private static func write(_ status: SyncStatus, _ context: Context) throws(CommandFailure) {
+    /// Whether an agent keeps the vault in step, and where its messages are.
+    private static func agentState(_ vault: Vault, _ context: Context) -> String {
+        let messages = SyncAgent.messages(vault.location, environment: context.environment)
+        let running = SyncAgentLock.holder(for: vault.location).map { "running (process \($0))" } ?? "not running"
+        return "\(running); its messages: \(messages)"
+    }
+
+    private static func write(_ status: SyncStatus, _ vault: Vault, _ context: Context) throws(CommandFailure) {
         let lag = status.clusterRevision.map { max(0, $0.subtractingReportingOverflow(status.cursor).partialValue) }
         if context.arguments.has("json") {
             var object: [String: JSON] = [
@@ -260,6 +272,8 @@ enum SyncCommand {
             if let revision = status.clusterRevision { object["clusterRevision"] = .number(Int(revision)) }
             if let lag { object["lag"] = .number(Int(lag)) }
             if let error = status.clusterError { object["clusterError"] = .string(error) }
+            object["agentMessages"] = .string(SyncAgent.messages(vault.location, environment: context.environment))
+            if let pid = SyncAgentLock.holder(for: vault.location) { object["agent"] = .number(Int(pid)) }
             if status.removed { object["removed"] = .bool(true) }
             if let alarm = status.alarm {
                 object["membershipAlarm"] = .object([
@@ -285,7 +299,8 @@ enum SyncCommand {
             outbox:        \(status.outbox)
             last applied:  revision \(status.cursor)
             lag:           \(lag.map { "\($0) revisions" } ?? "unknown (\(status.clusterError ?? "cluster unreachable"))")
-            refused:       \(status.refused)\n
+            refused:       \(status.refused)
+            agent:         \(agentState(vault, context))\n
             """)
         if let alarm = status.alarm { try context.terminal.write("membership:    \(SyncAlarmNotice.statusLine(alarm))\n") }
     }

@@ -8,23 +8,56 @@ import KeychainCore
 /// The systemd user service that keeps one vault's sync agent running where systemd runs the
 /// user's session: `keychain-sync-<id>.service` in the user's unit directory, enabled and
 /// started by `sync init` and `join`, one per vault (the id is derived from the vault's path).
+/// A vault with a passphrase gets one only with a passphrase file, handed to the service as a
+/// systemd credential (``PassphraseSource``): started at login, it has no one to ask.
 struct SystemdUserUnit {
     let name: String
     let directory: String
     let contents: String
 
+    /// How the service's agent opens the vault: it needs nothing (no passphrase), it reads the
+    /// passphrase file as the credential `keychain-passphrase` (`LoadCredential=`, which sets
+    /// the `CREDENTIALS_DIRECTORY` the agent reads), or no service is installed, and why.
+    enum PassphraseSource: Equatable {
+        case notNeeded
+        case credential(file: String)
+        case refused(why: String)
+
+        /// What a vault with `hasPassphrase` gets from `environment` (`KEYCHAIN_PASSPHRASE_FILE`).
+        init(vaultHasPassphrase hasPassphrase: Bool, environment: [String: String]) {
+            guard hasPassphrase else {
+                self = .notNeeded
+                return
+            }
+            guard let file = environment["KEYCHAIN_PASSPHRASE_FILE"], !file.isEmpty else {
+                self = .refused(
+                    why:
+                        "the vault has a passphrase and a service started at login has no one to ask it of; give KEYCHAIN_PASSPHRASE_FILE to init or join to have the service read that file as a systemd credential"
+                )
+                return
+            }
+            self = .credential(file: VaultLocation(path: file).path)
+        }
+    }
+
     /// The unit of the vault at `location`, run by `executable`; nil when `environment` shows
     /// no systemd user manager (no `XDG_RUNTIME_DIR/systemd/private`: containers, most CI, a
     /// login without systemd).
-    init?(vault location: VaultLocation, executable: String, environment: [String: String]) {
-        guard let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty, access(runtime + "/systemd/private", F_OK) == 0 else { return nil }
+    init?(vault location: VaultLocation, executable: String, environment: [String: String], passphraseFile: String? = nil) {
+        guard Self.userManagerRuns(environment) else { return nil }
         let home = environment["HOME"] ?? ""
         let configuration = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home + "/.config"
         guard configuration.hasPrefix("/") else { return nil }
-        self.init(vault: location, executable: executable, directory: configuration + "/systemd/user")
+        self.init(vault: location, executable: executable, directory: configuration + "/systemd/user", passphraseFile: passphraseFile)
     }
 
-    init(vault location: VaultLocation, executable: String, directory: String) {
+    /// Whether `environment` shows a systemd user manager (`XDG_RUNTIME_DIR/systemd/private`).
+    static func userManagerRuns(_ environment: [String: String]) -> Bool {
+        guard let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty else { return false }
+        return access(runtime + "/systemd/private", F_OK) == 0
+    }
+
+    init(vault location: VaultLocation, executable: String, directory: String, passphraseFile: String? = nil) {
         let id = Self.pathID(Array(location.path.utf8))
         name = "keychain-sync-\(id).service"
         self.directory = directory
@@ -39,7 +72,7 @@ struct SystemdUserUnit {
             Type=simple
             ExecStart=\(Self.quoted(executable)) sync run --vault \(Self.quoted(location.path))
             Environment=KEYCHAIN_SYNC_AGENT=off
-            Restart=on-failure
+            \(passphraseFile.map { "LoadCredential=keychain-passphrase:" + Self.escaped($0, variables: false) + "\n" } ?? "")Restart=on-failure
             RestartSec=30
 
             [Install]

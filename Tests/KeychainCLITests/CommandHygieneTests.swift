@@ -31,6 +31,14 @@ struct CommandHygieneTests {
         #expect(list.status == 4, "\(list.stderr)")
     }
 
+    @Test("a pipe whose reader went away is output that cannot be written: exit 4 with the reason, not a signal")
+    func closedPipeExitsFour() throws {
+        #expect(try keychain(["set", "--vault", vault, "--service", "s", "a"], input: "v").status == 0)
+        // The reader (true) is gone before the command writes; SIGPIPE as a shell leaves it by default.
+        let result = try shell(#"{ sleep 0.3; env --default-signal=PIPE "$K" get --vault "$V" --service s a; echo "exit=$?" >&2; } | true"#)
+        #expect(result.stderr.contains("exit=4") && result.stderr.contains("cannot write the output"), "\(result.stderr)")
+    }
+
     @Test("a generated password nobody could see is not stored")
     func generateToAFullDisk() throws {
         let full = try shell(#""$K" generate --vault "$V" --service s g > /dev/full"#)

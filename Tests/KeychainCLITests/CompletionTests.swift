@@ -28,6 +28,7 @@ struct CompletionTests {
         #expect(try complete(["keychain", "sync", "rem"]) == ["remove-device"])
         #expect(try complete(["keychain", "list", "--backend", ""]) == ["vault", "secret-service"])
         #expect(try complete(["keychain", "set", "--accessibility", "after"]) == ["afterFirstUnlock", "afterFirstUnlockThisDeviceOnly"])
+        #expect(try complete(["keychain", "set", "--accessibility", "al"]).isEmpty, "what a Valet refuses is not offered")
         #expect(try complete(["keychain", "set", "--protocol", "http"]).contains("https"))
         #expect(try complete(["keychain", "generate", "--characters", ""]) == ["safari", "alphanumeric", "printable", "digits"])
         #expect(try complete(["keychain", "help", "rek"]) == ["rekey"])

@@ -10,6 +10,37 @@ struct HelpfulMessagesTests {
 
     var keychain: KeychainCommandLine { KeychainCommandLine(home: directory.path, vault: vaultPath) }
 
+    @Test("status on a machine without a session bus says so calmly, with no library error")
+    func statusWithoutABus() throws {
+        let status = try KeychainExecutable.run(["status", "--vault", vaultPath], home: directory.path)
+        #expect(status.status == 0 && status.output.contains("secret service:    none here (no session bus"), "\(status.output)")
+        #expect(!status.output.contains("quark") && !status.output.contains("autolaunch") && !status.output.contains("not reachable"), "\(status.output)")
+        let backend = try KeychainExecutable.run(["status", "--backend", "secret-service"], home: directory.path)
+        #expect(backend.output.contains("none here (no session bus"), "\(backend.output)")
+    }
+
+    @Test("status of a locked vault counts no items by unlocking it with the passphrase the environment offers: it shows the rows and says why")
+    func statusDoesNotUnlockToCount() throws {
+        let passphrase = directory.file("pw", "correct horse")
+        chmod(passphrase, 0o600)
+        #expect(try keychain(["set", "-i", "Druidia", "Skroob"], input: "12345").status == 0)
+        #expect(try keychain(["passwd"], environment: ["KEYCHAIN_NEW_PASSPHRASE_FILE": passphrase]).status == 0)
+        let status = try keychain(["status"], environment: ["KEYCHAIN_PASSPHRASE_FILE": passphrase])
+        #expect(status.output.contains("locked:            yes"), "\(status.output)")
+        #expect(status.output.contains("rows (items are counted once the vault is unlocked)"), "\(status.output)")
+    }
+
+    @Test("a KEYCHAIN_PATH in a missing directory: status says no vault can be made there, and a Valet program logs it as the reason, not only 'not found'")
+    func pathInAMissingDirectory() throws {
+        let path = directory.path + "/no-such-directory/app.keychain"
+        let status = try KeychainExecutable.run(["status"], environment: ["KEYCHAIN_PATH": path], home: directory.path)
+        #expect(status.output.contains("no vault: the directory \(directory.path)/no-such-directory does not exist"), "\(status.output)")
+        #expect(!status.output.contains("the first write creates it"), "\(status.output)")
+        let environment = ["PATH": "/usr/bin:/bin", "HOME": directory.path, "KEYCHAIN_PATH": path, "KEYCHAIN_KERNEL_KEYRING": "off", "KEYCHAIN_LOG": "1"]
+        let valet = try Subprocess.run(KeychainExecutable.reliabilityPath, ["worker", "valet-service", "Druidia", "Skroob"], environment: environment)
+        #expect(valet.status == 1 && valet.stderr.contains("no-such-directory does not exist"), "\(valet.output) \(valet.stderr)")
+    }
+
     @Test("importing a file that is not an archive says so, before asking for a passphrase; a conflict names the item and --conflict")
     func importMessages() throws {
         #expect(try keychain(["set", "-s", "svc", "alice"], input: "s").status == 0)

@@ -43,4 +43,36 @@ struct RollbackCheckCommandTests {
         #expect(try keychain(["set", "-s", "s", "a", "--force"], input: "three", environment: withPassphrase).status == 0)
         #expect(try keychain(["get", "-s", "s", "a"], environment: withPassphrase).output == "three\n")
     }
+
+    @Test(
+        "a read of a vault whose record vanished says so on standard error and exits 4, still printing what it read and writing nothing; a Valet program says so with KEYCHAIN_LOG")
+    func readOfVanishedRecordSaysSo() throws {
+        defer { try? forgetRecord() }
+        #expect(try keychain(["set", "-i", "Druidia", "Skroob"], input: "12345").status == 0)
+        try forgetRecord()
+        let before = try Data(contentsOf: URL(fileURLWithPath: vaultPath))
+
+        let get = try keychain(["get", "-i", "Druidia", "Skroob"])
+        #expect(get.status == 4 && get.output == "12345\n", "\(get.status) \(get.output)")
+        #expect(get.stderr.contains("record of its newest generation is gone") && get.stderr.contains("verify --accept"), "\(get.stderr)")
+        let missing = try keychain(["get", "-i", "Druidia", "Other"])
+        #expect(missing.status == 4 && missing.stderr.contains("verify --accept"), "an item not found may be one the older copy lacks: \(missing.stderr)")
+        let list = try keychain(["list", "-i", "Druidia"])
+        #expect(list.status == 4 && list.output == "Skroob\n", "\(list.stderr)")
+        #expect(try keychain(["status"]).status == 0, "status reports it in its own words")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: vaultPath)) == before, "a read writes nothing")
+
+        let valet = ["PATH": "/usr/bin:/bin", "HOME": directory.path, "KEYCHAIN_PATH": vaultPath, "KEYCHAIN_KERNEL_KEYRING": "on"]
+        let quiet = try Subprocess.run(KeychainExecutable.reliabilityPath, ["worker", "valet-service", "Druidia", "Skroob"], environment: valet)
+        #expect(quiet.status == 0 && quiet.output == "12345\n" && quiet.stderr.isEmpty, "\(quiet.output) \(quiet.stderr)")
+        let logged = try Subprocess.run(
+            KeychainExecutable.reliabilityPath, ["worker", "valet-service", "Druidia", "Skroob"], environment: valet.merging(["KEYCHAIN_LOG": "1"]) { $1 })
+        #expect(logged.status == 0 && logged.output == "12345\n", "\(logged.output)")
+        #expect(logged.stderr.hasPrefix("keychain: ") && logged.stderr.contains("not vouched for"), "\(logged.stderr)")
+        #expect(logged.stderr.components(separatedBy: "\n").count == 2, "said once: \(logged.stderr)")
+
+        #expect(try keychain(["verify", "--accept"]).status == 0)
+        let vouched = try keychain(["get", "-i", "Druidia", "Skroob"])
+        #expect(vouched.status == 0 && vouched.stderr.isEmpty, "\(vouched.stderr)")
+    }
 }

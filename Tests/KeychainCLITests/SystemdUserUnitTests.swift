@@ -1,3 +1,4 @@
+import Foundation
 import KeychainCore
 import Testing
 
@@ -32,5 +33,36 @@ struct SystemdUserUnitTests {
         let location = VaultLocation(path: "/tmp/v.keychain")
         #expect(SystemdUserUnit(vault: location, executable: "/usr/bin/keychain", environment: ["HOME": "/root"]) == nil)
         #expect(SystemdUserUnit(vault: location, executable: "/usr/bin/keychain", environment: ["HOME": "/root", "XDG_RUNTIME_DIR": "/nonexistent"]) == nil)
+    }
+
+    @Test("a vault with a passphrase gets a service only with a passphrase file, read as the systemd credential the agent looks for")
+    func passphraseVaultNeedsACredential() {
+        typealias Source = SystemdUserUnit.PassphraseSource
+        #expect(Source(vaultHasPassphrase: false, environment: [:]) == .notNeeded)
+        guard case .refused(let why) = Source(vaultHasPassphrase: true, environment: ["HOME": "/home/ann"]) else {
+            Issue.record("a passphrase vault with no passphrase file got a service")
+            return
+        }
+        #expect(why.contains("KEYCHAIN_PASSPHRASE_FILE"))
+        #expect(Source(vaultHasPassphrase: true, environment: ["KEYCHAIN_PASSPHRASE_FILE": "/home/ann/.pw"]) == .credential(file: "/home/ann/.pw"))
+
+        let unit = SystemdUserUnit(
+            vault: VaultLocation(path: "/home/ann/v.keychain"), executable: "/usr/bin/keychain", directory: "/d", passphraseFile: "/home/ann/50%.pw")
+        let lines = unit.contents.split(separator: "\n").map(String.init)
+        #expect(lines.contains("LoadCredential=keychain-passphrase:/home/ann/50%%.pw"), "\(unit.contents)")
+        let plain = SystemdUserUnit(vault: VaultLocation(path: "/home/ann/v.keychain"), executable: "/usr/bin/keychain", directory: "/d")
+        #expect(!plain.contents.contains("LoadCredential"))
+    }
+
+    @Test("an agent started on demand keeps only the variables it needs, with a relative passphrase file named whole")
+    func agentEnvironmentIsMinimal() {
+        let kept = SyncAgent.agentEnvironment([
+            "HOME": "/home/ann", "MY_API_TOKEN": "t", "PATH": "/usr/bin", "KEYCHAIN_PASSPHRASE_FILE": "pw.txt", "https_proxy": "http://127.0.0.1:3128",
+            "KEYCHAIN_KERNEL_KEYRING": "on", "LD_PRELOAD": "/tmp/x.so",
+        ])
+        #expect(kept["MY_API_TOKEN"] == nil && kept["PATH"] == nil && kept["LD_PRELOAD"] == nil)
+        #expect(kept["HOME"] == "/home/ann" && kept["https_proxy"] == "http://127.0.0.1:3128" && kept["KEYCHAIN_KERNEL_KEYRING"] == "on")
+        #expect(kept["KEYCHAIN_PASSPHRASE_FILE"] == FileManager.default.currentDirectoryPath + "/pw.txt")
+        #expect(kept["KEYCHAIN_SYNC_AGENT"] == "off")
     }
 }

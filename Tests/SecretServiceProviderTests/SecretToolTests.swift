@@ -42,6 +42,18 @@ struct SecretToolTests {
         #expect(left.map { "\($0.attributes.accessGroup ?? "")/\($0.attributes.account ?? "")" } == ["org.freedesktop.secrets.tally/complete"])
     }
 
+    @Test("keychain status counts each item other programs stored once, not the rows it is kept in")
+    func statusCountsItems() throws {
+        let served = try ServedVault()
+        #expect(try served.run("/usr/bin/secret-tool", ["store", "--label=Deploy token", "service", "api.example.com", "user", "deploy"], input: "s3cret").status == 0)
+        #expect(try served.run(KeychainExecutable.path, ["set", "-i", "Druidia", "Skroob"], input: "12345").status == 0)
+        let text = try served.run(KeychainExecutable.path, ["status"])
+        #expect(text.output.contains("items:             2\n"), "one served item and one Valet key: \(text.output)")
+        let json = try served.run(KeychainExecutable.path, ["status", "--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: json.stdout) as? [String: Any])
+        #expect(object["items"] as? Int == 2 && (object["rows"] as? Int ?? 0) > 2, "\(json.output)")
+    }
+
     @Test("keychain list shows each item other programs stored as one line (collection/id, label, attributes), never the rows it is kept in")
     func listShowsServedItems() throws {
         let served = try ServedVault()

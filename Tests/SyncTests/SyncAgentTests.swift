@@ -51,6 +51,115 @@ extension SyncTests {
         #expect(agent(of: beta) != nil)
     }
 
+    @Test("an agent started on demand runs in /, with none of the command's other variables, and writes its messages to the log 'sync status' names")
+    func agentStartedOnDemandIsMinimal() throws {
+        let alpha = Machine("alpha", cluster, agent: ["KEYCHAIN_SYNC_AGENT_IDLE": "60", "MY_API_TOKEN": "not-for-the-agent"])
+        defer { stopAgents([alpha]) }
+        try alpha.initialize()
+        let pid = try #require(agent(of: alpha), "init started an agent")
+
+        let environ = try Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/environ"))
+        let variables = environ.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+        #expect(!variables.contains { $0.hasPrefix("MY_API_TOKEN=") }, "\(variables)")
+        #expect(!variables.contains { $0.hasPrefix("PATH=") || $0.hasPrefix("XDG_DATA_HOME=") }, "\(variables)")
+        #expect(variables.contains("KEYCHAIN_KERNEL_KEYRING=off"), "what the vault's keys need is kept: \(variables)")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/cwd") == "/")
+
+        let log = alpha.vaultPath + ".sync-agent.log"
+        let status = try alpha.ok(["sync", "status"])
+        #expect(status.contains("agent:         running (process \(pid)); its messages: \(log)"), "\(status)")
+        #expect(try alpha.status()["agentMessages"] as? String == log)
+        let started = try String(contentsOfFile: log, encoding: .utf8)
+        #expect(started.contains("agent started (process \(pid)) by keychain sync"), "\(started)")
+        let info = try FileManager.default.attributesOfItem(atPath: log)
+        #expect((info[.posixPermissions] as? Int) == 0o600)
+
+        // What the agent meets goes to its log: here, the vault leaving the group under it.
+        try alpha.ok(["sync", "leave"])
+        var text = ""
+        for _ in 0..<150 where text.components(separatedBy: "keychain sync: ").count < 3 {
+            usleep(100_000)
+            text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        }
+        #expect(text.components(separatedBy: "keychain sync: ").count >= 3, "the agent's own message is in the log: \(text)")
+    }
+
+    @Test(
+        "where systemd runs the session, init on a passphrase vault installs no service without a passphrase file, saying why; with one, the unit reads it as a credential",
+        .enabled(if: (try? KernelKeyring().probe().get()) != nil, "the kernel keyring (keyctl) is refused here: the vault cannot be unlocked for the user"))
+    func systemdUnitOfAPassphraseVault() throws {
+        for withFile in [false, true] {
+            let runtime = TemporaryDirectory()
+            // What SystemdUserUnit looks for: the user manager's socket (here a plain file, so
+            // systemctl itself fails and the unit stays written for the test to read).
+            try FileManager.default.createDirectory(atPath: runtime.path + "/systemd", withIntermediateDirectories: true)
+            _ = FileManager.default.createFile(atPath: runtime.path + "/systemd/private", contents: nil)
+            let environment = [
+                "XDG_RUNTIME_DIR": runtime.path, "XDG_CONFIG_HOME": runtime.path + "/config", "KEYCHAIN_SYNC_AGENT_IDLE": "5", "KEYCHAIN_KERNEL_KEYRING": "on",
+            ]
+            let machine = Machine(withFile ? "with-file" : "without", cluster, agent: environment)
+            defer {
+                stopAgents([machine])
+                _ = try? machine.keychain(["lock"])
+            }
+            let passphrase = machine.home.file("pw", "correct horse battery")
+            chmod(passphrase, 0o600)
+            let withPassphrase = ["KEYCHAIN_PASSPHRASE_FILE": passphrase]
+            #expect(
+                try KeychainExecutable.run(["passwd"], environment: environment.merging(["KEYCHAIN_NEW_PASSPHRASE_FILE": passphrase]) { $1 }, home: machine.home.path).status == 0)
+            // Unlocked for the user: init needs no passphrase of its own; the service would.
+            #expect(try KeychainExecutable.run(["unlock"], environment: environment.merging(withPassphrase) { $1 }, home: machine.home.path).status == 0)
+            let initialized = try KeychainExecutable.run(
+                ["sync", "init", "--endpoints", cluster.endpoints, "--name", machine.name], environment: withFile ? environment.merging(withPassphrase) { $1 } : environment,
+                home: machine.home.path)
+            #expect(initialized.status == 0, "\(initialized.stderr)")
+            let units = (try? FileManager.default.contentsOfDirectory(atPath: runtime.path + "/config/systemd/user")) ?? []
+            if withFile {
+                let unit = try String(contentsOfFile: runtime.path + "/config/systemd/user/" + #require(units.first { $0.hasSuffix(".service") }), encoding: .utf8)
+                #expect(unit.contains("LoadCredential=keychain-passphrase:\(passphrase)\n"), "\(unit)")
+            } else {
+                #expect(units.isEmpty, "no unit for a passphrase vault without a passphrase file: \(units)")
+                #expect(initialized.stderr.contains("no systemd user service was installed") && initialized.stderr.contains("KEYCHAIN_PASSPHRASE_FILE"), "\(initialized.stderr)")
+            }
+        }
+    }
+
+    @Test("a get of an iCloud item not yet here, with no agent running, starts the agent and waits for its first round: the value, not 'not found'")
+    func readWaitsForTheFirstRound() throws {
+        let environment = ["KEYCHAIN_SYNC_AGENT_IDLE": "30"]
+        let alpha = Machine("alpha", cluster, agent: environment)
+        let beta = Machine("beta", cluster, agent: environment)
+        defer { stopAgents([alpha, beta]) }
+        try alpha.initialize()
+        try beta.join(try alpha.invite())
+        // beta's agent has exited (idle, or the machine slept); alpha writes meanwhile.
+        stopAgents([beta])
+        #expect(agent(of: beta) == nil)
+        try alpha.setCloud("Away", "the-value")
+
+        let get = try beta.keychain(["get", "-i", "Shared", "--icloud", "Away"])
+        #expect(get.status == 0 && get.output == "the-value\n", "\(get.status) \(get.output) \(get.stderr)")
+        #expect(agent(of: beta) != nil, "the agent it started keeps running")
+        // An item that does not exist anywhere is still not found, once the round is done.
+        let missing = try beta.keychain(["contains", "-i", "Shared", "--icloud", "Nowhere"])
+        #expect(missing.status == 1 && missing.stderr.isEmpty, "\(missing.stderr)")
+    }
+
+    @Test("when the agent's first round does not finish within the bound (the cluster away), the read says so and exits 1")
+    func readSaysWhenTheFirstRoundTimesOut() throws {
+        let beta = Machine("beta", cluster, agent: ["KEYCHAIN_SYNC_AGENT_IDLE": "30"])
+        try beta.initialize()
+        stopAgents([beta])
+        for member in 1...3 { try cluster.pause(member) }
+        defer {
+            for member in 1...3 { try? cluster.resume(member) }
+            stopAgents([beta])
+        }
+        let get = try beta.keychain(["get", "-i", "Shared", "--icloud", "Away"])
+        #expect(get.status == 1 && get.stderr.contains("has not finished its first round within 3 s"), "\(get.stderr)")
+        #expect(get.stderr.contains(".sync-agent.log"), "it names where the agent says why: \(get.stderr)")
+    }
+
     @Test("with no agent, a set sends its own change at once")
     func setSendsAtOnce() throws {
         let machines = try group(["alpha", "beta"], on: cluster)

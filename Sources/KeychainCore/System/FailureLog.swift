@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -34,6 +36,18 @@ public enum FailureLog {
     /// when none was.
     public static var last: StoreError? {
         pthread_getspecific(slot).map { Unmanaged<Entry>.fromOpaque($0).takeUnretainedValue().error }
+    }
+
+    /// What ``warnOnce(_:)`` already wrote in this process.
+    private static let warned = Mutex(Set<String>())
+
+    /// Writes `message` to standard error with `KEYCHAIN_LOG`, once per process: what a call
+    /// that succeeded could not vouch for (a vault read whose freshness is unknown). It is not
+    /// a failure: ``last`` stays as it was.
+    package static func warnOnce(_ message: String) {
+        guard writes, warned.withLock({ $0.insert(message).inserted }) else { return }
+        let line = Array("keychain: \(message)\n".utf8)
+        _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
     }
 
     /// Records `error` as the calling thread's last failure, and writes it to standard error

@@ -41,6 +41,14 @@ public struct VaultLocation: Sendable, Hashable, CustomStringConvertible {
     public var keyFilePath: String { path + ".key" }
     /// The directory that holds the vault and its key file.
     public var directory: String { FileSystem.parent(of: path) }
+
+    /// Why no vault can be made here, when its directory does not exist and is not the default
+    /// vault's (which the first write creates): a mistyped `KEYCHAIN_PATH` or `--vault`. Nil
+    /// otherwise. Reads the file system only.
+    package var missingDirectory: String? {
+        guard !isDefault, case .missing? = try? VaultFile.entry(directory) else { return nil }
+        return "the directory \(directory) does not exist; only the default vault's directory is created: create it (mode 0700) or correct the path"
+    }
     /// SQLite's companion files in WAL mode.
     public var companionPaths: [String] { [path + "-wal", path + "-shm"] }
     public var description: String { path }

@@ -160,15 +160,26 @@ public final class Vault: Store, Sendable {
     /// the vault turns out locked.
     private func finding<R>(_ query: Query, _ read: (VaultEngine) throws(StoreError) -> R) throws(StoreError) -> R {
         try query.validate()
-        guard let vault = try vault(creating: false) else { throw .itemNotFound }
+        guard let vault = try vault(creating: false) else { throw noVaultYet() }
         if query.attributes.synchronizable == true { syncInBackground(vault) }
         return try retryingAfterUnlock(vault) { () throws(StoreError) in try read(vault) }
     }
 
     public func contains(_ query: Query) throws(StoreError) -> Bool {
         try query.validate()
-        guard let vault = try vault(creating: false) else { return false }
+        guard let vault = try vault(creating: false) else {
+            _ = noVaultYet()
+            return false
+        }
         return try retryingAfterUnlock(vault) { () throws(StoreError) in try vault.contains(query) }
+    }
+
+    /// What a read of a vault that does not exist finds: nothing. When no write could create it
+    /// either (its directory is missing: a mistyped path), that reason is logged with
+    /// `KEYCHAIN_LOG`, once, since "not found" alone would hide it.
+    private func noVaultYet() -> StoreError {
+        if let why = location.missingDirectory { FailureLog.warnOnce("no vault at \(location.path): \(why)") }
+        return .itemNotFound
     }
 
     /// Runs `body`; if it finds the vault locked and the configuration names where a passphrase

@@ -61,9 +61,8 @@ extension VaultState {
         let location = configuration.location
         if location.isDefault {
             do throws(FileSystem.Failure) { try FileSystem.createDirectory(location.directory) } catch { throw map(error) }
-        } else if case .missing = try VaultFile.entry(location.directory) {
-            throw .invalidArgument(
-                "the directory \(location.directory) does not exist; only the default vault's directory is created: create it (mode 0700) or correct the path")
+        } else if let why = location.missingDirectory {
+            throw .invalidArgument(why)
         }
         try VaultFile.checkDirectory(location.directory)
         let master = SecretBytes.random(count: 32)

@@ -117,6 +117,14 @@ extension Vault {
         try vault.acceptCurrentGeneration()
     }
 
+    /// Whether what this process last read from the vault is not vouched for: the vault was
+    /// written in this boot, and this boot's record of its newest generation is gone
+    /// (``RollbackCheck/unknown``). For the command, which says so after a read; writes nothing.
+    package var readsAreUnvouched: Bool {
+        guard let vault = (try? openedIfPresent()) ?? nil else { return false }
+        return vault.locked { $0.readsAreUnvouched }
+    }
+
     /// Copies every item that still opens here into a new vault at `path` (with `passphrase`
     /// when given, else a key file), in one transaction, so that what a damaged vault still
     /// holds is saved. Items under an access control, and those that do not open, stay behind.

@@ -41,6 +41,24 @@ extension VaultState {
         )
     }
 
+    /// What reads of a vault whose record vanished say (the command on standard error, a
+    /// library program with `KEYCHAIN_LOG`): they go on, but nothing vouches that the copy
+    /// read is the newest.
+    var readsUnvouched: String {
+        "\(location.path) was last written in this boot, but this boot's record of its newest generation is gone from the kernel keyring, so an older copy of the file put back could not be told from the current one: what is read from it is not vouched for; check the vault with keychain verify, then confirm this copy with keychain verify --accept"
+    }
+
+    /// Whether the ledger this connection holds was written in this boot and this boot's
+    /// record of it is still gone (the owner has not accepted the copy since): reads from it
+    /// are not vouched for. Reads the kernel keyring, writes nothing.
+    var readsAreUnvouched: Bool {
+        // A read that found nothing may have looked at no row (and so at no ledger): it is looked at now.
+        if ledger.state == nil, header.version >= 3 { try? checkedRead(.rowsAsRead) { () throws(StoreError) in } }
+        guard let state = ledger.state, state.recordVanished else { return false }
+        guard let key = try? ledgerKey() else { return true }
+        return !recordReturned(key: key)
+    }
+
     /// Before a write whose ledger check found the record vanished: true when the record is
     /// back (another process of the owner accepted the vault meanwhile). `waiting`, it is
     /// looked for a few times over a tenth of a second first: two processes updating the table

@@ -89,6 +89,7 @@ extension VaultState {
             throw .tampered("\(location.path) is at generation \(state.generation), older than the \(seen) this boot has seen: the file was rolled back to an older copy")
         }
         state.noteRecord(vanished: recordVanished(state.root, seen: seen))
+        if state.recordVanished { FailureLog.warnOnce(readsUnvouched) }
         ledger.hold(state)
     }
 
