@@ -132,3 +132,19 @@ extension SyncTests {
         #expect(agent.stderr.contains("were not used"), "\(agent.status) \(agent.stderr)")
     }
 }
+
+extension SyncTests {
+    @Test("a round that sends more changes than one etcd transaction holds, with the epoch's compare in each, goes through")
+    func fullTransactionsWithTheEpochCompare() throws {
+        let directory = TemporaryDirectory()
+        let vault = try Vault(
+            VaultConfiguration(location: VaultLocation(path: directory.path + "/sync.keychain"), usesKernelKeyring: false, syncsInBackground: false))
+        let engine = try SyncEngine.create(vault: vault, cluster: SyncCluster(endpoints: cluster.endpoints.components(separatedBy: ",")), deviceName: "bulk")
+        for index in 0..<300 {
+            let attributes = Attributes(service: "bulk", account: "k\(index)", synchronizable: true, accessibility: .afterFirstUnlock)
+            try vault.upsert(Item(.genericPassword, attributes: attributes, value: SecretBytes(utf8: "v\(index)")))
+        }
+        #expect(try engine.syncOnce().sent == 300)
+        #expect(try itemRecords().count == 300)
+    }
+}

@@ -11,7 +11,7 @@ extension SyncEngine {
     /// Sends the outbox, each change by compare-and-swap against what etcd holds: written
     /// when the key is new or holds an older change; left when etcd holds a newer one (the
     /// pull applies it) or this very change (a write that timed out and committed later).
-    /// Changes go in transactions of up to 128, each put conditional on the revision seen; a
+    /// Changes go in transactions of up to 127, each put conditional on the revision seen; a
     /// transaction that loses a race is retried one change at a time.
     ///
     /// Each transaction also compares that no member list of the next epoch exists: a change
@@ -117,8 +117,8 @@ extension SyncEngine {
     /// How many outbox entries a push reads (and acknowledges, in one vault transaction) at a time.
     static let outboxBatch = 1_024
     /// Changes per transaction: etcd takes up to 128 operations in each of a transaction's
-    /// compare and success lists (`--max-txn-ops`).
-    static let transactionSize = 128
+    /// compare and success lists (`--max-txn-ops`), and one compare is the epoch's.
+    static let transactionSize = 127
 
     enum PushOutcome { case written, superseded, contended, epochMoved }
 
