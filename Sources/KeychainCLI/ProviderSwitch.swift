@@ -12,14 +12,17 @@ import KeychainServe
 enum ProviderSwitch {
     static func migrate(_ context: Context, from: StoreKind, to: StoreKind, rule: ItemTransfer.ConflictRule) throws(CommandFailure) -> ExitCode {
         let provider: SecretServiceProviderContents
+        let timeout: Duration
         do {
-            let timeout = try SecretServiceStore.Configuration.timeout(in: context.environment) ?? SecretServiceStore.Configuration().timeout
+            timeout = try SecretServiceStore.Configuration.timeout(in: context.environment) ?? SecretServiceStore.Configuration().timeout
             provider = try SecretServiceProviderContents(timeout: timeout)
         } catch {
             throw CommandFailure(error)
         }
         let vault = try context.vault()
-        try refuseServingThisVault(provider, vault)
+        // Asked before the provider is called, and again after its listing (which may have
+        // started one by D-Bus activation: keychain serve of this vault, once installed).
+        try refuseServingThisVault(vault, timeout: timeout)
         try context.ensureAvailable(.whenUnlocked)
         return from == .secretService ? try intoVault(context, provider, vault, rule) : try outOfVault(context, provider, vault, rule)
     }
@@ -30,6 +33,7 @@ enum ProviderSwitch {
         -> ExitCode
     {
         let collections = try context.store { () throws(StoreError) in try provider.collections(readingSecrets: true) }
+        try refuseServingThisVault(vault, timeout: provider.timeout)
         let persistent = collections.filter { !$0.isMemoryOnly }
         let locked = persistent.filter(\.isLocked)
         if !locked.isEmpty && !context.arguments.has("skip-locked") {
@@ -91,6 +95,7 @@ enum ProviderSwitch {
     {
         let served = try context.store { () throws(StoreError) in try ServedItems.read(from: vault) }.filter { !$0.entries.isEmpty }
         let listing = try context.store { () throws(StoreError) in try provider.collections(readingSecrets: false) }
+        try refuseServingThisVault(vault, timeout: provider.timeout)
         let persistent = listing.filter { !$0.isMemoryOnly }
         // Where each vault collection goes: an existing collection, or one to create (nil).
         var targets: [(collection: ServedItems.Collection, path: String?)] = []
@@ -201,34 +206,31 @@ enum ProviderSwitch {
     // MARK: - Which provider
 
     /// Refuses when the provider on the bus is `keychain serve` serving this same vault: moving
-    /// its items to itself would delete them. Told by the owner's open files: the vault's
-    /// file (same device and inode) among them; when those cannot be read, by its program
-    /// being this one.
-    private static func refuseServingThisVault(_ provider: SecretServiceProviderContents, _ vault: Vault) throws(CommandFailure) {
-        let pid = try context { () throws(StoreError) in try provider.ownerProcessID() }
-        var own = stat()
-        guard pid > 0, stat(vault.location.path, &own) == 0 else { return }
-        let serving: Bool
-        if let directory = opendir("/proc/\(pid)/fd") {
-            defer { closedir(directory) }
-            var found = false
-            while let entry = readdir(directory) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-                var open = stat()
-                if name.first != ".", stat("/proc/\(pid)/fd/\(name)", &open) == 0, open.st_dev == own.st_dev, open.st_ino == own.st_ino {
-                    found = true
-                    break
-                }
-            }
-            serving = found
-        } else {
-            var theirs = stat(), ours = stat()
-            serving = stat("/proc/\(pid)/exe", &theirs) == 0 && stat("/proc/self/exe", &ours) == 0 && theirs.st_dev == ours.st_dev && theirs.st_ino == ours.st_ino
-        }
+    /// its items to itself would delete them. Told by what the bus answers: the name's owner,
+    /// and the vault that owner says it serves (``SecretServiceOwner``), which any user may ask
+    /// of a daemon of their own; only for a daemon that does not say (an older `keychain
+    /// serve`), by its open files where they can be read.
+    static func refuseServingThisVault(_ vault: Vault, timeout: Duration) throws(CommandFailure) {
+        guard let owner = try context({ () throws(StoreError) in try SecretServiceOwner.current(timeout: timeout) }) else { return }
+        let process = owner.processID.map { "process \($0)" } ?? "bus name \(owner.uniqueName)"
+        let serving = owner.servedVault == nil ? owner.processID.map { opensFile(of: vault, $0) } ?? false : owner.serves(vault)
         guard serving else { return }
         throw CommandFailure(
-            "the Secret Service on this bus is keychain serve (process \(pid)) serving this same vault: stop it, or give the name back to the old provider (gnome-keyring-daemon --replace), first; nothing was moved",
+            "the Secret Service on this bus is keychain serve (\(process)) serving this same vault: stop it, or give the name back to the old provider (gnome-keyring-daemon --replace), first; nothing was moved",
             code: .failure)
+    }
+
+    /// Whether process `pid` has the vault's file open, where its open files can be read.
+    private static func opensFile(of vault: Vault, _ pid: Int32) -> Bool {
+        var own = stat()
+        guard pid > 0, stat(vault.location.path, &own) == 0, let directory = opendir("/proc/\(pid)/fd") else { return false }
+        defer { closedir(directory) }
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            var open = stat()
+            if name.first != ".", stat("/proc/\(pid)/fd/\(name)", &open) == 0, open.st_dev == own.st_dev, open.st_ino == own.st_ino { return true }
+        }
+        return false
     }
 
     private static func context<R>(_ body: () throws(StoreError) -> R) throws(CommandFailure) -> R {

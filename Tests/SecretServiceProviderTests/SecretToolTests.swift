@@ -124,14 +124,20 @@ enum KeychainExecutableOnBus {
 /// `keychain serve --install`: started by the bus at the first call.
 @Suite("keychain serve started on demand", .enabled(if: ServedVault.unavailableReason == nil, "\(ServedVault.unavailableReason ?? "")"))
 struct ActivationTests {
-    @Test("after keychain serve --install, the first secret-tool call starts it through D-Bus activation, serving the default vault")
+    @Test(
+        "after keychain serve --install from the build folder, the first secret-tool call starts a stable copy of it through D-Bus activation, serving the default vault"
+    )
     func installedProviderStartsOnDemand() throws {
         let served = try ServedVault(serving: false)
         let installed = try KeychainExecutableOnBus.run(["serve", "--install"], served)
         #expect(installed.status == 0, "\(installed.stderr)")
         let activation = try String(contentsOfFile: served.directory.path + "/data/dbus-1/services/org.freedesktop.secrets.service", encoding: .utf8)
         #expect(activation.contains("Name=org.freedesktop.secrets"))
-        #expect(activation.contains("Exec=\"\(KeychainExecutable.path)\" serve\n"), "\(activation)")
+        // Run from the build folder, it names a copy in the user's data directory, which stays.
+        let copy = served.directory.path + "/data/keychain/serve/keychain"
+        #expect(installed.stderr.contains("copied it to \(copy)"), "\(installed.stderr)")
+        #expect(FileManager.default.isExecutableFile(atPath: copy))
+        #expect(activation.contains("Exec=\"\(copy)\" serve\n"), "\(activation)")
         let unit = try String(contentsOfFile: served.directory.path + "/config/systemd/user/keychain-serve.service", encoding: .utf8)
         #expect(unit.contains("BusName=org.freedesktop.secrets"))
 

@@ -83,6 +83,11 @@ struct LibSecret: @unchecked Sendable {
     let variantGetChildValue: @convention(c) (Pointer?, Int) -> Pointer?
     let variantGetUInt32: @convention(c) (Pointer?) -> UInt32
     let variantUnref: @convention(c) (Pointer?) -> Void
+    // Asking the bus about the name without starting a provider (SecretServiceOwner).
+    let busGetSync: @convention(c) (Int32, Pointer?, ErrorOut?) -> Pointer?
+    let variantGetString: @convention(c) (Pointer?, UnsafeMutablePointer<Int>?) -> UnsafePointer<CChar>?
+    let variantGetVariant: @convention(c) (Pointer?) -> Pointer?
+    let variantGetBoolean: @convention(c) (Pointer?) -> Int32
 
     // Flags, as in libsecret's headers.
     static let searchLoadSecrets: Int32 = 1 << 3
@@ -187,7 +192,11 @@ struct LibSecret: @unchecked Sendable {
             variantNewTuple: symbol("g_variant_new_tuple", as: (@convention(c) (UnsafePointer<Pointer?>?, Int) -> Pointer?).self) ?? { _, _ in nil },
             variantGetChildValue: symbol("g_variant_get_child_value", as: (@convention(c) (Pointer?, Int) -> Pointer?).self) ?? { _, _ in nil },
             variantGetUInt32: symbol("g_variant_get_uint32", as: (@convention(c) (Pointer?) -> UInt32).self) ?? { _ in 0 },
-            variantUnref: symbol("g_variant_unref", as: (@convention(c) (Pointer?) -> Void).self) ?? { _ in }
+            variantUnref: symbol("g_variant_unref", as: (@convention(c) (Pointer?) -> Void).self) ?? { _ in },
+            busGetSync: symbol("g_bus_get_sync", as: (@convention(c) (Int32, Pointer?, ErrorOut?) -> Pointer?).self) ?? { _, _, _ in nil },
+            variantGetString: symbol("g_variant_get_string", as: (@convention(c) (Pointer?, UnsafeMutablePointer<Int>?) -> UnsafePointer<CChar>?).self) ?? { _, _ in nil },
+            variantGetVariant: symbol("g_variant_get_variant", as: (@convention(c) (Pointer?) -> Pointer?).self) ?? { _ in nil },
+            variantGetBoolean: symbol("g_variant_get_boolean", as: (@convention(c) (Pointer?) -> Int32).self) ?? { _ in 0 }
         )
         guard missing.isEmpty else {
             return .failure(.unavailable("libsecret lacks \(missing.joined(separator: ", ")); version 0.18 or later is needed"))

@@ -42,7 +42,8 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
     }
 
     private let library: LibSecret
-    private let timeout: Duration
+    /// The longest one call to the provider may take.
+    public let timeout: Duration
     private var service: LibSecret.Pointer?
     /// The collections' proxies by path, listed or created, released with this object.
     private var proxies: [String: LibSecret.Pointer] = [:]
@@ -58,7 +59,8 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
 
     deinit {
         for proxy in proxies.values { library.objectUnref(proxy) }
-        library.objectUnref(service)
+        // GLib warns on the terminal about a release of nothing (no bus: never connected).
+        if let service { library.objectUnref(service) }
     }
 
     /// How long a collection's creation may wait for the person answering the provider's
@@ -223,28 +225,5 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
         }
         defer { library.objectUnref(item) }
         return library.proxyGetObjectPath(item).map { String(cString: $0) } ?? ""
-    }
-
-    /// The process id of the bus connection that owns `org.freedesktop.secrets`, as the bus
-    /// daemon tells it (`GetConnectionUnixProcessID`).
-    /// - Throws: ``StoreError/unavailable(_:)`` when no provider or bus answers.
-    public func ownerProcessID() throws(StoreError) -> Int32 {
-        let service = try connected()
-        let library = self.library
-        let connection = library.proxyGetConnection(service)
-        var reply: LibSecret.Pointer?
-        let timeoutMilliseconds = Int32(clamping: timeout.components.seconds * 1000 + 1000)
-        try call().succeed("ask the bus which process owns org.freedesktop.secrets", .read, proxies: []) { cancellable, error in
-            var name: LibSecret.Pointer? = library.variantNewString("org.freedesktop.secrets")
-            let parameters = withUnsafePointer(to: &name) { library.variantNewTuple($0, 1) }
-            reply = library.connectionCallSync(
-                connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID", parameters, nil, 0,
-                timeoutMilliseconds, cancellable, error)
-            return reply != nil
-        }
-        defer { library.variantUnref(reply) }
-        let child = library.variantGetChildValue(reply, 0)
-        defer { library.variantUnref(child) }
-        return Int32(bitPattern: library.variantGetUInt32(child))
     }
 }
