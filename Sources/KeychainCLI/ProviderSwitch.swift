@@ -64,16 +64,31 @@ enum ProviderSwitch {
         context.terminal.writeError(
             "keychain: \(verb) \(plan.added + plan.replaced) item(s) of \(groups.count) collection(s) from the Secret Service into the vault: \(plan.added) added, \(plan.replaced) replaced, \(plan.kept) kept as they were in the vault\(plan.kept > 0 ? " (their copies stay in the Secret Service)" : "")\(plan.createdCollections.isEmpty ? "" : "; new vault collection(s): \(plan.createdCollections.map { "'\($0)'" }.joined(separator: ", "))")\n"
         )
+        if plan.alreadyThere > 0 {
+            context.terminal.writeError("keychain: \(plan.alreadyThere) item(s) were in the vault already, as they are (an earlier move that stopped before the end)\n")
+        }
+        if !plan.sharingIdentity.isEmpty {
+            context.terminal.writeError(
+                "keychain: \(plan.sharingIdentity.count) item(s) have the attributes of another item of their collection (\(plan.sharingIdentity.prefix(5).map { "'\($0)'" }.joined(separator: ", "))\(plan.sharingIdentity.count > 5 ? ", ..." : "")): each is kept as an item of its own, as the provider had them\n"
+            )
+        }
         reportLeftBehind(collections, context)
         guard !context.arguments.has("keep-source") else { return .success }
-        let stayed = provider.deleteItems(plan.moved)
+        // Only what the vault is read to hold now leaves the provider.
+        let held = ServedItems.held(plan, in: vault)
+        let stayed = provider.deleteItems(held)
+        let unconfirmed = plan.moved.count - held.count
+        if unconfirmed > 0 {
+            context.terminal.writeError(
+                "keychain: \(unconfirmed) item(s) could not be read back from the vault after the write: they stay in the Secret Service (run the command again to finish)\n")
+        }
         guard stayed.isEmpty else {
             context.terminal.writeError(
-                "keychain: \(stayed.count) moved item(s) could not be deleted from the Secret Service: they are in the vault and still in the provider; delete them there (or run again with --conflict keep)\n"
+                "keychain: \(stayed.count) moved item(s) could not be deleted from the Secret Service: they are in the vault and still in the provider; run the command again to finish (it deletes what the vault holds as it is)\n"
             )
             return .failure
         }
-        return .success
+        return unconfirmed > 0 ? .failure : .success
     }
 
     private static func reportLeftBehind(_ collections: [SecretServiceProviderContents.ProviderCollection], _ context: Context) {

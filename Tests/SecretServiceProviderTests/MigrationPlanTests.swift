@@ -1,0 +1,63 @@
+import Foundation
+import KeychainTestSupport
+import Testing
+
+/// `migrate --foreign` plans the whole move before it deletes anything: conflicts within the
+/// source as well as against the vault, and a second run after one that stopped early.
+@Suite(
+    "migrate --foreign: one plan before any delete",
+    .enabled(if: PrivateSecretService.unavailableReason == nil, "\(PrivateSecretService.unavailableReason ?? "")"),
+    .enabled(if: ServedVault.unavailableReason == nil, "\(ServedVault.unavailableReason ?? "")"))
+struct MigrationPlanTests {
+    /// Secrets of the vault's served items whose row matches `prefix` (group|collection|).
+    static func secrets(_ setup: ProviderSwitchTests.Switch) throws -> [String] {
+        try setup.vaultRows().filter { $0.hasPrefix("org.freedesktop.secrets.secret|login|") }.map { String($0.split(separator: "|", omittingEmptySubsequences: false).last ?? "") }
+            .sorted()
+    }
+
+    @Test(
+        "two gnome-keyring items of one identity, the vault holding a third, under --conflict replace: both secrets come into the vault, both leave gnome-keyring, and the command says they were kept apart",
+        .enabled(if: PythonClient.unavailableReason == nil, "\(PythonClient.unavailableReason ?? "")"))
+    func twoSourceItemsOfOneIdentity() throws {
+        let setup = try ProviderSwitchTests.Switch()
+        try setup.store("gk-first", ["service", "dup", "user", "u"], secret: "vault-old")
+        #expect(try setup.keychain(["migrate", "--foreign", "--from", "secret-service", "--to", "vault", "--keep-source"]).status == 0)
+        // gnome-keyring's item changes, and a second one of the same attributes comes beside it.
+        try setup.store("gk-first", ["service", "dup", "user", "u"], secret: "first")
+        let made = try Subprocess.run(
+            PythonClient.python,
+            [
+                "-c",
+                "import secretstorage; c = secretstorage.dbus_init(); secretstorage.get_default_collection(c).create_item('gk-second', {'service': 'dup', 'user': 'u'}, b'second', replace=False)",
+            ],
+            environment: setup.environment)
+        #expect(made.status == 0, "\(made.stderr)")
+        let listed = try setup.secretTool(["search", "--all", "service", "dup"])
+        #expect(listed.output.components(separatedBy: "secret = ").count - 1 == 2, "\(listed.output)")
+
+        let moved = try setup.keychain(["migrate", "--foreign", "--from", "secret-service", "--to", "vault", "--conflict", "replace"])
+        #expect(moved.status == 0, "\(moved.stderr)")
+        #expect(moved.stderr.contains("1 added, 1 replaced"), "\(moved.stderr)")
+        #expect(moved.stderr.contains("1 item(s) have the attributes of another item of their collection ('gk-"), "\(moved.stderr)")
+        #expect(try Self.secrets(setup) == ["first", "second"])
+        #expect(try setup.secretTool(["search", "--all", "service", "dup"]).output.isEmpty)
+    }
+
+    @Test("a move that stopped after the vault's write (its items in both places) is finished by running it again: nothing conflicts with itself, the source is emptied")
+    func rerunFinishesAnInterruptedMove() throws {
+        let setup = try ProviderSwitchTests.Switch()
+        try setup.store("one", ["app", "demo", "n", "1"], secret: "first")
+        try setup.store("two", ["app", "demo", "n", "2"], secret: "second")
+        // What a run cut after the vault's write leaves: every item in the vault and still in gnome-keyring.
+        #expect(try setup.keychain(["migrate", "--foreign", "--from", "secret-service", "--to", "vault", "--keep-source"]).status == 0)
+        // And one stored into gnome-keyring since.
+        try setup.store("three", ["app", "demo", "n", "3"], secret: "third")
+
+        let finished = try setup.keychain(["migrate", "--foreign", "--from", "secret-service", "--to", "vault"])
+        #expect(finished.status == 0, "\(finished.stderr)")
+        #expect(finished.stderr.contains("1 added, 0 replaced"), "\(finished.stderr)")
+        #expect(finished.stderr.contains("2 item(s) were in the vault already"), "\(finished.stderr)")
+        #expect(try setup.secretTool(["search", "--all", "app", "demo"]).output.isEmpty)
+        #expect(try Self.secrets(setup) == ["first", "second", "third"])
+    }
+}
