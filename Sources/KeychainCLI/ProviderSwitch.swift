@@ -38,7 +38,7 @@ enum ProviderSwitch {
         let locked = persistent.filter(\.isLocked)
         if !locked.isEmpty && !context.arguments.has("skip-locked") {
             throw CommandFailure(
-                "\(locked.count) collection(s) of the Secret Service are locked (\(locked.map { "'\($0.label)'" }.joined(separator: ", ")), \(locked.map(\.items.count).reduce(0, +)) item(s)): unlock them in your keyring manager first, or give --skip-locked to leave them behind; nothing was moved",
+                "\(locked.count) collection(s) of the Secret Service are locked (\(locked.map { "'\($0.label)'" }.joined(separator: ", ")), \(locked.map(\.items.count).reduce(0, +)) item(s)): unlock them first (\(Self.unlockHint)), or give --skip-locked to leave them behind; nothing was moved",
                 code: .locked)
         }
         let groups = persistent.filter { !$0.isLocked }.map { collection in
@@ -109,13 +109,17 @@ enum ProviderSwitch {
         -> ExitCode
     {
         let served = try context.store { () throws(StoreError) in try ServedItems.read(from: vault) }.filter { !$0.entries.isEmpty }
-        let listing = try context.store { () throws(StoreError) in try provider.collections(readingSecrets: false) }
+        // Secrets too: an item the provider holds as the vault does was moved by an earlier run.
+        let listing = try context.store { () throws(StoreError) in try provider.collections(readingSecrets: true) }
         try refuseServingThisVault(vault, timeout: provider.timeout)
         let persistent = listing.filter { !$0.isMemoryOnly }
         // Where each vault collection goes: an existing collection, or one to create (nil).
         var targets: [(collection: ServedItems.Collection, path: String?)] = []
         var conflicts: [(path: String, replacing: [String])] = []
         var conflictCount = 0
+        // Vault items whose exact copy the provider holds (an earlier run stopped before it
+        // deleted them from the vault), and the provider's items that answer for them.
+        var alreadyThere = Set<String>(), claimed = Set<String>()
         for collection in served {
             let target = collection.isLogin ? persistent.first(where: \.isDefault) : persistent.first { $0.label == collection.label && !$0.isDefault }
             if collection.isLogin && target == nil {
@@ -123,14 +127,17 @@ enum ProviderSwitch {
             }
             if let target, target.isLocked {
                 throw CommandFailure(
-                    "the Secret Service's collection '\(target.label)' is locked: unlock it in your keyring manager first; nothing was moved", code: .locked)
+                    "the Secret Service's collection '\(target.label)' is locked: unlock it first (\(Self.unlockHint)); nothing was moved", code: .locked)
             }
             targets.append((collection, target?.path))
             for entry in collection.entries {
-                let same = target?.items.filter { ServedItems.isSameItem($0.attributes, entry.attributes) }.map(\.path) ?? []
-                if !same.isEmpty {
+                let same = target?.items.filter { !claimed.contains($0.path) && ServedItems.isSameItem($0.attributes, entry.attributes) } ?? []
+                if let copy = same.first(where: { $0.label == entry.label && $0.secret == entry.secret }) {
+                    claimed.insert(copy.path)
+                    alreadyThere.insert(entry.source)
+                } else if !same.isEmpty {
                     conflictCount += 1
-                    conflicts.append((entry.source, same))
+                    conflicts.append((entry.source, same.map(\.path)))
                 }
             }
         }
@@ -163,6 +170,10 @@ enum ProviderSwitch {
                     createdByLabel[collection.label] = path
                 }
                 for entry in collection.entries {
+                    if alreadyThere.contains(entry.source) {
+                        moved.append(entry.source)
+                        continue
+                    }
                     if let replacing = conflicting[entry.source] {
                         guard rule == .replace else {
                             kept += 1
@@ -194,8 +205,12 @@ enum ProviderSwitch {
         let oldLeft = provider.deleteItems(replacedItems)
         let verb = context.arguments.has("keep-source") ? "copied" : "moved"
         context.terminal.writeError(
-            "keychain: \(verb) \(moved.count) item(s) of \(targets.count) collection(s) from the vault to the Secret Service: \(moved.count - replaced) added, \(replaced) replaced, \(kept) kept as they were in the Secret Service\(kept > 0 ? " (their copies stay in the vault)" : "")\(createdCollections.isEmpty ? "" : "; \(createdCollections.count) collection(s) created there")\n"
+            "keychain: \(verb) \(moved.count) item(s) of \(targets.count) collection(s) from the vault to the Secret Service: \(moved.count - replaced - alreadyThere.count) added, \(replaced) replaced, \(kept) kept as they were in the Secret Service\(kept > 0 ? " (their copies stay in the vault)" : "")\(createdCollections.isEmpty ? "" : "; \(createdCollections.count) collection(s) created there")\n"
         )
+        if !alreadyThere.isEmpty {
+            context.terminal.writeError(
+                "keychain: \(alreadyThere.count) item(s) were in the Secret Service already, as they are (an earlier move that stopped before the end)\n")
+        }
         if let synchronized = try? ServedItems.synchronizedItemCount(in: vault), synchronized > 0 {
             context.terminal.writeError(
                 "keychain: \(synchronized) item(s) of the synchronized collection stayed in the vault (they belong to every machine of its sync group; move them into another collection first to take them along)\n"
@@ -217,6 +232,10 @@ enum ProviderSwitch {
         }
         return failed ? .failure : .success
     }
+
+    /// How to unlock a provider's collection, on a desktop and on a server without one.
+    static let unlockHint =
+        "on a desktop, in the keyring manager; headless, gnome-keyring's login keyring opens when it is started again with its password on standard input: gnome-keyring-daemon --replace --unlock --components=secrets"
 
     // MARK: - Which provider
 

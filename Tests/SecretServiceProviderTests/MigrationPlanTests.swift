@@ -1,4 +1,5 @@
 import Foundation
+import KeychainCore
 import KeychainTestSupport
 import Testing
 
@@ -59,5 +60,29 @@ struct MigrationPlanTests {
         #expect(finished.stderr.contains("2 item(s) were in the vault already"), "\(finished.stderr)")
         #expect(try setup.secretTool(["search", "--all", "app", "demo"]).output.isEmpty)
         #expect(try Self.secrets(setup) == ["first", "second", "third"])
+    }
+
+    @Test("back: a move that stopped after the provider took the items is finished by running it again: each item once in gnome-keyring, none left in the vault")
+    func rerunFinishesAnInterruptedMoveBack() throws {
+        let served = try ServedVault()
+        #expect(try served.run("/usr/bin/secret-tool", ["store", "--label=one", "app", "demo", "n", "1"], input: "first").status == 0)
+        #expect(try served.run("/usr/bin/secret-tool", ["store", "--label=two", "app", "demo", "n", "2"], input: "second").status == 0)
+        served.stopServing()
+        let keyring = try PrivateSecretService()
+        let environment = served.environment.merging(["DBUS_SESSION_BUS_ADDRESS": keyring.busAddress]) { $1 }
+        // What a run cut before the vault's delete leaves: every item in gnome-keyring and still in the vault.
+        let copied = try Subprocess.run(
+            KeychainExecutable.path, ["migrate", "--foreign", "--from", "vault", "--to", "secret-service", "--keep-source"], environment: environment)
+        #expect(copied.status == 0, "\(copied.stderr)")
+
+        let finished = try Subprocess.run(KeychainExecutable.path, ["migrate", "--foreign", "--from", "vault", "--to", "secret-service"], environment: environment)
+        #expect(finished.status == 0, "\(finished.stderr)")
+        #expect(finished.stderr.contains("0 added, 0 replaced, 0 kept"), "\(finished.stderr)")
+        #expect(finished.stderr.contains("2 item(s) were in the Secret Service already"), "\(finished.stderr)")
+        #expect(try ProviderSwitchTests.itemCount(of: "/org/freedesktop/secrets/collection/login", environment) == 2)
+        #expect(try Subprocess.run("/usr/bin/secret-tool", ["lookup", "n", "2"], environment: environment).output == "second")
+        let vault = try Vault(VaultConfiguration(location: VaultLocation(path: served.vaultPath)))
+        let left = (try? vault.copyMatching(Query(.genericPassword, attributes: Attributes(accessGroup: "org.freedesktop.secrets.secret", synchronizable: false)))) ?? []
+        #expect(left.isEmpty)
     }
 }
