@@ -11,7 +11,10 @@ enum ServeCommand {
         name: "serve", summary: "serve the vault to every program as the Secret Service (org.freedesktop.secrets on the session bus)",
         options: [
             .flag("replace", "take the name from the provider that owns it (gnome-keyring, another keychain serve)"),
-            .flag("install", "write the D-Bus activation file and a systemd user unit, so that the first Secret Service call starts keychain serve; then exit"),
+            .flag(
+                "install",
+                "write the D-Bus activation file and a systemd user unit, so that the first Secret Service call starts keychain serve, make the running bus read them, say who the next call reaches; then exit"
+            ),
         ],
         examples: [
             "keychain serve &                      # then: secret-tool store --label=Token service api",
