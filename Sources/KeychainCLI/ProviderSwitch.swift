@@ -46,7 +46,8 @@ enum ProviderSwitch {
                 label: collection.label, isDefault: collection.isDefault,
                 entries: collection.items.map { item in
                     ServedItems.Entry(
-                        source: item.path, label: item.label, attributes: item.attributes, secret: item.secret ?? SecretBytes([]), contentType: item.contentType)
+                        source: item.path, label: item.label, attributes: item.attributes, secret: item.secret ?? SecretBytes([]), contentType: item.contentType,
+                        created: item.created, modified: item.modified)
                 })
         }
         let plan = try context.store { () throws(StoreError) in try ServedItems.planImport(groups, into: vault, rule: rule) }

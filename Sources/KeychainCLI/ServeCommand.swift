@@ -53,7 +53,7 @@ enum ServeCommand {
                 // Who owns it, as the bus says: this vault's own keychain serve needs no second one.
                 if let owner = try? SecretServiceOwner.current(), owner.serves(vault) {
                     throw CommandFailure(
-                        "keychain serve of this vault (\(owner.processID.map { "process \($0)" } ?? owner.uniqueName)) already serves org.freedesktop.secrets on this session bus",
+                        "keychain serve of this vault (\(owner.processID.map { "process \($0)" } ?? owner.uniqueName)) already serves org.freedesktop.secrets on this session bus (keychain serve --replace takes its place)",
                         code: .failure)
                 }
                 throw CommandFailure(error.description, code: .failure)

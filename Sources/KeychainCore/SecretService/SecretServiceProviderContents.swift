@@ -22,6 +22,9 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
         public let secret: SecretBytes?
         /// The secret's content type (`text/plain`, `application/octet-stream`...).
         public let contentType: String
+        /// Its `Created` and `Modified`, in seconds since the epoch (0 where the provider shows none).
+        public let created: UInt64
+        public let modified: UInt64
     }
 
     /// One collection as the provider shows it.
@@ -137,7 +140,10 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
         let attributes = library.dictionary(table)
         library.hashTableUnref(table)
         let label = library.takeString(library.itemGetLabel(item)) ?? ""
-        guard secret else { return ProviderItem(path: path, label: label, attributes: attributes, secret: nil, contentType: "") }
+        let created = library.itemGetCreated(item), modified = library.itemGetModified(item)
+        guard secret else {
+            return ProviderItem(path: path, label: label, attributes: attributes, secret: nil, contentType: "", created: created, modified: modified)
+        }
         try call().succeed("read a secret", .read, proxies: [service, item]) { cancellable, error in
             library.itemLoadSecretSync(item, cancellable, error) != 0
         }
@@ -147,7 +153,7 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
         let contentType = library.valueGetContentType(value).map { String(cString: $0) } ?? "text/plain"
         let bytes = library.valueGet(value, &length)
         let copied = bytes.map { SecretBytes(UnsafeRawBufferPointer(start: $0, count: length)) } ?? SecretBytes([])
-        return ProviderItem(path: path, label: label, attributes: attributes, secret: copied, contentType: contentType)
+        return ProviderItem(path: path, label: label, attributes: attributes, secret: copied, contentType: contentType, created: created, modified: modified)
     }
 
     /// Deletes the items at `paths`, each on its own; the paths that could not be deleted.

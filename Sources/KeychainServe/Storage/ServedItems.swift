@@ -14,13 +14,23 @@ package enum ServedItems {
         package var attributes: [String: String]
         package var secret: SecretBytes
         package var contentType: String
+        /// `Created` and `Modified` as the source shows them (seconds since the epoch; 0: not shown).
+        package var created: UInt64
+        package var modified: UInt64
 
-        package init(source: String, label: String, attributes: [String: String], secret: SecretBytes, contentType: String) {
+        package init(source: String, label: String, attributes: [String: String], secret: SecretBytes, contentType: String, created: UInt64 = 0, modified: UInt64 = 0) {
             self.source = source
             self.label = label
             self.attributes = attributes
             self.secret = secret
             self.contentType = contentType
+            self.created = created
+            self.modified = modified
+        }
+
+        /// The dates kept with the item in the vault; none when the source shows none.
+        var keptDates: ItemRecordCoding.KeptDates? {
+            created == 0 ? nil : ItemRecordCoding.KeptDates(created: created, modified: max(modified, created))
         }
     }
 
@@ -111,7 +121,7 @@ package enum ServedItems {
             for entry in group.entries {
                 if earlier.contains(where: { isSameItem($0, entry.attributes) }) { plan.sharingIdentity.append(entry.label) }
                 earlier.append(entry.attributes)
-                let record = SecretItemRecord(label: entry.label, attributes: entry.attributes, contentType: entry.contentType)
+                let record = SecretItemRecord(label: entry.label, attributes: entry.attributes, contentType: entry.contentType, kept: entry.keptDates)
                 let matching = try sameAttributes(entry.attributes, in: collection).filter { !claimed.contains($0) }
                 // Moved by an earlier run that stopped before it deleted it from the source.
                 var copy: String?
@@ -141,7 +151,7 @@ package enum ServedItems {
                             .update(Query(.genericPassword, attributes: collection.named(VaultCollection.secretGroup, name, same)), attributes: Attributes(), value: entry.secret))
                         var changed = Attributes()
                         changed.label = record.label
-                        changed.generic = ItemRecordCoding.encode(attributes: record.attributes, contentType: record.contentType)
+                        changed.generic = ItemRecordCoding.encode(attributes: record.attributes, contentType: record.contentType, dates: record.kept)
                         plan.operations.append(
                             .update(Query(.genericPassword, attributes: collection.named(VaultCollection.itemGroup, name, same)), attributes: changed, value: nil))
                     }
@@ -272,7 +282,10 @@ package enum ServedItems {
                 for id in try collection.itemIDs() {
                     let record = try collection.record(id)
                     let secret = try collection.secret(id)
-                    entries.append(Entry(source: "\(collection.name)/\(id)", label: record.label, attributes: record.attributes, secret: secret, contentType: record.contentType))
+                    entries.append(
+                        Entry(
+                            source: "\(collection.name)/\(id)", label: record.label, attributes: record.attributes, secret: secret, contentType: record.contentType,
+                            created: record.created, modified: record.modified))
                 }
             } catch {
                 throw storeError(error)
