@@ -24,6 +24,7 @@ enum ProviderSwitch {
         // started one by D-Bus activation: keychain serve of this vault, once installed).
         try refuseServingThisVault(vault, timeout: timeout)
         try context.ensureAvailable(.whenUnlocked)
+        if context.arguments.has("unlock") { try unlockProvider(context, timeout: timeout) }
         return from == .secretService ? try intoVault(context, provider, vault, rule) : try outOfVault(context, provider, vault, rule)
     }
 
@@ -234,9 +235,37 @@ enum ProviderSwitch {
         return failed ? .failure : .success
     }
 
+    /// Unlocks each locked collection of the provider with its password, before anything is
+    /// read (``ProviderCollectionUnlock``): gnome-keyring's own interface, as a server has no
+    /// desktop for its prompt. One password read serves every collection it opens.
+    private static func unlockProvider(_ context: Context, timeout: Duration) throws(CommandFailure) {
+        guard let owner = try self.context({ () throws(StoreError) in try SecretServiceOwner.current(timeout: timeout) }) else {
+            throw CommandFailure("nothing owns org.freedesktop.secrets on this bus: start the provider first (--unlock opens its collections)", code: .failure)
+        }
+        let locked = try self.context { () throws(StoreError) in try ProviderCollectionUnlock.lockedCollections(of: owner, timeout: timeout) }
+        var password: SecretBytes?
+        for collection in locked {
+            let given: SecretBytes
+            if let password {
+                given = password
+            } else {
+                given = try context.passphrases.provider(label: collection.label)
+            }
+            password = given
+            do throws(StoreError) {
+                try ProviderCollectionUnlock.unlock(collection, of: owner, password: given, timeout: timeout)
+            } catch .authenticationFailed {
+                throw CommandFailure("the password does not open the Secret Service's collection '\(collection.label)'; nothing was moved", code: .locked)
+            } catch {
+                throw CommandFailure("\(error.description) Nothing was moved.", code: ExitCode(error))
+            }
+            context.terminal.writeError("keychain: unlocked the Secret Service's collection '\(collection.label)'\n")
+        }
+    }
+
     /// How to unlock a provider's collection, on a desktop and on a server without one.
     static let unlockHint =
-        "on a desktop, in the keyring manager; headless, gnome-keyring's login keyring opens when it is started again with its password on standard input: gnome-keyring-daemon --replace --unlock --components=secrets"
+        "on a desktop, in the keyring manager; headless, give --unlock: its password, read as the vault's passphrase is (KEYCHAIN_PROVIDER_PASSWORD_FILE, standard input, or a prompt), opens it through gnome-keyring's own unlock"
 
     // MARK: - Which provider
 

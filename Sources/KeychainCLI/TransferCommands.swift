@@ -45,6 +45,10 @@ enum TransferCommands {
                 .flag("keep-source", "copy instead of move: leave the items in the source too"),
                 .flag("skip-locked", "leave the items of a locked class (with --foreign: a locked collection) behind (and say how many) instead of failing"),
                 .flag("foreign", "switch providers: every program's items of every collection, into the vault as keychain serve keeps them, or back"),
+                .flag(
+                    "unlock",
+                    "with --foreign: first open the provider's locked collections with their password (gnome-keyring's own unlock; KEYCHAIN_PROVIDER_PASSWORD_FILE, standard input or a prompt)"
+                ),
             ],
             examples: [
                 "keychain migrate --from secret-service --to vault", "keychain migrate --from vault --to secret-service --keep-source",

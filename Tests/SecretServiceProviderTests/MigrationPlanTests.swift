@@ -85,4 +85,22 @@ struct MigrationPlanTests {
         let left = (try? vault.copyMatching(Query(.genericPassword, attributes: Attributes(accessGroup: "org.freedesktop.secrets.secret", synchronizable: false)))) ?? []
         #expect(left.isEmpty)
     }
+
+    @Test("--unlock opens a locked gnome-keyring collection headless with its password read from standard input, and its items move; a wrong password moves nothing")
+    func unlockLockedCollectionHeadless() throws {
+        let setup = try ProviderSwitchTests.Switch()
+        try setup.store("locked", ["service", "behind-lock"], secret: "hidden")
+        try setup.keyring.lockDefaultCollection()
+        let arguments = ["migrate", "--foreign", "--from", "secret-service", "--to", "vault", "--unlock"]
+        let wrong = try Subprocess.run(KeychainExecutable.path, arguments, environment: setup.environment, input: Data("not-the-password\n".utf8))
+        #expect(wrong.status == 3, "\(wrong.stderr)")
+        #expect(wrong.stderr.contains("the password does not open the Secret Service's collection 'Login'"), "\(wrong.stderr)")
+        #expect(try Self.secrets(setup).isEmpty)
+
+        let opened = try Subprocess.run(KeychainExecutable.path, arguments, environment: setup.environment, input: Data("test-password\n".utf8))
+        #expect(opened.status == 0, "\(opened.stderr)")
+        #expect(opened.stderr.contains("unlocked the Secret Service's collection 'Login'"), "\(opened.stderr)")
+        #expect(try Self.secrets(setup) == ["hidden"])
+        #expect(try setup.secretTool(["search", "--all", "service", "behind-lock"]).output.isEmpty)
+    }
 }

@@ -72,7 +72,7 @@ public struct SecretServiceOwner: Sendable, Equatable {
 
 /// GLib's connection to the session bus (through libsecret's GIO), for calls that never
 /// activate a name. Holds its reference to the connection until released.
-private final class SessionBus {
+final class SessionBus {
     let library: LibSecret
     let connection: LibSecret.Pointer
     let timeoutMilliseconds: Int32
@@ -99,9 +99,15 @@ private final class SessionBus {
         let message: String
     }
 
-    /// One call; its reply (unref it), or the GError's message.
+    /// One call with string arguments; its reply (unref it), or the GError's message.
     private func call(_ destination: String, _ path: String, _ interface: String, _ method: String, _ arguments: [String]) -> Result<LibSecret.Pointer, CallFailure> {
-        var values: [LibSecret.Pointer?] = arguments.map { library.variantNewString($0) }
+        call(destination, path, interface, method, values: arguments.map { library.variantNewString($0) })
+    }
+
+    /// One call whose arguments are GVariants (floating: the call takes them); its reply
+    /// (unref it), or the GError's message.
+    func call(_ destination: String, _ path: String, _ interface: String, _ method: String, values: [LibSecret.Pointer?]) -> Result<LibSecret.Pointer, CallFailure> {
+        var values = values
         let parameters = values.withUnsafeMutableBufferPointer { library.variantNewTuple($0.baseAddress, $0.count) }
         var error: LibSecret.Pointer?
         let reply = library.connectionCallSync(connection, destination, path, interface, method, parameters, nil, Self.noAutoStart, timeoutMilliseconds, nil, &error)
@@ -110,14 +116,14 @@ private final class SessionBus {
     }
 
     /// The first value of a reply, read by `read`, then the reply is released.
-    private func first<T>(_ reply: LibSecret.Pointer, _ read: (LibSecret.Pointer?) -> T?) -> T? {
+    func first<T>(_ reply: LibSecret.Pointer, _ read: (LibSecret.Pointer?) -> T?) -> T? {
         defer { library.variantUnref(reply) }
         let child = library.variantGetChildValue(reply, 0)
         defer { library.variantUnref(child) }
         return read(child)
     }
 
-    private func string(_ value: LibSecret.Pointer?) -> String? {
+    func string(_ value: LibSecret.Pointer?) -> String? {
         library.variantGetString(value, nil).map { String(cString: $0) }
     }
 
@@ -146,7 +152,7 @@ private final class SessionBus {
     }
 
     /// A property's value (`Properties.Get`), unwrapped from its variant and read by `read`.
-    private func property<T>(of unique: String, _ interface: String, _ name: String, at path: String, _ read: (LibSecret.Pointer?) -> T?) -> T? {
+    func property<T>(of unique: String, _ interface: String, _ name: String, at path: String, _ read: (LibSecret.Pointer?) -> T?) -> T? {
         guard case .success(let reply) = call(unique, path, "org.freedesktop.DBus.Properties", "Get", [interface, name]) else { return nil }
         return first(reply) { boxed in
             let inner = library.variantGetVariant(boxed)
