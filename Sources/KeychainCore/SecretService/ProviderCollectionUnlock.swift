@@ -8,7 +8,9 @@
 public enum ProviderCollectionUnlock {
     /// One locked collection: its object path and label.
     public struct LockedCollection: Sendable, Equatable {
+        /// Its D-Bus object path.
         public let path: String
+        /// Its `Label`, to name it to the user.
         public let label: String
     }
 

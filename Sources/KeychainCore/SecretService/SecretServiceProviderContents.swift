@@ -22,8 +22,9 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
         public let secret: SecretBytes?
         /// The secret's content type (`text/plain`, `application/octet-stream`...).
         public let contentType: String
-        /// Its `Created` and `Modified`, in seconds since the epoch (0 where the provider shows none).
+        /// Its `Created`, in seconds since the epoch (0 where the provider shows none).
         public let created: UInt64
+        /// Its `Modified`, in seconds since the epoch (0 where the provider shows none).
         public let modified: UInt64
     }
 
