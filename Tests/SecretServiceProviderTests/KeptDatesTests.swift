@@ -37,13 +37,22 @@ struct KeptDatesTests {
     func datesComeAcross() throws {
         let setup = try ProviderSwitchTests.Switch()
         try setup.store("dated", ["service", "dated"], secret: "s")
-        let before = try Self.dates(["service", "dated"], setup.environment)
+        // secret-tool prints local time: UTC here, to compare with keychain list's ISO 8601.
+        let before = try Self.dates(["service", "dated"], setup.environment.merging(["TZ": "UTC"]) { $1 })
         #expect(before.count == 2, "\(before)")
         // Dates are in seconds: the move comes later than the store by more than one.
         usleep(2_100_000)
         #expect(try setup.keychain(["migrate", "--foreign", "--from", "secret-service", "--to", "vault"]).status == 0)
         try setup.served.startServing()
         #expect(setup.served.waitForProvider())
-        #expect(try Self.dates(["service", "dated"], setup.served.environment) == before)
+        #expect(try Self.dates(["service", "dated"], setup.served.environment.merging(["TZ": "UTC"]) { $1 }) == before)
+        // keychain list shows the same dates.
+        let listed = try setup.served.run(KeychainExecutable.path, ["list", "--json"]).output
+        for line in before {
+            let parts = line.split(separator: " ", maxSplits: 2)
+            guard parts.count == 3 else { continue }
+            let iso = parts[2].replacingOccurrences(of: " ", with: "T") + "Z"
+            #expect(listed.contains("\"\(parts[0])\":\"\(iso)\""), "\(line) \(listed)")
+        }
     }
 }
