@@ -125,7 +125,7 @@ enum Documentation {
         out += ".TP\n3\nlocked, wrong passphrase, or a passphrase is needed\n.TP\n4\nany other error\n"
         out += ".SH ENVIRONMENT\nKEYCHAIN_PATH, KEYCHAIN_BACKEND, KEYCHAIN_PASSPHRASE_FILE, CREDENTIALS_DIRECTORY, KEYCHAIN_NEW_PASSPHRASE_FILE, "
         out += "KEYCHAIN_ARCHIVE_PASSPHRASE_FILE, KEYCHAIN_UNLOCK_TIMEOUT, KEYCHAIN_TIMEOUT, KEYCHAIN_PARTITION, KEYCHAIN_KERNEL_KEYRING, "
-        out += "KEYCHAIN_SYNC_AGENT, KEYCHAIN_SYNC_AGENT_IDLE, KEYCHAIN_PINENTRY (keychain serve), GPG_TTY\n"
+        out += "KEYCHAIN_SYNC_AGENT, KEYCHAIN_SYNC_AGENT_IDLE, KEYCHAIN_PINENTRY (keychain serve), KEYCHAIN_PROVIDER_PASSWORD_FILE (migrate --foreign --unlock), GPG_TTY\n"
         return out
     }
 

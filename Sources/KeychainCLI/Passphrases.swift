@@ -68,6 +68,18 @@ struct Passphrases {
         return typed
     }
 
+    /// The password of the provider's collection labelled `label` (gnome-keyring's keyring
+    /// password), read as the vault's passphrase is: `KEYCHAIN_PROVIDER_PASSWORD_FILE`,
+    /// standard input when it is not a terminal, or a no-echo prompt naming the collection.
+    func provider(label: String) throws(CommandFailure) -> SecretBytes {
+        if let path = environment["KEYCHAIN_PROVIDER_PASSWORD_FILE"], !path.isEmpty { return try read(path, what: "KEYCHAIN_PROVIDER_PASSWORD_FILE") }
+        if let piped = try piped("the provider's password") { return piped }
+        if let typed = try terminal.prompt("Password of the Secret Service collection '\(label)': ") { return typed }
+        throw CommandFailure(
+            "the Secret Service's collection '\(label)' is locked and no password is available: set KEYCHAIN_PROVIDER_PASSWORD_FILE, pipe it on standard input, or run from a terminal",
+            code: .locked)
+    }
+
     /// One line of standard input when it is not a terminal (a pipe or a file); nil at a
     /// terminal, and when nothing was piped (standard input empty, or /dev/null).
     private func piped(_ what: String) throws(CommandFailure) -> SecretBytes? {

@@ -12,15 +12,19 @@ import KeychainServe
 enum ProviderSwitch {
     static func migrate(_ context: Context, from: StoreKind, to: StoreKind, rule: ItemTransfer.ConflictRule) throws(CommandFailure) -> ExitCode {
         let provider: SecretServiceProviderContents
+        let timeout: Duration
         do {
-            let timeout = try SecretServiceStore.Configuration.timeout(in: context.environment) ?? SecretServiceStore.Configuration().timeout
+            timeout = try SecretServiceStore.Configuration.timeout(in: context.environment) ?? SecretServiceStore.Configuration().timeout
             provider = try SecretServiceProviderContents(timeout: timeout)
         } catch {
             throw CommandFailure(error)
         }
         let vault = try context.vault()
-        try refuseServingThisVault(provider, vault)
+        // Asked before the provider is called, and again after its listing (which may have
+        // started one by D-Bus activation: keychain serve of this vault, once installed).
+        try refuseServingThisVault(vault, timeout: timeout)
         try context.ensureAvailable(.whenUnlocked)
+        if context.arguments.has("unlock") { try unlockProvider(context, timeout: timeout) }
         return from == .secretService ? try intoVault(context, provider, vault, rule) : try outOfVault(context, provider, vault, rule)
     }
 
@@ -30,11 +34,12 @@ enum ProviderSwitch {
         -> ExitCode
     {
         let collections = try context.store { () throws(StoreError) in try provider.collections(readingSecrets: true) }
+        try refuseServingThisVault(vault, timeout: provider.timeout)
         let persistent = collections.filter { !$0.isMemoryOnly }
         let locked = persistent.filter(\.isLocked)
         if !locked.isEmpty && !context.arguments.has("skip-locked") {
             throw CommandFailure(
-                "\(locked.count) collection(s) of the Secret Service are locked (\(locked.map { "'\($0.label)'" }.joined(separator: ", ")), \(locked.map(\.items.count).reduce(0, +)) item(s)): unlock them in your keyring manager first, or give --skip-locked to leave them behind; nothing was moved",
+                "\(locked.count) collection(s) of the Secret Service are locked (\(locked.map { "'\($0.label)'" }.joined(separator: ", ")), \(locked.map(\.items.count).reduce(0, +)) item(s)): unlock them first (\(Self.unlockHint)), or give --skip-locked to leave them behind; nothing was moved",
                 code: .locked)
         }
         let groups = persistent.filter { !$0.isLocked }.map { collection in
@@ -42,7 +47,8 @@ enum ProviderSwitch {
                 label: collection.label, isDefault: collection.isDefault,
                 entries: collection.items.map { item in
                     ServedItems.Entry(
-                        source: item.path, label: item.label, attributes: item.attributes, secret: item.secret ?? SecretBytes([]), contentType: item.contentType)
+                        source: item.path, label: item.label, attributes: item.attributes, secret: item.secret ?? SecretBytes([]), contentType: item.contentType,
+                        created: item.created, modified: item.modified)
                 })
         }
         let plan = try context.store { () throws(StoreError) in try ServedItems.planImport(groups, into: vault, rule: rule) }
@@ -60,16 +66,31 @@ enum ProviderSwitch {
         context.terminal.writeError(
             "keychain: \(verb) \(plan.added + plan.replaced) item(s) of \(groups.count) collection(s) from the Secret Service into the vault: \(plan.added) added, \(plan.replaced) replaced, \(plan.kept) kept as they were in the vault\(plan.kept > 0 ? " (their copies stay in the Secret Service)" : "")\(plan.createdCollections.isEmpty ? "" : "; new vault collection(s): \(plan.createdCollections.map { "'\($0)'" }.joined(separator: ", "))")\n"
         )
+        if plan.alreadyThere > 0 {
+            context.terminal.writeError("keychain: \(plan.alreadyThere) item(s) were in the vault already, as they are (an earlier move that stopped before the end)\n")
+        }
+        if !plan.sharingIdentity.isEmpty {
+            context.terminal.writeError(
+                "keychain: \(plan.sharingIdentity.count) item(s) have the attributes of another item of their collection (\(plan.sharingIdentity.prefix(5).map { "'\($0)'" }.joined(separator: ", "))\(plan.sharingIdentity.count > 5 ? ", ..." : "")): each is kept as an item of its own, as the provider had them\n"
+            )
+        }
         reportLeftBehind(collections, context)
         guard !context.arguments.has("keep-source") else { return .success }
-        let stayed = provider.deleteItems(plan.moved)
+        // Only what the vault is read to hold now leaves the provider.
+        let held = ServedItems.held(plan, in: vault)
+        let stayed = provider.deleteItems(held)
+        let unconfirmed = plan.moved.count - held.count
+        if unconfirmed > 0 {
+            context.terminal.writeError(
+                "keychain: \(unconfirmed) item(s) could not be read back from the vault after the write: they stay in the Secret Service (run the command again to finish)\n")
+        }
         guard stayed.isEmpty else {
             context.terminal.writeError(
-                "keychain: \(stayed.count) moved item(s) could not be deleted from the Secret Service: they are in the vault and still in the provider; delete them there (or run again with --conflict keep)\n"
+                "keychain: \(stayed.count) moved item(s) could not be deleted from the Secret Service: they are in the vault and still in the provider; run the command again to finish (it deletes what the vault holds as it is)\n"
             )
             return .failure
         }
-        return .success
+        return unconfirmed > 0 ? .failure : .success
     }
 
     private static func reportLeftBehind(_ collections: [SecretServiceProviderContents.ProviderCollection], _ context: Context) {
@@ -90,12 +111,17 @@ enum ProviderSwitch {
         -> ExitCode
     {
         let served = try context.store { () throws(StoreError) in try ServedItems.read(from: vault) }.filter { !$0.entries.isEmpty }
-        let listing = try context.store { () throws(StoreError) in try provider.collections(readingSecrets: false) }
+        // Secrets too: an item the provider holds as the vault does was moved by an earlier run.
+        let listing = try context.store { () throws(StoreError) in try provider.collections(readingSecrets: true) }
+        try refuseServingThisVault(vault, timeout: provider.timeout)
         let persistent = listing.filter { !$0.isMemoryOnly }
         // Where each vault collection goes: an existing collection, or one to create (nil).
         var targets: [(collection: ServedItems.Collection, path: String?)] = []
         var conflicts: [(path: String, replacing: [String])] = []
         var conflictCount = 0
+        // Vault items whose exact copy the provider holds (an earlier run stopped before it
+        // deleted them from the vault), and the provider's items that answer for them.
+        var alreadyThere = Set<String>(), claimed = Set<String>()
         for collection in served {
             let target = collection.isLogin ? persistent.first(where: \.isDefault) : persistent.first { $0.label == collection.label && !$0.isDefault }
             if collection.isLogin && target == nil {
@@ -103,14 +129,17 @@ enum ProviderSwitch {
             }
             if let target, target.isLocked {
                 throw CommandFailure(
-                    "the Secret Service's collection '\(target.label)' is locked: unlock it in your keyring manager first; nothing was moved", code: .locked)
+                    "the Secret Service's collection '\(target.label)' is locked: unlock it first (\(Self.unlockHint)); nothing was moved", code: .locked)
             }
             targets.append((collection, target?.path))
             for entry in collection.entries {
-                let same = target?.items.filter { ServedItems.isSameItem($0.attributes, entry.attributes) }.map(\.path) ?? []
-                if !same.isEmpty {
+                let same = target?.items.filter { !claimed.contains($0.path) && ServedItems.isSameItem($0.attributes, entry.attributes) } ?? []
+                if let copy = same.first(where: { $0.label == entry.label && $0.secret == entry.secret }) {
+                    claimed.insert(copy.path)
+                    alreadyThere.insert(entry.source)
+                } else if !same.isEmpty {
                     conflictCount += 1
-                    conflicts.append((entry.source, same))
+                    conflicts.append((entry.source, same.map(\.path)))
                 }
             }
         }
@@ -143,6 +172,10 @@ enum ProviderSwitch {
                     createdByLabel[collection.label] = path
                 }
                 for entry in collection.entries {
+                    if alreadyThere.contains(entry.source) {
+                        moved.append(entry.source)
+                        continue
+                    }
                     if let replacing = conflicting[entry.source] {
                         guard rule == .replace else {
                             kept += 1
@@ -174,8 +207,12 @@ enum ProviderSwitch {
         let oldLeft = provider.deleteItems(replacedItems)
         let verb = context.arguments.has("keep-source") ? "copied" : "moved"
         context.terminal.writeError(
-            "keychain: \(verb) \(moved.count) item(s) of \(targets.count) collection(s) from the vault to the Secret Service: \(moved.count - replaced) added, \(replaced) replaced, \(kept) kept as they were in the Secret Service\(kept > 0 ? " (their copies stay in the vault)" : "")\(createdCollections.isEmpty ? "" : "; \(createdCollections.count) collection(s) created there")\n"
+            "keychain: \(verb) \(moved.count) item(s) of \(targets.count) collection(s) from the vault to the Secret Service: \(moved.count - replaced - alreadyThere.count) added, \(replaced) replaced, \(kept) kept as they were in the Secret Service\(kept > 0 ? " (their copies stay in the vault)" : "")\(createdCollections.isEmpty ? "" : "; \(createdCollections.count) collection(s) created there")\n"
         )
+        if !alreadyThere.isEmpty {
+            context.terminal.writeError(
+                "keychain: \(alreadyThere.count) item(s) were in the Secret Service already, as they are (an earlier move that stopped before the end)\n")
+        }
         if let synchronized = try? ServedItems.synchronizedItemCount(in: vault), synchronized > 0 {
             context.terminal.writeError(
                 "keychain: \(synchronized) item(s) of the synchronized collection stayed in the vault (they belong to every machine of its sync group; move them into another collection first to take them along)\n"
@@ -198,37 +235,66 @@ enum ProviderSwitch {
         return failed ? .failure : .success
     }
 
+    /// Unlocks each locked collection of the provider with its password, before anything is
+    /// read (``ProviderCollectionUnlock``): gnome-keyring's own interface, as a server has no
+    /// desktop for its prompt. One password read serves every collection it opens.
+    private static func unlockProvider(_ context: Context, timeout: Duration) throws(CommandFailure) {
+        guard let owner = try self.context({ () throws(StoreError) in try SecretServiceOwner.current(timeout: timeout) }) else {
+            throw CommandFailure("nothing owns org.freedesktop.secrets on this bus: start the provider first (--unlock opens its collections)", code: .failure)
+        }
+        let locked = try self.context { () throws(StoreError) in try ProviderCollectionUnlock.lockedCollections(of: owner, timeout: timeout) }
+        var password: SecretBytes?
+        for collection in locked {
+            let given: SecretBytes
+            if let password {
+                given = password
+            } else {
+                given = try context.passphrases.provider(label: collection.label)
+            }
+            password = given
+            do throws(StoreError) {
+                try ProviderCollectionUnlock.unlock(collection, of: owner, password: given, timeout: timeout)
+            } catch .authenticationFailed {
+                throw CommandFailure("the password does not open the Secret Service's collection '\(collection.label)'; nothing was moved", code: .locked)
+            } catch {
+                throw CommandFailure("\(error.description) Nothing was moved.", code: ExitCode(error))
+            }
+            context.terminal.writeError("keychain: unlocked the Secret Service's collection '\(collection.label)'\n")
+        }
+    }
+
+    /// How to unlock a provider's collection, on a desktop and on a server without one.
+    static let unlockHint =
+        "on a desktop, in the keyring manager; headless, give --unlock: its password, read as the vault's passphrase is (KEYCHAIN_PROVIDER_PASSWORD_FILE, standard input, or a prompt), opens it through gnome-keyring's own unlock"
+
     // MARK: - Which provider
 
     /// Refuses when the provider on the bus is `keychain serve` serving this same vault: moving
-    /// its items to itself would delete them. Told by the owner's open files: the vault's
-    /// file (same device and inode) among them; when those cannot be read, by its program
-    /// being this one.
-    private static func refuseServingThisVault(_ provider: SecretServiceProviderContents, _ vault: Vault) throws(CommandFailure) {
-        let pid = try context { () throws(StoreError) in try provider.ownerProcessID() }
-        var own = stat()
-        guard pid > 0, stat(vault.location.path, &own) == 0 else { return }
-        let serving: Bool
-        if let directory = opendir("/proc/\(pid)/fd") {
-            defer { closedir(directory) }
-            var found = false
-            while let entry = readdir(directory) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-                var open = stat()
-                if name.first != ".", stat("/proc/\(pid)/fd/\(name)", &open) == 0, open.st_dev == own.st_dev, open.st_ino == own.st_ino {
-                    found = true
-                    break
-                }
-            }
-            serving = found
-        } else {
-            var theirs = stat(), ours = stat()
-            serving = stat("/proc/\(pid)/exe", &theirs) == 0 && stat("/proc/self/exe", &ours) == 0 && theirs.st_dev == ours.st_dev && theirs.st_ino == ours.st_ino
-        }
+    /// its items to itself would delete them. Told by what the bus answers: the name's owner,
+    /// and the vault that owner says it serves (``SecretServiceOwner``), which any user may ask
+    /// of a daemon of their own; only for a daemon that does not say (an older `keychain
+    /// serve`), by its open files where they can be read.
+    static func refuseServingThisVault(_ vault: Vault, timeout: Duration) throws(CommandFailure) {
+        guard let owner = try context({ () throws(StoreError) in try SecretServiceOwner.current(timeout: timeout) }) else { return }
+        let process = owner.processID.map { "process \($0)" } ?? "bus name \(owner.uniqueName)"
+        let serving = owner.servedVault == nil ? owner.processID.map { opensFile(of: vault, $0) } ?? false : owner.serves(vault)
         guard serving else { return }
         throw CommandFailure(
-            "the Secret Service on this bus is keychain serve (process \(pid)) serving this same vault: stop it, or give the name back to the old provider (gnome-keyring-daemon --replace), first; nothing was moved",
+            "the Secret Service on this bus is keychain serve (\(process)) serving this same vault: stop it, or give the name back to the old provider (gnome-keyring-daemon --replace), first; nothing was moved",
             code: .failure)
+    }
+
+    /// Whether process `pid` has the vault's file open, where its open files can be read.
+    private static func opensFile(of vault: Vault, _ pid: Int32) -> Bool {
+        var own = stat()
+        guard pid > 0, stat(vault.location.path, &own) == 0, let directory = opendir("/proc/\(pid)/fd") else { return false }
+        defer { closedir(directory) }
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            var open = stat()
+            if name.first != ".", stat("/proc/\(pid)/fd/\(name)", &open) == 0, open.st_dev == own.st_dev, open.st_ino == own.st_ino { return true }
+        }
+        return false
     }
 
     private static func context<R>(_ body: () throws(StoreError) -> R) throws(CommandFailure) -> R {

@@ -11,7 +11,10 @@ enum ServeCommand {
         name: "serve", summary: "serve the vault to every program as the Secret Service (org.freedesktop.secrets on the session bus)",
         options: [
             .flag("replace", "take the name from the provider that owns it (gnome-keyring, another keychain serve)"),
-            .flag("install", "write the D-Bus activation file and a systemd user unit, so that the first Secret Service call starts keychain serve; then exit"),
+            .flag(
+                "install",
+                "write the D-Bus activation file and a systemd user unit, so that the first Secret Service call starts keychain serve, make the running bus read them, say who the next call reaches; then exit"
+            ),
         ],
         examples: [
             "keychain serve &                      # then: secret-tool store --label=Token service api",
@@ -46,7 +49,14 @@ enum ServeCommand {
         } catch {
             switch error {
             case .store(let failure): throw CommandFailure(failure)
-            case .nameTaken: throw CommandFailure(error.description, code: .failure)
+            case .nameTaken:
+                // Who owns it, as the bus says: this vault's own keychain serve needs no second one.
+                if let owner = try? SecretServiceOwner.current(), owner.serves(vault) {
+                    throw CommandFailure(
+                        "keychain serve of this vault (\(owner.processID.map { "process \($0)" } ?? owner.uniqueName)) already serves org.freedesktop.secrets on this session bus (keychain serve --replace takes its place)",
+                        code: .failure)
+                }
+                throw CommandFailure(error.description, code: .failure)
             case .unavailable: throw CommandFailure(error.description, code: .failure)
             }
         }
@@ -59,12 +69,18 @@ enum ServeCommand {
         // A vault chosen by --vault or KEYCHAIN_PATH is named in the files; the default one is
         // found as every command finds it, in the environment of the session that starts it.
         let chosen = context.arguments.value("vault") != nil || context.environment["KEYCHAIN_PATH"] != nil
-        let installation = try ServeInstallation(
-            executable: ServeInstallation.executable, vault: chosen ? try context.location.path : nil, environment: context.environment)
+        var executable = ServeInstallation.executable
+        if ServeInstallation.isTransient(executable, environment: context.environment) {
+            let copy = try ServeInstallation.copyToStablePlace(executable, environment: context.environment)
+            context.terminal.writeError(
+                "keychain: \(executable) is in a build folder or a temporary directory, which cleaning or moving removes: copied it to \(copy), which the files name (install the command with scripts/install.sh, then run keychain serve --install again, to name the installed one)\n"
+            )
+            executable = copy
+        }
+        let installation = try ServeInstallation(executable: executable, vault: chosen ? try context.location.path : nil, environment: context.environment)
         try installation.write()
-        context.terminal.writeError(
-            "keychain: wrote \(installation.activationFile) and \(installation.unitFile); the next Secret Service call of a session starts keychain serve (systemctl --user daemon-reload first, where systemd runs the session)\n"
-        )
+        context.terminal.writeError("keychain: wrote \(installation.activationFile) and \(installation.unitFile)\n")
+        context.terminal.writeError("keychain: \(ServeSwitch.takeEffect(context, vault: try? context.vault()))\n")
         return .success
     }
 }

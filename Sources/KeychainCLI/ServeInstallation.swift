@@ -61,11 +61,7 @@ struct ServeInstallation {
     /// creating their directories (0700).
     func write() throws(CommandFailure) {
         for (path, text) in [(activationFile, activation), (unitFile, unit)] {
-            var directory = ""
-            for part in path.split(separator: "/").dropLast() {
-                directory += "/" + part
-                if mkdir(directory, 0o700) != 0 && errno != EEXIST { throw failure(directory) }
-            }
+            try Self.makeDirectories(of: path)
             let temporary = path + ".new"
             let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
             guard fd >= 0 else { throw failure(temporary) }
@@ -81,7 +77,65 @@ struct ServeInstallation {
         }
     }
 
-    private func failure(_ path: String) -> CommandFailure {
+    private func failure(_ path: String) -> CommandFailure { Self.failure(path) }
+
+    /// Whether `path` lies where it will not stay: a build folder (`.build`, which `swift
+    /// package clean` empties and a moved clone takes along) or a temporary directory.
+    static func isTransient(_ path: String, environment: [String: String]) -> Bool {
+        if path.split(separator: "/").contains(".build") { return true }
+        let temporary = ["/tmp/", "/var/tmp/", "/dev/shm/"] + (environment["TMPDIR"].map { [$0.hasSuffix("/") ? $0 : $0 + "/"] } ?? [])
+        return temporary.contains { $0.count > 1 && path.hasPrefix($0) }
+    }
+
+    /// Copies the program at `executable` to `keychain/serve/keychain` in the user's data
+    /// directory (atomically: a temporary file renamed over the last copy), for the files to
+    /// name a program that stays where it is; the copy's path.
+    static func copyToStablePlace(_ executable: String, environment: [String: String]) throws(CommandFailure) -> String {
+        let data: String
+        if let value = environment["XDG_DATA_HOME"], value.hasPrefix("/") {
+            data = value
+        } else if let home = environment["HOME"], home.hasPrefix("/") {
+            data = home + "/.local/share"
+        } else {
+            throw CommandFailure("neither XDG_DATA_HOME nor HOME is set to an absolute path: nowhere to copy \(executable) to", code: .usage)
+        }
+        let destination = data + "/keychain/serve/keychain"
+        try makeDirectories(of: destination)
+        let source = open(executable, O_RDONLY | O_CLOEXEC)
+        guard source >= 0 else { throw CommandFailure("could not read \(executable): \(String(cString: strerror(errno)))", code: .failure) }
+        defer { close(source) }
+        let temporary = destination + ".new"
+        let target = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o755)
+        guard target >= 0 else { throw failure(temporary) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var copied = true
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
+            if count == 0 { break }
+            guard count > 0, buffer.withUnsafeBytes({ Glibc.write(target, $0.baseAddress, count) }) == count else {
+                copied = false
+                break
+            }
+        }
+        let synced = copied && fchmod(target, 0o755) == 0 && fsync(target) == 0
+        close(target)
+        guard synced, rename(temporary, destination) == 0 else {
+            let error = failure(destination)
+            unlink(temporary)
+            throw error
+        }
+        return destination
+    }
+
+    private static func makeDirectories(of path: String) throws(CommandFailure) {
+        var directory = ""
+        for part in path.split(separator: "/").dropLast() {
+            directory += "/" + part
+            if mkdir(directory, 0o700) != 0 && errno != EEXIST { throw failure(directory) }
+        }
+    }
+
+    private static func failure(_ path: String) -> CommandFailure {
         CommandFailure("could not write \(path): \(String(cString: strerror(errno)))", code: .failure)
     }
 

@@ -81,18 +81,29 @@ enum StatusCommand {
         return .success
     }
 
-    /// Whether a Secret Service answers here, and its default collection; bounded in time.
+    /// Who serves the Secret Service here, asked of the bus (``SecretServiceOwner``): a status
+    /// call never starts a provider by D-Bus activation, so it never changes who serves the user.
     private static func secretServiceState(_ context: Context) -> String {
         if let none = noSessionBus(context.environment) { return none }
-        var environment = context.environment
-        if environment["KEYCHAIN_TIMEOUT"] == nil { environment["KEYCHAIN_TIMEOUT"] = "2" }
+        let timeout = (try? SecretServiceStore.Configuration.timeout(in: context.environment)) ?? nil
+        let owner: SecretServiceOwner?
         do {
-            guard let store = try StoreKind.secretService.open(environment: environment) as? SecretServiceStore else { return "unknown" }
-            let probe = try store.probe()
-            return "reachable; default collection '\(probe.label)' is \(probe.locked ? "locked" : "unlocked")"
+            owner = try SecretServiceOwner.current(timeout: timeout ?? .seconds(2))
         } catch {
             return "not reachable: \(error.description)"
         }
+        guard let owner else { return "no provider running (nothing owns org.freedesktop.secrets; a program's first call starts one where D-Bus activation is set up)" }
+        let process = owner.processID.map { "process \($0)" } ?? owner.uniqueName
+        let who = owner.servedVault.map { "keychain serve of \($0.path) (\(process))" } ?? "\(programName(owner.processID) ?? "a provider") (\(process))"
+        guard let collection = owner.defaultCollection(timeout: timeout ?? .seconds(2)) else { return "\(who); no default collection" }
+        return "\(who); default collection '\(collection.label)' is \(collection.locked ? "locked" : "unlocked")"
+    }
+
+    /// The program name of process `pid` (`/proc/PID/comm`), where it can be read.
+    private static func programName(_ pid: Int32?) -> String? {
+        guard let pid, let text = try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8) else { return nil }
+        let name = text.split(separator: "\n").first.map(String.init) ?? ""
+        return name.isEmpty ? nil : name
     }
 
     /// What `status` says where no session bus can be had (a server, a container): the plain

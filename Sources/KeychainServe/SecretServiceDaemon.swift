@@ -124,7 +124,7 @@ final class SecretServiceDaemon {
     /// The interfaces the object answers; `NoSuchObject` for one that does not exist.
     private func interfaces(of object: ObjectPath) throws(ServiceError) -> [String] {
         switch object {
-        case .service: return [ServiceInterface.name, Self.propertiesInterface]
+        case .service: return [ServiceInterface.name, IdentityInterface.name, Self.propertiesInterface]
         case .collection:
             _ = try collection(object)
             return [CollectionInterface.name, Self.propertiesInterface]

@@ -85,6 +85,22 @@ extension PowerLossPlace {
         }
     }
 
+    /// The default vault with three Valet items, and three items other programs stored in the
+    /// provider on the bus (`keychain serve` of a vault outside the tree), two of them of one
+    /// identity: what `migrate --foreign` plans and moves in one vault write.
+    func vaultWithForeignItems() throws {
+        try vaultWithItems()
+        try secretTool(["store", "--label=Foreign", "service", "foreign", "account", "one"], input: "oscar")
+        try secretTool(["store", "--label=Foreign two", "service", "foreign", "account", "two"], input: "papa")
+        guard let bus else { throw FileTrace.Failure(description: "no session bus") }
+        let script =
+            "import secretstorage; c = secretstorage.dbus_init(); secretstorage.get_default_collection(c).create_item('Foreign again', {'service': 'foreign', 'account': 'one'}, b'quebec', replace=False)"
+        if let python = ProcessInfo.processInfo.environment["KEYCHAIN_TEST_PYTHON"], !python.isEmpty {
+            let made = try bus.run(python, ["-c", script])
+            guard made.status == 0 else { throw FileTrace.Failure(description: "the second item of one identity was not stored: \(made.stderr)") }
+        }
+    }
+
     /// What a Secret Service client does while `keychain serve` runs on the tree's vault: it
     /// stores one item (secret-tool's CreateItem); its return is the acknowledgement.
     func storeThroughTheDaemon() throws {
@@ -178,6 +194,11 @@ struct PowerLossOperation {
             PowerLossOperation(
                 name: "migrate (out of the vault)", prepare: { try $0.vaultWithItems() },
                 arguments: { _ in ["migrate", "--from", "vault", "--to", "secret-service"] }, bus: .provider),
+            // The provider deletes only after the vault's write is durable: a state of the vault
+            // before it is one in which the provider still holds every item.
+            PowerLossOperation(
+                name: "migrate --foreign (into the vault)", prepare: { try $0.vaultWithForeignItems() },
+                arguments: { _ in ["migrate", "--foreign", "--from", "secret-service", "--to", "vault"] }, bus: .provider),
         ]
     }
 

@@ -177,7 +177,9 @@ struct ProviderSwitchTests {
         #expect(again.output.hasPrefix("00ff100a "), "\(again.output)\(again.stderr)")
     }
 
-    @Test("with --keep-source the items stay in gnome-keyring too, and a second run with --conflict keep changes nothing")
+    @Test(
+        "with --keep-source the items stay in gnome-keyring too; a second run with --conflict keep leaves the vault as it was, keeps a changed item in both places and takes only the unchanged copy out of gnome-keyring"
+    )
     func keepSourceAndIdempotentKeep() throws {
         let setup = try Switch()
         try setup.store("one", ["app", "demo", "n", "1"], secret: "first")
@@ -189,13 +191,16 @@ struct ProviderSwitchTests {
         #expect(try setup.secretTool(["lookup", "n", "2"]).output == "second")
         let before = try setup.vaultRows()
         #expect(before.filter { $0.hasPrefix("org.freedesktop.secrets.secret|") }.count == 2)
+        try setup.store("two", ["app", "demo", "n", "2"], secret: "second-changed")
 
         let again = try setup.keychain(["migrate", "--foreign", "--from", "secret-service", "--to", "vault", "--conflict", "keep"])
         #expect(again.status == 0, "\(again.stderr)")
-        #expect(again.stderr.contains("0 added, 0 replaced, 2 kept"), "\(again.stderr)")
+        #expect(again.stderr.contains("0 added, 0 replaced, 1 kept"), "\(again.stderr)")
+        #expect(again.stderr.contains("1 item(s) were in the vault already"), "\(again.stderr)")
         #expect(try setup.vaultRows() == before)
-        // Kept items are not the vault's to delete from the source.
-        #expect(try setup.secretTool(["lookup", "n", "1"]).output == "first")
+        // A kept item is not the vault's to delete from the source; the vault's exact copy is.
+        #expect(try setup.secretTool(["lookup", "n", "2"]).output == "second-changed")
+        #expect(try setup.secretTool(["lookup", "n", "1"]).status != 0)
     }
 
     @Test("a conflict under refuse (the default) writes nothing and names the count; replace takes the provider's secret")

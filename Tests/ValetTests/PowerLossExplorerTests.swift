@@ -79,12 +79,15 @@ struct PowerLossExplorerTests {
     }
 
     @Test(
-        "keychain serve's CreateItem and Delete and a migrate either way keep what they acknowledged, cut at any point",
+        "keychain serve's CreateItem and Delete, a migrate either way and migrate --foreign's one plan keep what they acknowledged, cut at any point",
         .enabled(if: ServedVault.unavailableReason == nil, "needs dbus-daemon and secret-tool (apt-get install dbus libsecret-tools)"))
     func secretServiceWritesSurviveEveryModel() throws {
         let result = try explore(["--models", "ordered,strict"], operations: "serve,migrate", everyState: false)
         #expect(result.status == 0, "\(result.output)")
-        for operation in ["serve (CreateItem by secret-tool)", "serve (Delete by secret-tool clear)", "migrate (into the vault)", "migrate (out of the vault)"] {
+        for operation in [
+            "serve (CreateItem by secret-tool)", "serve (Delete by secret-tool clear)", "migrate (into the vault)", "migrate (out of the vault)",
+            "migrate --foreign (into the vault)",
+        ] {
             #expect(result.output.contains(operation + ": "), "\(operation): \(result.output)")
         }
         #expect(!result.output.contains("skipped"), "\(result.output)")

@@ -83,6 +83,15 @@ struct LibSecret: @unchecked Sendable {
     let variantGetChildValue: @convention(c) (Pointer?, Int) -> Pointer?
     let variantGetUInt32: @convention(c) (Pointer?) -> UInt32
     let variantUnref: @convention(c) (Pointer?) -> Void
+    // Asking the bus about the name without starting a provider (SecretServiceOwner).
+    let busGetSync: @convention(c) (Int32, Pointer?, ErrorOut?) -> Pointer?
+    let variantGetString: @convention(c) (Pointer?, UnsafeMutablePointer<Int>?) -> UnsafePointer<CChar>?
+    let variantGetVariant: @convention(c) (Pointer?) -> Pointer?
+    let variantGetBoolean: @convention(c) (Pointer?) -> Int32
+    let variantNChildren: @convention(c) (Pointer?) -> Int
+    let variantNewObjectPath: @convention(c) (UnsafePointer<CChar>?) -> Pointer?
+    let variantNewVariant: @convention(c) (Pointer?) -> Pointer?
+    let variantNewFixedArray: @convention(c) (UnsafePointer<CChar>?, UnsafeRawPointer?, Int, Int) -> Pointer?
 
     // Flags, as in libsecret's headers.
     static let searchLoadSecrets: Int32 = 1 << 3
@@ -187,7 +196,17 @@ struct LibSecret: @unchecked Sendable {
             variantNewTuple: symbol("g_variant_new_tuple", as: (@convention(c) (UnsafePointer<Pointer?>?, Int) -> Pointer?).self) ?? { _, _ in nil },
             variantGetChildValue: symbol("g_variant_get_child_value", as: (@convention(c) (Pointer?, Int) -> Pointer?).self) ?? { _, _ in nil },
             variantGetUInt32: symbol("g_variant_get_uint32", as: (@convention(c) (Pointer?) -> UInt32).self) ?? { _ in 0 },
-            variantUnref: symbol("g_variant_unref", as: (@convention(c) (Pointer?) -> Void).self) ?? { _ in }
+            variantUnref: symbol("g_variant_unref", as: (@convention(c) (Pointer?) -> Void).self) ?? { _ in },
+            busGetSync: symbol("g_bus_get_sync", as: (@convention(c) (Int32, Pointer?, ErrorOut?) -> Pointer?).self) ?? { _, _, _ in nil },
+            variantGetString: symbol("g_variant_get_string", as: (@convention(c) (Pointer?, UnsafeMutablePointer<Int>?) -> UnsafePointer<CChar>?).self) ?? { _, _ in nil },
+            variantGetVariant: symbol("g_variant_get_variant", as: (@convention(c) (Pointer?) -> Pointer?).self) ?? { _ in nil },
+            variantGetBoolean: symbol("g_variant_get_boolean", as: (@convention(c) (Pointer?) -> Int32).self) ?? { _ in 0 },
+            variantNChildren: symbol("g_variant_n_children", as: (@convention(c) (Pointer?) -> Int).self) ?? { _ in 0 },
+            variantNewObjectPath: symbol("g_variant_new_object_path", as: (@convention(c) (UnsafePointer<CChar>?) -> Pointer?).self) ?? { _ in nil },
+            variantNewVariant: symbol("g_variant_new_variant", as: (@convention(c) (Pointer?) -> Pointer?).self) ?? { _ in nil },
+            variantNewFixedArray: symbol("g_variant_new_fixed_array", as: (@convention(c) (UnsafePointer<CChar>?, UnsafeRawPointer?, Int, Int) -> Pointer?).self) ?? {
+                _, _, _, _ in nil
+            }
         )
         guard missing.isEmpty else {
             return .failure(.unavailable("libsecret lacks \(missing.joined(separator: ", ")); version 0.18 or later is needed"))

@@ -22,6 +22,10 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
         public let secret: SecretBytes?
         /// The secret's content type (`text/plain`, `application/octet-stream`...).
         public let contentType: String
+        /// Its `Created`, in seconds since the epoch (0 where the provider shows none).
+        public let created: UInt64
+        /// Its `Modified`, in seconds since the epoch (0 where the provider shows none).
+        public let modified: UInt64
     }
 
     /// One collection as the provider shows it.
@@ -42,7 +46,8 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
     }
 
     private let library: LibSecret
-    private let timeout: Duration
+    /// The longest one call to the provider may take.
+    public let timeout: Duration
     private var service: LibSecret.Pointer?
     /// The collections' proxies by path, listed or created, released with this object.
     private var proxies: [String: LibSecret.Pointer] = [:]
@@ -58,7 +63,8 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
 
     deinit {
         for proxy in proxies.values { library.objectUnref(proxy) }
-        library.objectUnref(service)
+        // GLib warns on the terminal about a release of nothing (no bus: never connected).
+        if let service { library.objectUnref(service) }
     }
 
     /// How long a collection's creation may wait for the person answering the provider's
@@ -135,7 +141,10 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
         let attributes = library.dictionary(table)
         library.hashTableUnref(table)
         let label = library.takeString(library.itemGetLabel(item)) ?? ""
-        guard secret else { return ProviderItem(path: path, label: label, attributes: attributes, secret: nil, contentType: "") }
+        let created = library.itemGetCreated(item), modified = library.itemGetModified(item)
+        guard secret else {
+            return ProviderItem(path: path, label: label, attributes: attributes, secret: nil, contentType: "", created: created, modified: modified)
+        }
         try call().succeed("read a secret", .read, proxies: [service, item]) { cancellable, error in
             library.itemLoadSecretSync(item, cancellable, error) != 0
         }
@@ -145,7 +154,7 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
         let contentType = library.valueGetContentType(value).map { String(cString: $0) } ?? "text/plain"
         let bytes = library.valueGet(value, &length)
         let copied = bytes.map { SecretBytes(UnsafeRawBufferPointer(start: $0, count: length)) } ?? SecretBytes([])
-        return ProviderItem(path: path, label: label, attributes: attributes, secret: copied, contentType: contentType)
+        return ProviderItem(path: path, label: label, attributes: attributes, secret: copied, contentType: contentType, created: created, modified: modified)
     }
 
     /// Deletes the items at `paths`, each on its own; the paths that could not be deleted.
@@ -223,28 +232,5 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
         }
         defer { library.objectUnref(item) }
         return library.proxyGetObjectPath(item).map { String(cString: $0) } ?? ""
-    }
-
-    /// The process id of the bus connection that owns `org.freedesktop.secrets`, as the bus
-    /// daemon tells it (`GetConnectionUnixProcessID`).
-    /// - Throws: ``StoreError/unavailable(_:)`` when no provider or bus answers.
-    public func ownerProcessID() throws(StoreError) -> Int32 {
-        let service = try connected()
-        let library = self.library
-        let connection = library.proxyGetConnection(service)
-        var reply: LibSecret.Pointer?
-        let timeoutMilliseconds = Int32(clamping: timeout.components.seconds * 1000 + 1000)
-        try call().succeed("ask the bus which process owns org.freedesktop.secrets", .read, proxies: []) { cancellable, error in
-            var name: LibSecret.Pointer? = library.variantNewString("org.freedesktop.secrets")
-            let parameters = withUnsafePointer(to: &name) { library.variantNewTuple($0, 1) }
-            reply = library.connectionCallSync(
-                connection, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID", parameters, nil, 0,
-                timeoutMilliseconds, cancellable, error)
-            return reply != nil
-        }
-        defer { library.variantUnref(reply) }
-        let child = library.variantGetChildValue(reply, 0)
-        defer { library.variantUnref(child) }
-        return Int32(bitPattern: library.variantGetUInt32(child))
     }
 }

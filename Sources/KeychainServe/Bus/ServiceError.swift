@@ -14,8 +14,6 @@ struct ServiceError: Error, CustomStringConvertible {
         case accessDenied = "org.freedesktop.DBus.Error.AccessDenied"
         case unknownMethod = "org.freedesktop.DBus.Error.UnknownMethod"
         case unknownInterface = "org.freedesktop.DBus.Error.UnknownInterface"
-        case unknownProperty = "org.freedesktop.DBus.Error.UnknownProperty"
-        case propertyReadOnly = "org.freedesktop.DBus.Error.PropertyReadOnly"
         case limitsExceeded = "org.freedesktop.DBus.Error.LimitsExceeded"
         case failed = "org.freedesktop.DBus.Error.Failed"
     }
@@ -34,8 +32,10 @@ struct ServiceError: Error, CustomStringConvertible {
     static func noSuchObject(_ path: String) -> ServiceError { ServiceError(.noSuchObject, "no such object: \(path)") }
     static func isLocked(_ what: String) -> ServiceError { ServiceError(.isLocked, "\(what) is locked: unlock the vault (keychain unlock) first") }
     static func unknownMethod(_ interface: String, _ member: String) -> ServiceError { ServiceError(.unknownMethod, "no method \(member) in interface \(interface) here") }
-    static func unknownProperty(_ interface: String, _ name: String) -> ServiceError { ServiceError(.unknownProperty, "no property \(name) in \(interface) here") }
-    static func propertyReadOnly(_ property: String) -> ServiceError { ServiceError(.propertyReadOnly, "the property \(property) is read-only") }
+    // A property that does not exist, or may not be set, is InvalidArgs, as gnome-keyring
+    // (and every GDBus service) answers, which clients match on.
+    static func unknownProperty(_ interface: String, _ name: String) -> ServiceError { ServiceError(.invalidArgs, "no property \(name) in \(interface) here") }
+    static func propertyReadOnly(_ property: String) -> ServiceError { ServiceError(.invalidArgs, "the property \(property) is read-only") }
 }
 
 extension ServiceError {

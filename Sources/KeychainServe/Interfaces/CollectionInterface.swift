@@ -81,6 +81,7 @@ extension SecretServiceDaemon {
             guard let label = value.string, label.utf8.count <= Self.textLimit else { throw .init(.invalidArgs, "Label is a string of at most \(Self.textLimit) bytes") }
             try collection.setLabel(label)
             propertiesChanged(ObjectPath.collectionPath(collection.name), CollectionInterface.name, [("Label", .string(label))])
+            collectionChanged(collection.name)
         case "Items", "Locked", "Created", "Modified":
             throw .propertyReadOnly(name)
         default:

@@ -7,6 +7,7 @@ enum IntrospectableInterface {
     /// Each interface's properties: name, type, and whether clients may set it.
     static let properties: [String: [(String, String, Bool)]] = [
         ServiceInterface.name: [("Collections", "ao", false)],
+        IdentityInterface.name: IdentityInterface.properties,
         CollectionInterface.name: [("Items", "ao", false), ("Label", "s", true), ("Locked", "b", false), ("Created", "t", false), ("Modified", "t", false)],
         ItemInterface.name: [("Locked", "b", false), ("Attributes", "a{ss}", true), ("Label", "s", true), ("Created", "t", false), ("Modified", "t", false)],
     ]

@@ -59,6 +59,8 @@ extension SecretServiceDaemon {
         case (.service, ServiceInterface.name):
             let names = collectionOrder
             return [("Collections", { () throws(ServiceError) in .paths(names.map(ObjectPath.collectionPath)) })]
+        case (.service, IdentityInterface.name):
+            return identityProperties()
         case (.collection, CollectionInterface.name):
             return collectionProperties(try collection(object))
         case (.item(_, _, let id), ItemInterface.name):

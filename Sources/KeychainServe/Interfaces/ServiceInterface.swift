@@ -120,6 +120,7 @@ extension SecretServiceDaemon {
         vault.lock()
         for name in collectionOrder where collections[name] is VaultCollection {
             propertiesChanged(ObjectPath.collectionPath(name), CollectionInterface.name, [("Locked", .boolean(true))])
+            collectionChanged(name)
         }
         return [.paths(named), .objectPath(ObjectPath.none)]
     }

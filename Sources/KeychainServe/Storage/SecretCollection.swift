@@ -9,6 +9,9 @@ struct SecretItemRecord: Equatable {
     /// Seconds since the epoch.
     var created: UInt64 = 0
     var modified: UInt64 = 0
+    /// The dates another provider showed for an item `migrate --foreign` brought in, kept
+    /// with it (``ItemRecordCoding``); nil for an item stored here.
+    var kept: ItemRecordCoding.KeptDates? = nil
 }
 
 /// The storage behind one collection of the daemon: the vault's (``VaultCollection``, the

@@ -31,10 +31,15 @@ package struct ServedItemRow {
             let a = item.attributes
             guard a.accessGroup == VaultCollection.itemGroup, let collection = a.service, let id = a.account else { continue }
             let decoded = a.generic.flatMap { ItemRecordCoding.decode($0) }
+            // An imported item's dates are its source's until it changes here, as the daemon shows them.
+            let kept = decoded?.dates
+            let seconds = { (date: Date?) in UInt64(max(0, (date ?? .distantPast).timeIntervalSince1970)) }
+            let changedHere = seconds(a.modificationDate) > seconds(a.creationDate)
             served.append(
                 ServedItemRow(
-                    collection: collection, id: id, label: a.label ?? "", attributes: decoded?.attributes ?? [:], created: a.creationDate,
-                    modified: a.modificationDate))
+                    collection: collection, id: id, label: a.label ?? "", attributes: decoded?.attributes ?? [:],
+                    created: kept.map { Date(timeIntervalSince1970: Double($0.created)) } ?? a.creationDate,
+                    modified: kept.map { changedHere ? a.modificationDate : Date(timeIntervalSince1970: Double($0.modified)) } ?? a.modificationDate))
         }
         return (served, others)
     }

@@ -14,13 +14,23 @@ package enum ServedItems {
         package var attributes: [String: String]
         package var secret: SecretBytes
         package var contentType: String
+        /// `Created` and `Modified` as the source shows them (seconds since the epoch; 0: not shown).
+        package var created: UInt64
+        package var modified: UInt64
 
-        package init(source: String, label: String, attributes: [String: String], secret: SecretBytes, contentType: String) {
+        package init(source: String, label: String, attributes: [String: String], secret: SecretBytes, contentType: String, created: UInt64 = 0, modified: UInt64 = 0) {
             self.source = source
             self.label = label
             self.attributes = attributes
             self.secret = secret
             self.contentType = contentType
+            self.created = created
+            self.modified = modified
+        }
+
+        /// The dates kept with the item in the vault; none when the source shows none.
+        var keptDates: ItemRecordCoding.KeptDates? {
+            created == 0 ? nil : ItemRecordCoding.KeptDates(created: created, modified: max(modified, created))
         }
     }
 
@@ -51,6 +61,22 @@ package enum ServedItems {
         package var createdCollections: [String] = []
         /// The sources of the items it adds or replaces: what leaves the provider after.
         package var moved: [String] = []
+        /// Items an earlier run wrote and did not delete from the source (found with their
+        /// label, attributes and secret): they only leave the source now.
+        package var alreadyThere = 0
+        /// Labels of source items with the attributes of another of their collection: each
+        /// is kept, as an item of its own.
+        package var sharingIdentity: [String] = []
+        /// Where each moved item is in the vault, to be read back before the source loses it.
+        fileprivate var written: [Written] = []
+    }
+
+    /// A source item and the vault item that holds it after the write.
+    fileprivate struct Written {
+        let source: String
+        let collection: String
+        let id: String
+        let secret: SecretBytes
     }
 
     /// The most collections a vault keeps, as `CreateCollection` allows.
@@ -88,22 +114,44 @@ package enum ServedItems {
             }
             let collection = VaultCollection(name: name, label: "", store: vault)
             var pairs: [(String, String, String)] = []
+            // Vault items this plan already answers for: one vault item stands for one source
+            // item, so that two source items of one identity never fall on the same vault item.
+            var claimed = Set<String>()
+            var earlier: [[String: String]] = []
             for entry in group.entries {
-                let record = SecretItemRecord(label: entry.label, attributes: entry.attributes, contentType: entry.contentType)
-                if let same = try sameAttributes(entry.attributes, in: collection) {
+                if earlier.contains(where: { isSameItem($0, entry.attributes) }) { plan.sharingIdentity.append(entry.label) }
+                earlier.append(entry.attributes)
+                let record = SecretItemRecord(label: entry.label, attributes: entry.attributes, contentType: entry.contentType, kept: entry.keptDates)
+                let matching = try sameAttributes(entry.attributes, in: collection).filter { !claimed.contains($0) }
+                // Moved by an earlier run that stopped before it deleted it from the source.
+                var copy: String?
+                for id in matching where try isCopy(entry, of: id, in: collection) {
+                    copy = id
+                    break
+                }
+                if let there = copy {
+                    claimed.insert(there)
+                    plan.alreadyThere += 1
+                    plan.moved.append(entry.source)
+                    plan.written.append(Written(source: entry.source, collection: name, id: there, secret: entry.secret))
+                    continue
+                }
+                if let same = matching.first {
                     switch rule {
                     case .refuse:
                         plan.conflicts += 1
                     case .keep:
                         plan.kept += 1
                     case .replace:
+                        claimed.insert(same)
                         plan.replaced += 1
                         plan.moved.append(entry.source)
+                        plan.written.append(Written(source: entry.source, collection: name, id: same, secret: entry.secret))
                         plan.operations.append(
                             .update(Query(.genericPassword, attributes: collection.named(VaultCollection.secretGroup, name, same)), attributes: Attributes(), value: entry.secret))
                         var changed = Attributes()
                         changed.label = record.label
-                        changed.generic = ItemRecordCoding.encode(attributes: record.attributes, contentType: record.contentType)
+                        changed.generic = ItemRecordCoding.encode(attributes: record.attributes, contentType: record.contentType, dates: record.kept)
                         plan.operations.append(
                             .update(Query(.genericPassword, attributes: collection.named(VaultCollection.itemGroup, name, same)), attributes: changed, value: nil))
                     }
@@ -113,6 +161,7 @@ package enum ServedItems {
                 while !ids.insert(id).inserted { id = ItemID.make() }
                 plan.added += 1
                 plan.moved.append(entry.source)
+                plan.written.append(Written(source: entry.source, collection: name, id: id, secret: entry.secret))
                 plan.operations += [.add(collection.secretRow(id, entry.secret)), .add(collection.itemRow(id, record))]
                 plan.operations += entry.attributes.map { .add(collection.pairRow(id, $0.key, $0.value)) }
                 pairs += entry.attributes.map { (id, $0.key, $0.value) }
@@ -132,18 +181,39 @@ package enum ServedItems {
         try vault.write(plan.operations)
     }
 
-    /// The id of an item of `collection` that ``isSameItem(_:_:)`` says `attributes` names, if any.
-    private static func sameAttributes(_ attributes: [String: String], in collection: VaultCollection) throws(StoreError) -> String? {
+    /// The ids of the items of `collection` that ``isSameItem(_:_:)`` says `attributes` names.
+    private static func sameAttributes(_ attributes: [String: String], in collection: VaultCollection) throws(StoreError) -> [String] {
         let found: [String]
         do { found = try collection.search(attributes.filter { $0.key != schemaKey }) } catch { throw storeError(error) }
+        var same: [String] = []
         for id in found {
             do {
-                if isSameItem(try collection.record(id).attributes, attributes) { return id }
+                if isSameItem(try collection.record(id).attributes, attributes) { same.append(id) }
             } catch {
                 throw storeError(error)
             }
         }
-        return nil
+        return same
+    }
+
+    /// Whether the vault item `id` is `entry` as it is: label, attributes, content type and secret.
+    private static func isCopy(_ entry: Entry, of id: String, in collection: VaultCollection) throws(StoreError) -> Bool {
+        do throws(ServiceError) {
+            let record = try collection.record(id)
+            guard record.label == entry.label, isSameItem(record.attributes, entry.attributes), record.contentType == entry.contentType else { return false }
+            return try collection.secret(id) == entry.secret
+        } catch {
+            throw storeError(error)
+        }
+    }
+
+    /// The sources of `plan` whose secret the vault now holds, read back after the write:
+    /// only those may leave the source.
+    package static func held(_ plan: ImportPlan, in vault: any Store) -> [String] {
+        plan.written.filter { written in
+            let collection = VaultCollection(name: written.collection, label: "", store: vault)
+            return (try? collection.secret(written.id)) == written.secret
+        }.map(\.source)
     }
 
     private static let schemaKey = "xdg:schema"
@@ -212,7 +282,10 @@ package enum ServedItems {
                 for id in try collection.itemIDs() {
                     let record = try collection.record(id)
                     let secret = try collection.secret(id)
-                    entries.append(Entry(source: "\(collection.name)/\(id)", label: record.label, attributes: record.attributes, secret: secret, contentType: record.contentType))
+                    entries.append(
+                        Entry(
+                            source: "\(collection.name)/\(id)", label: record.label, attributes: record.attributes, secret: secret, contentType: record.contentType,
+                            created: record.created, modified: record.modified))
                 }
             } catch {
                 throw storeError(error)

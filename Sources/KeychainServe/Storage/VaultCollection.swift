@@ -200,9 +200,12 @@ final class VaultCollection: SecretCollection {
         guard let generic = item.attributes.generic, let decoded = ItemRecordCoding.decode(generic) else {
             throw .init(.failed, "the vault row of \(path)/\(id) does not hold a Secret Service item's attributes")
         }
+        let created = Self.seconds(item.attributes.creationDate ?? Date()), modified = Self.seconds(item.attributes.modificationDate ?? Date())
+        // An imported item shows its source's dates until it changes here.
+        let kept = decoded.dates
         return SecretItemRecord(
             label: item.attributes.label ?? "", attributes: decoded.attributes, contentType: decoded.contentType,
-            created: Self.seconds(item.attributes.creationDate ?? Date()), modified: Self.seconds(item.attributes.modificationDate ?? Date()))
+            created: kept?.created ?? created, modified: kept.map { modified > created ? modified : $0.modified } ?? modified, kept: kept)
     }
 
     func secret(_ id: String) throws(ServiceError) -> SecretBytes {
@@ -283,7 +286,7 @@ final class VaultCollection: SecretCollection {
         }
         var changed = Attributes()
         changed.label = new.label
-        changed.generic = ItemRecordCoding.encode(attributes: new.attributes, contentType: new.contentType)
+        changed.generic = ItemRecordCoding.encode(attributes: new.attributes, contentType: new.contentType, dates: new.kept)
         operations.append(.update(Query(.genericPassword, attributes: named(Self.itemGroup, scope, id)), attributes: changed, value: nil))
         if synchronizes {
             // Every index row of the item written again with its record: each row travels on
@@ -330,7 +333,7 @@ final class VaultCollection: SecretCollection {
         var attributes = named(Self.itemGroup, scope, id)
         attributes.accessibility = .afterFirstUnlock
         attributes.label = record.label
-        attributes.generic = ItemRecordCoding.encode(attributes: record.attributes, contentType: record.contentType)
+        attributes.generic = ItemRecordCoding.encode(attributes: record.attributes, contentType: record.contentType, dates: record.kept)
         return Item(.genericPassword, attributes: attributes, value: SecretBytes(count: 0) { _ in })
     }
 

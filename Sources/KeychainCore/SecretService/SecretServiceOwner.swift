@@ -1,0 +1,176 @@
+/// Who owns `org.freedesktop.secrets` on the session bus, as the bus itself answers
+/// (`GetNameOwner`, `GetConnectionUnixProcessID`), and, when the owner is `keychain serve`,
+/// the vault it says it serves.
+///
+/// Asking never starts a provider: the bus is asked about the name, and the owner is called
+/// by its unique name (`:1.42`), which D-Bus activation never acts on. So `keychain status`
+/// and the checks before `migrate --foreign` and `serve` leave the bus as they found it, and
+/// they work as an ordinary user, for whom the daemon's `/proc` entries are closed.
+public struct SecretServiceOwner: Sendable, Equatable {
+    /// The vault a `keychain serve` on the bus says it serves.
+    public struct ServedVault: Sendable, Equatable {
+        /// The vault's id (``Vault/identifier``).
+        public let identifier: String
+        /// The vault file's path as the daemon opened it.
+        public let path: String
+    }
+
+    /// The interface of `keychain serve`'s own on the service object `/org/freedesktop/secrets`,
+    /// whose read-only properties `VaultID` and `VaultPath` name the vault it serves.
+    public static let identityInterface = "keychain.Serve"
+    /// The bus name of every Secret Service provider.
+    public static let busName = "org.freedesktop.secrets"
+
+    /// The owner's unique name on the bus.
+    public let uniqueName: String
+    /// The owner's process, as the bus reports it; nil when the bus does not say.
+    public let processID: Int32?
+    /// The vault it serves, when the owner is `keychain serve`; nil for any other provider.
+    public let servedVault: ServedVault?
+
+    /// The name's owner now, or nil when nothing owns it (nothing is started to find out).
+    /// - Parameter timeout: the longest each call to the bus or the owner may take.
+    /// - Throws: ``StoreError/unavailable(_:)`` without libsecret (whose GLib asks the bus) or
+    ///   without a session bus to ask.
+    public static func current(timeout: Duration = .seconds(2)) throws(StoreError) -> SecretServiceOwner? {
+        let bus = try SessionBus(timeout: timeout)
+        guard let unique = try bus.nameOwner() else { return nil }
+        let pid = bus.processID(of: unique)
+        var served: ServedVault?
+        if let identifier = bus.stringProperty(of: unique, identityInterface, "VaultID"), let path = bus.stringProperty(of: unique, identityInterface, "VaultPath") {
+            served = ServedVault(identifier: identifier, path: path)
+        }
+        return SecretServiceOwner(uniqueName: unique, processID: pid, servedVault: served)
+    }
+
+    /// Makes the session bus read its configuration and activation files again
+    /// (`ReloadConfig`), so that the next call for a name that has no owner starts what the
+    /// activation files say now: the bus otherwise keeps starting the provider it read at its
+    /// start when a newer file of the user's names another.
+    /// - Throws: ``StoreError/unavailable(_:)`` without a session bus, or when it refuses.
+    public static func reloadBusConfiguration(timeout: Duration = .seconds(2)) throws(StoreError) {
+        try SessionBus(timeout: timeout).reloadConfiguration()
+    }
+
+    /// Whether the owner is `keychain serve` serving `vault`: the same vault id, or the same file.
+    public func serves(_ vault: Vault) -> Bool {
+        guard let servedVault else { return false }
+        if let identifier = vault.identifier, identifier == servedVault.identifier { return true }
+        return servedVault.path == vault.location.path
+    }
+
+    /// The label of the collection the owner's `default` alias names and whether it is locked,
+    /// asked of the owner by its unique name; nil when it names none or does not answer.
+    public func defaultCollection(timeout: Duration = .seconds(2)) -> (label: String, locked: Bool)? {
+        guard let bus = try? SessionBus(timeout: timeout), let path = bus.defaultCollectionPath(of: uniqueName), path != "/",
+            let label = bus.stringProperty(of: uniqueName, "org.freedesktop.Secret.Collection", "Label", at: path),
+            let locked = bus.booleanProperty(of: uniqueName, "org.freedesktop.Secret.Collection", "Locked", at: path)
+        else { return nil }
+        return (label, locked)
+    }
+}
+
+/// GLib's connection to the session bus (through libsecret's GIO), for calls that never
+/// activate a name. Holds its reference to the connection until released.
+final class SessionBus {
+    let library: LibSecret
+    let connection: LibSecret.Pointer
+    let timeoutMilliseconds: Int32
+    /// `G_BUS_TYPE_SESSION` and `G_DBUS_CALL_FLAGS_NO_AUTO_START`.
+    static let sessionBus: Int32 = 2
+    static let noAutoStart: Int32 = 1
+
+    init(timeout: Duration) throws(StoreError) {
+        library = try LibSecret.shared.get()
+        var error: LibSecret.Pointer?
+        guard let connection = library.busGetSync(Self.sessionBus, nil, &error) else {
+            let why = library.consume(error)?.message ?? "no session bus"
+            throw .unavailable("no session bus to ask who serves \(SecretServiceOwner.busName) (\(why))")
+        }
+        self.connection = connection
+        let (seconds, attoseconds) = timeout.components
+        timeoutMilliseconds = Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+    }
+
+    deinit { library.objectUnref(connection) }
+
+    /// A call's failure: GLib's message, which carries the D-Bus error's name.
+    struct CallFailure: Error {
+        let message: String
+    }
+
+    /// One call with string arguments; its reply (unref it), or the GError's message.
+    private func call(_ destination: String, _ path: String, _ interface: String, _ method: String, _ arguments: [String]) -> Result<LibSecret.Pointer, CallFailure> {
+        call(destination, path, interface, method, values: arguments.map { library.variantNewString($0) })
+    }
+
+    /// One call whose arguments are GVariants (floating: the call takes them); its reply
+    /// (unref it), or the GError's message.
+    func call(_ destination: String, _ path: String, _ interface: String, _ method: String, values: [LibSecret.Pointer?]) -> Result<LibSecret.Pointer, CallFailure> {
+        var values = values
+        let parameters = values.withUnsafeMutableBufferPointer { library.variantNewTuple($0.baseAddress, $0.count) }
+        var error: LibSecret.Pointer?
+        let reply = library.connectionCallSync(connection, destination, path, interface, method, parameters, nil, Self.noAutoStart, timeoutMilliseconds, nil, &error)
+        if let reply { return .success(reply) }
+        return .failure(CallFailure(message: library.consume(error)?.message ?? "no reply"))
+    }
+
+    /// The first value of a reply, read by `read`, then the reply is released.
+    func first<T>(_ reply: LibSecret.Pointer, _ read: (LibSecret.Pointer?) -> T?) -> T? {
+        defer { library.variantUnref(reply) }
+        let child = library.variantGetChildValue(reply, 0)
+        defer { library.variantUnref(child) }
+        return read(child)
+    }
+
+    func string(_ value: LibSecret.Pointer?) -> String? {
+        library.variantGetString(value, nil).map { String(cString: $0) }
+    }
+
+    /// The unique name owning the Secret Service's name, or nil when none does.
+    func nameOwner() throws(StoreError) -> String? {
+        switch call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner", [SecretServiceOwner.busName]) {
+        case .success(let reply): return first(reply, string)
+        case .failure(let error):
+            if error.message.contains("NameHasNoOwner") { return nil }
+            throw .unavailable("the session bus did not say who owns \(SecretServiceOwner.busName): \(error.message)")
+        }
+    }
+
+    func reloadConfiguration() throws(StoreError) {
+        switch call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "ReloadConfig", []) {
+        case .success(let reply): library.variantUnref(reply)
+        case .failure(let error): throw .unavailable("the session bus did not read its configuration again: \(error.message)")
+        }
+    }
+
+    func processID(of unique: String) -> Int32? {
+        guard case .success(let reply) = call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixProcessID", [unique]) else {
+            return nil
+        }
+        return first(reply) { Int32(bitPattern: library.variantGetUInt32($0)) }
+    }
+
+    /// A property's value (`Properties.Get`), unwrapped from its variant and read by `read`.
+    func property<T>(of unique: String, _ interface: String, _ name: String, at path: String, _ read: (LibSecret.Pointer?) -> T?) -> T? {
+        guard case .success(let reply) = call(unique, path, "org.freedesktop.DBus.Properties", "Get", [interface, name]) else { return nil }
+        return first(reply) { boxed in
+            let inner = library.variantGetVariant(boxed)
+            defer { library.variantUnref(inner) }
+            return read(inner)
+        }
+    }
+
+    func stringProperty(of unique: String, _ interface: String, _ name: String, at path: String = "/org/freedesktop/secrets") -> String? {
+        property(of: unique, interface, name, at: path, string)
+    }
+
+    func booleanProperty(of unique: String, _ interface: String, _ name: String, at path: String) -> Bool? {
+        property(of: unique, interface, name, at: path) { library.variantGetBoolean($0) != 0 }
+    }
+
+    func defaultCollectionPath(of unique: String) -> String? {
+        guard case .success(let reply) = call(unique, "/org/freedesktop/secrets", "org.freedesktop.Secret.Service", "ReadAlias", ["default"]) else { return nil }
+        return first(reply, string)
+    }
+}
