@@ -35,7 +35,7 @@ import KeychainCore
                 script.learn(reply, answering: call)
             }
         }
-        let vaultCollections = daemon.collectionOrder.compactMap { daemon.collections[$0] as? VaultCollection }
+        let vaultCollections = daemon.collections.vaultCollections
         for collection in vaultCollections { checkWhole(collection) }
         // The next input starts from an empty vault (the synchronized collection is never
         // deleted: its items are).

@@ -45,9 +45,7 @@ extension SecretServiceDaemon {
             }
             guard !created.isLocked else { throw .isLocked(ObjectPath.collectionPath(created.name)) }
             try created.deleteCollection()
-            collections[created.name] = nil
-            collectionOrder.removeAll { $0 == created.name }
-            aliases = aliases.filter { $0.value != created.name }
+            collections.remove(created.name)
             emit(ObjectPath.root, ServiceInterface.name, "CollectionDeleted", [.objectPath(ObjectPath.collectionPath(created.name))])
             propertiesChanged(ObjectPath.root, ServiceInterface.name, [], invalidated: ["Collections"])
             return [.objectPath(ObjectPath.none)]

@@ -57,7 +57,7 @@ extension SecretServiceDaemon {
     func properties(of object: ObjectPath, _ interface: String) throws(ServiceError) -> [Property] {
         switch (object, interface) {
         case (.service, ServiceInterface.name):
-            let names = collectionOrder
+            let names = collections.names
             return [("Collections", { () throws(ServiceError) in .paths(names.map(ObjectPath.collectionPath)) })]
         case (.collection, CollectionInterface.name):
             return collectionProperties(try collection(object))
