@@ -37,6 +37,13 @@ struct FairShareTests {
         #expect(kill(served.servePID, 0) == 0, "the daemon stopped")
     }
 
+    @Test("sixteen connections holding 1,024 sessions each do not lock out the next client")
+    func manyConnectionsDoNotLockOutAnother() throws {
+        let served = try ServedVault()
+        let got = try Self.checks("many-clients", served)
+        #expect(got["sixteen-clients-hold-16384"] == "ok" && got["next-client-served"] == "ok", "\(got)")
+    }
+
     @Test("secretstorage reads 1,100 items, opening a session for each and closing none")
     func secretstorageReadsManyItems() throws {
         let served = try ServedVault()

@@ -62,6 +62,18 @@ if sys.argv[1] == "sessions":
     properties = {"org.freedesktop.Secret.Item.Label": ("s", "big"), "org.freedesktop.Secret.Item.Attributes": ("a{ss}", {"fill": "again"})}
     report("room-after-delete", call(b, ROOT + "/aliases/session", "org.freedesktop.Secret.Collection", "CreateItem", "a{sv}(oayays)b",
                                      properties, (session, b"", b"x" * (1 << 20), "text/plain"), False)[0])
+elif sys.argv[1] == "many-clients":
+    # Sixteen connections of one program hold 1,024 sessions each, what filled the daemon before:
+    # a client that comes next is still served.
+    holders = [open_dbus_connection(bus="SESSION") for _ in range(16)]
+    refused = None
+    for holder in holders:
+        for _ in range(1024):
+            status, _ = service(holder, "OpenSession", "sv", "plain", ("s", ""))
+            if status != "ok":
+                refused = refused or status
+    report("sixteen-clients-hold-16384", refused or "ok")
+    report("next-client-served", service(a, "OpenSession", "sv", "plain", ("s", ""))[0])
 else:
     # A prompt belongs to the client Unlock answered.
     status, (unlocked, prompt) = service(a, "Unlock", "ao", [ROOT + "/collection/login"])
