@@ -88,27 +88,16 @@ final class SecretServiceDaemon {
             // A call may leave the interface out: the object's interface with that method takes it.
             interface = interfaces.first { Self.methods[$0]?[member] != nil } ?? Self.propertiesInterface
         }
-        let expected: String
-        if interface == Self.propertiesInterface {
-            guard let signature = Self.propertySignatures[member] else { throw .unknownMethod(interface, member) }
-            expected = signature
-        } else {
-            guard interfaces.contains(interface), let signature = Self.methods[interface]?[member]?.arguments else { throw .unknownMethod(interface, member) }
-            expected = signature
+        // Properties answers on every object (with nothing, where the object has none).
+        guard interface == Self.propertiesInterface || interfaces.contains(interface), let method = Self.methods[interface]?[member] else {
+            throw .unknownMethod(interface, member)
         }
         let given = message.signature
-        guard given == expected else {
-            throw .init(.invalidArgs, "\(interface).\(member) takes arguments of signature '\(expected)', not '\(given)'")
+        guard given == method.arguments else {
+            throw .init(.invalidArgs, "\(interface).\(member) takes arguments of signature '\(method.arguments)', not '\(given)'")
         }
-        let call = Call(object: object, path: message.path, sender: message.sender, arguments: try message.arguments())
-        switch interface {
-        case Self.propertiesInterface: return (try propertiesCall(member, call, interfaces: interfaces), false)
-        case ServiceInterface.name: return try serviceCall(member, call)
-        case CollectionInterface.name: return (try collectionCall(member, call), false)
-        case ItemInterface.name: return try itemCall(member, call)
-        case SessionInterface.name: return (try sessionCall(member, call), false)
-        default: return (try promptCall(member, call), false)
-        }
+        let call = Call(object: object, path: message.path, sender: message.sender, arguments: try message.arguments(), interfaces: interfaces)
+        return (try method.handle(self, call), method.carriesSecret)
     }
 
     /// The interfaces the object answers; `NoSuchObject` for one that does not exist.
@@ -188,4 +177,6 @@ struct Call {
     /// The caller's unique bus name.
     let sender: String
     let arguments: [BusValue]
+    /// The interfaces the object answers.
+    let interfaces: [String]
 }

@@ -50,7 +50,6 @@ import KeychainCore
     private static func checkShape(of reply: [BusValue], for call: IncomingCall) {
         let announced: String?
         switch call.interface {
-        case SecretServiceDaemon.propertiesInterface: announced = ["Get": "v", "GetAll": "a{sv}", "Set": ""][call.member]
         case IntrospectableInterface.name: announced = "s"
         default: announced = SecretServiceDaemon.methods[call.interface]?[call.member]?.reply
         }

@@ -18,17 +18,23 @@ enum PromptInterface {
     static let name = "org.freedesktop.Secret.Prompt"
     /// The longest window id passed on to the pinentry (an X11 or Wayland handle is short).
     static let windowIDLimit = 128
+
+    static let methods = [
+        ServedMethod(name, "Prompt", "s", "") { (daemon, call) throws(ServiceError) in try daemon.prompt(call) },
+        ServedMethod(name, "Dismiss", "", "") { (daemon, call) throws(ServiceError) in
+            guard case .prompt(let id) = call.object else { throw .noSuchObject(call.path) }
+            try daemon.prompts.check(id, by: call.sender)
+            daemon.prompts.remove(id)?.cancel()
+            daemon.promptCompleted(id, dismissed: true, [])
+            return []
+        },
+    ]
 }
 
 extension SecretServiceDaemon {
-    func promptCall(_ member: String, _ call: Call) throws(ServiceError) -> [BusValue] {
+    fileprivate func prompt(_ call: Call) throws(ServiceError) -> [BusValue] {
         guard case .prompt(let id) = call.object else { throw .noSuchObject(call.path) }
         try prompts.check(id, by: call.sender)
-        if member == "Dismiss" {
-            prompts.remove(id)?.cancel()
-            promptCompleted(id, dismissed: true, [])
-            return []
-        }
         // Prompt called again while its dialog is up: the dialog's end completes it.
         if prompts.isWaiting(id) { return [] }
         let vaultCollections = collections.vaultCollections

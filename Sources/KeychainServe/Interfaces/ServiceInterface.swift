@@ -3,74 +3,73 @@ import KeychainCore
 /// `org.freedesktop.Secret.Service`, on `/org/freedesktop/secrets`.
 enum ServiceInterface {
     static let name = "org.freedesktop.Secret.Service"
-}
 
-extension SecretServiceDaemon {
-    func serviceCall(_ member: String, _ call: Call) throws(ServiceError) -> ([BusValue], Bool) {
-        let a = call.arguments
-        switch member {
-        case "OpenSession":
-            return (try openSession(algorithm: a[0].string!, input: a[1].variantContents!, sender: call.sender), false)
-        case "SearchItems":
-            let attributes = try checkedAttributes(a[0])
+    static let methods = [
+        ServedMethod(name, "OpenSession", "sv", "vo") { (daemon, call) throws(ServiceError) in
+            let (output, path) = try daemon.sessions.open(algorithm: call.arguments[0].string!, input: call.arguments[1].variantContents!, for: call.sender)
+            return [.variant(output), .objectPath(path)]
+        },
+        ServedMethod(name, "CreateCollection", "a{sv}s", "oo") { (daemon, call) throws(ServiceError) in
+            try daemon.createCollection(properties: call.arguments[0], alias: call.arguments[1].string!)
+        },
+        ServedMethod(name, "SearchItems", "a{ss}", "aoao") { (daemon, call) throws(ServiceError) in
+            let attributes = try daemon.checkedAttributes(call.arguments[0])
             var unlocked: [String] = [], locked: [String] = []
-            for collection in collections.all {
+            for collection in daemon.collections.all {
                 let paths = try collection.search(attributes).map { ObjectPath.itemPath(collection.name, $0) }
                 if collection.isLocked { locked += paths } else { unlocked += paths }
             }
-            return ([.paths(unlocked), .paths(locked)], false)
-        case "Unlock":
-            return (try unlock(a[0].pathList!, for: call.sender), false)
-        case "Lock":
-            return (try lock(a[0].pathList!), false)
-        case "GetSecrets":
-            let session = try session(a[1].objectPath!, for: call.sender)
+            return [.paths(unlocked), .paths(locked)]
+        },
+        ServedMethod(name, "Unlock", "ao", "aoo") { (daemon, call) throws(ServiceError) in try daemon.unlock(call.arguments[0].pathList!, for: call.sender) },
+        ServedMethod(name, "Lock", "ao", "aoo") { (daemon, call) throws(ServiceError) in try daemon.lock(call.arguments[0].pathList!) },
+        ServedMethod(name, "GetSecrets", "aoo", "a{o(oayays)}", carriesSecret: true) { (daemon, call) throws(ServiceError) in
+            let session = try daemon.session(call.arguments[1].objectPath!, for: call.sender)
             var secrets: [BusValue] = []
-            for path in Set(a[0].pathList!).sorted() {
+            for path in Set(call.arguments[0].pathList!).sorted() {
                 // Items that do not exist, or whose collection is locked, are left out, as the
                 // specification's reply maps only the items whose secrets it gives.
-                guard let (collection, id) = try? item(at: path), !collection.isLocked, let record = try? collection.record(id),
+                guard let (collection, id) = try? daemon.item(at: path), !collection.isLocked, let record = try? collection.record(id),
                     let value = try? collection.secret(id)
                 else { continue }
                 secrets.append(.entry(.objectPath(path), try session.secretStruct(value, contentType: record.contentType)))
             }
-            return ([.array(element: "{o(oayays)}", secrets)], true)
-        case "ReadAlias":
-            let alias = a[0].string!
+            return [.array(element: "{o(oayays)}", secrets)]
+        },
+        ServedMethod(name, "ReadAlias", "s", "o") { (daemon, call) throws(ServiceError) in
             // The vault may have opened since start (`keychain unlock`): its aliases come in now.
-            loadVaultContents()
-            guard let collection = collections.resolve(alias: alias) else { return ([.objectPath(ObjectPath.none)], false) }
-            return ([.objectPath(ObjectPath.collectionPath(collection.name))], false)
-        case "SetAlias":
-            let alias = a[0].string!, target = a[1].objectPath!
-            guard alias.utf8.count <= 255, !alias.isEmpty, alias.utf8.allSatisfy({ $0 == 95 || (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) }) else {
-                throw .init(.invalidArgs, "an alias is letters, digits and underscores")
-            }
-            if target == ObjectPath.none {
-                try keepAlias(alias, naming: nil)
-                collections.removeAlias(alias)
-                return ([], false)
-            }
-            guard let object = ObjectPath(target), case .collection(let name, false) = object, collections.contains(name) else {
-                throw .noSuchObject(target)
-            }
-            try keepAlias(alias, naming: name)
-            collections.setAlias(alias, to: name)
-            return ([], false)
-        default:  // CreateCollection
-            return (try createCollection(properties: a[0], alias: a[1].string!), false)
-        }
-    }
+            daemon.loadVaultContents()
+            guard let collection = daemon.collections.resolve(alias: call.arguments[0].string!) else { return [.objectPath(ObjectPath.none)] }
+            return [.objectPath(ObjectPath.collectionPath(collection.name))]
+        },
+        ServedMethod(name, "SetAlias", "so", "") { (daemon, call) throws(ServiceError) in
+            try daemon.setAlias(call.arguments[0].string!, to: call.arguments[1].objectPath!)
+            return []
+        },
+    ]
+}
 
-    private func openSession(algorithm: String, input: BusValue, sender: String) throws(ServiceError) -> [BusValue] {
-        let (output, path) = try sessions.open(algorithm: algorithm, input: input, for: sender)
-        return [.variant(output), .objectPath(path)]
+extension SecretServiceDaemon {
+    fileprivate func setAlias(_ alias: String, to target: String) throws(ServiceError) {
+        guard alias.utf8.count <= 255, !alias.isEmpty, alias.utf8.allSatisfy({ $0 == 95 || (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) }) else {
+            throw .init(.invalidArgs, "an alias is letters, digits and underscores")
+        }
+        if target == ObjectPath.none {
+            try keepAlias(alias, naming: nil)
+            collections.removeAlias(alias)
+            return
+        }
+        guard let object = ObjectPath(target), case .collection(let name, false) = object, collections.contains(name) else {
+            throw .noSuchObject(target)
+        }
+        try keepAlias(alias, naming: name)
+        collections.setAlias(alias, to: name)
     }
 
     /// The objects of `paths` open now (the user's unlock state is read again); the rest wait
     /// behind a prompt: a pinentry where one can be shown, else the user's own `keychain unlock`
     /// (``PromptInterface``).
-    private func unlock(_ paths: [String], for sender: String) throws(ServiceError) -> [BusValue] {
+    fileprivate func unlock(_ paths: [String], for sender: String) throws(ServiceError) -> [BusValue] {
         var unlocked: [String] = [], waiting = false
         for path in paths {
             guard let object = ObjectPath(path) else { continue }
@@ -91,7 +90,7 @@ extension SecretServiceDaemon {
     /// Locks the vault for this daemon (whenUnlocked items close; `keychain lock` closes them
     /// for every process of the user). A vault without a passphrase cannot be locked: its
     /// objects stay open and are not listed as locked.
-    private func lock(_ paths: [String]) throws(ServiceError) -> [BusValue] {
+    fileprivate func lock(_ paths: [String]) throws(ServiceError) -> [BusValue] {
         let named = paths.filter { path in
             guard let object = ObjectPath(path) else { return false }
             switch object {
@@ -109,7 +108,7 @@ extension SecretServiceDaemon {
 
     /// A new collection of the vault (a scope of its own, see ``VaultCollection``), named after
     /// its label; the collection the alias names when it names one already.
-    private func createCollection(properties: BusValue, alias: String) throws(ServiceError) -> [BusValue] {
+    fileprivate func createCollection(properties: BusValue, alias: String) throws(ServiceError) -> [BusValue] {
         if !alias.isEmpty, let existing = collections.resolve(alias: alias) {
             return [.objectPath(ObjectPath.collectionPath(existing.name)), .objectPath(ObjectPath.none)]
         }
