@@ -110,6 +110,17 @@ struct DaemonTablesTests {
         }
     }
 
+    @Test("the method table holds each method once, with the specification's signatures, and only GetSecret and GetSecrets carry secrets")
+    func methodTable() {
+        let rows = SecretServiceDaemon.methodTable
+        #expect(Set(rows.map { "\($0.interface).\($0.name)" }).count == rows.count)
+        #expect(rows.count == 8 + 3 + 3 + 1 + 2 + 3)
+        #expect(rows.filter(\.carriesSecret).map(\.name).sorted() == ["GetSecret", "GetSecrets"])
+        #expect(SecretServiceDaemon.methods[ServiceInterface.name]?["GetSecrets"]?.arguments == "aoo")
+        #expect(SecretServiceDaemon.methods[CollectionInterface.name]?["CreateItem"]?.arguments == "a{sv}(oayays)b")
+        #expect(SecretServiceDaemon.methods[PromptInterface.name]?["Prompt"]?.arguments == "s")
+    }
+
     @Test("removing a collection removes the aliases naming it; an alias never names a collection not served")
     func registryAliases() throws {
         var registry = CollectionRegistry([MemoryCollection(name: "session", label: ""), MemoryCollection(name: "work", label: "")])
