@@ -10,6 +10,7 @@ typedef struct { const char *name; const char *message; int _need_free; } sd_bus
 static struct {
     int (*open_user)(csdbus_bus **);
     int (*request_name)(csdbus_bus *, const char *, uint64_t);
+    int (*release_name)(csdbus_bus *, const char *);
     int (*get_unique_name)(csdbus_bus *, const char **);
     int (*add_fallback)(csdbus_bus *, void **, const char *, csdbus_handler, void *);
     int (*add_match)(csdbus_bus *, void **, const char *, csdbus_handler, void *);
@@ -57,6 +58,7 @@ static void load(void) {
 #define SYM(field, name) if (!(*(void **)&lib.field = dlsym(handle, name))) { snprintf(lib.error, sizeof lib.error, "libsystemd.so.0 lacks %s (systemd too old)", name); return; }
     SYM(open_user, "sd_bus_open_user")
     SYM(request_name, "sd_bus_request_name")
+    SYM(release_name, "sd_bus_release_name")
     SYM(get_unique_name, "sd_bus_get_unique_name")
     SYM(add_fallback, "sd_bus_add_fallback")
     SYM(add_match, "sd_bus_add_match")
@@ -103,6 +105,7 @@ int csdbus_load(char *errbuf) {
 // Every call below runs after a successful csdbus_load (the Swift side loads first).
 int csdbus_open_user(csdbus_bus **bus) { return lib.open_user(bus); }
 int csdbus_request_name(csdbus_bus *bus, const char *name, uint64_t flags) { return lib.request_name(bus, name, flags); }
+int csdbus_release_name(csdbus_bus *bus, const char *name) { return lib.release_name(bus, name); }
 int csdbus_get_unique_name(csdbus_bus *bus, const char **name) { return lib.get_unique_name(bus, name); }
 int csdbus_add_fallback(csdbus_bus *bus, const char *prefix, csdbus_handler handler, void *userdata) {
     return lib.add_fallback(bus, NULL, prefix, handler, userdata);

@@ -15,6 +15,9 @@ enum ServeCommand {
                 "install",
                 "write the D-Bus activation file and a systemd user unit, so that the first Secret Service call starts keychain serve, make the running bus read them, say who the next call reaches; then exit"
             ),
+            .value(
+                "idle-exit", "SECONDS",
+                "stop once no program has held a session or a prompt for SECONDS (0: never); default \(defaultIdleExit) when the bus started it, never otherwise"),
         ],
         examples: [
             "keychain serve &                      # then: secret-tool store --label=Token service api",
@@ -23,7 +26,7 @@ enum ServeCommand {
             "keychain serve --install             # started on demand from now on",
         ],
         notes:
-            "Items other programs store (secret-tool, git-credential-libsecret, Python keyring...) go in the vault's login collection, the default; the session collection lives in memory until serve stops. Their secrets are whenUnlocked: while the vault is locked, programs see the items but no secret. With KEYCHAIN_PASSPHRASE_FILE (or a systemd credential) it unlocks the vault at start. Otherwise a program's unlock shows a pinentry (KEYCHAIN_PINENTRY, else pinentry on PATH) where one can be shown: on the desktop (DISPLAY, WAYLAND_DISPLAY), or on the terminal GPG_TTY names or serve runs in; the passphrase unlocks the vault as keychain unlock does. With nowhere to show one, programs are told to run keychain unlock. Aliases programs set are kept in the vault. Runs until another provider replaces it; stops with SIGTERM.",
+            "Items other programs store (secret-tool, git-credential-libsecret, Python keyring...) go in the vault's login collection, the default; the session collection lives in memory until serve stops. Their secrets are whenUnlocked: while the vault is locked, programs see the items but no secret. With KEYCHAIN_PASSPHRASE_FILE (or a systemd credential) it unlocks the vault at start. Otherwise a program's unlock shows a pinentry (KEYCHAIN_PINENTRY, else pinentry on PATH) where one can be shown: on the desktop (DISPLAY, WAYLAND_DISPLAY), or on the terminal GPG_TTY names or serve runs in; the passphrase unlocks the vault as keychain unlock does. With nowhere to show one, programs are told to run keychain unlock. Aliases programs set are kept in the vault. Runs until another provider replaces it; stops with SIGTERM. Started by the bus (D-Bus activation), it stops after 10 idle minutes and the next call starts it again.",
         run: run)
 
     private static func run(_ context: Context) throws(CommandFailure) -> ExitCode {
@@ -39,11 +42,12 @@ enum ServeCommand {
         if let named = context.environment["KEYCHAIN_PINENTRY"], !named.isEmpty, !named.hasPrefix("/") || access(named, X_OK) != 0 {
             context.terminal.writeError("keychain: KEYCHAIN_PINENTRY (\(named)) is not the path of a program: clients will be told to run keychain unlock\n")
         }
+        let idleExit = try idleExit(context)
         let replace = context.arguments.has("replace")
         let location = vault.location.path
         let why: String
         do {
-            why = try SecretServiceProvider.serve(vault: vault, replace: replace) {
+            why = try SecretServiceProvider.serve(vault: vault, replace: replace, idleExit: idleExit) {
                 context.terminal.writeError("keychain: serving \(location) as org.freedesktop.secrets on the session bus\n")
             }
         } catch {
@@ -62,6 +66,19 @@ enum ServeCommand {
         }
         context.terminal.writeError("keychain: \(why)\n")
         return .success
+    }
+
+    /// Seconds an activated `keychain serve` waits idle before it stops (documented in the notes).
+    static let defaultIdleExit = 600
+
+    /// How long serve stays up with no client: `--idle-exit`, else ``defaultIdleExit`` when the
+    /// bus started it (it sets DBUS_STARTER_BUS_TYPE for the programs it activates), else forever.
+    private static func idleExit(_ context: Context) throws(CommandFailure) -> Duration? {
+        if let given = context.arguments.value("idle-exit") {
+            guard let seconds = Int(given), seconds >= 0 else { throw CommandFailure("--idle-exit takes a whole number of seconds, not \(given)", code: .usage) }
+            return seconds == 0 ? nil : .seconds(seconds)
+        }
+        return context.environment["DBUS_STARTER_BUS_TYPE"] == nil ? nil : .seconds(defaultIdleExit)
     }
 
     private static func install(_ context: Context) throws(CommandFailure) -> ExitCode {

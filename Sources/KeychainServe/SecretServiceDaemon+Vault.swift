@@ -16,9 +16,9 @@ extension SecretServiceDaemon {
         self.init(
             bus: bus, vault: vault, collections: [login, MemoryCollection(name: "session", label: "Session"), synchronized] + created,
             defaultCollection: "login")
-        aliases["session"] = "session"
+        collections.setAlias("session", to: "session")
         // Unless the user pointed `sync` elsewhere (SetAlias, kept in the vault): theirs wins,
         // now or when the vault's aliases can be read.
-        if aliases[VaultCollection.synchronizedScope] == nil { aliases[VaultCollection.synchronizedScope] = synchronized.name }
+        if collections.aliases[VaultCollection.synchronizedScope] == nil { collections.setAlias(VaultCollection.synchronizedScope, to: synchronized.name) }
     }
 }

@@ -8,10 +8,6 @@ import KeychainCore
 final class SecretServiceDaemon {
     static let busName = "org.freedesktop.secrets"
 
-    /// The most sessions one client may hold open at once, and all clients together: a client
-    /// opening sessions in a loop is refused before the daemon's memory grows without bound.
-    static let sessionsPerClient = 1_024
-    static let sessionLimit = 16_384
     /// The most attribute pairs one item or search may carry, and bytes of a name, value or label.
     static let attributeLimit = 256
     static let textLimit = 16_384
@@ -21,38 +17,31 @@ final class SecretServiceDaemon {
     let bus: BusConnection?
     /// The vault behind the persistent collections, for `Lock`.
     let vault: Vault?
-    var collections: [String: any SecretCollection] = [:]
-    /// Collection names in the order `Collections` lists them.
-    var collectionOrder: [String] = []
-    /// Alias to collection name; `default` names `login`.
-    var aliases: [String: String] = [:]
-    var sessions: [String: TransferSession] = [:]
-    var sessionsByClient: [String: Int] = [:]
-    var prompts: Set<String> = []
+    /// The collections served and their aliases.
+    var collections: CollectionRegistry
+    /// The clients' open sessions.
+    var sessions = SessionTable()
+    /// The prompts handed out and the unlock dialog they wait on.
+    var prompts = PromptTable()
     /// The pinentry a prompt shows to unlock the vault; nil when none can be shown.
     let pinentry = PinentryChoice.choose(environment: ProcessEnvironment.current)
-    /// The unlock dialog showing now and the prompts waiting on it (``PendingUnlock``).
-    var pendingUnlock: PendingUnlock?
     /// Whether the collections and aliases kept in the vault have been read (they cannot be
     /// while the vault is locked since boot: ``loadVaultContents()``).
     var vaultContentsLoaded = false
-    private var nextObject: UInt64 = 1
+    /// When the daemon last answered a call (not when a client left: every program leaving the
+    /// bus says so, whether it ever called the daemon or not).
+    private(set) var lastActivity = ContinuousClock.now
+
+    /// Whether no client holds anything of the daemon's: no session open, no prompt handed out,
+    /// no dialog showing (what an activated daemon waits for before it exits when idle).
+    var holdsNothing: Bool { sessions.isEmpty && prompts.isEmpty }
 
     init(bus: BusConnection?, vault: Vault?, collections: [any SecretCollection], defaultCollection: String) {
         self.bus = bus
         self.vault = vault
-        for collection in collections {
-            self.collections[collection.name] = collection
-            collectionOrder.append(collection.name)
-        }
-        aliases["default"] = defaultCollection
+        self.collections = CollectionRegistry(collections)
+        self.collections.setAlias("default", to: defaultCollection)
         loadVaultContents()
-    }
-
-    /// A new object id (sessions, prompts), never reused while the daemon runs.
-    func newObjectID() -> String {
-        defer { nextObject += 1 }
-        return String(nextObject)
     }
 
     // MARK: - Dispatch
@@ -60,6 +49,7 @@ final class SecretServiceDaemon {
     /// One call, in and out: what sd-bus hands the handler of the object tree.
     func handle(_ message: BusMessage) -> Int32 {
         guard message.isMethodCall, let bus else { return 0 }
+        lastActivity = .now
         do {
             let reply = try OutgoingMessage.reply(to: message)
             let (values, sensitive) = try dispatch(message)
@@ -98,27 +88,16 @@ final class SecretServiceDaemon {
             // A call may leave the interface out: the object's interface with that method takes it.
             interface = interfaces.first { Self.methods[$0]?[member] != nil } ?? Self.propertiesInterface
         }
-        let expected: String
-        if interface == Self.propertiesInterface {
-            guard let signature = Self.propertySignatures[member] else { throw .unknownMethod(interface, member) }
-            expected = signature
-        } else {
-            guard interfaces.contains(interface), let signature = Self.methods[interface]?[member]?.arguments else { throw .unknownMethod(interface, member) }
-            expected = signature
+        // Properties answers on every object (with nothing, where the object has none).
+        guard interface == Self.propertiesInterface || interfaces.contains(interface), let method = Self.methods[interface]?[member] else {
+            throw .unknownMethod(interface, member)
         }
         let given = message.signature
-        guard given == expected else {
-            throw .init(.invalidArgs, "\(interface).\(member) takes arguments of signature '\(expected)', not '\(given)'")
+        guard given == method.arguments else {
+            throw .init(.invalidArgs, "\(interface).\(member) takes arguments of signature '\(method.arguments)', not '\(given)'")
         }
-        let call = Call(object: object, path: message.path, sender: message.sender, arguments: try message.arguments())
-        switch interface {
-        case Self.propertiesInterface: return (try propertiesCall(member, call, interfaces: interfaces), false)
-        case ServiceInterface.name: return try serviceCall(member, call)
-        case CollectionInterface.name: return (try collectionCall(member, call), false)
-        case ItemInterface.name: return try itemCall(member, call)
-        case SessionInterface.name: return (try sessionCall(member, call), false)
-        default: return (try promptCall(member, call), false)
-        }
+        let call = Call(object: object, path: message.path, sender: message.sender, arguments: try message.arguments(), interfaces: interfaces)
+        return (try method.handle(self, call), method.carriesSecret)
     }
 
     /// The interfaces the object answers; `NoSuchObject` for one that does not exist.
@@ -132,7 +111,7 @@ final class SecretServiceDaemon {
             _ = try collection(object).record(id)
             return [ItemInterface.name, Self.propertiesInterface]
         case .session(let id):
-            guard sessions[ObjectPath.sessionPath(id)] != nil else { throw .noSuchObject(ObjectPath.sessionPath(id)) }
+            guard sessions.contains(ObjectPath.sessionPath(id)) else { throw .noSuchObject(ObjectPath.sessionPath(id)) }
             return [SessionInterface.name]
         case .prompt(let id):
             guard prompts.contains(id) else { throw .noSuchObject(ObjectPath.promptPath(id)) }
@@ -141,19 +120,7 @@ final class SecretServiceDaemon {
     }
 
     /// The collection an object path names (by name or alias), or the collection of the item it names.
-    func collection(_ object: ObjectPath) throws(ServiceError) -> any SecretCollection {
-        let name: String, alias: Bool
-        switch object {
-        case .collection(let n, let a): (name, alias) = (n, a)
-        case .item(let n, let a, _): (name, alias) = (n, a)
-        default: throw .noSuchObject("\(object)")
-        }
-        let resolved = alias ? aliases[name] : name
-        guard let resolved, let collection = collections[resolved] else {
-            throw .noSuchObject(alias ? "\(ObjectPath.root)/aliases/\(name)" : ObjectPath.collectionPath(name))
-        }
-        return collection
-    }
+    func collection(_ object: ObjectPath) throws(ServiceError) -> any SecretCollection { try collections.collection(object) }
 
     /// The collection and item id an argument's path names.
     func item(at path: String) throws(ServiceError) -> (collection: any SecretCollection, id: String) {
@@ -163,10 +130,7 @@ final class SecretServiceDaemon {
 
     /// The session `path` names, if `sender` opened it: a client never uses another's session.
     func session(_ path: String, for sender: String) throws(ServiceError) -> TransferSession {
-        guard let session = sessions[path], session.owner == sender else {
-            throw .init(.noSession, "no session \(path) of this client: open one with OpenSession")
-        }
-        return session
+        try sessions.session(path, for: sender)
     }
 
     // MARK: - Signals
@@ -189,10 +153,8 @@ final class SecretServiceDaemon {
 
     /// Closes the sessions of a client that left the bus, and dismisses its prompts.
     func clientLeft(_ name: String) {
-        promptClientLeft(name)
-        guard sessionsByClient[name] != nil else { return }
-        sessions = sessions.filter { $0.value.owner != name }
-        sessionsByClient[name] = nil
+        sessions.clientLeft(name)
+        prompts.clientLeft(name)?.cancel()
     }
 }
 
@@ -215,4 +177,6 @@ struct Call {
     /// The caller's unique bus name.
     let sender: String
     let arguments: [BusValue]
+    /// The interfaces the object answers.
+    let interfaces: [String]
 }

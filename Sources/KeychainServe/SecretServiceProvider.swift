@@ -17,11 +17,14 @@ public enum SecretServiceProvider {
     /// - Parameters:
     ///   - replace: take the name from a provider that owns it (and allows replacement, as
     ///     `keychain serve` does; gnome-keyring never does); without it, refuse to start.
+    ///   - idleExit: when given, stop serving (giving up the name first, so that the next call
+    ///     starts the provider again through its activation file) once no client has held a
+    ///     session or a prompt, and no call has come, for that long.
     ///   - ready: called once the name is owned and every object answers.
-    /// - Returns: why it stopped serving (the name was taken over).
+    /// - Returns: why it stopped serving (the name was taken over, or it was idle).
     /// - Throws: ``ServeError/nameTaken(_:replaceRefused:)`` when another provider owns the name;
     ///   ``ServeError/unavailable(_:)`` with no session bus, no libsystemd, or a failed connection.
-    public static func serve(vault: Vault, replace: Bool, ready: () -> Void = {}) throws(ServeError) -> String {
+    public static func serve(vault: Vault, replace: Bool, idleExit: Duration? = nil, ready: () -> Void = {}) throws(ServeError) -> String {
         let bus = try BusConnection()
         let daemon = SecretServiceDaemon(serving: vault, on: bus)
         try bus.serve(under: ObjectPath.root) { message in daemon.handle(message) }
@@ -36,6 +39,13 @@ public enum SecretServiceProvider {
             [unowned bus] message in
             if let arguments = try? message.arguments(), arguments.first?.string == SecretServiceDaemon.busName {
                 bus.stop("another provider replaced this one as \(SecretServiceDaemon.busName)")
+            }
+        }
+        if let idleExit {
+            bus.check(everySeconds: Int(clamping: min(max(idleExit.components.seconds, 1), 30))) { [unowned bus] in
+                guard daemon.holdsNothing, ContinuousClock.now - daemon.lastActivity >= idleExit else { return nil }
+                bus.releaseName(SecretServiceDaemon.busName)
+                return "no client for \(idleExit.components.seconds) s: stopped until the next Secret Service call starts keychain serve again"
             }
         }
         try bus.requestName(SecretServiceDaemon.busName, replace: replace)

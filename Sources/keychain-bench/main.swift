@@ -10,6 +10,8 @@ import Valet
 //   into a private virtual environment (.build/bench-peers, reused), and keyctl from Debian's
 //   keyutils when run as root, so the peer table is whole.
 //   --serve-only: only `keychain serve` against gnome-keyring-daemon (100 and 10,000 items).
+//   --serve-sizes N,N,...: the collection sizes `keychain serve` is measured at (e.g. 100,10000,100000);
+//   --serve-peer-max N: the largest of them gnome-keyring-daemon is measured at too (10,000 by default).
 
 let arguments = CommandLine.arguments.dropFirst()
 let quick = arguments.contains("--quick")
@@ -77,9 +79,12 @@ func peersPython() -> (interpreter: String?, skipped: String?) {
     }
 }
 
+let serveSizes = option("--serve-sizes").map { $0.split(separator: ",").compactMap { Int($0) } } ?? (quick ? [100, 1_000] : [100, 10_000])
+let servePeerLimit = option("--serve-peer-max").flatMap(Int.init) ?? 10_000
+
 if arguments.contains("--serve-only") {
     var serveReport = Report(machine: [:])
-    ServeBench.compare(python: peersPython().interpreter, scratch: scratch, runs: runs, sizes: quick ? [100, 1_000] : [100, 10_000], into: &serveReport)
+    ServeBench.compare(python: peersPython().interpreter, scratch: scratch, runs: runs, sizes: serveSizes, peerLimit: servePeerLimit, into: &serveReport)
     print(serveReport.table())
     finish()
 }
@@ -397,7 +402,7 @@ let python = Peers.python(script: script, pairs: min(pairs, 50), runs: runs, int
 report.measurements += python.measurements
 report.skipped.merge(python.skipped) { $1 }
 
-ServeBench.compare(python: interpreter, scratch: scratch, runs: runs, sizes: quick ? [100, 1_000] : [100, 10_000], into: &report)
+ServeBench.compare(python: interpreter, scratch: scratch, runs: runs, sizes: serveSizes, peerLimit: servePeerLimit, into: &report)
 
 for index in report.measurements.indices where report.measurements[index].group.hasPrefix("peers: set+get") {
     report.measurements[index].comparedWith = "slower than this vault"

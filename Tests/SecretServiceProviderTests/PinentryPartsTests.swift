@@ -1,7 +1,12 @@
+import Foundation
 import KeychainCore
 import Testing
 
 @testable import KeychainServe
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The pinentry's pure parts: Assuan's escaping both ways, and where a pinentry can be shown.
 @Suite("keychain serve's pinentry parts")
@@ -38,5 +43,49 @@ struct PinentryPartsTests {
         // The passphrase file's name is not passed on to the pinentry.
         let passed = PinentryChoice.choose(environment: program.merging(["DISPLAY": ":0", "KEYCHAIN_PASSPHRASE_FILE": "/p"]) { $1 }, standardInputTerminal: nil)
         #expect(passed?.environment["KEYCHAIN_PASSPHRASE_FILE"] == nil && passed?.environment["DISPLAY"] == ":0")
+    }
+
+    @Test("a pinentry's children end with it: when it is dismissed, and when it exits on its own", .serialized, arguments: ["dismissed", "exits"])
+    func childrenEndWithThePinentry(ending: String) throws {
+        let directory = FileManager.default.temporaryDirectory.path + "/pinentry-children-" + ItemID.make()
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // A wrapper that starts a helper of its own, as a desktop pinentry may, then waits.
+        let script = "#!/bin/sh\nsleep 600 &\necho $! > \(directory)/child\necho OK ready\nread line\n" + (ending == "exits" ? "exit 0\n" : "exec sleep 600\n")
+        #expect(FileManager.default.createFile(atPath: directory + "/pinentry", contents: Data(script.utf8), attributes: [.posixPermissions: 0o700]))
+        // A script just written can be busy for a moment (a process forked elsewhere in the test
+        // run held it open for writing): started again then.
+        let choice = PinentryChoice(program: directory + "/pinentry", ttyName: nil, ttyType: nil, environment: ["PATH": "/usr/bin:/bin"])
+        var started: PinentryProcess?
+        for _ in 0..<50 where started == nil {
+            started = try? PinentryProcess(choice)
+            if started == nil { usleep(20_000) }
+        }
+        let process = try #require(started)
+        guard case .ok = try process.answer(by: .now + .seconds(10)) else {
+            Issue.record("the pinentry did not greet")
+            return
+        }
+        let child = try #require(pid_t(try String(contentsOfFile: directory + "/child", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(Self.isRunning(child))
+        if ending == "dismissed" {
+            process.terminate()
+        } else {
+            try process.send("BYE")
+        }
+        process.reap()
+        var ended = false
+        for _ in 0..<200 where !ended {
+            ended = !Self.isRunning(child)
+            if !ended { usleep(25_000) }
+        }
+        #expect(ended, "the pinentry's child \(child) lives on")
+        if !ended { kill(child, SIGKILL) }
+    }
+
+    /// Whether `pid` names a live process (a zombie waiting for its parent has ended).
+    static func isRunning(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let end = stat.range(of: ")", options: .backwards) else { return false }
+        return !stat[end.upperBound...].hasPrefix(" Z")
     }
 }

@@ -126,13 +126,15 @@ struct PythonClientTests {
         ("set-read-only-property", "org.freedesktop.DBus.Error.InvalidArgs"),
         ("dh-set-secret-bad-iv", "org.freedesktop.DBus.Error.InvalidArgs"),
         ("dh-set-secret-not-blocks", "org.freedesktop.DBus.Error.InvalidArgs"),
-        ("thousands-of-sessions", "org.freedesktop.DBus.Error.LimitsExceeded"),
+        ("thousands-of-sessions", "ok"),
         ("session-after-closing", "ok"),
         ("still-up", "ok"),
         ("secret-intact", "ok"),
     ]
 
-    @Test("wrong signatures, unknown paths, another client's session, malformed Diffie-Hellman values and sessions opened in a loop get their errors, and the daemon stays up")
+    @Test(
+        "wrong signatures, unknown paths, another client's session, malformed Diffie-Hellman values get their errors, sessions opened in a loop are never refused, and the daemon stays up"
+    )
     func badInput() throws {
         let served = try ServedVault()
         let result = try PythonClient.run("bad_input.py", [], served)

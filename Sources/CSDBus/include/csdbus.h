@@ -28,6 +28,7 @@ int csdbus_load(char *errbuf);
 
 int csdbus_open_user(csdbus_bus **bus);
 int csdbus_request_name(csdbus_bus *bus, const char *name, uint64_t flags);
+int csdbus_release_name(csdbus_bus *bus, const char *name);
 int csdbus_get_unique_name(csdbus_bus *bus, const char **name);
 // Calls `handler` for every message to `prefix` or a path under it (a floating slot that lives
 // as long as the bus).

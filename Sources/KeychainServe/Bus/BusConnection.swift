@@ -17,6 +17,10 @@ final class BusConnection {
     /// Descriptors the loop polls beside the bus (an unlock dialog's end), each with what to run
     /// on the bus thread when it is readable.
     private var watches: [Int32: () -> Void] = [:]
+    /// What runs between messages at least every `checkSeconds` while the loop waits, and may
+    /// end it (an idle daemon's exit): the reason to stop, or nil.
+    private var check: (() -> String?)?
+    private var checkSeconds = 1
 
     final class Handler {
         let body: (BusMessage) -> Int32
@@ -59,6 +63,10 @@ final class BusConnection {
         if result < 0 { throw .unavailable("requesting \(name) on the session bus failed: \(String(cString: strerror(-result)))") }
     }
 
+    /// Gives up `name` on the bus: calls to it from now on go to whoever takes it next, or
+    /// start its activation file's program again.
+    func releaseName(_ name: String) { _ = csdbus_release_name(pointer, name) }
+
     /// Calls `body` for every message to `prefix` or below; `body` returns 1 when it replied.
     func serve(under prefix: String, _ body: @escaping (BusMessage) -> Int32) throws(ServeError) {
         let handler = Handler(body)
@@ -98,6 +106,13 @@ final class BusConnection {
 
     func unwatch(_ descriptor: Int32) { watches[descriptor] = nil }
 
+    /// Runs `body` on the bus thread between messages, at least every `seconds` (one or more)
+    /// while the loop waits; a reason it returns ends ``run()`` with that reason.
+    func check(everySeconds seconds: Int, _ body: @escaping () -> String?) {
+        check = body
+        checkSeconds = max(1, seconds)
+    }
+
     /// Handles messages until ``stop(_:)`` or a failure of the connection.
     /// - Returns: why it stopped.
     /// - Throws: ``ServeError/unavailable(_:)`` when the bus connection fails.
@@ -106,13 +121,19 @@ final class BusConnection {
             let processed = csdbus_process(pointer)
             if processed < 0 { throw .unavailable("the session bus connection failed: \(String(cString: strerror(-processed)))") }
             if processed > 0 { continue }
+            if let check, let reason = check() {
+                stopReason = reason
+                break
+            }
             if watches.isEmpty {
-                let waited = csdbus_wait(pointer, UInt64.max)
+                let waited = csdbus_wait(pointer, check == nil ? UInt64.max : UInt64(checkSeconds) * 1_000_000)
                 if waited < 0 && waited != -EINTR { throw .unavailable("waiting on the session bus failed: \(String(cString: strerror(-waited)))") }
             } else {
                 try waitForBusOrWatches()
             }
         }
+        // Calls that came before the name was given up (an idle exit) are answered, not dropped.
+        while csdbus_process(pointer) > 0 {}
         _ = csdbus_flush(pointer)
         return stopReason!
     }
@@ -132,6 +153,10 @@ final class BusConnection {
             clock_gettime(CLOCK_MONOTONIC, &now)
             let nowMicroseconds = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1_000
             timeout = due <= nowMicroseconds ? 0 : Int32(clamping: (due - nowMicroseconds + 999) / 1_000)
+        }
+        if check != nil {
+            let interval = Int32(clamping: checkSeconds * 1_000)
+            timeout = timeout < 0 ? interval : min(timeout, interval)
         }
         let watched = watches.keys.sorted()
         var descriptors = [pollfd(fd: descriptor, events: Int16(truncatingIfNeeded: events), revents: 0)]

@@ -160,11 +160,14 @@ struct CallScript {
 
     private static let members: [(String, String, String)] = {
         var all: [(String, String, String)] = []
-        for (interface, methods) in SecretServiceDaemon.methods.sorted(by: { $0.key < $1.key }) {
-            for (member, signatures) in methods.sorted(by: { $0.key < $1.key }) { all.append((interface, member, signatures.arguments)) }
+        // The specification's interfaces, then Properties, each by name (as before the table, so that a
+        // corpus keeps choosing the same calls).
+        let table = SecretServiceDaemon.methodTable
+        for method in table.filter({ $0.interface != PropertiesInterface.name }).sorted(by: { ($0.interface, $0.name) < ($1.interface, $1.name) }) {
+            all.append((method.interface, method.name, method.arguments))
         }
-        for (member, signature) in SecretServiceDaemon.propertySignatures.sorted(by: { $0.key < $1.key }) {
-            all.append((SecretServiceDaemon.propertiesInterface, member, signature))
+        for method in table.filter({ $0.interface == PropertiesInterface.name }).sorted(by: { $0.name < $1.name }) {
+            all.append((method.interface, method.name, method.arguments))
         }
         return all + [(IntrospectableInterface.name, "Introspect", ""), ("", "Introspect", ""), ("", "GetSecret", "o"), ("org.example.None", "Nothing", "")]
     }()

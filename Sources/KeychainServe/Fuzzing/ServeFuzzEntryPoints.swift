@@ -35,7 +35,7 @@ import KeychainCore
                 script.learn(reply, answering: call)
             }
         }
-        let vaultCollections = daemon.collectionOrder.compactMap { daemon.collections[$0] as? VaultCollection }
+        let vaultCollections = daemon.collections.vaultCollections
         for collection in vaultCollections { checkWhole(collection) }
         // The next input starts from an empty vault (the synchronized collection is never
         // deleted: its items are).
@@ -50,7 +50,6 @@ import KeychainCore
     private static func checkShape(of reply: [BusValue], for call: IncomingCall) {
         let announced: String?
         switch call.interface {
-        case SecretServiceDaemon.propertiesInterface: announced = ["Get": "v", "GetAll": "a{sv}", "Set": ""][call.member]
         case IntrospectableInterface.name: announced = "s"
         default: announced = SecretServiceDaemon.methods[call.interface]?[call.member]?.reply
         }

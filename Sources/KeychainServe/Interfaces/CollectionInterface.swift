@@ -6,52 +6,57 @@ enum CollectionInterface {
     static let name = "org.freedesktop.Secret.Collection"
     static let labelProperty = "org.freedesktop.Secret.Item.Label"
     static let attributesProperty = "org.freedesktop.Secret.Item.Attributes"
+
+    static let methods = [
+        ServedMethod(name, "SearchItems", "a{ss}", "ao") { (daemon, call) throws(ServiceError) in
+            let collection = try daemon.collection(call.object)
+            return [.paths(try collection.search(try daemon.checkedAttributes(call.arguments[0])).map { ObjectPath.itemPath(collection.name, $0) })]
+        },
+        ServedMethod(name, "CreateItem", "a{sv}(oayays)b", "oo") { (daemon, call) throws(ServiceError) in try daemon.createItem(call) },
+        ServedMethod(name, "Delete", "", "o") { (daemon, call) throws(ServiceError) in try daemon.deleteCollection(call) },
+    ]
 }
 
 extension SecretServiceDaemon {
-    func collectionCall(_ member: String, _ call: Call) throws(ServiceError) -> [BusValue] {
+    fileprivate func createItem(_ call: Call) throws(ServiceError) -> [BusValue] {
         let collection = try collection(call.object)
         let a = call.arguments
-        switch member {
-        case "SearchItems":
-            return [.paths(try collection.search(try checkedAttributes(a[0])).map { ObjectPath.itemPath(collection.name, $0) })]
-        case "CreateItem":
-            guard !collection.isLocked else { throw .isLocked(ObjectPath.collectionPath(collection.name)) }
-            var record = SecretItemRecord(label: "", attributes: [:], contentType: "")
-            for (key, value) in a[0].stringKeyedEntries ?? [] {
-                switch key {
-                case CollectionInterface.labelProperty:
-                    guard let label = value.variantContents?.string, label.utf8.count <= Self.textLimit else {
-                        throw .init(.invalidArgs, "\(key) is a string of at most \(Self.textLimit) bytes")
-                    }
-                    record.label = label
-                case CollectionInterface.attributesProperty:
-                    record.attributes = try checkedAttributes(value.variantContents!)
-                default:
-                    // Other properties (Type, from newer clients) are not kept.
-                    continue
+        guard !collection.isLocked else { throw .isLocked(ObjectPath.collectionPath(collection.name)) }
+        var record = SecretItemRecord(label: "", attributes: [:], contentType: "")
+        for (key, value) in a[0].stringKeyedEntries ?? [] {
+            switch key {
+            case CollectionInterface.labelProperty:
+                guard let label = value.variantContents?.string, label.utf8.count <= Self.textLimit else {
+                    throw .init(.invalidArgs, "\(key) is a string of at most \(Self.textLimit) bytes")
                 }
+                record.label = label
+            case CollectionInterface.attributesProperty:
+                record.attributes = try checkedAttributes(value.variantContents!)
+            default:
+                // Other properties (Type, from newer clients) are not kept.
+                continue
             }
-            let (value, contentType) = try openedSecret(a[1], sender: call.sender)
-            record.contentType = contentType
-            let (id, replaced) = try collection.create(record, secret: value, replace: a[2].boolean!)
-            let path = ObjectPath.itemPath(collection.name, id)
-            emit(ObjectPath.collectionPath(collection.name), CollectionInterface.name, replaced ? "ItemChanged" : "ItemCreated", [.objectPath(path)])
-            if !replaced { itemsChanged(collection) }
-            return [.objectPath(path), .objectPath(ObjectPath.none)]
-        default:  // Delete
-            guard let created = collection as? VaultCollection, created.name != "login" else {
-                throw .init(.accessDenied, "the \(collection.name) collection cannot be deleted: it is \(collection is VaultCollection ? "the vault's" : "this session's")")
-            }
-            guard !created.isLocked else { throw .isLocked(ObjectPath.collectionPath(created.name)) }
-            try created.deleteCollection()
-            collections[created.name] = nil
-            collectionOrder.removeAll { $0 == created.name }
-            aliases = aliases.filter { $0.value != created.name }
-            emit(ObjectPath.root, ServiceInterface.name, "CollectionDeleted", [.objectPath(ObjectPath.collectionPath(created.name))])
-            propertiesChanged(ObjectPath.root, ServiceInterface.name, [], invalidated: ["Collections"])
-            return [.objectPath(ObjectPath.none)]
         }
+        let (value, contentType) = try openedSecret(a[1], sender: call.sender)
+        record.contentType = contentType
+        let (id, replaced) = try collection.create(record, secret: value, replace: a[2].boolean!)
+        let path = ObjectPath.itemPath(collection.name, id)
+        emit(ObjectPath.collectionPath(collection.name), CollectionInterface.name, replaced ? "ItemChanged" : "ItemCreated", [.objectPath(path)])
+        if !replaced { itemsChanged(collection) }
+        return [.objectPath(path), .objectPath(ObjectPath.none)]
+    }
+
+    fileprivate func deleteCollection(_ call: Call) throws(ServiceError) -> [BusValue] {
+        let collection = try collection(call.object)
+        guard let created = collection as? VaultCollection, created.name != "login" else {
+            throw .init(.accessDenied, "the \(collection.name) collection cannot be deleted: it is \(collection is VaultCollection ? "the vault's" : "this session's")")
+        }
+        guard !created.isLocked else { throw .isLocked(ObjectPath.collectionPath(created.name)) }
+        try created.deleteCollection()
+        collections.remove(created.name)
+        emit(ObjectPath.root, ServiceInterface.name, "CollectionDeleted", [.objectPath(ObjectPath.collectionPath(created.name))])
+        propertiesChanged(ObjectPath.root, ServiceInterface.name, [], invalidated: ["Collections"])
+        return [.objectPath(ObjectPath.none)]
     }
 
     /// The secret of a `(oayays)` struct the client sent, opened with its session: the plain

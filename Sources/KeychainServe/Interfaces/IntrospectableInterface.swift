@@ -25,10 +25,10 @@ enum IntrospectableInterface {
         xml += " <interface name=\"\(name)\">\n  <method name=\"Introspect\"><arg name=\"xml\" type=\"s\" direction=\"out\"/></method>\n </interface>\n"
         for interface in interfaces where interface != SecretServiceDaemon.propertiesInterface {
             xml += " <interface name=\"\(interface)\">\n"
-            for (method, signatures) in (SecretServiceDaemon.methods[interface] ?? [:]).sorted(by: { $0.key < $1.key }) {
-                xml += "  <method name=\"\(method)\">"
-                for type in completeTypes(signatures.arguments) { xml += "<arg type=\"\(type)\" direction=\"in\"/>" }
-                for type in completeTypes(signatures.reply) { xml += "<arg type=\"\(type)\" direction=\"out\"/>" }
+            for method in (SecretServiceDaemon.methods[interface] ?? [:]).values.sorted(by: { $0.name < $1.name }) {
+                xml += "  <method name=\"\(method.name)\">"
+                for type in completeTypes(method.arguments) { xml += "<arg type=\"\(type)\" direction=\"in\"/>" }
+                for type in completeTypes(method.reply) { xml += "<arg type=\"\(type)\" direction=\"out\"/>" }
                 xml += "</method>\n"
             }
             for (property, type, writable) in properties[interface] ?? [] {

@@ -3,32 +3,40 @@ import KeychainCore
 /// `org.freedesktop.Secret.Item`, on `/org/freedesktop/secrets/collection/NAME/ID`.
 enum ItemInterface {
     static let name = "org.freedesktop.Secret.Item"
+
+    static let methods = [
+        ServedMethod(name, "GetSecret", "o", "(oayays)", carriesSecret: true) { (daemon, call) throws(ServiceError) in
+            let (collection, id, path) = try daemon.item(of: call)
+            let session = try daemon.session(call.arguments[0].objectPath!, for: call.sender)
+            guard !collection.isLocked else { throw .isLocked(path) }
+            let record = try collection.record(id)
+            return [try session.secretStruct(try collection.secret(id), contentType: record.contentType)]
+        },
+        ServedMethod(name, "SetSecret", "(oayays)", "") { (daemon, call) throws(ServiceError) in
+            let (collection, id, path) = try daemon.item(of: call)
+            let (value, contentType) = try daemon.openedSecret(call.arguments[0], sender: call.sender)
+            guard !collection.isLocked else { throw .isLocked(path) }
+            try collection.update(id, label: nil, attributes: nil, secret: value, contentType: contentType)
+            daemon.itemChanged(collection, id, [])
+            return []
+        },
+        ServedMethod(name, "Delete", "", "o") { (daemon, call) throws(ServiceError) in
+            let (collection, id, path) = try daemon.item(of: call)
+            guard !collection.isLocked else { throw .isLocked(path) }
+            try collection.delete(id)
+            daemon.emit(ObjectPath.collectionPath(collection.name), CollectionInterface.name, "ItemDeleted", [.objectPath(path)])
+            daemon.itemsChanged(collection)
+            return [.objectPath(ObjectPath.none)]
+        },
+    ]
 }
 
 extension SecretServiceDaemon {
-    func itemCall(_ member: String, _ call: Call) throws(ServiceError) -> ([BusValue], Bool) {
+    /// The item a call is made on: its collection, id, and path under the collection's own name.
+    func item(of call: Call) throws(ServiceError) -> (collection: any SecretCollection, id: String, path: String) {
         guard case .item(_, _, let id) = call.object else { throw .noSuchObject(call.path) }
         let collection = try collection(call.object)
-        let path = ObjectPath.itemPath(collection.name, id)
-        switch member {
-        case "GetSecret":
-            let session = try session(call.arguments[0].objectPath!, for: call.sender)
-            guard !collection.isLocked else { throw .isLocked(path) }
-            let record = try collection.record(id)
-            return ([try session.secretStruct(try collection.secret(id), contentType: record.contentType)], true)
-        case "SetSecret":
-            let (value, contentType) = try openedSecret(call.arguments[0], sender: call.sender)
-            guard !collection.isLocked else { throw .isLocked(path) }
-            try collection.update(id, label: nil, attributes: nil, secret: value, contentType: contentType)
-            itemChanged(collection, id, [])
-            return ([], false)
-        default:  // Delete
-            guard !collection.isLocked else { throw .isLocked(path) }
-            try collection.delete(id)
-            emit(ObjectPath.collectionPath(collection.name), CollectionInterface.name, "ItemDeleted", [.objectPath(path)])
-            itemsChanged(collection)
-            return ([.objectPath(ObjectPath.none)], false)
-        }
+        return (collection, id, ObjectPath.itemPath(collection.name, id))
     }
 
     func itemProperties(_ collection: any SecretCollection, _ id: String) -> [Property] {
@@ -62,7 +70,7 @@ extension SecretServiceDaemon {
         }
     }
 
-    private func itemChanged(_ collection: any SecretCollection, _ id: String, _ properties: [(String, BusValue)]) {
+    func itemChanged(_ collection: any SecretCollection, _ id: String, _ properties: [(String, BusValue)]) {
         let path = ObjectPath.itemPath(collection.name, id)
         if !properties.isEmpty { propertiesChanged(path, ItemInterface.name, properties) }
         emit(ObjectPath.collectionPath(collection.name), CollectionInterface.name, "ItemChanged", [.objectPath(path)])

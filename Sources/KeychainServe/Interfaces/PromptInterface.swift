@@ -4,8 +4,8 @@ import KeychainCore
     import Glibc
 #endif
 
-/// `org.freedesktop.Secret.Prompt`, on `/org/freedesktop/secrets/prompt/N`: what `Unlock`
-/// returns for a locked vault.
+/// `org.freedesktop.Secret.Prompt`, on `/org/freedesktop/secrets/prompt/ID`: what `Unlock`
+/// returns for a locked vault, to the client that called it (``PromptTable``).
 ///
 /// `Prompt` completes at once when the vault is open already (the user's own `keychain unlock`).
 /// Otherwise, where a pinentry can be shown (``PinentryChoice``), it shows one that asks for the
@@ -18,94 +18,74 @@ enum PromptInterface {
     static let name = "org.freedesktop.Secret.Prompt"
     /// The longest window id passed on to the pinentry (an X11 or Wayland handle is short).
     static let windowIDLimit = 128
-}
 
-/// An unlock dialog that is up, and the prompts (id, and the unique name of the client that
-/// called `Prompt`) that complete when it ends. Several prompts share one dialog: the user is
-/// asked once.
-final class PendingUnlock {
-    let dialog: UnlockDialog
-    var waiting: [String: String] = [:]
-
-    init(_ dialog: UnlockDialog) { self.dialog = dialog }
+    static let methods = [
+        ServedMethod(name, "Prompt", "s", "") { (daemon, call) throws(ServiceError) in try daemon.prompt(call) },
+        ServedMethod(name, "Dismiss", "", "") { (daemon, call) throws(ServiceError) in
+            guard case .prompt(let id) = call.object else { throw .noSuchObject(call.path) }
+            try daemon.prompts.check(id, by: call.sender)
+            daemon.prompts.remove(id)?.cancel()
+            daemon.promptCompleted(id, dismissed: true, [])
+            return []
+        },
+    ]
 }
 
 extension SecretServiceDaemon {
-    func promptCall(_ member: String, _ call: Call) throws(ServiceError) -> [BusValue] {
+    fileprivate func prompt(_ call: Call) throws(ServiceError) -> [BusValue] {
         guard case .prompt(let id) = call.object else { throw .noSuchObject(call.path) }
-        if member == "Dismiss" {
-            prompts.remove(id)
-            if pendingUnlock?.waiting.removeValue(forKey: id) != nil { dismissDialogIfUnwanted() }
-            emit(call.path, PromptInterface.name, "Completed", [.boolean(true), .variant(.paths([]))])
-            return []
-        }
+        try prompts.check(id, by: call.sender)
         // Prompt called again while its dialog is up: the dialog's end completes it.
-        if pendingUnlock?.waiting[id] != nil { return [] }
-        let vaultCollections = collectionOrder.compactMap { collections[$0] as? VaultCollection }
+        if prompts.isWaiting(id) { return [] }
+        let vaultCollections = collections.vaultCollections
         if vaultCollections.allSatisfy({ !$0.isLocked }) {
-            prompts.remove(id)
-            emit(call.path, PromptInterface.name, "Completed", [.boolean(false), .variant(.paths(vaultCollections.map { ObjectPath.collectionPath($0.name) }))])
+            prompts.remove(id)?.cancel()
+            promptCompleted(id, dismissed: false, vaultCollections.map { ObjectPath.collectionPath($0.name) })
             return []
         }
         if let pinentry, let vault, vault.hasPassphrase, let bus {
             let window = call.arguments.first?.string ?? ""
-            try showUnlockDialog(
-                for: id, of: call.sender, pinentry: pinentry, vault: vault, bus: bus, window: window.utf8.count <= PromptInterface.windowIDLimit ? window : "")
+            try showUnlockDialog(for: id, pinentry: pinentry, vault: vault, bus: bus, window: window.utf8.count <= PromptInterface.windowIDLimit ? window : "")
             return []
         }
         // A failed Prompt call is the prompt's end (libsecret takes it so, and a Completed
         // signal besides would end its wait twice).
-        prompts.remove(id)
+        prompts.remove(id)?.cancel()
         throw .isLocked("the vault (run `keychain unlock` in a terminal, then try again)")
     }
 
+    /// `Completed` for prompt `id`: dismissed, or done with the paths of what it unlocked.
+    func promptCompleted(_ id: String, dismissed: Bool, _ paths: [String]) {
+        emit(ObjectPath.promptPath(id), PromptInterface.name, "Completed", [.boolean(dismissed), .variant(.paths(paths))])
+    }
+
     /// Puts prompt `id` behind the dialog that is up, or shows one.
-    private func showUnlockDialog(
-        for id: String, of client: String, pinentry: PinentryChoice, vault: Vault, bus: BusConnection, window: String
-    ) throws(ServiceError) {
-        if pendingUnlock == nil {
-            let dialog = try UnlockDialog()
+    private func showUnlockDialog(for id: String, pinentry: PinentryChoice, vault: Vault, bus: BusConnection, window: String) throws(ServiceError) {
+        let dialog: UnlockDialog
+        if let showing = prompts.dialog {
+            dialog = showing
+        } else {
+            dialog = try UnlockDialog()
             bus.watch(dialog.wakeDescriptor) { [unowned self, dialog] in self.unlockDialogEnded(dialog) }
-            pendingUnlock = PendingUnlock(dialog)
             dialog.start(
                 vault: vault, choice: pinentry,
                 description: "A program asks for your secrets. Enter the passphrase of the keychain vault \(vault.location.path) to unlock it for your session.",
                 parentWindow: window)
         }
-        pendingUnlock?.waiting[id] = client
-    }
-
-    /// Ends the dialog when no prompt waits on it any more.
-    private func dismissDialogIfUnwanted() {
-        guard let pending = pendingUnlock, pending.waiting.isEmpty else { return }
-        pending.dialog.cancel()
-        // It still ends on its own thread, and is forgotten then (``unlockDialogEnded(_:)``).
-        pendingUnlock = nil
-    }
-
-    /// The dismissal of the prompts of a client that left the bus.
-    func promptClientLeft(_ client: String) {
-        guard let pending = pendingUnlock else { return }
-        for (id, owner) in pending.waiting where owner == client {
-            pending.waiting[id] = nil
-            prompts.remove(id)
-        }
-        dismissDialogIfUnwanted()
+        prompts.wait(id, on: dialog)
     }
 
     /// On the bus thread, once `dialog` has ended: completes the prompts waiting on it.
     private func unlockDialogEnded(_ dialog: UnlockDialog) {
         guard let outcome = dialog.outcome else { return }
         bus?.unwatch(dialog.wakeDescriptor)
-        guard let pending = pendingUnlock, pending.dialog === dialog else { return }
-        pendingUnlock = nil
-        let vaultCollections = collectionOrder.compactMap { collections[$0] as? VaultCollection }
+        // A dialog cancelled earlier (no prompt waited on it any more) ends with nothing to complete.
+        guard let waiting = prompts.dialogEnded(dialog) else { return }
+        let vaultCollections = collections.vaultCollections
         let unlocked = outcome == .unlocked && vaultCollections.allSatisfy { !$0.isLocked }
         if case .dismissed(let reason) = outcome { Self.log("the unlock prompt was dismissed: \(reason)") }
-        for id in pending.waiting.keys.sorted() {
-            prompts.remove(id)
-            let paths = unlocked ? vaultCollections.map { ObjectPath.collectionPath($0.name) } : []
-            emit(ObjectPath.promptPath(id), PromptInterface.name, "Completed", [.boolean(!unlocked), .variant(.paths(paths))])
+        for id in waiting.sorted() {
+            promptCompleted(id, dismissed: !unlocked, unlocked ? vaultCollections.map { ObjectPath.collectionPath($0.name) } : [])
         }
         guard unlocked else { return }
         loadVaultContents()

@@ -1,23 +1,17 @@
-/// `org.freedesktop.DBus.Properties` over the objects' own properties, and the table of every
-/// method's signatures that calls are checked against before any handler reads them.
+/// `org.freedesktop.DBus.Properties` over the objects' own properties.
+enum PropertiesInterface {
+    static let name = "org.freedesktop.DBus.Properties"
+
+    static let methods = ["Get": ("ss", "v"), "GetAll": ("s", "a{sv}"), "Set": ("ssv", "")].sorted { $0.key < $1.key }.map { member, signatures in
+        ServedMethod(name, member, signatures.0, signatures.1) { (daemon, call) throws(ServiceError) in try daemon.propertiesCall(member, call) }
+    }
+}
+
 extension SecretServiceDaemon {
-    static let propertiesInterface = "org.freedesktop.DBus.Properties"
-    static let propertySignatures = ["Get": "ss", "GetAll": "s", "Set": "ssv"]
+    static let propertiesInterface = PropertiesInterface.name
 
-    /// Each interface's methods: the signature of their arguments (what a call must carry) and
-    /// of their reply (what Introspect announces).
-    static let methods: [String: [String: (arguments: String, reply: String)]] = [
-        ServiceInterface.name: [
-            "OpenSession": ("sv", "vo"), "CreateCollection": ("a{sv}s", "oo"), "SearchItems": ("a{ss}", "aoao"), "Unlock": ("ao", "aoo"),
-            "Lock": ("ao", "aoo"), "GetSecrets": ("aoo", "a{o(oayays)}"), "ReadAlias": ("s", "o"), "SetAlias": ("so", ""),
-        ],
-        CollectionInterface.name: ["Delete": ("", "o"), "SearchItems": ("a{ss}", "ao"), "CreateItem": ("a{sv}(oayays)b", "oo")],
-        ItemInterface.name: ["Delete": ("", "o"), "GetSecret": ("o", "(oayays)"), "SetSecret": ("(oayays)", "")],
-        SessionInterface.name: ["Close": ("", "")],
-        PromptInterface.name: ["Prompt": ("s", ""), "Dismiss": ("", "")],
-    ]
-
-    func propertiesCall(_ member: String, _ call: Call, interfaces: [String]) throws(ServiceError) -> [BusValue] {
+    func propertiesCall(_ member: String, _ call: Call) throws(ServiceError) -> [BusValue] {
+        let interfaces = call.interfaces
         let interface = call.arguments[0].string ?? ""
         guard interface.isEmpty || interfaces.contains(interface), interface != Self.propertiesInterface else {
             throw ServiceError(.unknownInterface, "this object has no interface \(interface)")
@@ -57,7 +51,7 @@ extension SecretServiceDaemon {
     func properties(of object: ObjectPath, _ interface: String) throws(ServiceError) -> [Property] {
         switch (object, interface) {
         case (.service, ServiceInterface.name):
-            let names = collectionOrder
+            let names = collections.names
             return [("Collections", { () throws(ServiceError) in .paths(names.map(ObjectPath.collectionPath)) })]
         case (.service, IdentityInterface.name):
             return identityProperties()

@@ -3,92 +3,73 @@ import KeychainCore
 /// `org.freedesktop.Secret.Service`, on `/org/freedesktop/secrets`.
 enum ServiceInterface {
     static let name = "org.freedesktop.Secret.Service"
-}
 
-extension SecretServiceDaemon {
-    func serviceCall(_ member: String, _ call: Call) throws(ServiceError) -> ([BusValue], Bool) {
-        let a = call.arguments
-        switch member {
-        case "OpenSession":
-            return (try openSession(algorithm: a[0].string!, input: a[1].variantContents!, sender: call.sender), false)
-        case "SearchItems":
-            let attributes = try checkedAttributes(a[0])
+    static let methods = [
+        ServedMethod(name, "OpenSession", "sv", "vo") { (daemon, call) throws(ServiceError) in
+            let (output, path) = try daemon.sessions.open(algorithm: call.arguments[0].string!, input: call.arguments[1].variantContents!, for: call.sender)
+            return [.variant(output), .objectPath(path)]
+        },
+        ServedMethod(name, "CreateCollection", "a{sv}s", "oo") { (daemon, call) throws(ServiceError) in
+            try daemon.createCollection(properties: call.arguments[0], alias: call.arguments[1].string!)
+        },
+        ServedMethod(name, "SearchItems", "a{ss}", "aoao") { (daemon, call) throws(ServiceError) in
+            let attributes = try daemon.checkedAttributes(call.arguments[0])
             var unlocked: [String] = [], locked: [String] = []
-            for name in collectionOrder {
-                guard let collection = collections[name] else { continue }
-                let paths = try collection.search(attributes).map { ObjectPath.itemPath(name, $0) }
+            for collection in daemon.collections.all {
+                let paths = try collection.search(attributes).map { ObjectPath.itemPath(collection.name, $0) }
                 if collection.isLocked { locked += paths } else { unlocked += paths }
             }
-            return ([.paths(unlocked), .paths(locked)], false)
-        case "Unlock":
-            return (try unlock(a[0].pathList!), false)
-        case "Lock":
-            return (try lock(a[0].pathList!), false)
-        case "GetSecrets":
-            let session = try session(a[1].objectPath!, for: call.sender)
+            return [.paths(unlocked), .paths(locked)]
+        },
+        ServedMethod(name, "Unlock", "ao", "aoo") { (daemon, call) throws(ServiceError) in try daemon.unlock(call.arguments[0].pathList!, for: call.sender) },
+        ServedMethod(name, "Lock", "ao", "aoo") { (daemon, call) throws(ServiceError) in try daemon.lock(call.arguments[0].pathList!) },
+        ServedMethod(name, "GetSecrets", "aoo", "a{o(oayays)}", carriesSecret: true) { (daemon, call) throws(ServiceError) in
+            let session = try daemon.session(call.arguments[1].objectPath!, for: call.sender)
             var secrets: [BusValue] = []
-            for path in Set(a[0].pathList!).sorted() {
+            for path in Set(call.arguments[0].pathList!).sorted() {
                 // Items that do not exist, or whose collection is locked, are left out, as the
                 // specification's reply maps only the items whose secrets it gives.
-                guard let (collection, id) = try? item(at: path), !collection.isLocked, let record = try? collection.record(id),
+                guard let (collection, id) = try? daemon.item(at: path), !collection.isLocked, let record = try? collection.record(id),
                     let value = try? collection.secret(id)
                 else { continue }
                 secrets.append(.entry(.objectPath(path), try session.secretStruct(value, contentType: record.contentType)))
             }
-            return ([.array(element: "{o(oayays)}", secrets)], true)
-        case "ReadAlias":
-            let alias = a[0].string!
+            return [.array(element: "{o(oayays)}", secrets)]
+        },
+        ServedMethod(name, "ReadAlias", "s", "o") { (daemon, call) throws(ServiceError) in
             // The vault may have opened since start (`keychain unlock`): its aliases come in now.
-            loadVaultContents()
-            guard let name = aliases[alias], collections[name] != nil else { return ([.objectPath(ObjectPath.none)], false) }
-            return ([.objectPath(ObjectPath.collectionPath(name))], false)
-        case "SetAlias":
-            let alias = a[0].string!, target = a[1].objectPath!
-            guard alias.utf8.count <= 255, !alias.isEmpty, alias.utf8.allSatisfy({ $0 == 95 || (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) }) else {
-                throw .init(.invalidArgs, "an alias is letters, digits and underscores")
-            }
-            if target == ObjectPath.none {
-                try keepAlias(alias, naming: nil)
-                aliases[alias] = nil
-                return ([], false)
-            }
-            guard let object = ObjectPath(target), case .collection(let name, false) = object, collections[name] != nil else {
-                throw .noSuchObject(target)
-            }
-            try keepAlias(alias, naming: name)
-            aliases[alias] = name
-            return ([], false)
-        default:  // CreateCollection
-            return (try createCollection(properties: a[0], alias: a[1].string!), false)
-        }
-    }
+            daemon.loadVaultContents()
+            guard let collection = daemon.collections.resolve(alias: call.arguments[0].string!) else { return [.objectPath(ObjectPath.none)] }
+            return [.objectPath(ObjectPath.collectionPath(collection.name))]
+        },
+        ServedMethod(name, "SetAlias", "so", "") { (daemon, call) throws(ServiceError) in
+            try daemon.setAlias(call.arguments[0].string!, to: call.arguments[1].objectPath!)
+            return []
+        },
+    ]
+}
 
-    private func openSession(algorithm: String, input: BusValue, sender: String) throws(ServiceError) -> [BusValue] {
-        guard (sessionsByClient[sender] ?? 0) < Self.sessionsPerClient, sessions.count < Self.sessionLimit else {
-            throw .init(.limitsExceeded, "too many open sessions: close some (Session.Close) before opening more")
+extension SecretServiceDaemon {
+    fileprivate func setAlias(_ alias: String, to target: String) throws(ServiceError) {
+        guard alias.utf8.count <= 255, !alias.isEmpty, alias.utf8.allSatisfy({ $0 == 95 || (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) }) else {
+            throw .init(.invalidArgs, "an alias is letters, digits and underscores")
         }
-        let path = ObjectPath.sessionPath(newObjectID())
-        let output: BusValue
-        switch algorithm {
-        case TransferSession.plainName:
-            sessions[path] = TransferSession(path: path, owner: sender, algorithm: .plain)
-            output = .string("")
-        case TransferSession.diffieHellmanName:
-            guard let clientPublic = input.bytes else { throw .init(.invalidArgs, "the \(algorithm) session takes the client's public value as a byte array (ay)") }
-            let agreed = try DiffieHellman.agree(clientPublic: clientPublic)
-            sessions[path] = TransferSession(path: path, owner: sender, algorithm: .diffieHellman(key: agreed.key))
-            output = .bytes(SecretBytes(agreed.publicValue))
-        default:
-            throw .init(.notSupported, "the session algorithm '\(algorithm)' is not supported: use plain or \(TransferSession.diffieHellmanName)")
+        if target == ObjectPath.none {
+            try keepAlias(alias, naming: nil)
+            collections.removeAlias(alias)
+            return
         }
-        sessionsByClient[sender, default: 0] += 1
-        return [.variant(output), .objectPath(path)]
+        guard let object = ObjectPath(target), case .collection(let name, false) = object, collections.contains(name) else {
+            throw .noSuchObject(target)
+        }
+        try keepAlias(alias, naming: name)
+        collections.setAlias(alias, to: name)
     }
 
     /// The objects of `paths` open now (the user's unlock state is read again); the rest wait
     /// behind a prompt: a pinentry where one can be shown, else the user's own `keychain unlock`
     /// (``PromptInterface``).
-    private func unlock(_ paths: [String]) throws(ServiceError) -> [BusValue] {
+    fileprivate func unlock(_ paths: [String], for sender: String) throws(ServiceError) -> [BusValue] {
         var unlocked: [String] = [], waiting = false
         for path in paths {
             guard let object = ObjectPath(path) else { continue }
@@ -100,15 +81,16 @@ extension SecretServiceDaemon {
             }
         }
         guard waiting else { return [.paths(unlocked), .objectPath(ObjectPath.none)] }
-        let id = newObjectID()
-        prompts.insert(id)
-        return [.paths(unlocked), .objectPath(ObjectPath.promptPath(id))]
+        let admitted = prompts.add(for: sender)
+        admitted.unwantedDialog?.cancel()
+        for id in admitted.reclaimed { promptCompleted(id, dismissed: true, []) }
+        return [.paths(unlocked), .objectPath(ObjectPath.promptPath(admitted.id))]
     }
 
     /// Locks the vault for this daemon (whenUnlocked items close; `keychain lock` closes them
     /// for every process of the user). A vault without a passphrase cannot be locked: its
     /// objects stay open and are not listed as locked.
-    private func lock(_ paths: [String]) throws(ServiceError) -> [BusValue] {
+    fileprivate func lock(_ paths: [String]) throws(ServiceError) -> [BusValue] {
         let named = paths.filter { path in
             guard let object = ObjectPath(path) else { return false }
             switch object {
@@ -118,18 +100,18 @@ extension SecretServiceDaemon {
         }
         guard let vault, vault.hasPassphrase, !named.isEmpty else { return [.paths([]), .objectPath(ObjectPath.none)] }
         vault.lock()
-        for name in collectionOrder where collections[name] is VaultCollection {
-            propertiesChanged(ObjectPath.collectionPath(name), CollectionInterface.name, [("Locked", .boolean(true))])
-            collectionChanged(name)
+        for collection in collections.vaultCollections {
+            propertiesChanged(ObjectPath.collectionPath(collection.name), CollectionInterface.name, [("Locked", .boolean(true))])
+            collectionChanged(collection.name)
         }
         return [.paths(named), .objectPath(ObjectPath.none)]
     }
 
     /// A new collection of the vault (a scope of its own, see ``VaultCollection``), named after
     /// its label; the collection the alias names when it names one already.
-    private func createCollection(properties: BusValue, alias: String) throws(ServiceError) -> [BusValue] {
-        if !alias.isEmpty, let name = aliases[alias], collections[name] != nil {
-            return [.objectPath(ObjectPath.collectionPath(name)), .objectPath(ObjectPath.none)]
+    fileprivate func createCollection(properties: BusValue, alias: String) throws(ServiceError) -> [BusValue] {
+        if !alias.isEmpty, let existing = collections.resolve(alias: alias) {
+            return [.objectPath(ObjectPath.collectionPath(existing.name)), .objectPath(ObjectPath.none)]
         }
         guard let vault else { throw .init(.notSupported, "no vault to keep a new collection in") }
         var label = ""
@@ -139,16 +121,15 @@ extension SecretServiceDaemon {
             }
             label = text
         }
-        guard collections.count < 64 else { throw .init(.limitsExceeded, "this vault already has 64 collections") }
-        let name = ServedItems.collectionName(label: label, taken: Set(collections.keys).union(["session", "login"]))
+        guard collections.count < CollectionRegistry.limit else { throw .init(.limitsExceeded, "this vault already has \(CollectionRegistry.limit) collections") }
+        let name = ServedItems.collectionName(label: label, taken: Set(collections.names).union(["session", "login"]))
         let collection = VaultCollection(name: name, label: label, store: vault)
         try collection.setLabel(label)
-        collections[name] = collection
-        collectionOrder.append(name)
+        collections.add(collection)
         forgetStoredAliases(naming: name)
         if !alias.isEmpty {
             try keepAlias(alias, naming: name)
-            aliases[alias] = name
+            collections.setAlias(alias, to: name)
         }
         emit(ObjectPath.root, ServiceInterface.name, "CollectionCreated", [.objectPath(ObjectPath.collectionPath(name))])
         propertiesChanged(ObjectPath.root, ServiceInterface.name, [], invalidated: ["Collections"])
@@ -170,13 +151,12 @@ extension SecretServiceDaemon {
         vaultContentsLoaded = true
         // A name served already stays as it is (the synchronized collection named `sync` while
         // a created `sync` could not be read: that one comes back at the next start).
-        for name in created where collections[name] == nil && name != "login" && name != "session" {
-            collections[name] = VaultCollection(name: name, label: "", store: vault)
-            collectionOrder.append(name)
+        for name in created where !collections.contains(name) && name != "login" && name != "session" {
+            collections.add(VaultCollection(name: name, label: "", store: vault))
             emit(ObjectPath.root, ServiceInterface.name, "CollectionCreated", [.objectPath(ObjectPath.collectionPath(name))])
         }
-        for name in collectionOrder { (collections[name] as? VaultCollection)?.countPairsIfNeeded() }
-        for (alias, name) in stored.sorted(by: { $0.key < $1.key }) where collections[name] != nil { aliases[alias] = name }
+        for collection in collections.vaultCollections { collection.countPairsIfNeeded() }
+        for (alias, name) in stored.sorted(by: { $0.key < $1.key }) { collections.setAlias(alias, to: name) }
     }
 
     /// Keeps `alias` naming `name` in the vault (a collection of the vault only; an alias of
@@ -186,7 +166,7 @@ extension SecretServiceDaemon {
     private func keepAlias(_ alias: String, naming name: String?) throws(ServiceError) {
         guard let vault, StoredAliases.isKept(alias) else { return }
         do throws(StoreError) {
-            if let name, collections[name] is VaultCollection {
+            if let name, collections.named(name) is VaultCollection {
                 try StoredAliases.set(alias, to: name, in: vault)
             } else {
                 try StoredAliases.remove(alias, from: vault)
@@ -200,7 +180,7 @@ extension SecretServiceDaemon {
     /// since), so that they do not come back at the next start naming the new one.
     private func forgetStoredAliases(naming name: String) {
         guard let vault, let stored = try? StoredAliases.load(from: vault) else { return }
-        for (alias, named) in stored where named == name && aliases[alias] != name { try? StoredAliases.remove(alias, from: vault) }
+        for (alias, named) in stored where named == name && collections.aliases[alias] != name { try? StoredAliases.remove(alias, from: vault) }
     }
 
     /// A search's or an item's attributes: an `a{ss}` within the daemon's limits.

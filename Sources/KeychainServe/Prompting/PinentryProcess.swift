@@ -18,6 +18,11 @@ struct PinentryFailure: Error, CustomStringConvertible {
 ///
 /// The conversation runs on one thread; ``terminate()`` may come from any other, and ends it:
 /// the conversation's next read sees the end of the stream.
+///
+/// The pinentry leads a process group of its own (it starts a session), and the group ends
+/// with it: what it started (a helper, a shell, a program a wrapper script ran) is killed when
+/// it is dismissed, and when it exits, before it is waited for (while its id still names
+/// the group, so that no other process can be signalled).
 final class PinentryProcess: Sendable {
     let pid: pid_t
     private let socket: Int32
@@ -70,9 +75,14 @@ final class PinentryProcess: Sendable {
         close(socket)
     }
 
-    /// Ends the pinentry now (SIGKILL), unless it has been waited for already.
+    /// Ends the pinentry and its process group now (SIGKILL), unless it has been waited for already.
     func terminate() {
-        reaped.withLock { done in if !done { kill(pid, SIGKILL) } }
+        reaped.withLock { done in
+            if !done {
+                kill(-pid, SIGKILL)
+                kill(pid, SIGKILL)
+            }
+        }
     }
 
     /// Waits for the process to exit, killing it when it has not within a second of being
@@ -81,9 +91,17 @@ final class PinentryProcess: Sendable {
         for attempt in 0..<200 {
             let gone = reaped.withLock { (done: inout Bool) -> Bool in
                 if !done {
-                    var status: Int32 = 0
-                    let result = waitpid(pid, &status, WNOHANG)
-                    done = result == pid || (result < 0 && errno == ECHILD)
+                    // Exited but not yet waited for: its group's other members end now, then it is.
+                    var info = siginfo_t()
+                    let seen = waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT)
+                    if seen == 0 && info._sifields._sigchld.si_pid == pid {
+                        kill(-pid, SIGKILL)
+                        var status: Int32 = 0
+                        _ = waitpid(pid, &status, 0)
+                        done = true
+                    } else if seen < 0 && errno == ECHILD {
+                        done = true
+                    }
                 }
                 return done
             }

@@ -69,7 +69,7 @@ status, (output, dh_session) = service(a, "OpenSession", "sv", DH, ("ay", (2).to
 report("dh-set-secret-bad-iv", call(a, item, "org.freedesktop.Secret.Item", "SetSecret", "(oayays)", (dh_session, b"short", b"\x00" * 16, "text/plain")))
 report("dh-set-secret-not-blocks", call(a, item, "org.freedesktop.Secret.Item", "SetSecret", "(oayays)", (dh_session, b"\x00" * 16, b"\x00" * 15, "text/plain")))
 
-# Sessions opened in a loop: refused past the per-client limit, never fatal; closing frees them.
+# Sessions opened in a loop past the per-client limit: never refused (the oldest make room), never fatal.
 opened, refused = [], None
 for _ in range(1100):
     status, body = service(b, "OpenSession", "sv", "plain", ("s", ""))
