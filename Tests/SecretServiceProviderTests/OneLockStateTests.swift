@@ -1,0 +1,105 @@
+import Foundation
+import KeychainTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One lock state for the user: `keychain lock` and `Service.Lock` are one act, which reaches
+/// every process at once, a running `keychain serve` too (however it unlocked); `keychain
+/// unlock` before `keychain serve` is an unlock the daemon serves.
+@Suite(
+    "One lock state, everywhere, at once", .serialized, .enabled(if: ServedVault.unavailableReason == nil, "\(ServedVault.unavailableReason ?? "")"))
+struct OneLockStateTests {
+    /// The kernel keyring on, as on a user's machine (ServedVault keeps it off by default).
+    static let keyring = ["KEYCHAIN_KERNEL_KEYRING": "on"]
+
+    /// A passphrase vault made from nothing (as `keychain passwd` makes one), and its passphrase file.
+    static func freshPassphraseVault(_ served: ServedVault) throws -> String {
+        let file = served.directory.file("passphrase", "pass-phrase-1")
+        let made = try keychain(served, ["passwd"], ["KEYCHAIN_NEW_PASSPHRASE_FILE": file])
+        #expect(made.status == 0, "\(made.stderr)")
+        return file
+    }
+
+    static func keychain(_ served: ServedVault, _ arguments: [String], _ extra: [String: String] = [:]) throws -> CommandResult {
+        try Subprocess.run(KeychainExecutable.path, arguments, environment: served.environment.merging(keyring.merging(extra) { $1 }) { $1 })
+    }
+
+    static func lookup(_ served: ServedVault) throws -> CommandResult {
+        try served.run("/usr/bin/secret-tool", ["lookup", "service", "x"])
+    }
+
+    @Test("after keychain lock returns, a serve started with KEYCHAIN_PASSPHRASE_FILE hands out no secret")
+    func lockReachesAServeWithItsOwnPassphrase() throws {
+        let served = try ServedVault(serving: false)
+        let file = try Self.freshPassphraseVault(served)
+        try served.startServing(environment: Self.keyring.merging(["KEYCHAIN_PASSPHRASE_FILE": file]) { $1 })
+        #expect(served.waitForProvider())
+        let stored = try served.run("/usr/bin/secret-tool", ["store", "--label=t", "service", "x"], input: "value")
+        #expect(stored.status == 0, "\(stored.stderr) \(served.serveErrors)")
+        #expect(try Self.lookup(served).output == "value")
+        #expect(try Self.keychain(served, ["lock"]).status == 0)
+        let after = try Self.lookup(served)
+        #expect(after.output.isEmpty, "a secret after keychain lock: \(after.output)")
+        #expect(!after.stderr.contains("CRITICAL"), "\(after.stderr)")
+        #expect(kill(served.servePID, 0) == 0, "the daemon stopped")
+    }
+
+    @Test("keychain unlock, then keychain serve with no passphrase source: programs store and read; keychain lock closes it at once")
+    func serveAfterUnlockServesAndLocksAtOnce() throws {
+        let served = try ServedVault(serving: false)
+        let file = try Self.freshPassphraseVault(served)
+        let unlocked = try Self.keychain(served, ["unlock"], ["KEYCHAIN_PASSPHRASE_FILE": file])
+        #expect(unlocked.status == 0, "\(unlocked.stderr)")
+        try served.startServing(environment: Self.keyring)
+        #expect(served.waitForProvider())
+        let stored = try served.run("/usr/bin/secret-tool", ["store", "--label=t", "service", "x"], input: "value")
+        #expect(stored.status == 0, "\(stored.stderr) \(served.serveErrors)")
+        #expect(try Self.lookup(served).output == "value")
+        #expect(try Self.keychain(served, ["lock"]).status == 0)
+        #expect(try Self.lookup(served).output.isEmpty, "a secret right after keychain lock")
+    }
+
+    @Test("Service.Lock is keychain lock: another process's whenUnlocked read fails after it, and keychain status says locked")
+    func serviceLockLocksEveryProcess() throws {
+        let served = try ServedVault(serving: false)
+        let file = try Self.freshPassphraseVault(served)
+        #expect(try Self.keychain(served, ["unlock"], ["KEYCHAIN_PASSPHRASE_FILE": file]).status == 0)
+        let set = try Subprocess.run(
+            KeychainExecutable.path, ["set", "--identifier", "Druidia", "Skroob"], environment: served.environment.merging(Self.keyring) { $1 },
+            input: Data("12345".utf8))
+        #expect(set.status == 0, "\(set.stderr)")
+        try served.startServing(environment: Self.keyring)
+        #expect(served.waitForProvider())
+        let locked = try served.run(
+            "/usr/bin/dbus-send",
+            [
+                "--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets", "org.freedesktop.Secret.Service.Lock",
+                "array:objpath:/org/freedesktop/secrets/collection/login",
+            ])
+        #expect(locked.status == 0, "\(locked.stderr)")
+        let read = try Self.keychain(served, ["get", "--identifier", "Druidia", "Skroob"])
+        #expect(read.status == 3, "read after Service.Lock: \(read.output) \(read.stderr)")
+        #expect(try Self.keychain(served, ["status"]).output.contains("locked:            yes"))
+    }
+
+    @Test("a locked vault asked for a secret with no pinentry to show: the Unlock prompt ends dismissed, the client falls back cleanly")
+    func lockedWithoutPinentryEndsDismissed() throws {
+        let served = try ServedVault(serving: false)
+        _ = try Self.freshPassphraseVault(served)
+        try served.startServing(environment: Self.keyring.merging(["KEYCHAIN_PINENTRY": "/nonexistent/pinentry"]) { $1 })
+        #expect(served.waitForProvider())
+        let stored = try served.run("/usr/bin/secret-tool", ["store", "--label=t", "service", "x"], input: "value")
+        #expect(stored.status != 0, "stored into a locked vault")
+        #expect(!stored.stderr.contains("CRITICAL"), "\(stored.stderr)")
+        let looked = try Self.lookup(served)
+        #expect(looked.output.isEmpty)
+        #expect(!looked.stderr.contains("CRITICAL"), "\(looked.stderr)")
+        #expect(!looked.stderr.contains("IsLocked"), "\(looked.stderr)")
+        let log = served.serveErrors
+        #expect(log.contains("run `keychain unlock`"), "\(log)")
+        #expect(kill(served.servePID, 0) == 0, "the daemon stopped")
+    }
+}
