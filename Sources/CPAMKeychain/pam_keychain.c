@@ -40,10 +40,24 @@ extern int pam_putenv(pam_handle_t *pamh, const char *name_value);
 // The longest password passed on (PAM_MAX_RESP_SIZE).
 #define PASSWORD_LIMIT 512
 
+// Whether `path` is root's and writable by no one else.
+static int roots_alone(const char *path, int directory) {
+    struct stat info;
+    if (stat(path, &info) != 0 || info.st_uid != 0 || (info.st_mode & (S_IWGRP | S_IWOTH)) != 0) return 0;
+    return directory ? S_ISDIR(info.st_mode) : S_ISREG(info.st_mode);
+}
+
+// The helper the service's file names: an absolute path to a program that, with the directory
+// holding it, only root may change (no one else can put another program in its place).
 static const char *helper_path(int argc, const char **argv) {
     if (argc < 1 || argv[0] == NULL || argv[0][0] != '/') return NULL;
-    struct stat info;
-    if (stat(argv[0], &info) != 0 || !S_ISREG(info.st_mode) || info.st_uid != 0 || (info.st_mode & (S_IWGRP | S_IWOTH)) != 0) return NULL;
+    char directory[4096];
+    size_t length = strnlen(argv[0], sizeof directory);
+    if (length >= sizeof directory) return NULL;
+    memcpy(directory, argv[0], length + 1);
+    char *slash = strrchr(directory, '/');
+    if (slash == directory) slash[1] = '\0'; else *slash = '\0';
+    if (!roots_alone(argv[0], 0) || !roots_alone(directory, 1)) return NULL;
     return argv[0];
 }
 

@@ -125,6 +125,43 @@ struct LoginIntegrationTests {
         #expect(try fixture.asUser("/usr/bin/secret-tool", ["lookup", "protocol", "https", "host", "example.com"]).output == "token-1")
     }
 
+    @Test("the module runs no helper another user could have changed: a helper writable by others leaves the user without a vault")
+    func refusesAWritableHelper() throws {
+        let fixture = try LoginFixture(password: "Druidia-12345")
+        chmod(fixture.helper, 0o777)
+        #expect(try fixture.pamtester(["authenticate"], answers: ["Druidia-12345"]).status == 0, "the login goes on")
+        #expect(!FileManager.default.fileExists(atPath: fixture.home + "/.local/share/keychain/default.keychain"), "a helper others may write was run")
+        chmod(fixture.helper, 0o755)
+        chmod(fixture.helperDirectory.path, 0o777)
+        #expect(try fixture.pamtester(["authenticate"], answers: ["Druidia-12345"]).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: fixture.home + "/.local/share/keychain/default.keychain"), "a helper in a directory others may write was run")
+        chmod(fixture.helperDirectory.path, 0o755)
+        #expect(try fixture.pamtester(["authenticate"], answers: ["Druidia-12345"]).status == 0)
+        #expect(FileManager.default.fileExists(atPath: fixture.home + "/.local/share/keychain/default.keychain"), "the root-owned helper made no vault")
+    }
+
+    @Test("keychain bus, where PAM is not used: the user's bus at $XDG_RUNTIME_DIR/bus, once; refused in a directory that is not the user's alone")
+    func busWithoutPAM() throws {
+        let fixture = try LoginFixture(password: "Druidia-12345")
+        mkdir("/run/user", 0o755)
+        #expect(mkdir(fixture.runtime, 0o700) == 0 && chown(fixture.runtime, fixture.uid, fixture.gid) == 0)
+        let started = try fixture.asUser(fixture.helper, ["bus"])
+        #expect(started.status == 0, "\(started.stderr)")
+        #expect(try fixture.asUser(fixture.helper, ["bus"]).status == 0, "a bus answers: nothing to do")
+        let buses = fixture.userProcesses().filter { pid in
+            ((try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) ?? "").hasPrefix("/usr/bin/dbus-daemon")
+        }
+        #expect(buses.count == 1, "\(buses.count) buses")
+        let stored = try fixture.asUser("/usr/bin/dbus-send", ["--session", "--print-reply", "--dest=org.freedesktop.DBus", "/", "org.freedesktop.DBus.GetId"])
+        #expect(stored.status == 0, "the bus is not found by XDG_RUNTIME_DIR alone: \(stored.stderr)")
+        // Another user's directory, or one others may enter: no bus there.
+        let foreign = try fixture.asUser(fixture.helper, ["bus"], environment: ["XDG_RUNTIME_DIR": "/root"])
+        #expect(foreign.status == 4 && foreign.stderr.contains("not a directory of yours"), "\(foreign.stderr)")
+        chmod(fixture.runtime, 0o755)
+        let open = try fixture.asUser(fixture.helper, ["bus"])
+        #expect(open.status == 4 && open.stderr.contains("only you can use"), "\(open.stderr)")
+    }
+
     @Test("a wrong password at login leaves the vault as it was; a login password change changes the vault's passphrase with it")
     func passwordChangeFollows() throws {
         let fixture = try LoginFixture(password: "old-Skroob-1")

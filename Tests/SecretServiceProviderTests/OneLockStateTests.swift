@@ -62,6 +62,28 @@ struct OneLockStateTests {
         #expect(try Self.lookup(served).output.isEmpty, "a secret right after keychain lock")
     }
 
+    @Test("a serve holding the keys through the user's unlock hands out no secret once keychain lock returns (no second of grace)")
+    func lockReachesAServeOfTheUsersUnlockAtOnce() throws {
+        let served = try ServedVault(serving: false)
+        let file = try Self.freshPassphraseVault(served)
+        // Items of both classes first, so that the unlock below is the long-standing one (class keys on file).
+        let set = try Subprocess.run(
+            KeychainExecutable.path, ["set", "--identifier", "Druidia", "Skroob"],
+            environment: served.environment.merging(Self.keyring.merging(["KEYCHAIN_PASSPHRASE_FILE": file]) { $1 }) { $1 }, input: Data("12345".utf8))
+        #expect(set.status == 0, "\(set.stderr)")
+        #expect(try Self.keychain(served, ["lock"]).status == 0)
+        #expect(try Self.keychain(served, ["unlock"], ["KEYCHAIN_PASSPHRASE_FILE": file]).status == 0)
+        try served.startServing(environment: Self.keyring)
+        #expect(served.waitForProvider())
+        #expect(try served.run("/usr/bin/secret-tool", ["store", "--label=t", "service", "x"], input: "value").status == 0)
+        for round in 1...3 {
+            #expect(try Self.lookup(served).output == "value", "round \(round): \(served.serveErrors)")
+            #expect(try Self.keychain(served, ["lock"]).status == 0)
+            #expect(try Self.lookup(served).output.isEmpty, "round \(round): a secret right after keychain lock returned")
+            #expect(try Self.keychain(served, ["unlock"], ["KEYCHAIN_PASSPHRASE_FILE": file]).status == 0)
+        }
+    }
+
     @Test("Service.Lock is keychain lock: another process's whenUnlocked read fails after it, and keychain status says locked")
     func serviceLockLocksEveryProcess() throws {
         let served = try ServedVault(serving: false)
