@@ -17,7 +17,7 @@ final class SessionLockWatch {
     init?(locking vault: Vault, beside session: BusConnection) {
         let lock = { (why: String) in
             guard vault.hasPassphrase else { return }
-            vault.lock()
+            vault.lockForUser()
             SecretServiceDaemon.log("locked the vault: \(why)")
         }
         do throws(ServeError) {

@@ -93,6 +93,10 @@ struct OneLockStateTests {
             KeychainExecutable.path, ["set", "--identifier", "Druidia", "Skroob"], environment: served.environment.merging(Self.keyring) { $1 },
             input: Data("12345".utf8))
         #expect(set.status == 0, "\(set.stderr)")
+        let setAfterFirstUnlock = try Subprocess.run(
+            KeychainExecutable.path, ["set", "--identifier", "Druidia", "--accessibility", "afterFirstUnlock", "Helmet"],
+            environment: served.environment.merging(Self.keyring) { $1 }, input: Data("67890".utf8))
+        #expect(setAfterFirstUnlock.status == 0, "\(setAfterFirstUnlock.stderr)")
         try served.startServing(environment: Self.keyring)
         #expect(served.waitForProvider())
         let locked = try served.run(
@@ -104,6 +108,8 @@ struct OneLockStateTests {
         #expect(locked.status == 0, "\(locked.stderr)")
         let read = try Self.keychain(served, ["get", "--identifier", "Druidia", "Skroob"])
         #expect(read.status == 3, "read after Service.Lock: \(read.output) \(read.stderr)")
+        let afterFirstUnlock = try Self.keychain(served, ["get", "--identifier", "Druidia", "--accessibility", "afterFirstUnlock", "Helmet"])
+        #expect(afterFirstUnlock.status == 3, "an afterFirstUnlock read after Service.Lock, as after keychain lock: \(afterFirstUnlock.output)")
         #expect(try Self.keychain(served, ["status"]).output.contains("locked:            yes"))
     }
 

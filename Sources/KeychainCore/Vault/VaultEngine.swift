@@ -65,6 +65,9 @@ final class VaultEngine: Sendable {
     /// Locks the vault in this process (``Vault/lock()``).
     func lock() { locked { $0.lock() } }
 
+    /// Locks for every process of the user (``Vault/lockForUser()``).
+    func lockForUser() { locked { $0.lockForUser() } }
+
     /// Locks and drops the afterFirstUnlock keys too (``Vault/forgetCachedKeys()``).
     func forgetCachedKeys() { locked { $0.forgetCachedKeys() } }
 

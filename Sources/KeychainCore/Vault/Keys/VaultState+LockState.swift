@@ -95,6 +95,20 @@ extension VaultState {
         }
     }
 
+    /// Locks the vault for every process of the user, as `keychain lock` and a client's
+    /// `Service.Lock` do: the whenUnlocked keys go here and, at their next use, in every other
+    /// process (the lock stamp); the user's unlocked state and the afterFirstUnlock keys leave the
+    /// kernel keyring, so that a new process needs the passphrase. Keys a running process holds
+    /// that a lock leaves (afterFirstUnlock, the lookup key) stay in it, here as everywhere.
+    func lockForUser() {
+        lockKeys()
+        if configuration.usesKernelKeyring {
+            kernelKeyring.remove(unlockedDescription)
+            kernelKeyring.remove(cacheDescription)
+            stampLock()
+        }
+    }
+
     /// Locks the vault and also drops the afterFirstUnlock keys, from this process and from the
     /// kernel keyring: as after a reboot, only the passphrase opens the vault again. The boot's
     /// record of the newest generation stays: it opens nothing, and still refuses an older copy.
