@@ -29,7 +29,7 @@ final class SessionLockWatch {
                 if Self.isUsersSession(message.path) { lock("the session locked") }
             }
         } catch {
-            SecretServiceDaemon.log("no system bus, so no lock on suspend or session lock: \(error)")
+            SecretServiceDaemon.log("no lock on suspend or session lock: \(error)")
             return nil
         }
         let descriptor = bus.descriptor

@@ -113,6 +113,21 @@ struct OneLockStateTests {
         #expect(try Self.keychain(served, ["status"]).output.contains("locked:            yes"))
     }
 
+    @Test(
+        "Python keyring reading a locked vault with no pinentry to show gets its own locked error",
+        .enabled(if: PythonClient.unavailableReason == nil && PythonClient.hasKeyring, "needs KEYCHAIN_TEST_PYTHON with keyring (pip install keyring)"))
+    func keyringTakesItsOwnFallback() throws {
+        let served = try ServedVault(serving: false)
+        let file = try Self.freshPassphraseVault(served)
+        #expect(try Self.keychain(served, ["unlock"], ["KEYCHAIN_PASSPHRASE_FILE": file]).status == 0)
+        try served.startServing(environment: Self.keyring.merging(["KEYCHAIN_PINENTRY": "/nonexistent/pinentry"]) { $1 })
+        #expect(served.waitForProvider())
+        #expect(try served.run("/usr/bin/secret-tool", ["store", "--label=t", "service", "x"], input: "value").status == 0)
+        #expect(try Self.keychain(served, ["lock"]).status == 0)
+        let read = try PythonClient.run("keyring_locked.py", [], served)
+        #expect(read.output == "locked\n", "\(read.output) \(read.stderr)")
+    }
+
     @Test("a locked vault asked for a secret with no pinentry to show: the Unlock prompt ends dismissed, the client falls back cleanly")
     func lockedWithoutPinentryEndsDismissed() throws {
         let served = try ServedVault(serving: false)
