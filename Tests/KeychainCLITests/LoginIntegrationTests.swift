@@ -48,7 +48,9 @@ struct LoginIntegrationTests {
             // The module runs only a root-owned helper no one else may write: a copy the user can reach.
             chmod(helperDirectory.path, 0o755)
             let helper = helperDirectory.path + "/keychain"
-            try FileManager.default.copyItem(atPath: KeychainExecutable.path, toPath: helper)
+            // Copied by cp, not in this process: a program another test starts meanwhile would
+            // inherit the copy's open descriptor, and the copy would not run (ETXTBSY).
+            #expect(try Subprocess.run("/bin/cp", [KeychainExecutable.path, helper], environment: ["PATH": "/usr/bin:/bin"]).status == 0)
             chmod(helper, 0o755)
             let module = LoginTestNeeds.module
             let lines = """
