@@ -10,8 +10,6 @@ let package = Package(
         .library(name: "Locksmith", targets: ["Locksmith"]),
         .executable(name: "keychain", targets: ["keychain"]),
         .executable(name: "keychain-bench", targets: ["keychain-bench"]),
-        // The login's PAM module (docs/login.md): install as pam_keychain.so.
-        .library(name: "pam_keychain", type: .dynamic, targets: ["CPAMKeychain"]),
     ],
     targets: [
         // C interop: each system library behind its own small target.
@@ -23,7 +21,8 @@ let package = Package(
         .target(name: "CCurl"),
         // sd-bus, loaded at run time by `keychain serve` only (libsystemd0; no headers needed).
         .target(name: "CSDBus"),
-        // The PAM module: C in the login program, the vault's work in `keychain pam` (no libpam headers needed).
+        // The login's PAM module (docs/login.md), compiled here as a check; installed as built by
+        // `cc -shared` alone, so that no Swift runtime enters the login program. No libpam headers needed.
         .target(name: "CPAMKeychain"),
 
         .target(name: "KeychainCore", dependencies: ["CSQLite", "COpenSSL", "CKeyring", "CSystem", "CCurl"]),

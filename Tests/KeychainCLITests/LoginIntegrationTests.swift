@@ -10,15 +10,24 @@ import Testing
 enum LoginTestNeeds {
     static let unavailableReason: String? = {
         if getuid() != 0 { return "not root: creating a user and a PAM service needs root" }
-        for tool in ["/usr/bin/pamtester", "/usr/sbin/useradd", "/usr/sbin/chpasswd", "/usr/bin/setpriv", "/usr/bin/dbus-daemon", "/usr/bin/secret-tool"]
+        for tool in ["/usr/bin/pamtester", "/usr/sbin/useradd", "/usr/sbin/chpasswd", "/usr/bin/setpriv", "/usr/bin/dbus-daemon", "/usr/bin/secret-tool", "/usr/bin/cc"]
         where !FileManager.default.isExecutableFile(atPath: tool) {
-            return "\(tool) is missing (apt-get install pamtester passwd util-linux dbus libsecret-tools)"
+            return "\(tool) is missing (apt-get install pamtester passwd util-linux dbus libsecret-tools gcc)"
         }
-        if !FileManager.default.fileExists(atPath: module) { return "the PAM module was not built (\(module))" }
         return nil
     }()
 
-    static var module: String { (KeychainExecutable.path as NSString).deletingLastPathComponent + "/libpam_keychain.so" }
+    /// Builds the PAM module as docs/login.md does (`cc -shared`, nothing but libc) into
+    /// `directory`; its path.
+    static func buildModule(in directory: String) throws -> String {
+        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Sources/CPAMKeychain").standardized.path
+        let output = directory + "/pam_keychain.so"
+        let built = try Subprocess.run(
+            "/usr/bin/cc", ["-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-I", source + "/include", "-o", output, source + "/pam_keychain.c"],
+            environment: ["PATH": "/usr/bin:/bin", "TMPDIR": directory])
+        guard built.status == 0 else { throw POSIXError(.ENOEXEC) }
+        return output
+    }
 }
 
 /// The login through PAM, with a real user and a real password: pamtester drives a private PAM
@@ -52,7 +61,7 @@ struct LoginIntegrationTests {
             // inherit the copy's open descriptor, and the copy would not run (ETXTBSY).
             #expect(try Subprocess.run("/bin/cp", [KeychainExecutable.path, helper], environment: ["PATH": "/usr/bin:/bin"]).status == 0)
             chmod(helper, 0o755)
-            let module = LoginTestNeeds.module
+            let module = try LoginTestNeeds.buildModule(in: helperDirectory.path)
             let lines = """
                 auth     required  pam_unix.so
                 auth     optional  \(module) \(helper)
