@@ -21,6 +21,9 @@ let package = Package(
         .target(name: "CCurl"),
         // sd-bus, loaded at run time by `keychain serve` only (libsystemd0; no headers needed).
         .target(name: "CSDBus"),
+        // The login's PAM module (docs/login.md), compiled here as a check; installed as built by
+        // `cc -shared` alone, so that no Swift runtime enters the login program. No libpam headers needed.
+        .target(name: "CPAMKeychain"),
 
         .target(name: "KeychainCore", dependencies: ["CSQLite", "COpenSSL", "CKeyring", "CSystem", "CCurl"]),
         // Valet's naming (identifiers, accessibility, service strings), Foundation-free so that

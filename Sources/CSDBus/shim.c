@@ -9,6 +9,7 @@ typedef struct { const char *name; const char *message; int _need_free; } sd_bus
 
 static struct {
     int (*open_user)(csdbus_bus **);
+    int (*open_system)(csdbus_bus **);
     int (*request_name)(csdbus_bus *, const char *, uint64_t);
     int (*release_name)(csdbus_bus *, const char *);
     int (*get_unique_name)(csdbus_bus *, const char **);
@@ -57,6 +58,7 @@ static void load(void) {
     }
 #define SYM(field, name) if (!(*(void **)&lib.field = dlsym(handle, name))) { snprintf(lib.error, sizeof lib.error, "libsystemd.so.0 lacks %s (systemd too old)", name); return; }
     SYM(open_user, "sd_bus_open_user")
+    SYM(open_system, "sd_bus_open_system")
     SYM(request_name, "sd_bus_request_name")
     SYM(release_name, "sd_bus_release_name")
     SYM(get_unique_name, "sd_bus_get_unique_name")
@@ -104,6 +106,7 @@ int csdbus_load(char *errbuf) {
 
 // Every call below runs after a successful csdbus_load (the Swift side loads first).
 int csdbus_open_user(csdbus_bus **bus) { return lib.open_user(bus); }
+int csdbus_open_system(csdbus_bus **bus) { return lib.open_system(bus); }
 int csdbus_request_name(csdbus_bus *bus, const char *name, uint64_t flags) { return lib.request_name(bus, name, flags); }
 int csdbus_release_name(csdbus_bus *bus, const char *name) { return lib.release_name(bus, name); }
 int csdbus_get_unique_name(csdbus_bus *bus, const char **name) { return lib.get_unique_name(bus, name); }

@@ -14,5 +14,5 @@ enum CommandTable {
             StatusCommand.command,
             SyncCommand.command,
             ServeCommand.command,
-        ]
+        ] + LoginCommands.all
 }

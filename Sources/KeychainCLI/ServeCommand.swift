@@ -26,7 +26,7 @@ enum ServeCommand {
             "keychain serve --install             # started on demand from now on",
         ],
         notes:
-            "Items other programs store (secret-tool, git-credential-libsecret, Python keyring...) go in the vault's login collection, the default; the session collection lives in memory until serve stops. Their secrets are whenUnlocked: while the vault is locked, programs see the items but no secret. With KEYCHAIN_PASSPHRASE_FILE (or a systemd credential) it unlocks the vault at start. Otherwise a program's unlock shows a pinentry (KEYCHAIN_PINENTRY, else pinentry on PATH) where one can be shown: on the desktop (DISPLAY, WAYLAND_DISPLAY), or on the terminal GPG_TTY names or serve runs in; the passphrase unlocks the vault as keychain unlock does. With nowhere to show one, programs are told to run keychain unlock. Aliases programs set are kept in the vault. Runs until another provider replaces it; stops with SIGTERM. Started by the bus (D-Bus activation), it stops after 10 idle minutes and the next call starts it again.",
+            "Items other programs store (secret-tool, git-credential-libsecret, Python keyring...) go in the vault's login collection, the default; the session collection lives in memory until serve stops. Their secrets are whenUnlocked: while the vault is locked, programs see the items but no secret. With KEYCHAIN_PASSPHRASE_FILE (or a systemd credential) it unlocks the vault at start. Otherwise a program's unlock shows a pinentry (KEYCHAIN_PINENTRY, else pinentry on PATH) where one can be shown: on the desktop (DISPLAY, WAYLAND_DISPLAY), or on the terminal GPG_TTY names or serve runs in; the passphrase unlocks the vault as keychain unlock does. With nowhere to show one, the program's unlock ends as dismissed (it takes its own way on) and serve's log says to run keychain unlock. keychain lock locks it at once, as a suspend or a session lock does. Aliases programs set are kept in the vault. Runs until another provider replaces it; stops with SIGTERM. Started by the bus (D-Bus activation), it stops after 10 idle minutes and the next call starts it again.",
         run: run)
 
     private static func run(_ context: Context) throws(CommandFailure) -> ExitCode {
@@ -40,7 +40,7 @@ enum ServeCommand {
         // asks, on the terminal or display it is told of.
         if PassphraseFile.isOffered(by: context.environment) { try context.ensureAvailable(.whenUnlocked) }
         if let named = context.environment["KEYCHAIN_PINENTRY"], !named.isEmpty, !named.hasPrefix("/") || access(named, X_OK) != 0 {
-            context.terminal.writeError("keychain: KEYCHAIN_PINENTRY (\(named)) is not the path of a program: clients will be told to run keychain unlock\n")
+            context.terminal.writeError("keychain: KEYCHAIN_PINENTRY (\(named)) is not the path of a program: programs' unlocks will end dismissed until keychain unlock\n")
         }
         let idleExit = try idleExit(context)
         let replace = context.arguments.has("replace")

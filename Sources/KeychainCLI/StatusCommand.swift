@@ -52,12 +52,17 @@ enum StatusCommand {
         case .unavailable(let reason): kernel = "unavailable (\(reason))"
         }
         let classes = status.availableClasses.map { "\($0)" }
+        let idleSeconds = idleLockSeconds(context)
+        let idleLock =
+            idleSeconds == 0
+            ? "none: keychain unlock opens whenUnlocked items to that command only (KEYCHAIN_UNLOCK_TIMEOUT=0)"
+            : "after \(idleSeconds) s without use (KEYCHAIN_UNLOCK_TIMEOUT, keychain unlock --timeout; default \(defaultIdleLockSeconds))"
         if json {
             let object: [String: JSON] = [
                 "backend": .string(kind.rawValue), "exists": .bool(true),
                 "vault": .string(status.location.path), "formatVersion": .number(status.formatVersion),
                 "passphrase": .bool(status.hasPassphrase), "unlocked": .bool(status.isUnlocked),
-                "userUnlockRemaining": .string(status.userUnlockRemaining ?? ""),
+                "userUnlockRemaining": .string(status.userUnlockRemaining ?? ""), "idleLockSeconds": .number(idleSeconds),
                 "availableClasses": .array(classes.map { .string($0) }), "kernelKeyring": .string(kernel),
                 "items": .number(ItemCount.of(vault, status) ?? status.itemCount), "rows": .number(status.itemCount), "secretService": .string(secretService),
                 "rollback": .string(status.rollbackCheck.description),
@@ -71,6 +76,7 @@ enum StatusCommand {
                 format version:    \(status.formatVersion)
                 passphrase:        \(status.hasPassphrase ? "set" : "none (key file \(status.location.keyFilePath))")
                 locked:            \(status.hasPassphrase ? (status.isUnlocked ? "no" + (status.userUnlockRemaining.map { " (unlocked for your processes, \($0) left without use)" } ?? "") : "yes") : "no (no passphrase)")
+                idle lock:         \(status.hasPassphrase ? idleLock : "none (no passphrase)")
                 available classes: \(classes.isEmpty ? "none" : classes.joined(separator: ", "))
                 kernel keyring:    \(kernel)
                 items:             \(ItemCount.text(vault, status))
@@ -79,6 +85,21 @@ enum StatusCommand {
                 """ + (status.machineBinding.map { "note:              \($0)\n" } ?? ""))
         }
         return .success
+    }
+
+    /// The idle lock's default, in seconds (``VaultConfiguration/userUnlockTimeout(parsing:)``).
+    static let defaultIdleLockSeconds = 300
+
+    /// How long the user's unlocked state lasts without use, in seconds; 0 when it is off.
+    private static func idleLockSeconds(_ context: Context) -> Int {
+        let configured: Duration?
+        do {
+            configured = try VaultConfiguration.userUnlockTimeout(parsing: context.environment["KEYCHAIN_UNLOCK_TIMEOUT"] ?? "")
+        } catch {
+            configured = .seconds(defaultIdleLockSeconds)
+        }
+        guard let timeout = configured else { return 0 }
+        return Int(timeout.components.seconds)
     }
 
     /// Who serves the Secret Service here, asked of the bus (``SecretServiceOwner``): a status

@@ -67,7 +67,7 @@ enum VaultCommands {
 
     private static func lock(_ context: Context) throws(CommandFailure) -> ExitCode {
         let vault = try context.vaultOnly("lock")
-        vault.forgetCachedKeys()
+        vault.lockForUser()
         return .success
     }
 

@@ -53,7 +53,9 @@ public enum SecretServiceProvider {
         let sync = ServedSync(vault: vault)
         sync.start()
         defer { sync.stop() }
+        // Locked when the machine sleeps or the user's session locks.
+        let leaving = SessionLockWatch(locking: vault, beside: bus)
         ready()
-        return try withExtendedLifetime(daemon) { () throws(ServeError) -> String in try bus.run() }
+        return try withExtendedLifetime((daemon, leaving)) { () throws(ServeError) -> String in try bus.run() }
     }
 }

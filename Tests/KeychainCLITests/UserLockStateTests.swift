@@ -37,6 +37,24 @@ struct UserLockStateTests {
         #expect(try keychain(["status"]).output.contains("locked:            yes"))
     }
 
+    @Test("`keychain unlock` on a fresh passphrase vault unlocks it: status says so, another process's set and get work")
+    func unlockOpensAFreshVault() throws {
+        let passphrase = directory.file("pw", "correct horse")
+        #expect(try keychain(["passwd"], environment: ["KEYCHAIN_NEW_PASSPHRASE_FILE": passphrase]).status == 0)
+        let unlock = try keychain(["unlock"], environment: ["KEYCHAIN_PASSPHRASE_FILE": passphrase])
+        #expect(unlock.status == 0, "\(unlock.stderr)")
+        let status = try keychain(["status"])
+        #expect(status.output.contains("locked:            no (unlocked for your processes"), "\(status.output)")
+        #expect(!status.output.contains("available classes: none"), "\(status.output)")
+        #expect(status.output.contains("idle lock:         after 300 s without use"), "\(status.output)")
+        let set = try keychain(["set", "--identifier", "Druidia", "Skroob"], input: "12345")
+        #expect(set.status == 0, "another process stores without the passphrase: \(set.stderr)")
+        let read = try keychain(["get", "--identifier", "Druidia", "Skroob"])
+        #expect(read.status == 0 && read.output == "12345\n", "\(read.stderr)")
+        #expect(try keychain(["lock"]).status == 0)
+        #expect(try keychain(["get", "--identifier", "Druidia", "Skroob"]).status == 3, "locked again")
+    }
+
     @Test("the idle timeout ends the user's unlocked state: a fresh process afterwards needs the passphrase")
     func idleTimeoutLocks() throws {
         let passphrase = try prepare()

@@ -69,6 +69,22 @@ struct KernelKeyring: Sendable {
         return payload.withUnsafeBytes { SecretBytes(UnsafeRawBufferPointer(rebasing: $0[0..<length])) }
     }
 
+    /// The serial number of the key under `description`, or nil when there is none.
+    func serial(of description: String) -> Int32? {
+        let id = ckeyring_search_user_key(CKEYRING_SPEC_USER_KEYRING, description)
+        return id >= 0 ? id : nil
+    }
+
+    /// The payload of the key numbered `serial`, for a payload that is no secret (at most
+    /// `limit` bytes): a read without the search, for a key read at every use. Nil when that key
+    /// is gone, expired or not readable here.
+    func read(serial: Int32, limit: Int) -> [UInt8]? {
+        var buffer = [UInt8](repeating: 0, count: limit)
+        let count = buffer.withUnsafeMutableBytes { ckeyring_read(serial, $0.baseAddress, $0.count) }
+        guard count >= 0, count <= limit else { return nil }
+        return Array(buffer[..<Int(count)])
+    }
+
     /// Removes the key stored under `description`, if any.
     func remove(_ description: String) {
         let id = ckeyring_search_user_key(CKEYRING_SPEC_USER_KEYRING, description)

@@ -33,6 +33,15 @@ extension Vault {
         (try? vault(creating: false))??.lock()
     }
 
+    /// Locks the vault for every process of the user at once, as `keychain lock` does (and
+    /// `keychain serve` on a client's `Service.Lock`, a suspend or a session lock): whenUnlocked
+    /// items close in this process and in every other one at its next use, however it unlocked;
+    /// a new process needs the passphrase for afterFirstUnlock items too. Where the kernel
+    /// keyring is unavailable or disabled, this is ``lock()``: one process's own.
+    public func lockForUser() {
+        (try? vault(creating: false))??.lockForUser()
+    }
+
     /// Locks the vault and also drops the afterFirstUnlock keys, from this process and from the
     /// kernel keyring: as after a reboot, only the passphrase opens the vault again. The boot's
     /// record of the vault's newest generation stays (it opens nothing): an older copy put in

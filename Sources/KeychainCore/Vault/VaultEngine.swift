@@ -35,6 +35,7 @@ final class VaultEngine: Sendable {
             SanitizerVisibility.acquired(self)
             defer { SanitizerVisibility.releasing(self) }
             state.touch()
+            state.followLockStamp()
             state.followUserUnlock()
             return try body(state)
         }
@@ -63,6 +64,9 @@ final class VaultEngine: Sendable {
 
     /// Locks the vault in this process (``Vault/lock()``).
     func lock() { locked { $0.lock() } }
+
+    /// Locks for every process of the user (``Vault/lockForUser()``).
+    func lockForUser() { locked { $0.lockForUser() } }
 
     /// Locks and drops the afterFirstUnlock keys too (``Vault/forgetCachedKeys()``).
     func forgetCachedKeys() { locked { $0.forgetCachedKeys() } }
@@ -123,10 +127,20 @@ final class VaultEngine: Sendable {
     var hasPassphrase: Bool { locked { $0.hasPassphrase } }
 
     /// Where the vault is, whether it is locked, and which classes are available now.
-    func status() -> VaultStatus { locked { $0.status() } }
+    func status() -> VaultStatus {
+        locked { state in
+            state.followLockStamp()
+            return state.status()
+        }
+    }
 
     /// Whether items of `accessibility` can be read and written now.
-    func isAvailable(_ accessibility: Accessibility) -> Bool { locked { $0.isAvailable(accessibility) } }
+    func isAvailable(_ accessibility: Accessibility) -> Bool {
+        locked { state in
+            state.followLockStamp()
+            return state.isAvailable(accessibility)
+        }
+    }
 
     /// Writes one consistent snapshot of the whole vault into the empty file at `path`.
     func snapshot(into path: String) throws(StoreError) {

@@ -27,15 +27,16 @@ final class BusConnection {
         init(_ body: @escaping (BusMessage) -> Int32) { self.body = body }
     }
 
-    /// Connects to the session bus.
+    /// Connects to the session bus, or with `system` to the system bus (logind's signals).
     /// - Throws: ``ServeError/unavailable(_:)`` when libsystemd cannot be loaded or there is no bus.
-    init() throws(ServeError) {
+    init(system: Bool = false) throws(ServeError) {
         var message = [CChar](repeating: 0, count: 256)
         guard csdbus_load(&message) == 0 else {
             throw .unavailable(String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
         var bus: OpaquePointer?
-        let opened = csdbus_open_user(&bus)
+        let opened = system ? csdbus_open_system(&bus) : csdbus_open_user(&bus)
+        if system, opened < 0 || bus == nil { throw .unavailable("no system bus (\(String(cString: strerror(-opened))))") }
         guard opened >= 0, let bus else {
             throw .unavailable(
                 "no session bus to serve on (\(String(cString: strerror(-opened)))): set DBUS_SESSION_BUS_ADDRESS, or start one with dbus-run-session or systemd --user")
@@ -111,6 +112,18 @@ final class BusConnection {
     func check(everySeconds seconds: Int, _ body: @escaping () -> String?) {
         check = body
         checkSeconds = max(1, seconds)
+    }
+
+    /// The connection's descriptor, for a loop that polls it beside another (-1 on failure).
+    var descriptor: Int32 { csdbus_get_fd(pointer) }
+
+    /// Handles every message already received, without waiting; false once the connection failed.
+    func processPending() -> Bool {
+        while true {
+            let processed = csdbus_process(pointer)
+            if processed < 0 { return false }
+            if processed == 0 { return true }
+        }
     }
 
     /// Handles messages until ``stop(_:)`` or a failure of the connection.

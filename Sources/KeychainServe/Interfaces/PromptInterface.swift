@@ -12,8 +12,8 @@ import KeychainCore
 /// vault's passphrase and unlocks the vault with it for the user's processes, as `keychain
 /// unlock` does; `Completed` comes when it ends: unlocked, or dismissed (the user cancelled,
 /// three wrong passphrases, a pinentry that misbehaved, `Dismiss`, the client gone). Where none
-/// can be shown, the call fails at once with a message telling the user to run `keychain
-/// unlock`: a client never waits on a dialog nobody can see.
+/// can be shown, it completes at once as dismissed and the daemon's log says to run `keychain
+/// unlock`: a client never waits on a dialog nobody can see, and takes its own fallback.
 enum PromptInterface {
     static let name = "org.freedesktop.Secret.Prompt"
     /// The longest window id passed on to the pinentry (an X11 or Wayland handle is short).
@@ -48,10 +48,14 @@ extension SecretServiceDaemon {
             try showUnlockDialog(for: id, pinentry: pinentry, vault: vault, bus: bus, window: window.utf8.count <= PromptInterface.windowIDLimit ? window : "")
             return []
         }
-        // A failed Prompt call is the prompt's end (libsecret takes it so, and a Completed
-        // signal besides would end its wait twice).
+        // Nowhere to show a dialog: the prompt ends as dismissed, as the specification has a
+        // prompt the user closed end, so that a client takes its own way on (git asks for the
+        // password, keyring raises its locked error) instead of failing inside the library.
+        // The way to open the vault goes to the daemon's log, once per prompt.
         prompts.remove(id)?.cancel()
-        throw .isLocked("the vault (run `keychain unlock` in a terminal, then try again)")
+        Self.log("a program asked to unlock the vault and no pinentry can be shown here: run `keychain unlock`")
+        promptCompleted(id, dismissed: true, [])
+        return []
     }
 
     /// `Completed` for prompt `id`: dismissed, or done with the paths of what it unlocked.

@@ -87,8 +87,8 @@ extension SecretServiceDaemon {
         return [.paths(unlocked), .objectPath(ObjectPath.promptPath(admitted.id))]
     }
 
-    /// Locks the vault for this daemon (whenUnlocked items close; `keychain lock` closes them
-    /// for every process of the user). A vault without a passphrase cannot be locked: its
+    /// Locks the vault for the user, as `keychain lock` does (every process of the user, this
+    /// daemon too). A vault without a passphrase cannot be locked: its
     /// objects stay open and are not listed as locked.
     fileprivate func lock(_ paths: [String]) throws(ServiceError) -> [BusValue] {
         let named = paths.filter { path in
@@ -99,7 +99,7 @@ extension SecretServiceDaemon {
             }
         }
         guard let vault, vault.hasPassphrase, !named.isEmpty else { return [.paths([]), .objectPath(ObjectPath.none)] }
-        vault.lock()
+        vault.lockForUser()
         for collection in collections.vaultCollections {
             propertiesChanged(ObjectPath.collectionPath(collection.name), CollectionInterface.name, [("Locked", .boolean(true))])
             collectionChanged(collection.name)

@@ -18,6 +18,11 @@ struct KeyBag {
     /// unlocked state published. A passphrase from a file, a credential or a prompt opens the
     /// vault for the process that read it.
     private(set) var publishesUserUnlock = false
+    /// The user's lock stamp (``VaultState/lockStampDescription``) as it was when this process
+    /// last unlocked or took the user's unlocked state: another stamp means a lock since.
+    private(set) var lockStamp: [UInt8]?
+    /// The kernel keyring's number for the lock stamp's key, once found.
+    private(set) var lockStampSerial: Int32?
 
     /// Records a use at `now`; true when the vault sat unused past `idleTimeout` first and its
     /// unlocked keys are to be locked (a vault without a passphrase has nothing to lock).
@@ -60,6 +65,16 @@ struct KeyBag {
 
     /// Drops every key, the lookup key too.
     mutating func wipeAll() { keys.wipeAll() }
+
+    /// Records the user's lock stamp as read before an unlock or an adoption of the user's
+    /// unlocked state: a lock after that read changes it, and locks this process.
+    mutating func saw(lockStamp stamp: [UInt8]?) { lockStamp = stamp }
+
+    /// Records the number of the lock stamp's key (nil: there is none to read).
+    mutating func saw(lockStampSerial serial: Int32?) { lockStampSerial = serial }
+
+    /// Whether this process holds keys a lock drops (the master key, whenUnlocked class keys).
+    var holdsUnlockedKeys: Bool { keys.master != nil || keys.classes.keys.contains(where: \.opensWithUserUnlock) }
 
     /// Records whether the unlock under way opens whenUnlocked items to the user's other processes.
     mutating func unlocking(forUser: Bool) { publishesUserUnlock = forUser }

@@ -40,6 +40,38 @@ extension VaultState {
         }
     }
 
+    /// The user's lock stamp: random bytes replaced by every lock of the vault (`keychain lock`,
+    /// `Service.Lock`, a suspend or a session lock), in the kernel keyring until reboot. A process
+    /// that unlocked, by any means, before the stamp it read changed is locked at its next use:
+    /// one lock reaches every process of the user at once.
+    var lockStampDescription: String { cacheDescription + ":lock" }
+
+    /// The user's lock stamp now; nil without one (no lock since boot) or without the kernel keyring.
+    func currentLockStamp() -> [UInt8]? {
+        guard configuration.usesKernelKeyring, header.hasPassphrase else { return nil }
+        // A lock replaces the stamp's payload in place (the same key): once found, the key is
+        // read by its number, one system call at each use instead of a search and a read.
+        if let serial = keyBag.lockStampSerial, let stamp = kernelKeyring.read(serial: serial, limit: 64) { return stamp }
+        let serial = kernelKeyring.serial(of: lockStampDescription)
+        keyBag.saw(lockStampSerial: serial)
+        return serial.flatMap { kernelKeyring.read(serial: $0, limit: 64) }
+    }
+
+    /// Marks a lock for every process of the user (best effort: without the kernel keyring the
+    /// lock is this process's own, as its unlock was).
+    func stampLock() {
+        guard configuration.usesKernelKeyring, header.hasPassphrase else { return }
+        try? kernelKeyring.store(SecretBytes.random(count: 16), as: lockStampDescription)
+    }
+
+    /// Locks this process when the user's vault was locked since it unlocked (another stamp).
+    func followLockStamp() {
+        guard configuration.usesKernelKeyring, header.hasPassphrase, keyBag.holdsUnlockedKeys else { return }
+        guard currentLockStamp() != keyBag.lockStamp else { return }
+        lockKeys()
+        keyBag.userUnlockEnded()
+    }
+
     var cacheDescription: String {
         "swift-keychain:v1:" + Digest.hex(header.vaultID)
     }

@@ -36,10 +36,13 @@ extension VaultState {
             if keyBag.keys.lookup == nil, let payload = kernelKeyring.load(cacheDescription) {
                 _ = try adoptChecked(payload, allowed: { $0.survivesLock })
             }
-            if usesUserUnlock, !keyBag.keys.classes.keys.contains(where: \.opensWithUserUnlock),
-                let stored = kernelKeyring.load(unlockedDescription), let (timeout, payload) = Self.splitUnlockedPayload(stored),
+            guard usesUserUnlock, !keyBag.keys.classes.keys.contains(where: \.opensWithUserUnlock) else { return }
+            // Read before the user's unlocked state: a lock between the two reads locks this process at its next use.
+            let stamp = currentLockStamp()
+            if let stored = kernelKeyring.load(unlockedDescription), let (timeout, payload) = Self.splitUnlockedPayload(stored),
                 try adoptChecked(payload, allowed: { $0.opensWithUserUnlock })
             {
+                keyBag.saw(lockStamp: stamp)
                 keyBag.holdThroughUserUnlock(timeout: timeout, at: ContinuousClock.now)
                 kernelKeyring.refresh(unlockedDescription, timeout: timeout)
             }

@@ -31,7 +31,10 @@ extension VaultState {
     private func unlockOnce(passphrase: SecretBytes, forUser: Bool) throws(StoreError) {
         try database.refreshHeader()
         guard case .passphrase = header.protection else { return }
+        // Read before the keys open: a lock that lands during the derivation still locks this unlock.
+        let stamp = currentLockStamp()
         let (master, passphraseKey) = try openMasterKey(passphrase: passphrase)
+        keyBag.saw(lockStamp: stamp)
         keyBag.unlocking(forUser: forUser)
         try adopt(master: master)
         // Best effort: a read-only vault still unlocks; it just cannot take presence items yet.
@@ -45,10 +48,38 @@ extension VaultState {
             try? resealCarriedRows(passphraseKey: passphraseKey)
         }
         try loadExistingClassKeys()
+        try? createUnlockedClassKeys()
         // A rekey that committed after this unlock read the header retired what it opened:
         // those keys are neither kept nor published (the caller starts the unlock again).
         publishToKernelKeyring()
         startIdleTimer()
+    }
+
+    /// Makes the class keys an unlock opens that the vault has no row for yet (a fresh vault
+    /// has none until its first item of each class): without them an unlock would publish
+    /// nothing, and another process would find the vault as locked as before. Best effort: a
+    /// read-only vault still unlocks for this process.
+    private func createUnlockedClassKeys() throws(StoreError) {
+        let stored = try wrappedClassKeys()
+        let missing = Accessibility.allCases.filter { accessibility in
+            accessibility != .whenPasscodeSetThisDeviceOnly && (accessibility.opensWithUserUnlock || accessibility.survivesLock)
+                && stored[accessibility] == nil && (!accessibility.isThisDeviceOnly || machineID != nil)
+        }
+        guard !missing.isEmpty else { return }
+        let planned = header
+        try writeTransaction { () throws(StoreError) in
+            try database.requireHeader(planned)
+            let current = try wrappedClassKeys()
+            for accessibility in missing where current[accessibility] == nil {
+                do throws(StoreError) {
+                    _ = try classKey(accessibility, create: true)
+                } catch .boundToAnotherMachine {
+                    continue
+                } catch .unavailable {
+                    continue
+                }
+            }
+        }
     }
 
     /// Locks the vault in this process: the master key and the whenUnlocked class keys are wiped
@@ -56,8 +87,26 @@ extension VaultState {
     /// ``forgetCachedKeys()``. A vault without a passphrase unlocks itself again on next use.
     func lock() {
         lockKeys()
-        // As a locked device: whenUnlocked items close for every process of the user.
-        if configuration.usesKernelKeyring { kernelKeyring.remove(unlockedDescription) }
+        // As a locked device: whenUnlocked items close for every process of the user, whichever
+        // way each one unlocked (the stamp), and no new process takes the user's unlocked state.
+        if configuration.usesKernelKeyring {
+            kernelKeyring.remove(unlockedDescription)
+            stampLock()
+        }
+    }
+
+    /// Locks the vault for every process of the user, as `keychain lock` and a client's
+    /// `Service.Lock` do: the whenUnlocked keys go here and, at their next use, in every other
+    /// process (the lock stamp); the user's unlocked state and the afterFirstUnlock keys leave the
+    /// kernel keyring, so that a new process needs the passphrase. Keys a running process holds
+    /// that a lock leaves (afterFirstUnlock, the lookup key) stay in it, here as everywhere.
+    func lockForUser() {
+        lockKeys()
+        if configuration.usesKernelKeyring {
+            kernelKeyring.remove(unlockedDescription)
+            kernelKeyring.remove(cacheDescription)
+            stampLock()
+        }
     }
 
     /// Locks the vault and also drops the afterFirstUnlock keys, from this process and from the
@@ -70,6 +119,7 @@ extension VaultState {
         if configuration.usesKernelKeyring {
             kernelKeyring.remove(cacheDescription)
             kernelKeyring.remove(unlockedDescription)
+            stampLock()
         }
     }
 

@@ -1,0 +1,192 @@
+import Foundation
+import KeychainTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What the login tests need: root (to make a user and a PAM service), the tools, the module.
+enum LoginTestNeeds {
+    static let unavailableReason: String? = {
+        if getuid() != 0 { return "not root: creating a user and a PAM service needs root" }
+        for tool in ["/usr/bin/pamtester", "/usr/sbin/useradd", "/usr/sbin/chpasswd", "/usr/bin/setpriv", "/usr/bin/dbus-daemon", "/usr/bin/secret-tool", "/usr/bin/cc"]
+        where !FileManager.default.isExecutableFile(atPath: tool) {
+            return "\(tool) is missing (apt-get install pamtester passwd util-linux dbus libsecret-tools gcc)"
+        }
+        return nil
+    }()
+
+    /// Builds the PAM module as docs/login.md does (`cc -shared`, nothing but libc) into
+    /// `directory`; its path.
+    static func buildModule(in directory: String) throws -> String {
+        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Sources/CPAMKeychain").standardized.path
+        let output = directory + "/pam_keychain.so"
+        let built = try Subprocess.run(
+            "/usr/bin/cc", ["-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-I", source + "/include", "-o", output, source + "/pam_keychain.c"],
+            environment: ["PATH": "/usr/bin:/bin", "TMPDIR": directory])
+        guard built.status == 0 else { throw POSIXError(.ENOEXEC) }
+        return output
+    }
+}
+
+/// The login through PAM, with a real user and a real password: pamtester drives a private PAM
+/// service (pam_unix first, then pam_keychain.so) as sshd or login would.
+@Suite("Login integration through PAM", .serialized, .enabled(if: LoginTestNeeds.unavailableReason == nil, "\(LoginTestNeeds.unavailableReason ?? "")"))
+struct LoginIntegrationTests {
+    /// A user of the test's own with a real password, a PAM service naming our module, and
+    /// everything removed afterwards (the user's processes by their ids, its runtime directory).
+    final class LoginFixture {
+        let name = "kc\(getpid() % 100_000)\(Int.random(in: 100...999))"
+        let service: String
+        let uid: uid_t
+        let gid: gid_t
+        let home: String
+        let helperDirectory = TemporaryDirectory()
+        var runtime: String { "/run/user/\(uid)" }
+
+        init(password: String) throws {
+            service = "keychain-test-" + name
+            #expect(try Subprocess.run("/usr/sbin/useradd", ["-m", "-s", "/bin/sh", name], environment: ["PATH": "/usr/sbin:/usr/bin:/bin"]).status == 0)
+            let set = try Subprocess.run("/usr/sbin/chpasswd", [], environment: ["PATH": "/usr/sbin:/usr/bin:/bin"], input: Data("\(name):\(password)\n".utf8))
+            #expect(set.status == 0, "\(set.stderr)")
+            guard let entry = getpwnam(name) else { throw POSIXError(.ENOENT) }
+            uid = entry.pointee.pw_uid
+            gid = entry.pointee.pw_gid
+            home = String(cString: entry.pointee.pw_dir)
+            // The module runs only a root-owned helper no one else may write: a copy the user can reach.
+            chmod(helperDirectory.path, 0o755)
+            let helper = helperDirectory.path + "/keychain"
+            // Copied by cp, not in this process: a program another test starts meanwhile would
+            // inherit the copy's open descriptor, and the copy would not run (ETXTBSY).
+            #expect(try Subprocess.run("/bin/cp", [KeychainExecutable.path, helper], environment: ["PATH": "/usr/bin:/bin"]).status == 0)
+            chmod(helper, 0o755)
+            let module = try LoginTestNeeds.buildModule(in: helperDirectory.path)
+            let lines = """
+                auth     required  pam_unix.so
+                auth     optional  \(module) \(helper)
+                account  required  pam_unix.so
+                session  optional  \(module) \(helper)
+                password required  pam_unix.so
+                password optional  \(module) \(helper)
+
+                """
+            try lines.write(toFile: "/etc/pam.d/" + service, atomically: true, encoding: .utf8)
+        }
+
+        deinit {
+            unlink("/etc/pam.d/" + service)
+            // The bus and the activated serve: the test user's processes, by their ids.
+            for pid in userProcesses() { kill(pid, SIGTERM) }
+            for _ in 0..<100 where !userProcesses().isEmpty { usleep(20_000) }
+            for pid in userProcesses() { kill(pid, SIGKILL) }
+            _ = try? Subprocess.run("/usr/sbin/userdel", ["-r", name], environment: ["PATH": "/usr/sbin:/usr/bin:/bin"])
+            try? FileManager.default.removeItem(atPath: runtime)
+        }
+
+        func userProcesses() -> [pid_t] {
+            let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+            return entries.compactMap { entry -> pid_t? in
+                guard let pid = pid_t(entry), let status = try? String(contentsOfFile: "/proc/\(entry)/status", encoding: .utf8) else { return nil }
+                let line = status.split(separator: "\n").first { $0.hasPrefix("Uid:") }
+                let real = line?.split(whereSeparator: { $0 == "\t" || $0 == " " }).dropFirst().first
+                return real.flatMap { uid_t($0) } == uid ? pid : nil
+            }
+        }
+
+        /// pamtester with the conversation's answers on standard input.
+        func pamtester(_ operations: [String], answers: [String] = []) throws -> CommandResult {
+            try Subprocess.run(
+                "/usr/bin/pamtester", [service, name] + operations, environment: ["PATH": "/usr/sbin:/usr/bin:/bin"],
+                input: Data(answers.map { $0 + "\n" }.joined().utf8))
+        }
+
+        /// A program run as the user in a later login shell: its home and runtime directory,
+        /// nothing about a bus.
+        func asUser(_ program: String, _ arguments: [String], input: String = "", environment extra: [String: String] = [:]) throws -> CommandResult {
+            let environment = ["PATH": "/usr/bin:/bin", "HOME": home, "USER": name, "XDG_RUNTIME_DIR": runtime].merging(extra) { $1 }
+            return try Subprocess.run(
+                "/usr/bin/setpriv", ["--reuid=\(uid)", "--regid=\(gid)", "--init-groups", "--", program] + arguments, environment: environment,
+                input: Data(input.utf8))
+        }
+
+        var helper: String { helperDirectory.path + "/keychain" }
+    }
+
+    @Test("the login password makes and unlocks the user's vault; the session's bus at $XDG_RUNTIME_DIR/bus serves it to a later shell with no setup")
+    func loginOpensTheVaultForEveryShell() throws {
+        let fixture = try LoginFixture(password: "Druidia-12345")
+        let login = try fixture.pamtester(["authenticate", "open_session"], answers: ["Druidia-12345"])
+        #expect(login.status == 0, "\(login.output) \(login.stderr)")
+        var socket = stat()
+        #expect(lstat(fixture.runtime + "/bus", &socket) == 0 && socket.st_uid == fixture.uid, "no bus of the user's at \(fixture.runtime)/bus")
+
+        let status = try fixture.asUser(fixture.helper, ["status"])
+        #expect(status.output.contains("passphrase:        set"), "\(status.output) \(status.stderr)")
+        #expect(status.output.contains("locked:            no"), "unlocked by the login: \(status.output)")
+
+        // A second shell: secret-tool finds the bus by XDG_RUNTIME_DIR alone, and the bus starts keychain serve.
+        let stored = try fixture.asUser("/usr/bin/secret-tool", ["store", "--label=git", "protocol", "https", "host", "example.com"], input: "token-1")
+        #expect(stored.status == 0, "\(stored.stderr)")
+        let looked = try fixture.asUser("/usr/bin/secret-tool", ["lookup", "protocol", "https", "host", "example.com"])
+        #expect(looked.output == "token-1", "\(looked.output) \(looked.stderr)")
+
+        // A second login finds the bus that is there, and starts no other.
+        #expect(try fixture.pamtester(["open_session"]).status == 0)
+        #expect(try fixture.asUser("/usr/bin/secret-tool", ["lookup", "protocol", "https", "host", "example.com"]).output == "token-1")
+    }
+
+    @Test("the module runs no helper another user could have changed: a helper writable by others leaves the user without a vault")
+    func refusesAWritableHelper() throws {
+        let fixture = try LoginFixture(password: "Druidia-12345")
+        chmod(fixture.helper, 0o777)
+        #expect(try fixture.pamtester(["authenticate"], answers: ["Druidia-12345"]).status == 0, "the login goes on")
+        #expect(!FileManager.default.fileExists(atPath: fixture.home + "/.local/share/keychain/default.keychain"), "a helper others may write was run")
+        chmod(fixture.helper, 0o755)
+        chmod(fixture.helperDirectory.path, 0o777)
+        #expect(try fixture.pamtester(["authenticate"], answers: ["Druidia-12345"]).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: fixture.home + "/.local/share/keychain/default.keychain"), "a helper in a directory others may write was run")
+        chmod(fixture.helperDirectory.path, 0o755)
+        #expect(try fixture.pamtester(["authenticate"], answers: ["Druidia-12345"]).status == 0)
+        #expect(FileManager.default.fileExists(atPath: fixture.home + "/.local/share/keychain/default.keychain"), "the root-owned helper made no vault")
+    }
+
+    @Test("keychain bus, where PAM is not used: the user's bus at $XDG_RUNTIME_DIR/bus, once; refused in a directory that is not the user's alone")
+    func busWithoutPAM() throws {
+        let fixture = try LoginFixture(password: "Druidia-12345")
+        mkdir("/run/user", 0o755)
+        #expect(mkdir(fixture.runtime, 0o700) == 0 && chown(fixture.runtime, fixture.uid, fixture.gid) == 0)
+        let started = try fixture.asUser(fixture.helper, ["bus"])
+        #expect(started.status == 0, "\(started.stderr)")
+        #expect(try fixture.asUser(fixture.helper, ["bus"]).status == 0, "a bus answers: nothing to do")
+        let buses = fixture.userProcesses().filter { pid in
+            ((try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) ?? "").hasPrefix("/usr/bin/dbus-daemon")
+        }
+        #expect(buses.count == 1, "\(buses.count) buses")
+        let stored = try fixture.asUser("/usr/bin/dbus-send", ["--session", "--print-reply", "--dest=org.freedesktop.DBus", "/", "org.freedesktop.DBus.GetId"])
+        #expect(stored.status == 0, "the bus is not found by XDG_RUNTIME_DIR alone: \(stored.stderr)")
+        // Another user's directory, or one others may enter: no bus there.
+        let foreign = try fixture.asUser(fixture.helper, ["bus"], environment: ["XDG_RUNTIME_DIR": "/root"])
+        #expect(foreign.status == 4 && foreign.stderr.contains("not a directory of yours"), "\(foreign.stderr)")
+        chmod(fixture.runtime, 0o755)
+        let open = try fixture.asUser(fixture.helper, ["bus"])
+        #expect(open.status == 4 && open.stderr.contains("only you can use"), "\(open.stderr)")
+    }
+
+    @Test("a wrong password at login leaves the vault as it was; a login password change changes the vault's passphrase with it")
+    func passwordChangeFollows() throws {
+        let fixture = try LoginFixture(password: "old-Skroob-1")
+        #expect(try fixture.pamtester(["authenticate"], answers: ["old-Skroob-1"]).status == 0)
+        #expect(try fixture.pamtester(["authenticate"], answers: ["wrong-one"]).status != 0)
+        let changed = try fixture.pamtester(["chauthtok(PAM_CHANGE_EXPIRED_AUTHTOK)"], answers: ["old-Skroob-1", "new-Skroob-22", "new-Skroob-22"])
+        #expect(changed.status == 0, "\(changed.output) \(changed.stderr)")
+        #expect(try fixture.asUser(fixture.helper, ["lock"]).status == 0)
+        let files = TemporaryDirectory()
+        chmod(files.path, 0o755)
+        let old = files.file("old", "old-Skroob-1"), new = files.file("new", "new-Skroob-22")
+        for file in [old, new] { chown(file, fixture.uid, fixture.gid) }
+        #expect(try fixture.asUser(fixture.helper, ["unlock"], environment: ["KEYCHAIN_PASSPHRASE_FILE": old]).status == 3, "the old password still opens the vault")
+        let opened = try fixture.asUser(fixture.helper, ["unlock"], environment: ["KEYCHAIN_PASSPHRASE_FILE": new])
+        #expect(opened.status == 0, "the new password does not open the vault: \(opened.stderr)")
+    }
+}
