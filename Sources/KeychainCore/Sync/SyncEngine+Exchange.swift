@@ -86,8 +86,9 @@ extension SyncEngine {
     /// Sends the outbox, each change by compare-and-swap against what etcd holds: written
     /// when the key is new or holds an older change; left when etcd holds a newer one (the
     /// pull applies it) or this very change (a write that timed out and committed later).
-    /// Changes go in transactions of up to 128, each put conditional on the revision seen; a
-    /// transaction that loses a race is retried one change at a time.
+    /// Changes go in transactions of up to 128, each put conditional on the revision seen, the
+    /// rows of one item (``SyncUnit``) always in the same one; a transaction that loses a race
+    /// is retried one unit at a time.
     func push(_ state: inout SyncState, _ revisions: inout SyncRevisions, client: EtcdClient) throws(SyncError) -> Int {
         var sent = 0
         // What etcd holds at each key, read once for the whole group when the outbox is large.
@@ -116,10 +117,7 @@ extension SyncEngine {
             for change in outgoing {
                 if change.isSuperseded(by: current[change.key], state: state, signers: signers, verified: verified) { done.append(change.entry) } else { writes.append(change) }
             }
-            var start = 0
-            while start < writes.count {
-                let chunk = Array(writes[start..<min(start + Self.transactionSize, writes.count)])
-                start += chunk.count
+            for chunk in Self.transactions(writes) {
                 let known = revisions
                 let written = try client.putAll(chunk.map { ($0.key, $0.sealed, current[$0.key]?.modRevision ?? known.revision(of: $0.key) ?? 0) })
                 if written.succeeded {
@@ -129,15 +127,11 @@ extension SyncEngine {
                     for change in chunk { current[change.key] = nil }
                     continue
                 }
-                for change in chunk {
-                    current[change.key] = nil
-                    switch try pushOne(change, state: state, signers: signers, &revisions, client: client) {
-                    case .written:
-                        sent += 1
-                        done.append(change.entry)
-                    case .superseded: done.append(change.entry)
-                    case .contended: break
-                    }
+                for unit in SyncUnit.grouped(chunk, key: { SyncUnit.key(of: $0.entry.change.attributes) }) {
+                    for change in unit { current[change.key] = nil }
+                    let outcome = try pushUnit(unit, state: state, signers: signers, &revisions, client: client)
+                    sent += outcome.sent
+                    done += outcome.done
                 }
             }
             try Self.onVault(vault) { (open) throws(StoreError) in try open.acknowledge(done) }

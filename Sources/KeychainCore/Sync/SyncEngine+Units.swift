@@ -1,0 +1,69 @@
+/// The push's side of ``SyncUnit``: an item's rows go to etcd in one transaction, so that a
+/// sender stopped at any point of a push (killed, cut off) has sent each item whole or not at all.
+extension SyncEngine {
+    /// `writes` cut into transactions of at most ``transactionSize`` changes, the changes of
+    /// one unit never in two (a unit larger than a transaction, which no served item is, goes
+    /// in transactions of its own).
+    static func transactions(_ writes: [Outgoing]) -> [[Outgoing]] {
+        var chunks: [[Outgoing]] = []
+        var chunk: [Outgoing] = []
+        for unit in SyncUnit.grouped(writes, key: { SyncUnit.key(of: $0.entry.change.attributes) }) {
+            if chunk.count + unit.count > transactionSize, !chunk.isEmpty {
+                chunks.append(chunk)
+                chunk = []
+            }
+            if unit.count > transactionSize {
+                var start = 0
+                while start < unit.count {
+                    chunks.append(Array(unit[start..<min(start + transactionSize, unit.count)]))
+                    start += transactionSize
+                }
+                continue
+            }
+            chunk += unit
+        }
+        if !chunk.isEmpty { chunks.append(chunk) }
+        return chunks
+    }
+
+    /// One unit by compare-and-swap, all its changes in one transaction, re-reading after each
+    /// lost race (a few times; then it stays in the outbox for the next round). A change etcd
+    /// holds already, or holds a newer one of, is done without a write.
+    func pushUnit(
+        _ unit: [Outgoing], state: SyncState, signers: [[UInt8]: [UInt8]], _ revisions: inout SyncRevisions, client: EtcdClient
+    ) throws(SyncError) -> (sent: Int, done: [VaultState.OutboxEntry]) {
+        if unit.count == 1 || unit.count > Self.transactionSize {
+            var sent = 0
+            var done: [VaultState.OutboxEntry] = []
+            for change in unit {
+                switch try pushOne(change, state: state, signers: signers, &revisions, client: client) {
+                case .written:
+                    sent += 1
+                    done.append(change.entry)
+                case .superseded: done.append(change.entry)
+                case .contended: break
+                }
+            }
+            return (sent, done)
+        }
+        for _ in 0..<8 {
+            var done: [VaultState.OutboxEntry] = []
+            var writes: [(change: Outgoing, revision: Int64)] = []
+            for change in unit {
+                let current = try client.range(change.key).kvs.first
+                if change.isSuperseded(by: current, state: state, signers: signers, verified: verified) {
+                    done.append(change.entry)
+                } else {
+                    writes.append((change, current?.modRevision ?? 0))
+                }
+            }
+            guard !writes.isEmpty else { return (0, done) }
+            let written = try client.putAll(writes.map { ($0.change.key, $0.change.sealed, $0.revision) })
+            if written.succeeded {
+                revisions.noteOwn(writes.map(\.change.key), revision: written.revision)
+                return (writes.count, done + writes.map(\.change.entry))
+            }
+        }
+        return (0, [])
+    }
+}
