@@ -1,0 +1,171 @@
+import Foundation
+import KeychainCore
+import KeychainTestSupport
+import Testing
+
+/// A served item (its secret, record and index rows) travels as one unit: two machines, each
+/// its own bus and serve, on a 3-member etcd; what the receiver holds is checked in its vault,
+/// row by row.
+@Suite(
+    "a served item travels whole", .serialized,
+    .enabled(
+        if: EtcdCluster.unavailableReason == nil && ServedVault.unavailableReason == nil,
+        "\(EtcdCluster.unavailableReason ?? ServedVault.unavailableReason ?? "")"))
+struct ServedItemUnitTests {
+    let cluster: EtcdCluster
+
+    init() throws { cluster = try EtcdCluster() }
+
+    @Test(
+        "a sender killed before any of its requests to etcd, one point after another through its push, leaves the other machine with whole items only; the rest arrive whole",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "needs strace (apt-get install strace)"))
+    func senderKilledAnywhereLeavesNoHalfItem() throws {
+        let (alpha, beta) = try pair()
+        for member in 1...3 { try cluster.pause(member) }
+        let count = 150
+        let stored = try beta.served.run(
+            "/bin/sh",
+            ["-c", "i=0; while [ $i -lt \(count) ]; do printf s$i | secret-tool store --label=item$i --collection=sync team ops n $i host h$i || exit 1; i=$((i+1)); done"])
+        #expect(stored.status == 0, "\(stored.stderr) \(beta.served.serveErrors)")
+        _ = beta.served.stopServing()
+        for member in 1...3 { try cluster.resume(member) }
+
+        // beta's sender is `keychain sync run --once`, killed (SIGKILL) as it is about to send
+        // its n-th request to etcd: before each read and each transaction of its push, in turn.
+        var point = 1
+        var finished = false
+        var seen: [Int] = []
+        while !finished, point <= 60 {
+            let run = try beta.served.run(
+                "/usr/bin/strace",
+                ["-f", "-qq", "-o", "/dev/null", "-e", "trace=sendto", "-e", "inject=sendto:signal=SIGKILL:when=\(point)", KeychainExecutable.path, "sync", "run", "--once"])
+            finished = run.status == 0
+            usleep(700_000)
+            let rows = try ServedRows(alpha.served.vaultPath)
+            seen.append(rows.items.count)
+            #expect(rows.halfItems.isEmpty, "after a kill at request \(point): \(rows.halfItems.count) half items of \(rows.items.count)")
+            #expect(rows.orphans.isEmpty, "after a kill at request \(point): rows of no item \(rows.orphans.count)")
+            point += 1
+        }
+        #expect(finished)
+        #expect(seen.contains { $0 > 0 && $0 < count }, "no kill fell in the middle of the push: \(seen)")
+        #expect(try eventually { try ServedRows(alpha.served.vaultPath).items.count == count })
+        let rows = try ServedRows(alpha.served.vaultPath)
+        #expect(rows.halfItems.isEmpty && rows.orphans.isEmpty)
+        for n in [0, count / 2, count - 1] { #expect(try alpha.lookup(["team", "ops", "n", "\(n)"]) == "s\(n)") }
+    }
+
+    @Test(
+        "a locked sender sends no part of the items whose secrets it cannot open: the other machine lists none of them, and gets them whole once the sender is unlocked"
+    )
+    func lockedSenderSendsNothingOfAnItem() throws {
+        let alpha = try ServedMachine(), beta = try ServedMachine()
+        let passphrase = alpha.served.directory.path + "/passphrase"
+        _ = FileManager.default.createFile(atPath: passphrase, contents: Data("pass-phrase-1".utf8), attributes: [.posixPermissions: 0o600])
+        let unlocked = ServedMachine.environment.merging(["KEYCHAIN_PASSPHRASE_FILE": passphrase]) { $1 }
+        let set = try KeychainExecutable.run(["passwd"], environment: unlocked.merging(["KEYCHAIN_NEW_PASSPHRASE_FILE": passphrase]) { $1 }, home: alpha.served.directory.path)
+        #expect(set.status == 0, "\(set.stderr)")
+        let initialised = try KeychainExecutable.run(
+            ["sync", "init", "--endpoints", cluster.endpoints, "--name", "alpha"], environment: unlocked, home: alpha.served.directory.path)
+        #expect(initialised.status == 0, "\(initialised.stderr)")
+        let code = try KeychainExecutable.run(["sync", "invite"], environment: unlocked, home: alpha.served.directory.path).output
+        try beta.ok(["sync", "join", "--endpoints", cluster.endpoints, "--name", "beta"], input: code.trimmingCharacters(in: .whitespacesAndNewlines) + "\n")
+        try alpha.served.startServing(environment: unlocked)
+        #expect(alpha.served.waitForProvider(), "\(alpha.served.serveErrors)")
+        try beta.serve()
+
+        // Down (not paused: a request sent to a paused member is answered once it resumes).
+        for member in 1...3 { try cluster.kill(member) }
+        for name in ["x", "y"] {
+            #expect(try alpha.secretTool(["store", "--label=\(name)", "--collection=sync", "team", "ops", "name", name], input: "secret-\(name)").status == 0)
+        }
+        let locked = try alpha.served.run(
+            "/usr/bin/dbus-send",
+            [
+                "--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets", "org.freedesktop.Secret.Service.Lock",
+                "array:objpath:/org/freedesktop/secrets/collection/sync",
+            ])
+        #expect(locked.status == 0, "\(locked.stderr)")
+        for member in 1...3 { try cluster.restart(member) }
+        // alpha's daemon sends what it can open (a full round every 5 s).
+        usleep(7_000_000)
+        let early = try ServedRows(beta.served.vaultPath)
+        #expect(early.items.isEmpty && early.halfItems.isEmpty && early.orphans.isEmpty, "beta lists \(early.items.count) items, \(early.halfItems.count) half")
+        #expect(try beta.lookup(["name", "x"]) == nil)
+
+        // Unlocked again (a daemon that opens the vault with its passphrase): both arrive whole.
+        _ = alpha.served.stopServing()
+        try alpha.served.startServing(environment: unlocked)
+        #expect(try eventually { try beta.lookup(["name", "x"]) == "secret-x" && beta.lookup(["name", "y"]) == "secret-y" }, "\(alpha.served.serveErrors)")
+        let rows = try ServedRows(beta.served.vaultPath)
+        #expect(rows.items.count == 2 && rows.orphans.isEmpty && rows.halfItems.filter { rows.pairs[$0] != 2 || !rows.secrets.contains($0) }.isEmpty)
+    }
+
+    @Test(
+        "an item deleted on one machine while, apart, the other gave it another attribute: the later delete takes every row of it on both machines, the index row the deleting machine never saw included"
+    )
+    func deleteCoversRowsNotSeen() throws {
+        let (alpha, beta) = try pair()
+        #expect(try alpha.secretTool(["store", "--label=Shared", "--collection=sync", "team", "ops", "host", "web"], input: "s").status == 0)
+        #expect(try eventually { try beta.lookup(["host", "web"]) == "s" }, "\(beta.served.serveErrors)")
+        guard let id = try alpha.items(of: "sync").first else { throw Failure("alpha lists no item") }
+        for member in 1...3 { try cluster.pause(member) }
+        let changed = try alpha.served.run(
+            "/usr/bin/gdbus",
+            [
+                "call", "--session", "--dest", "org.freedesktop.secrets", "--object-path", "/org/freedesktop/secrets/collection/sync/\(id)", "--method",
+                "org.freedesktop.DBus.Properties.Set", "org.freedesktop.Secret.Item", "Attributes", "<{'team': 'ops', 'host': 'web', 'extra': 'new'}>",
+            ])
+        #expect(changed.status == 0, "\(changed.stderr)")
+        usleep(50_000)
+        #expect(try beta.secretTool(["clear", "host", "web"]).status == 0)
+        for member in 1...3 { try cluster.resume(member) }
+        let settled = try eventually(seconds: 30) {
+            try [alpha, beta].allSatisfy { machine in
+                let rows = try ServedRows(machine.served.vaultPath)
+                return rows.items.isEmpty && rows.secrets.isEmpty && rows.pairs.isEmpty
+            }
+        }
+        let left = try [alpha, beta].map { try ServedRows($0.served.vaultPath) }.map { "\($0.items.count) items, \($0.secrets.count) secrets, \($0.pairs) index rows" }
+        #expect(settled, "left: \(left)")
+        #expect(try alpha.lookup(["extra", "new"]) == nil)
+    }
+
+    /// Two machines in one sync group, each serving its vault.
+    private func pair() throws -> (ServedMachine, ServedMachine) {
+        let alpha = try ServedMachine(), beta = try ServedMachine()
+        try alpha.ok(["sync", "init", "--endpoints", cluster.endpoints, "--name", "alpha"])
+        let code = try alpha.ok(["sync", "invite"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        try beta.ok(["sync", "join", "--endpoints", cluster.endpoints, "--name", "beta"], input: code + "\n")
+        try alpha.serve()
+        try beta.serve()
+        return (alpha, beta)
+    }
+}
+
+/// The served rows of a vault's `sync` collection, by item id, read from the vault file.
+struct ServedRows {
+    /// The ids with a record row (what the collection lists).
+    var items: Set<String> = []
+    var secrets: Set<String> = []
+    /// How many index rows each id has.
+    var pairs: [String: Int] = [:]
+
+    init(_ path: String) throws {
+        let vault = try Vault(VaultConfiguration(location: VaultLocation(path: path), usesKernelKeyring: false, syncsInBackground: false))
+        items = Set(try Self.accounts(vault, Attributes(service: "sync", accessGroup: "org.freedesktop.secrets.item", synchronizable: true)))
+        secrets = Set(try Self.accounts(vault, Attributes(service: "sync", accessGroup: "org.freedesktop.secrets.secret", synchronizable: true)))
+        for id in try Self.accounts(vault, Attributes(accessGroup: "org.freedesktop.secrets.attribute", synchronizable: true)) { pairs[id, default: 0] += 1 }
+    }
+
+    /// Listed items without their secret or without an index row of each of their three pairs.
+    var halfItems: [String] { items.filter { !secrets.contains($0) || pairs[$0] != 3 } }
+    /// Secret and index rows of no listed item.
+    var orphans: [String] { Array(secrets.union(pairs.keys).subtracting(items)) }
+
+    private static func accounts(_ vault: Vault, _ attributes: Attributes) throws(StoreError) -> [String] {
+        let rows: [Item]
+        do { rows = try vault.copyMatching(Query(.genericPassword, attributes: attributes)) } catch .itemNotFound { return [] }
+        return rows.compactMap { $0.attributes.account }
+    }
+}
