@@ -59,20 +59,7 @@ struct ServedItemUnitTests {
         "a locked sender sends no part of the items whose secrets it cannot open: the other machine lists none of them, and gets them whole once the sender is unlocked"
     )
     func lockedSenderSendsNothingOfAnItem() throws {
-        let alpha = try ServedMachine(), beta = try ServedMachine()
-        let passphrase = alpha.served.directory.path + "/passphrase"
-        _ = FileManager.default.createFile(atPath: passphrase, contents: Data("pass-phrase-1".utf8), attributes: [.posixPermissions: 0o600])
-        let unlocked = ServedMachine.environment.merging(["KEYCHAIN_PASSPHRASE_FILE": passphrase]) { $1 }
-        let set = try KeychainExecutable.run(["passwd"], environment: unlocked.merging(["KEYCHAIN_NEW_PASSPHRASE_FILE": passphrase]) { $1 }, home: alpha.served.directory.path)
-        #expect(set.status == 0, "\(set.stderr)")
-        let initialised = try KeychainExecutable.run(
-            ["sync", "init", "--endpoints", cluster.endpoints, "--name", "alpha"], environment: unlocked, home: alpha.served.directory.path)
-        #expect(initialised.status == 0, "\(initialised.stderr)")
-        let code = try KeychainExecutable.run(["sync", "invite"], environment: unlocked, home: alpha.served.directory.path).output
-        try beta.ok(["sync", "join", "--endpoints", cluster.endpoints, "--name", "beta"], input: code.trimmingCharacters(in: .whitespacesAndNewlines) + "\n")
-        try alpha.served.startServing(environment: unlocked)
-        #expect(alpha.served.waitForProvider(), "\(alpha.served.serveErrors)")
-        try beta.serve()
+        let (alpha, beta, unlocked) = try pairWithPassphrase(on: 0)
 
         // Down (not paused: a request sent to a paused member is answered once it resumes).
         for member in 1...3 { try cluster.kill(member) }
@@ -92,6 +79,7 @@ struct ServedItemUnitTests {
         let early = try ServedRows(beta.served.vaultPath)
         #expect(early.items.isEmpty && early.halfItems.isEmpty && early.orphans.isEmpty, "beta lists \(early.items.count) items, \(early.halfItems.count) half")
         #expect(try beta.lookup(["name", "x"]) == nil)
+        #expect(alpha.served.serveErrors.contains("of this machine's wait for the vault to be unlocked"), "\(alpha.served.serveErrors)")
 
         // Unlocked again (a daemon that opens the vault with its passphrase): both arrive whole.
         _ = alpha.served.stopServing()
@@ -129,6 +117,61 @@ struct ServedItemUnitTests {
         let left = try [alpha, beta].map { try ServedRows($0.served.vaultPath) }.map { "\($0.items.count) items, \($0.secrets.count) secrets, \($0.pairs) index rows" }
         #expect(settled, "left: \(left)")
         #expect(try alpha.lookup(["extra", "new"]) == nil)
+    }
+
+    @Test(
+        "a locked receiver applies what needs no key (a delete) and holds each item whose secret it cannot seal, whole, saying so; at the unlock it arrives whole"
+    )
+    func lockedReceiverHoldsItemsWhole() throws {
+        let (alpha, beta, unlocked) = try pairWithPassphrase(on: 1)
+        #expect(try alpha.secretTool(["store", "--label=p", "--collection=sync", "team", "ops", "name", "p"], input: "secret-p").status == 0)
+        #expect(try eventually { try beta.lookup(["name", "p"]) == "secret-p" }, "\(beta.served.serveErrors)")
+        let locked = try beta.served.run(
+            "/usr/bin/dbus-send",
+            [
+                "--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets", "org.freedesktop.Secret.Service.Lock",
+                "array:objpath:/org/freedesktop/secrets/collection/sync",
+            ])
+        #expect(locked.status == 0, "\(locked.stderr)")
+        #expect(try alpha.secretTool(["store", "--label=x", "--collection=sync", "team", "ops", "name", "x"], input: "secret-x").status == 0)
+        #expect(try alpha.secretTool(["clear", "name", "p"]).status == 0)
+        // The delete applies while locked; x waits whole (not listed), and the daemon says why.
+        #expect(try eventually { try beta.items(of: "sync").isEmpty }, "\(beta.served.serveErrors)")
+        #expect(eventually { beta.served.serveErrors.contains("wait for the vault to be unlocked") }, "\(beta.served.serveErrors)")
+        usleep(1_000_000)
+        #expect(try beta.items(of: "sync").isEmpty)
+
+        _ = beta.served.stopServing()
+        try beta.served.startServing(environment: unlocked)
+        #expect(beta.served.waitForProvider(), "\(beta.served.serveErrors)")
+        #expect(try eventually { try beta.lookup(["name", "x"]) == "secret-x" }, "\(beta.served.serveErrors)")
+        #expect(try beta.items(of: "sync") == alpha.items(of: "sync"))
+    }
+
+    /// Two machines in one sync group, each serving its vault, the one at `index` (0: alpha,
+    /// 1: beta) with a passphrase its daemon opens it with (the environment returned).
+    private func pairWithPassphrase(on index: Int) throws -> (ServedMachine, ServedMachine, [String: String]) {
+        let machines = [try ServedMachine(), try ServedMachine()]
+        let locking = machines[index]
+        let passphrase = locking.served.directory.path + "/passphrase"
+        _ = FileManager.default.createFile(atPath: passphrase, contents: Data("pass-phrase-1".utf8), attributes: [.posixPermissions: 0o600])
+        let unlocked = ServedMachine.environment.merging(["KEYCHAIN_PASSPHRASE_FILE": passphrase]) { $1 }
+        let set = try KeychainExecutable.run(["passwd"], environment: unlocked.merging(["KEYCHAIN_NEW_PASSPHRASE_FILE": passphrase]) { $1 }, home: locking.served.directory.path)
+        guard set.status == 0 else { throw Failure("keychain passwd: \(set.stderr)") }
+        let environments = machines.map { $0.served.directory.path == locking.served.directory.path ? unlocked : ServedMachine.environment }
+        let initialised = try KeychainExecutable.run(
+            ["sync", "init", "--endpoints", cluster.endpoints, "--name", "alpha"], environment: environments[0], home: machines[0].served.directory.path)
+        guard initialised.status == 0 else { throw Failure("sync init: \(initialised.stderr)") }
+        let code = try KeychainExecutable.run(["sync", "invite"], environment: environments[0], home: machines[0].served.directory.path).output
+        let joined = try KeychainExecutable.run(
+            ["sync", "join", "--endpoints", cluster.endpoints, "--name", "beta"], input: Data((code.trimmingCharacters(in: .whitespacesAndNewlines) + "\n").utf8),
+            environment: environments[1], home: machines[1].served.directory.path)
+        guard joined.status == 0 else { throw Failure("sync join: \(joined.stderr)") }
+        for (machine, environment) in zip(machines, environments) {
+            try machine.served.startServing(environment: environment)
+            guard machine.served.waitForProvider() else { throw Failure("keychain serve did not start: \(machine.served.serveErrors)") }
+        }
+        return (machines[0], machines[1], unlocked)
     }
 
     /// Two machines in one sync group, each serving its vault.

@@ -97,6 +97,7 @@ extension SyncEngine {
         let signers = SyncRecords.signers(state)
         while true {
             let outbox = try Self.onVault(vault) { (open) throws(StoreError) in try open.outbox(limit: Self.outboxBatch) }
+            revisions.waitingCount = outbox.waiting
             guard !outbox.entries.isEmpty else { return sent }
             var keys: [[UInt8]] = []
             for entry in outbox.entries { keys.append(try SyncRecords.itemKey(entry.change, state: state)) }
@@ -190,6 +191,8 @@ extension SyncEngine {
             _ = try push(&state, &revisions, client: client)
             answer = try client.range(prefix, rangeEnd: EtcdClient.rangeEnd(ofPrefix: prefix))
         }
+        // It reads again every change held back for a class key: they come after the cursor.
+        revisions.heldFrom = nil
         // This engine's own writes of this round need no opening: they hold what the vault has.
         let own = revisions
         return try apply(answer.kvs.filter { !own.isOwn($0.modRevision) }, upTo: answer.revision, &state, &revisions)
@@ -229,6 +232,7 @@ extension SyncEngine {
     func apply(_ kvs: [EtcdClient.KeyValue], upTo revision: Int64, _ state: inout SyncState, _ revisions: inout SyncRevisions) throws(SyncError) -> VaultState.ApplyResult {
         try EtcdRevision.check(revision, after: state.cursor)
         var changes: [SyncChange] = []
+        var changeRevisions: [Int64] = []
         var refused = 0
         var retired = false
         var refusedKeys = Set<[UInt8]>()
@@ -250,8 +254,10 @@ extension SyncEngine {
             }
             if opened.epoch != state.epoch { retired = true }
             changes.append(opened.change)
+            changeRevisions.append(kv.modRevision)
         }
-        state.cursor = max(state.cursor, revision)
+        changes = holdLocked(changes, at: changeRevisions, &revisions)
+        state.cursor = max(state.cursor, min(revision, (revisions.heldFrom ?? Int64.max) - 1))
         state.lastPull = SyncChange.nowMilliseconds()
         state.refused = EtcdRevision.tally(state.refused, adding: refused)
         let encoded = state.encoded()

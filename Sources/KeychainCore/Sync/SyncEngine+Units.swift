@@ -66,4 +66,32 @@ extension SyncEngine {
         }
         return (0, [])
     }
+
+    /// `changes` without the units (``SyncUnit``) that need a class key the vault does not
+    /// hold now (a live row of a whenUnlocked item, while locked): those stay on etcd, and the
+    /// cursor stays before the first of them (`revisions.heldFrom`) until a pull after the
+    /// unlock applies them. The rest (deletes, items of open classes) applies now.
+    func holdLocked(_ changes: [SyncChange], at modRevisions: [Int64], _ revisions: inout SyncRevisions) -> [SyncChange] {
+        var ready: [SyncChange] = []
+        var held = 0
+        let indexed = Array(zip(changes, modRevisions))
+        for unit in SyncUnit.grouped(indexed, key: { SyncUnit.key(of: $0.0.attributes) }) {
+            let needs = unit.contains { change, _ in !change.deleted && !vault.isAvailable(change.attributes.accessibility ?? .whenUnlocked) }
+            guard needs else {
+                ready += unit.map(\.0)
+                continue
+            }
+            held += unit.count
+            if let first = unit.map(\.1).min() { revisions.heldFrom = min(revisions.heldFrom ?? first, first) }
+        }
+        revisions.heldCount = held
+        return ready
+    }
+
+    /// What waits for the vault to be unlocked: received changes held back (applied at the
+    /// first round after the unlock), and outbox rows of items whose secret a locked class
+    /// keeps (sent whole after it).
+    public var waitingForUnlock: (received: Int, outbox: Int) {
+        revisions.withLock { ($0.heldCount, $0.waitingCount) }
+    }
 }

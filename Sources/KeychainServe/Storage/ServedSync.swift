@@ -41,6 +41,8 @@ final class ServedSync: Sendable {
                 if vault.isEnrolledInSync, let lock = try? SyncAgentLock.acquire(for: vault.location), let engine = try? SyncEngine(vault: vault) {
                     let reported = Mutex(false)
                     let leaving = Mutex(false)
+                    let watching = UnlockWait(engine)
+                    defer { watching.stop() }
                     engine.run(
                         until: { [self] in isStopping || leaving.withLock { $0 } },
                         onError: { error in
@@ -73,4 +75,37 @@ final class ServedSync: Sendable {
         let line = Array("keychain serve: sync: \(error.description)\n".utf8)
         _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
     }
+}
+
+/// Says on standard error, when it changes, what the daemon's sync holds for the vault's
+/// unlock: received items it cannot seal (applied at the first round after the unlock) and
+/// items of its own whose secrets it cannot open (sent whole after it). Read every two
+/// seconds on a timer of its own: the engine's rounds hold what it reads.
+private final class UnlockWait {
+    private let timer: any DispatchSourceTimer
+
+    private final class Seen: Sendable {
+        let last = Mutex((received: 0, outbox: 0))
+    }
+
+    init(_ engine: SyncEngine) {
+        let seen = Seen()
+        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "keychain.serve.sync.unlock"))
+        timer.schedule(deadline: .now() + .seconds(2), repeating: .seconds(2))
+        timer.setEventHandler {
+            let now = engine.waitingForUnlock
+            let changed = seen.last.withLock { (seen: inout (received: Int, outbox: Int)) -> Bool in
+                defer { seen = now }
+                return seen != now
+            }
+            guard changed, now.received > 0 || now.outbox > 0 else { return }
+            let line = Array(
+                ("keychain serve: sync: \(now.received) received changes and \(now.outbox) of this machine's wait for the vault to be unlocked "
+                    + "(items whose secrets a locked vault cannot seal or open travel whole after the unlock)\n").utf8)
+            _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+        }
+        timer.resume()
+    }
+
+    func stop() { timer.cancel() }
 }
