@@ -148,6 +148,18 @@ struct ServedItemUnitTests {
         #expect(try beta.items(of: "sync") == alpha.items(of: "sync"))
     }
 
+    @Test("a machine removed from its sync group refuses new items in its sync collection, saying why; its login collection takes them")
+    func removedDeviceRefusesNewItems() throws {
+        let (alpha, beta) = try pair()
+        try alpha.ok(["sync", "remove-device", "beta"])
+        #expect(eventually { beta.served.serveErrors.contains("removed from its sync group") }, "\(beta.served.serveErrors)")
+        let refused = try beta.secretTool(["store", "--label=late", "--collection=sync", "name", "late"], input: "never-leaves")
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("removed from its sync group"), "\(refused.stderr)")
+        #expect(try beta.items(of: "sync").isEmpty)
+        #expect(try beta.secretTool(["store", "--label=local", "name", "local"], input: "stays").status == 0)
+    }
+
     /// Two machines in one sync group, each serving its vault, the one at `index` (0: alpha,
     /// 1: beta) with a passphrase its daemon opens it with (the environment returned).
     private func pairWithPassphrase(on index: Int) throws -> (ServedMachine, ServedMachine, [String: String]) {

@@ -21,6 +21,11 @@ final class ServedSync: Sendable {
     private let stopping = Mutex(false)
     private let wake = DispatchSemaphore(value: 0)
     private let ended = DispatchSemaphore(value: 0)
+    /// Whether the sync engine of this process found the device removed from its sync group:
+    /// the synchronized collection then takes no new item, which could never leave (one daemon
+    /// serves one vault per process).
+    static let deviceRemoved = Mutex(false)
+    static var isDeviceRemoved: Bool { deviceRemoved.withLock { $0 } }
     /// How often the daemon asks again whether the vault is enrolled and no agent runs.
     static let retrySeconds = 5
     /// How long stopping waits for a round under way (each etcd request is bounded).
@@ -47,7 +52,10 @@ final class ServedSync: Sendable {
                         until: { [self] in isStopping || leaving.withLock { $0 } },
                         onError: { error in
                             if error == .removed || error == .notEnrolled { leaving.withLock { $0 = true } }
-                            if error == .removed { removed.withLock { $0 = true } }
+                            if error == .removed {
+                                removed.withLock { $0 = true }
+                                Self.deviceRemoved.withLock { $0 = true }
+                            }
                             // The first failure only: a cluster down for an hour is one line (`sync status` has more).
                             let first = reported.withLock { (seen: inout Bool) -> Bool in
                                 defer { seen = true }
