@@ -160,6 +160,32 @@ struct ServedItemUnitTests {
         #expect(try beta.secretTool(["store", "--label=local", "name", "local"], input: "stays").status == 0)
     }
 
+    @Test("what arrives is signalled to the receiver's clients as a local change is: ItemCreated, ItemChanged, ItemDeleted and the collection's Items")
+    func arrivalsAreSignalled() throws {
+        let (alpha, beta) = try pair()
+        let log = beta.served.directory.path + "/signals"
+        let monitor = try Subprocess.launch(
+            "/bin/sh", ["-c", "exec /usr/bin/gdbus monitor --session --dest org.freedesktop.secrets > \"$0\"", log], environment: beta.served.environment,
+            errorFile: beta.served.directory.path + "/monitor.err")
+        close(monitor.stdin)
+        defer {
+            kill(monitor.pid, SIGTERM)
+            _ = Subprocess.wait(for: monitor.pid)
+        }
+        usleep(500_000)
+        let signals = { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+        #expect(try alpha.secretTool(["store", "--label=first", "--collection=sync", "name", "signalled"], input: "1").status == 0)
+        guard let id = try alpha.items(of: "sync").first else { throw Failure("alpha lists no item") }
+        let path = "/org/freedesktop/secrets/collection/sync/\(id)"
+        #expect(eventually { signals().contains("ItemCreated (objectpath '\(path)',)") }, "\(signals())")
+        #expect(signals().contains("PropertiesChanged"), "\(signals())")
+        #expect(try alpha.secretTool(["store", "--label=second", "--collection=sync", "name", "signalled"], input: "2").status == 0)
+        #expect(eventually { signals().contains("ItemChanged (objectpath '\(path)',)") }, "\(signals())")
+        #expect(try alpha.secretTool(["clear", "name", "signalled"]).status == 0)
+        #expect(eventually { signals().contains("ItemDeleted (objectpath '\(path)',)") }, "\(signals())")
+        #expect(try beta.items(of: "sync").isEmpty)
+    }
+
     /// Two machines in one sync group, each serving its vault, the one at `index` (0: alpha,
     /// 1: beta) with a passphrase its daemon opens it with (the environment returned).
     private func pairWithPassphrase(on index: Int) throws -> (ServedMachine, ServedMachine, [String: String]) {

@@ -94,4 +94,13 @@ extension SyncEngine {
     public var waitingForUnlock: (received: Int, outbox: Int) {
         revisions.withLock { ($0.heldCount, $0.waitingCount) }
     }
+
+    /// What pulls applied to items (``SyncUnit``) since the last call: taken, so each is told once.
+    package func takeArrivals() -> [SyncArrival] {
+        revisions.withLock { (revisions: inout sending SyncRevisions) -> [SyncArrival] in
+            let taken = revisions.arrived
+            revisions.arrived = []
+            return taken
+        }
+    }
 }

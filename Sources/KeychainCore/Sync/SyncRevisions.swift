@@ -14,6 +14,8 @@ struct SyncRevisions {
     /// push left for a class key.
     var heldCount = 0
     var waitingCount = 0
+    /// What pulls applied to items (``SyncUnit``) since a daemon last took it (bounded).
+    var arrived: [SyncArrival] = []
 
     /// The revision etcd last gave `key`, when this engine has seen it.
     func revision(of key: [UInt8]) -> Int64? { known[key] }

@@ -42,3 +42,12 @@ enum SyncUnit {
         return best
     }
 }
+
+/// What applying received changes did to one item of ``SyncUnit`` (its id): what a daemon
+/// that serves the item announces to its clients.
+package struct SyncArrival: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable { case created, changed, deleted }
+    /// The item's id (the account of its rows).
+    package let item: String
+    package let kind: Kind
+}

@@ -15,6 +15,8 @@ extension VaultState {
         var superseded = 0
         /// Changes no device of ours makes: an item that may not travel.
         var refused = 0
+        /// The items (``SyncUnit``) that appeared, changed or went.
+        var arrived: [SyncArrival] = []
     }
 
     /// Adds the sync journal, this device's id and the sync state; every synchronizable item
@@ -211,6 +213,8 @@ extension VaultState {
                     continue
                 }
                 for row in unit { try applyRow(row.change, row.attributes, &result, &appliedNow, force: true, in: &transaction) }
+                let existed = mine.contains { !$0.deleted }, exists = unit.contains { !$0.change.deleted }
+                if existed || exists { result.arrived.append(SyncArrival(item: key, kind: !existed ? .created : exists ? .changed : .deleted)) }
                 let kept = Set(unit.map(\.change.identity))
                 for var entry in mine where !kept.contains(entry.identity) && !entry.deleted {
                     if let existing = try row(identity: entry.identity, includeValue: false) { try delete([existing], in: &transaction) }
