@@ -263,7 +263,7 @@ extension SyncEngine {
         let encoded = state.encoded()
         var result = try Self.onVault(vault) { (open) throws(StoreError) in try open.applyReceived(changes, state: encoded) }
         result.refused += refused
-        if revisions.arrived.count < 100_000 { revisions.arrived += result.arrived }
+        if revisions.collectsArrivals, revisions.arrived.count < 100_000 { revisions.arrived += result.arrived }
         // A current member's change under a retired epoch: this device seals it again too,
         // so it outlives the old records.
         if retired { try Self.onVault(vault) { (open) throws(StoreError) in try open.resendAll() } }

@@ -100,6 +100,7 @@ extension SyncEngine {
         revisions.withLock { (revisions: inout sending SyncRevisions) -> [SyncArrival] in
             let taken = revisions.arrived
             revisions.arrived = []
+            revisions.collectsArrivals = true
             return taken
         }
     }

@@ -14,8 +14,10 @@ struct SyncRevisions {
     /// push left for a class key.
     var heldCount = 0
     var waitingCount = 0
-    /// What pulls applied to items (``SyncUnit``) since a daemon last took it (bounded).
+    /// What pulls applied to items (``SyncUnit``) since a daemon last took it (bounded), kept
+    /// once one asked (an agent without clients to tell keeps none).
     var arrived: [SyncArrival] = []
+    var collectsArrivals = false
 
     /// The revision etcd last gave `key`, when this engine has seen it.
     func revision(of key: [UInt8]) -> Int64? { known[key] }
