@@ -211,10 +211,6 @@ final class VaultEngine: Sendable {
         try inUse { (state) throws(StoreError) in try state.outbox(limit: limit) }
     }
 
-    func outboxWaiting() throws(StoreError) -> Int {
-        try inUse { (state) throws(StoreError) in try state.outboxWaiting() }
-    }
-
     func acknowledge(_ entries: [VaultState.OutboxEntry]) throws(StoreError) {
         guard !entries.isEmpty else { return }
         try inUse { (state) throws(StoreError) in try state.acknowledge(entries) }

@@ -108,11 +108,6 @@ extension VaultState {
         }
     }
 
-    /// How many pending rows wait for a class key (whole units, ``outbox(limit:)``).
-    func outboxWaiting() throws(StoreError) -> Int {
-        try outbox(limit: Int.max).waiting
-    }
-
     private func pendingCount() throws(StoreError) -> Int {
         try sql { () throws(SQLiteError) -> Int in
             try connection.statement(VaultSchema.countPendingJournal).with([]) { (s: Statement) throws(SQLiteError) -> Int in
