@@ -51,6 +51,7 @@ public enum SecretServiceProvider {
         try bus.requestName(SecretServiceDaemon.busName, replace: replace)
         // Items of the synchronized collection that other machines store arrive while it serves.
         let sync = ServedSync(vault: vault)
+        bus.watch(sync.arrivalDescriptor) { daemon.itemsArrived(sync.takeArrivals()) }
         sync.start()
         defer { sync.stop() }
         // Locked when the machine sleeps or the user's session locks.

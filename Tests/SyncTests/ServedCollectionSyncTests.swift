@@ -181,7 +181,7 @@ struct ServedCollectionSyncTests {
 
 /// A machine of the test: a home of its own whose vault `keychain serve` serves on the home's
 /// own bus; its commands start no sync agent.
-private struct ServedMachine {
+struct ServedMachine {
     let served: ServedVault
     static let environment = ["KEYCHAIN_SYNC_AGENT": "off"]
 
@@ -239,7 +239,7 @@ private struct ServedMachine {
 }
 
 /// Whether `condition` holds within `seconds`, asked every 100 ms.
-private func eventually(seconds: Double = 30, _ condition: () throws -> Bool) rethrows -> Bool {
+func eventually(seconds: Double = 30, _ condition: () throws -> Bool) rethrows -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
     repeat {
         if try condition() { return true }

@@ -11,8 +11,9 @@ extension SyncEngine {
     /// Sends the outbox, each change by compare-and-swap against what etcd holds: written
     /// when the key is new or holds an older change; left when etcd holds a newer one (the
     /// pull applies it) or this very change (a write that timed out and committed later).
-    /// Changes go in transactions of up to 127, each put conditional on the revision seen; a
-    /// transaction that loses a race is retried one change at a time.
+    /// Changes go in transactions of up to ``transactionSize``, each put conditional on the
+    /// revision seen, the rows of one item (``SyncUnit``) always in the same one; a transaction
+    /// that loses a race is retried one unit at a time.
     ///
     /// Each transaction also compares that no member list of the next epoch exists: a change
     /// is sealed only under the epoch it has confirmed current, so a device that has not yet
@@ -42,6 +43,7 @@ extension SyncEngine {
         let signers = SyncRecords.signers(state)
         while true {
             let outbox = try Self.onVault(vault) { (open) throws(StoreError) in try open.outbox(limit: Self.outboxBatch) }
+            revisions.waitingCount = outbox.waiting
             guard !outbox.entries.isEmpty else { return sent }
             var keys: [[UInt8]] = []
             for entry in outbox.entries { keys.append(try SyncRecords.itemKey(entry.change, state: state)) }
@@ -62,10 +64,7 @@ extension SyncEngine {
             for change in outgoing {
                 if change.isSuperseded(by: current[change.key], state: state, signers: signers, verified: verified) { done.append(change.entry) } else { writes.append(change) }
             }
-            var start = 0
-            while start < writes.count {
-                let chunk = Array(writes[start..<min(start + Self.transactionSize, writes.count)])
-                start += chunk.count
+            for chunk in Self.transactions(writes) {
                 let known = revisions
                 let written = try client.putAll(
                     chunk.map { ($0.key, $0.sealed, current[$0.key]?.modRevision ?? known.revision(of: $0.key) ?? 0) }, absent: Self.nextEpochKey(state))
@@ -76,17 +75,15 @@ extension SyncEngine {
                     for change in chunk { current[change.key] = nil }
                     continue
                 }
-                for change in chunk {
-                    current[change.key] = nil
-                    switch try pushOne(change, state: state, signers: signers, &revisions, client: client) {
-                    case .written:
-                        sent += 1
-                        done.append(change.entry)
-                    case .superseded: done.append(change.entry)
-                    case .contended: break
-                    case .epochMoved: epochMoved = true
+                for unit in SyncUnit.grouped(chunk, key: { SyncUnit.key(of: $0.entry.change.attributes) }) {
+                    for change in unit { current[change.key] = nil }
+                    let outcome = try pushUnit(unit, state: state, signers: signers, &revisions, client: client)
+                    sent += outcome.sent
+                    done += outcome.done
+                    if outcome.epochMoved {
+                        epochMoved = true
+                        break
                     }
-                    if epochMoved { break }
                 }
                 if epochMoved { break }
             }
@@ -151,6 +148,8 @@ extension SyncEngine {
             _ = try push(&state, &revisions, client: client)
             answer = try client.range(prefix, rangeEnd: EtcdClient.rangeEnd(ofPrefix: prefix))
         }
+        // It reads again every change held back for a class key: they come after the cursor.
+        revisions.heldFrom = nil
         // This engine's own writes of this round need no opening: they hold what the vault has.
         let own = revisions
         return try apply(answer.kvs.filter { !own.isOwn($0.modRevision) }, upTo: answer.revision, &state, &revisions)
@@ -190,6 +189,7 @@ extension SyncEngine {
     func apply(_ kvs: [EtcdClient.KeyValue], upTo revision: Int64, _ state: inout SyncState, _ revisions: inout SyncRevisions) throws(SyncError) -> VaultState.ApplyResult {
         try EtcdRevision.check(revision, after: state.cursor)
         var changes: [SyncChange] = []
+        var changeRevisions: [Int64] = []
         var refused = 0
         var retired = false
         var refusedKeys = Set<[UInt8]>()
@@ -211,13 +211,16 @@ extension SyncEngine {
             }
             if opened.epoch != state.epoch { retired = true }
             changes.append(opened.change)
+            changeRevisions.append(kv.modRevision)
         }
-        state.cursor = max(state.cursor, revision)
+        changes = holdLocked(changes, at: changeRevisions, &revisions)
+        state.cursor = max(state.cursor, min(revision, (revisions.heldFrom ?? Int64.max) - 1))
         state.lastPull = SyncChange.nowMilliseconds()
         state.refused = EtcdRevision.tally(state.refused, adding: refused)
         let encoded = state.encoded()
         var result = try Self.onVault(vault) { (open) throws(StoreError) in try open.applyReceived(changes, state: encoded) }
         result.refused += refused
+        if revisions.collectsArrivals, revisions.arrived.count < 100_000 { revisions.arrived += result.arrived }
         // A current member's change under a retired epoch: this device seals it again too,
         // so it outlives the old records.
         if retired { try Self.onVault(vault) { (open) throws(StoreError) in try open.resendAll() } }

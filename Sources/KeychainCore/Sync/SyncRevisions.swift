@@ -7,6 +7,17 @@ struct SyncRevisions {
     private var known: [[UInt8]: Int64] = [:]
     /// The revisions of this engine's own pushes, whose watch events need no applying.
     private var own: Set<Int64> = []
+    /// The first revision of a change held back because its item's class key is not available
+    /// (a locked vault): the cursor stays before it until a pull applies it (``SyncUnit``).
+    var heldFrom: Int64?
+    /// How many received changes the last apply held back, and how many outbox rows the last
+    /// push left for a class key.
+    var heldCount = 0
+    var waitingCount = 0
+    /// What pulls applied to items (``SyncUnit``) since a daemon last took it (bounded), kept
+    /// once one asked (an agent without clients to tell keeps none).
+    var arrived: [SyncArrival] = []
+    var collectsArrivals = false
 
     /// The revision etcd last gave `key`, when this engine has seen it.
     func revision(of key: [UInt8]) -> Int64? { known[key] }

@@ -221,7 +221,7 @@ final class VaultEngine: Sendable {
         try inUse { (state) throws(StoreError) in try state.writeSyncState(sync) }
     }
 
-    func outbox(limit: Int) throws(StoreError) -> (entries: [VaultState.OutboxEntry], pending: Int) {
+    func outbox(limit: Int) throws(StoreError) -> (entries: [VaultState.OutboxEntry], pending: Int, waiting: Int) {
         try inUse { (state) throws(StoreError) in try state.outbox(limit: limit) }
     }
 

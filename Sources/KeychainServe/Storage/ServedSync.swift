@@ -21,12 +21,57 @@ final class ServedSync: Sendable {
     private let stopping = Mutex(false)
     private let wake = DispatchSemaphore(value: 0)
     private let ended = DispatchSemaphore(value: 0)
+    /// Whether the sync engine of this process found the device removed from its sync group:
+    /// the synchronized collection then takes no new item, which could never leave (one daemon
+    /// serves one vault per process).
+    static let deviceRemoved = Mutex(false)
+    static var isDeviceRemoved: Bool { deviceRemoved.withLock { $0 } }
     /// How often the daemon asks again whether the vault is enrolled and no agent runs.
     static let retrySeconds = 5
     /// How long stopping waits for a round under way (each etcd request is bounded).
     static let stopWaitSeconds = 10
 
-    init(vault: Vault) { self.vault = vault }
+    /// What pulls applied to the synchronized collection's items, for the daemon to announce
+    /// (``takeArrivals()``), and the pipe that wakes the bus thread for it.
+    private let arrivals = Mutex<[SyncArrival]>([])
+    private let pipeEnds: (read: Int32, write: Int32)
+
+    init(vault: Vault) {
+        self.vault = vault
+        var ends: [Int32] = [-1, -1]
+        if pipe(&ends) == 0 {
+            for end in ends {
+                _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+                _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+            }
+        }
+        pipeEnds = (ends[0], ends[1])
+    }
+
+    deinit {
+        if pipeEnds.read >= 0 { close(pipeEnds.read) }
+        if pipeEnds.write >= 0 { close(pipeEnds.write) }
+    }
+
+    /// Readable when items arrived: the bus thread then takes them (``takeArrivals()``).
+    var arrivalDescriptor: Int32 { pipeEnds.read }
+
+    /// What arrived since the last call, each once.
+    func takeArrivals() -> [SyncArrival] {
+        var drain = [UInt8](repeating: 0, count: 64)
+        while read(pipeEnds.read, &drain, drain.count) > 0 {}
+        return arrivals.withLock { (pending: inout [SyncArrival]) -> [SyncArrival] in
+            defer { pending = [] }
+            return pending
+        }
+    }
+
+    fileprivate func noteArrivals(_ more: [SyncArrival]) {
+        guard !more.isEmpty else { return }
+        arrivals.withLock { $0 += more }
+        var byte: UInt8 = 1
+        _ = write(pipeEnds.write, &byte, 1)
+    }
 
     private var isStopping: Bool { stopping.withLock { $0 } }
 
@@ -41,11 +86,16 @@ final class ServedSync: Sendable {
                 if vault.isEnrolledInSync, let lock = try? SyncAgentLock.acquire(for: vault.location), let engine = try? SyncEngine(vault: vault) {
                     let reported = Mutex(false)
                     let leaving = Mutex(false)
+                    let watching = EngineWatch(engine, sync: self)
+                    defer { watching.stop() }
                     engine.run(
                         until: { [self] in isStopping || leaving.withLock { $0 } },
                         onError: { error in
                             if error == .removed || error == .notEnrolled { leaving.withLock { $0 = true } }
-                            if error == .removed { removed.withLock { $0 = true } }
+                            if error == .removed {
+                                removed.withLock { $0 = true }
+                                Self.deviceRemoved.withLock { $0 = true }
+                            }
                             // The first failure only: a cluster down for an hour is one line (`sync status` has more).
                             let first = reported.withLock { (seen: inout Bool) -> Bool in
                                 defer { seen = true }
@@ -73,4 +123,44 @@ final class ServedSync: Sendable {
         let line = Array("keychain serve: sync: \(error.description)\n".utf8)
         _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
     }
+}
+
+/// Follows the engine from a timer of its own (its rounds hold what it reads): every quarter
+/// second, what pulls applied to items goes to the daemon (``ServedSync/takeArrivals()``), for
+/// its signals; and when it changes, standard error says what waits for the vault's unlock:
+/// received items it cannot seal (applied at the first round after the unlock) and items of
+/// its own whose secrets it cannot open (sent whole after it).
+private final class EngineWatch {
+    private let timer: any DispatchSourceTimer
+
+    private final class Seen: Sendable {
+        let last = Mutex((received: 0, outbox: 0, ticks: 0))
+    }
+
+    init(_ engine: SyncEngine, sync: ServedSync) {
+        let seen = Seen()
+        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "keychain.serve.sync.watch"))
+        timer.schedule(deadline: .now() + .milliseconds(250), repeating: .milliseconds(250))
+        timer.setEventHandler { [weak sync] in
+            sync?.noteArrivals(engine.takeArrivals())
+            let due = seen.last.withLock { (last: inout (received: Int, outbox: Int, ticks: Int)) -> Bool in
+                last.ticks += 1
+                return last.ticks % 8 == 0
+            }
+            guard due else { return }
+            let now = engine.waitingForUnlock
+            let changed = seen.last.withLock { (last: inout (received: Int, outbox: Int, ticks: Int)) -> Bool in
+                defer { (last.received, last.outbox) = now }
+                return last.received != now.received || last.outbox != now.outbox
+            }
+            guard changed, now.received > 0 || now.outbox > 0 else { return }
+            let line = Array(
+                ("keychain serve: sync: \(now.received) received changes and \(now.outbox) of this machine's wait for the vault to be unlocked "
+                    + "(items whose secrets a locked vault cannot seal or open travel whole after the unlock)\n").utf8)
+            _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+        }
+        timer.resume()
+    }
+
+    func stop() { timer.cancel() }
 }

@@ -253,6 +253,12 @@ final class VaultCollection: SecretCollection {
             try update(id, label: record.label, attributes: nil, secret: secret, contentType: record.contentType)
             return (id, true)
         }
+        if synchronizes, ServedSync.isDeviceRemoved {
+            throw .init(
+                .accessDenied,
+                "this machine was removed from its sync group: the \(name) collection takes no new items, which would never reach the other machines (to rejoin: keychain sync leave, then keychain sync join with a new invitation)"
+            )
+        }
         // A 64-bit id taken already is all but impossible; a second draw settles it.
         for attempt in 1...3 {
             let id = ItemID.make()

@@ -58,7 +58,7 @@ enum VaultSchema {
     static let dropSync = "DROP TABLE sync_journal; DELETE FROM meta WHERE name IN ('sync', 'sync_device')"
     static let readJournal = "SELECT pending, record FROM sync_journal WHERE identity = ?"
     static let writeJournal = "INSERT OR REPLACE INTO sync_journal(identity, pending, record) VALUES(?, ?, ?)"
-    static let readPendingJournal = "SELECT identity, record FROM sync_journal WHERE pending = 1 LIMIT ?"
+    static let readAllPendingJournal = "SELECT identity, record FROM sync_journal WHERE pending = 1"
     static let countPendingJournal = "SELECT count(*) FROM sync_journal WHERE pending = 1"
     static let countJournal = "SELECT count(*) FROM sync_journal"
     static let readAllJournal = "SELECT identity, pending, record FROM sync_journal"
