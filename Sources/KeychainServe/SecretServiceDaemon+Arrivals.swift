@@ -7,7 +7,7 @@ import KeychainCore
 extension SecretServiceDaemon {
     func itemsArrived(_ arrivals: [SyncArrival]) {
         guard !arrivals.isEmpty,
-            let collection = collectionOrder.lazy.compactMap({ self.collections[$0] as? VaultCollection }).first(where: \.synchronizes)
+            let collection = collections.vaultCollections.first(where: \.synchronizes)
         else { return }
         let path = ObjectPath.collectionPath(collection.name)
         for arrival in arrivals {
