@@ -8,7 +8,7 @@ struct Machine {
     let name: String
     let home = TemporaryDirectory()
     let cluster: EtcdCluster
-    let environment: [String: String]
+    var environment: [String: String]
 
     init(_ name: String, _ cluster: EtcdCluster, agent: [String: String]? = nil) {
         self.name = name

@@ -144,6 +144,8 @@ extension VaultState {
         guard header.version >= 2 else { throw .unsupportedFormatVersion(Int(header.version)) }
         let outcome: (result: R, journaled: Bool)
         let classesBefore = keyBag.keys.classes.count
+        // Whether the schema had a sync journal as the transaction found it, before `body` ran.
+        var enrolledAtStart: Bool?
         do {
             outcome = try writeTransaction { () throws(StoreError) -> (result: R, journaled: Bool) in
                 // The format and the sync enrolment are as the check found them (another process may have changed them).
@@ -154,6 +156,7 @@ extension VaultState {
                     try verifyJournalShard()
                 }
                 if ledger.state!.recordVanished, !recordReturned(key: try ledgerKey(), waiting: true) { throw generationRecordMissing }
+                enrolledAtStart = syncEnrolled
                 var transaction = WriteTransaction(generation: ledger.state!.generation + 1, fromSync: fromSync)
                 let result = try body(&transaction)
                 let journaled = try writeJournal(transaction)
@@ -161,6 +164,9 @@ extension VaultState {
                 return (result, journaled)
             }
         } catch {
+            // A rolled-back enrolment or leave did not change the schema: a write run again
+            // (after an unlock) must not look for a journal that is not there, or miss one that is.
+            if let enrolledAtStart { database.noteSyncJournal(enrolledAtStart) }
             forgetLedgerState()
             throw error
         }
