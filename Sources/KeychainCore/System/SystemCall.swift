@@ -86,6 +86,18 @@ package enum SystemCall {
         _ = try valueOrErrno("link", path: path) { Glibc.link(existing, path) }
     }
 
+    /// `rename(2)`: `path` replaced by the file at `existing`, atomically.
+    package static func rename(_ existing: String, _ path: String) throws(Errno) {
+        _ = try valueOrErrno("rename", path: path) { Glibc.rename(existing, path) }
+    }
+
+    /// `waitpid(2)` for one child until it ends: its wait status.
+    package static func waitpid(_ pid: pid_t) throws(Errno) -> Int32 {
+        var status: Int32 = 0
+        _ = try valueOrErrno("waitpid", path: nil) { Glibc.waitpid(pid, &status, 0) }
+        return status
+    }
+
     /// `mkdir(2)`.
     package static func mkdir(_ path: String, mode: mode_t) throws(Errno) {
         _ = try valueOrErrno("mkdir", path: path) { Glibc.mkdir(path, mode) }
