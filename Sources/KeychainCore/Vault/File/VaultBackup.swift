@@ -86,7 +86,7 @@ extension Vault {
     /// left alone with nothing that opens with it. Verified by opening it.
     private static func copy(from vault: VaultEngine, to destination: VaultLocation, keyFile: SecretBytes?) throws(StoreError) {
         let temporary = VaultFile.temporaryName(for: destination.path)
-        defer { unlink(temporary) }
+        defer { try? SystemCall.unlink(temporary) }
         do throws(FileSystem.Failure) { try FileSystem.createPrivateFile(temporary) } catch { throw VaultState.map(error) }
         try vault.snapshot(into: temporary)
         FileSystem.syncFile(temporary)

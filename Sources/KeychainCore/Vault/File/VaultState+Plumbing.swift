@@ -77,7 +77,7 @@ extension VaultState {
         // while creating a vault leaves either nothing or both (a key file alone would be
         // taken, rightly, for a vault that was moved away).
         let temporary = VaultFile.temporaryName(for: location.path)
-        defer { for path in [temporary, temporary + "-wal", temporary + "-shm"] { unlink(path) } }
+        defer { for path in [temporary, temporary + "-wal", temporary + "-shm"] { try? SystemCall.unlink(path) } }
         do throws(FileSystem.Failure) { try FileSystem.createPrivateFile(temporary) } catch { throw map(error) }
         try initializeFile(temporary, header: header, master: master)
         FileSystem.syncFile(temporary)
