@@ -6,9 +6,6 @@ import FoundationEssentials
 
 /// The few file operations the vault needs, with the modes and durability it promises.
 package enum FileSystem {
-    /// What a file operation throws: the system call that failed, on which path.
-    package typealias Failure = Errno
-
     static func exists(_ path: String) -> Bool {
         (try? SystemCall.lstat(path)) != nil
     }
@@ -16,7 +13,7 @@ package enum FileSystem {
     /// Creates `path` and missing parents with mode 0700, each made durable in its parent
     /// (a directory's entry is the parent's data: without that fsync a power cut can take the
     /// new directory, and the vault linked and synced inside it, away).
-    static func createDirectory(_ path: String) throws(Failure) {
+    static func createDirectory(_ path: String) throws(Errno) {
         if exists(path) { return }
         let parent = FileSystem.parent(of: path)
         if !parent.isEmpty && parent != path { try createDirectory(parent) }
@@ -32,11 +29,11 @@ package enum FileSystem {
 
     /// Creates an empty file with mode 0600, failing if it exists, so SQLite (which gives its
     /// -wal and -shm files the database's mode) never creates anything more open.
-    static func createPrivateFile(_ path: String) throws(Failure) {
+    static func createPrivateFile(_ path: String) throws(Errno) {
         SystemCall.close(try SystemCall.open(path, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600))
     }
 
-    static func readAll(_ path: String, limit: Int) throws(Failure) -> SecretBytes {
+    static func readAll(_ path: String, limit: Int) throws(Errno) -> SecretBytes {
         let fd = try SystemCall.open(path, O_RDONLY)
         defer { SystemCall.close(fd) }
         return try readAll(fd: fd, limit: limit, path: path)
@@ -44,7 +41,7 @@ package enum FileSystem {
 
     /// Every byte of an open descriptor, at most `limit` of them, read into a buffer wiped
     /// afterwards. More than `limit` is refused (`EFBIG`), never cut.
-    package static func readAll(fd: Int32, limit: Int, path: String) throws(Failure) -> SecretBytes {
+    package static func readAll(fd: Int32, limit: Int, path: String) throws(Errno) -> SecretBytes {
         var buffer = [UInt8](repeating: 0, count: limit + 1)
         defer { buffer.withUnsafeMutableBytes { _ = memset($0.baseAddress!, 0, $0.count) } }
         let total = try buffer.withUnsafeMutableBytes { bytes in

@@ -60,7 +60,7 @@ extension VaultState {
     static func create(_ configuration: VaultConfiguration) throws(StoreError) {
         let location = configuration.location
         if location.isDefault {
-            do throws(FileSystem.Failure) { try FileSystem.createDirectory(location.directory) } catch { throw map(error) }
+            do throws(Errno) { try FileSystem.createDirectory(location.directory) } catch { throw map(error) }
         } else if case .missing = try VaultFile.entry(location.directory) {
             throw .invalidArgument(
                 "the directory \(location.directory) does not exist; only the default vault's directory is created: create it (mode 0700) or correct the path")
@@ -78,7 +78,7 @@ extension VaultState {
         // taken, rightly, for a vault that was moved away).
         let temporary = VaultFile.temporaryName(for: location.path)
         defer { for path in [temporary, temporary + "-wal", temporary + "-shm"] { try? SystemCall.unlink(path) } }
-        do throws(FileSystem.Failure) { try FileSystem.createPrivateFile(temporary) } catch { throw map(error) }
+        do throws(Errno) { try FileSystem.createPrivateFile(temporary) } catch { throw map(error) }
         try initializeFile(temporary, header: header, master: master)
         FileSystem.syncFile(temporary)
         guard try VaultFile.createExclusively(keyFile, at: location.keyFilePath, syncDirectory: false) else {
@@ -135,7 +135,7 @@ extension VaultState {
         return .io(error.message)
     }
 
-    static func map(_ error: FileSystem.Failure) -> StoreError {
+    static func map(_ error: Errno) -> StoreError {
         .io(error.description)
     }
 }
