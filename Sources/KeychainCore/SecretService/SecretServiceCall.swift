@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -45,9 +44,8 @@ final class CallWatchdog: Sendable {
         var armed: [UInt64: (deadline: UInt64, action: @Sendable () -> Void)] = [:]
         var nextToken: UInt64 = 0
     }
-    private let watches = Mutex(Watches())
-    /// Signalled on each new watch, so the thread looks again for the earliest deadline.
-    private let newWatch = DispatchSemaphore(value: 0)
+    /// Each change wakes the watchdog's thread, which looks again for the earliest deadline.
+    private let watches = Condition(Watches())
 
     private init() {
         var thread = pthread_t()
@@ -64,13 +62,11 @@ final class CallWatchdog: Sendable {
     /// Runs `action` at `deadline` unless disarmed first. The action runs under the watchdog's
     /// lock, so once ``disarm(_:)`` returns it is not running and never will.
     func arm(_ deadline: Deadline, _ action: @escaping @Sendable () -> Void) -> UInt64 {
-        let token = watches.withLock {
+        watches.withLock {
             $0.nextToken += 1
             $0.armed[$0.nextToken] = (deadline.nanoseconds, action)
             return $0.nextToken
         }
-        newWatch.signal()
-        return token
     }
 
     /// Stops a watch; true when its action had already run.
@@ -78,18 +74,15 @@ final class CallWatchdog: Sendable {
         watches.withLock { $0.armed.removeValue(forKey: token) == nil }
     }
 
+    /// Fires what is due, under the lock, and waits until the next deadline or a change.
     private func run() {
-        while true {
-            // Fires what is due, and says until when to wait for the next one.
-            let next: Deadline? = watches.withLock { watches in
-                while let (token, entry) = watches.armed.min(by: { $0.value.deadline < $1.value.deadline }) {
-                    guard entry.deadline <= Deadline.now() else { return Deadline(nanoseconds: entry.deadline) }
-                    watches.armed[token] = nil
-                    entry.action()
-                }
-                return nil
+        watches.serve { watches in
+            while let (token, entry) = watches.armed.min(by: { $0.value.deadline < $1.value.deadline }) {
+                guard entry.deadline <= Deadline.now() else { return entry.deadline }
+                watches.armed[token] = nil
+                entry.action()
             }
-            if let next { _ = newWatch.wait(timeout: next.dispatchTimeout) } else { newWatch.wait() }
+            return nil
         }
     }
 }
