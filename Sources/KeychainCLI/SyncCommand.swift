@@ -1,5 +1,6 @@
 import FoundationEssentials
 import KeychainCore
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -146,7 +147,13 @@ enum SyncCommand {
         return .success
     }
 
-    private final class Ended: @unchecked Sendable { var value = false }
+    private final class Ended: Sendable {
+        private let flag = Atomic(false)
+        var value: Bool {
+            get { flag.load(ordering: .acquiring) }
+            set { flag.store(newValue, ordering: .releasing) }
+        }
+    }
 
     private static func cluster(_ context: Context) throws(CommandFailure) -> SyncCluster {
         guard let list = context.arguments.value("endpoints"), !list.isEmpty else {

@@ -86,19 +86,24 @@ struct SystemdUserUnit {
     func install() -> String? {
         let path = directory + "/" + name
         for index in directory.indices where directory[index] == "/" && index != directory.startIndex {
-            mkdir(String(directory[..<index]), 0o700)
+            try? SystemCall.mkdir(String(directory[..<index]), mode: 0o700)
         }
-        mkdir(directory, 0o700)
+        try? SystemCall.mkdir(directory, mode: 0o700)
         let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { return "cannot write \(temporary): \(String(cString: strerror(errno)))" }
-        let bytes = Array(contents.utf8)
-        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        let synced = fsync(fd) == 0
-        close(fd)
-        guard written == bytes.count, synced, rename(temporary, path) == 0 else {
-            unlink(temporary)
-            return "cannot write \(path): \(String(cString: strerror(errno)))"
+        let fd: Int32
+        do { fd = try SystemCall.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: 0o644) } catch {
+            return "cannot write \(temporary): \(error.reason)"
+        }
+        do {
+            do {
+                defer { SystemCall.close(fd) }
+                try SystemCall.writeAll(fd, contents, path: temporary)
+                try SystemCall.fsync(fd, path: temporary)
+            }
+            try SystemCall.rename(temporary, path)
+        } catch {
+            try? SystemCall.unlink(temporary)
+            return "cannot write \(path): \(error.reason)"
         }
         for arguments in [["--user", "daemon-reload"], ["--user", "enable", "--now", name]] {
             guard let status = ChildProcess.run(["systemctl"] + arguments), status == 0 else { return "systemctl \(arguments.joined(separator: " ")) failed" }
@@ -113,7 +118,7 @@ struct SystemdUserUnit {
         let path = directory + "/" + name
         guard access(path, F_OK) == 0 else { return false }
         _ = ChildProcess.run(["systemctl", "--user", "disable", "--now", name])
-        unlink(path)
+        try? SystemCall.unlink(path)
         _ = ChildProcess.run(["systemctl", "--user", "daemon-reload"])
         return true
     }

@@ -43,7 +43,7 @@ struct Terminal {
 
     /// Writes a message to standard error; there is nowhere left to report a failure of that.
     func writeError(_ text: String) {
-        Array(text.utf8).withUnsafeBytes { _ = TerminalInput.writeAll(STDERR_FILENO, $0) }
+        try? SystemCall.writeAll(STDERR_FILENO, text)
     }
 
     /// Nil when every byte was written.
@@ -51,8 +51,8 @@ struct Terminal {
         if Self.closedAtStart.contains(STDOUT_FILENO) {
             return CommandFailure("cannot write the output: standard output is closed", code: .failure)
         }
-        if !TerminalInput.writeAll(STDOUT_FILENO, bytes) {
-            return CommandFailure("cannot write the output: \(String(cString: strerror(errno)))", code: .failure)
+        do { try SystemCall.writeAll(STDOUT_FILENO, bytes) } catch {
+            return CommandFailure("cannot write the output: \(error.reason)", code: .failure)
         }
         return nil
     }
@@ -66,18 +66,11 @@ struct Terminal {
     /// Asks a yes-or-no question on the controlling terminal; true only for an answer that
     /// begins with y or Y, false for anything else and when there is no terminal to ask on.
     func confirm(_ question: String) -> Bool {
-        let fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        _ = Array(question.utf8).withUnsafeBytes { TerminalInput.writeAll(fd, $0) }
-        var byte: UInt8 = 0
+        guard let fd = try? SystemCall.open("/dev/tty", O_RDWR | O_NOCTTY) else { return false }
+        defer { SystemCall.close(fd) }
+        try? SystemCall.writeAll(fd, question)
         var first: UInt8?
-        while true {
-            let n = read(fd, &byte, 1)
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") { break }
-            if first == nil { first = byte }
-        }
+        while let byte = TerminalInput.readLineByte(fd) { if first == nil { first = byte } }
         return first == UInt8(ascii: "y") || first == UInt8(ascii: "Y")
     }
 
@@ -96,7 +89,7 @@ struct Terminal {
             if error.limit != nil {
                 throw CommandFailure("\(what) holds more than the \(limit)-byte limit (a value of at most 1 MiB and its final newline); nothing was stored", code: .usage)
             }
-            throw CommandFailure("cannot read \(what): \(String(cString: strerror(error.code)))", code: .failure)
+            throw CommandFailure("cannot read \(what): \(error.reason)", code: .failure)
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import KeychainCore
 
 /// Peers driven as processes, one per operation, and the Python libraries through a helper script.
 enum Peers {
@@ -48,10 +49,9 @@ enum Peers {
         let rc = posix_spawn(&pid, executable, &actions, nil, argv, environ)
         close(pipe[0])
         guard rc == 0 else { close(pipe[1]); throw BenchError("posix_spawn \(executable) failed: \(rc)") }
-        input.withUnsafeBytes { bytes in _ = Glibc.write(pipe[1], bytes.baseAddress, bytes.count) }
+        input.withUnsafeBytes { bytes in _ = try? SystemCall.writeAll(pipe[1], bytes) }
         close(pipe[1])
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let status = (try? SystemCall.waitpid(pid)) ?? -1
         guard status == 0 else { throw BenchError("\(executable) \(arguments.first ?? "") exited with status \(status)") }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import KeychainCore
 import KeychainTestSupport
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -184,15 +185,15 @@ enum CorruptionCheck {
 }
 
 /// Stops the program if one trial runs longer than `limit` seconds: a hang is a failure.
-final class Watchdog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var current: (String, ContinuousClock.Instant)?
+final class Watchdog: Sendable {
+    /// The trial running and when it began; nil between trials.
+    private let current = Mutex<(name: String, started: ContinuousClock.Instant)?>(nil)
 
     init(limit: Int) {
         Thread.detachNewThread { [weak self] in
             while let self {
                 sleep(1)
-                if let (name, started) = self.lock.withLock({ self.current }), started.secondsSince > Double(limit) {
+                if let (name, started) = self.current.withLock({ $0 }), started.secondsSince > Double(limit) {
                     print("FAILURE: \(name) hung for more than \(limit) s")
                     exit(3)
                 }
@@ -200,6 +201,6 @@ final class Watchdog: @unchecked Sendable {
         }
     }
 
-    func start(_ name: String) { lock.withLock { current = (name, .now) } }
-    func stop() { lock.withLock { current = nil } }
+    func start(_ name: String) { current.withLock { $0 = (name, .now) } }
+    func stop() { current.withLock { $0 = nil } }
 }

@@ -26,13 +26,7 @@ enum Workers {
     }
 
     static func say(_ line: String) {
-        let bytes = Array((line + "\n").utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress! + offset, bytes.count - offset) }
-            if n < 0 { if errno == EINTR { continue }; return }
-            offset += n
-        }
+        try? SystemCall.writeAll(STDOUT_FILENO, line + "\n")
     }
 
     /// The value written for `key` at sequence `seq`: its length varies (up to 64 KiB now and

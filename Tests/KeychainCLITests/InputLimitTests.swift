@@ -34,7 +34,7 @@ struct InputLimitTests {
     func fileOverTheLimit() throws {
         let file = directory.file("input", String(repeating: "x", count: 100))
         #expect(try FileSystem.readAll(file, limit: 100).count == 100)
-        #expect(throws: FileSystem.Failure.self) { _ = try FileSystem.readAll(file, limit: 99) }
+        #expect(throws: Errno.self) { _ = try FileSystem.readAll(file, limit: 99) }
         let passphrase = directory.file("pw", String(repeating: "p", count: PassphraseFile.maximumLength) + "\nmore")
         #expect(throws: StoreError.self) { _ = try PassphraseFile.read(passphrase, what: "the passphrase file") }
     }

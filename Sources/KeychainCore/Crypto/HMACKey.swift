@@ -1,14 +1,14 @@
 internal import COpenSSL
 import FoundationEssentials
+import Synchronization
 
 /// An HMAC-SHA256 key, keyed once (`EVP_MAC_init`) and re-initialised per message with the
 /// key it already holds. OpenSSL 3's one-shot `HMAC()` fetches the algorithm on every call,
 /// and a duplicated context still allocates; re-initialising the keyed context costs only the
 /// hashing (keychain-bench's `string(forKey:)` row measures a lookup, digests included).
-final class HMACKey: @unchecked Sendable {
-    // The context is mutated by every digest, so `lock` serialises its use.
-    private let template: OpaquePointer
-    private let lock = Lock()
+final class HMACKey: Sendable {
+    /// The keyed context: every digest changes it, so the lock serialises its use.
+    private let template: Mutex<OpaquePointer>
     /// The key itself, kept for callers that derive from it.
     let key: SecretBytes
 
@@ -38,20 +38,20 @@ final class HMACKey: @unchecked Sendable {
         }
         // Initialising HMAC-SHA256 with a built-in digest fails only on allocation failure.
         precondition(ok == 1, "EVP_MAC_init(HMAC-SHA256) failed")
-        template = context
+        template = Mutex(context)
     }
 
-    deinit { EVP_MAC_CTX_free(template) }
+    deinit { template.withLock { EVP_MAC_CTX_free($0) } }
 
     func authenticationCode(_ message: [UInt8]) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: Digest.size)
         var length = 0
-        lock.lock()
-        defer { lock.unlock() }
         // A NULL key re-uses the key the context was initialised with.
-        let ok = message.withUnsafeBufferPointer { m in
-            EVP_MAC_init(template, nil, 0, nil) == 1
-                && EVP_MAC_update(template, m.baseAddress, m.count) == 1 && EVP_MAC_final(template, &out, &length, out.count) == 1
+        let ok = template.withLock { template in
+            message.withUnsafeBufferPointer { m in
+                EVP_MAC_init(template, nil, 0, nil) == 1
+                    && EVP_MAC_update(template, m.baseAddress, m.count) == 1 && EVP_MAC_final(template, &out, &length, out.count) == 1
+            }
         }
         precondition(ok && length == Digest.size, "HMAC-SHA256 failed")
         return out

@@ -1,16 +1,18 @@
 internal import COpenSSL
 import FoundationEssentials
+import Synchronization
 
 /// An AES-256-GCM key with its key schedule computed once: each seal or open re-initialises
 /// the keyed OpenSSL context with a fresh nonce only (`EVP_*Init_ex` with a NULL key keeps the
 /// key), rather than repeating the key setup for every call (keychain-bench's
 /// `AES-256-GCM seal+open, 32-byte value` row).
-final class SealingKey: @unchecked Sendable {
+final class SealingKey: Sendable {
     let key: SecretBytes
-    // Contexts are mutated by every call, so `lock` serialises their use.
-    private let lock = Lock()
-    private let encryptor: OpaquePointer
-    private let decryptor: OpaquePointer
+    // Every call changes the keyed contexts, so `lock` serialises their use: they are only
+    // touched while it is held (or in deinit, when no other reference is left).
+    private let lock = Mutex(())
+    nonisolated(unsafe) private let encryptor: OpaquePointer
+    nonisolated(unsafe) private let decryptor: OpaquePointer
 
     init(_ key: SecretBytes) {
         precondition(key.count == AESGCM.keySize)
@@ -35,9 +37,9 @@ final class SealingKey: @unchecked Sendable {
     }
 
     func seal(_ plaintext: UnsafeRawBufferPointer, associatedData: [UInt8]) throws(OpenSSLError) -> [UInt8] {
-        lock.lock()
-        defer { lock.unlock() }
-        return try AESGCM.seal(plaintext, context: encryptor, associatedData: associatedData)
+        try lock.withLock { (_) throws(OpenSSLError) in
+            try AESGCM.seal(plaintext, context: encryptor, associatedData: associatedData)
+        }
     }
 
     func seal(_ plaintext: SecretBytes, associatedData: [UInt8]) throws(OpenSSLError) -> [UInt8] {
@@ -46,18 +48,18 @@ final class SealingKey: @unchecked Sendable {
 
     /// Opens into `out` (exactly the plaintext's size), as ``AESGCM/open(_:context:associatedData:into:)``.
     func open(_ sealed: [UInt8], associatedData: [UInt8], into out: UnsafeMutableRawBufferPointer) throws(AESGCM.AuthenticationFailure) {
-        lock.lock()
-        defer { lock.unlock() }
-        try sealed.withBytes { (s: UnsafeRawBufferPointer) throws(AESGCM.AuthenticationFailure) in
-            try AESGCM.open(s, context: decryptor, associatedData: associatedData, into: out)
+        try lock.withLock { (_) throws(AESGCM.AuthenticationFailure) in
+            try sealed.withBytes { (s: UnsafeRawBufferPointer) throws(AESGCM.AuthenticationFailure) in
+                try AESGCM.open(s, context: decryptor, associatedData: associatedData, into: out)
+            }
         }
     }
 
     func open(_ sealed: [UInt8], associatedData: [UInt8]) throws(AESGCM.AuthenticationFailure) -> SecretBytes {
-        lock.lock()
-        defer { lock.unlock() }
-        return try sealed.withBytes { (s: UnsafeRawBufferPointer) throws(AESGCM.AuthenticationFailure) in
-            try AESGCM.open(s, context: decryptor, associatedData: associatedData)
+        try lock.withLock { (_) throws(AESGCM.AuthenticationFailure) in
+            try sealed.withBytes { (s: UnsafeRawBufferPointer) throws(AESGCM.AuthenticationFailure) in
+                try AESGCM.open(s, context: decryptor, associatedData: associatedData)
+            }
         }
     }
 }

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Synchronization
 
 /// Who proves presence for a read, and whether a proof, once given, is reused: the Linux
 /// counterpart of `LAContext`.
@@ -6,7 +7,7 @@ import FoundationEssentials
 /// A context that reuses proofs keeps the unwrapped presence key of each vault it opened, in
 /// memory, until ``invalidate()``: this is how Valet's `SinglePromptSecureEnclaveValet` asks
 /// once. Thread-safe.
-public final class AuthenticationContext: @unchecked Sendable {
+public final class AuthenticationContext: Sendable {
     /// Asks for the proof; the process default when the context was made without one.
     public let authenticator: any PresenceAuthenticator
     /// Whether a proof given once serves later reads until ``invalidate()``.
@@ -15,9 +16,12 @@ public final class AuthenticationContext: @unchecked Sendable {
     /// ``StoreError/interactionNotAllowed`` unless a reused proof is at hand.
     public let interactionNotAllowed: Bool
 
-    private let lock = Lock()
-    private var reason: String
-    private var keys: [[UInt8]: SecretBytes] = [:]
+    /// The reason shown and the proofs kept, changed together under one lock.
+    private struct State {
+        var reason: String
+        var keys: [[UInt8]: SecretBytes] = [:]
+    }
+    private let state: Mutex<State>
 
     /// - Parameters:
     ///   - authenticator: who asks; nil for ``PresenceAuthentication/defaultAuthenticator`` at the time of the read.
@@ -26,29 +30,29 @@ public final class AuthenticationContext: @unchecked Sendable {
     ///   - interactionNotAllowed: never ask.
     public init(authenticator: (any PresenceAuthenticator)? = nil, reason: String = "", reusesProof: Bool = false, interactionNotAllowed: Bool = false) {
         self.authenticator = authenticator ?? PresenceAuthentication.defaultAuthenticator
-        self.reason = reason
+        self.state = Mutex(State(reason: reason))
         self.reusesProof = reusesProof
         self.interactionNotAllowed = interactionNotAllowed
     }
 
     /// The text shown to the user at the next prompt.
     public var localizedReason: String {
-        get { lock.withLock { reason } }
-        set { lock.withLock { reason = newValue } }
+        get { state.withLock { $0.reason } }
+        set { state.withLock { $0.reason = newValue } }
     }
 
     /// Forgets every proof this context holds (its keys are wiped from memory): the next read asks again.
     public func invalidate() {
-        lock.withLock { keys = [:] }
+        state.withLock { $0.keys = [:] }
     }
 
     func key(for vaultID: [UInt8]) -> SecretBytes? {
-        lock.withLock { keys[vaultID] }
+        state.withLock { $0.keys[vaultID] }
     }
 
     func keep(_ key: SecretBytes, for vaultID: [UInt8]) {
         guard reusesProof else { return }
-        lock.withLock { keys[vaultID] = key }
+        state.withLock { $0.keys[vaultID] = key }
     }
 }
 
@@ -56,19 +60,18 @@ public final class AuthenticationContext: @unchecked Sendable {
 /// installs its own.
 public enum PresenceAuthentication {
     @TaskLocal private static var override: (any PresenceAuthenticator)?
-    private static let lock = Lock()
-    nonisolated(unsafe) private static var current: any PresenceAuthenticator = TerminalAuthenticator()
+    private static let current = Mutex<any PresenceAuthenticator>(TerminalAuthenticator())
 
     /// The authenticator reads use when their query names no context: the task's (see
     /// ``withAuthenticator(_:_:)``), else the process default.
     public static var defaultAuthenticator: any PresenceAuthenticator {
         if let override { return override }
-        return lock.withLock { current }
+        return current.withLock { $0 }
     }
 
     /// Installs `authenticator` as the process default (for instance a GUI prompt).
     public static func setDefault(_ authenticator: any PresenceAuthenticator) {
-        lock.withLock { current = authenticator }
+        current.withLock { $0 = authenticator }
     }
 
     /// Runs `body` with `authenticator` as the default of this task (and the contexts made in it).

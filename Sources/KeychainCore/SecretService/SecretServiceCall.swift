@@ -1,3 +1,5 @@
+import Dispatch
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -25,35 +27,27 @@ struct Deadline: Sendable {
         return Int32(clamping: (nanoseconds - now + 999_999) / 1_000_000)
     }
 
-    /// The deadline as an absolute CLOCK_MONOTONIC time, for timed waits.
-    var absoluteTime: Glibc.timespec {
-        Glibc.timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+    /// What is left, as a Dispatch timeout from now.
+    var dispatchTimeout: DispatchTime {
+        let now = Self.now()
+        return .now() + .nanoseconds(nanoseconds > now ? Int(clamping: nanoseconds - now) : 0)
     }
-}
-
-/// A mutex and a condition whose timed waits use the monotonic clock, as deadlines do.
-private func initializeMonotonic(_ mutex: inout pthread_mutex_t, _ condition: inout pthread_cond_t) {
-    pthread_mutex_init(&mutex, nil)
-    var attributes = pthread_condattr_t()
-    pthread_condattr_init(&attributes)
-    pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-    pthread_cond_init(&condition, &attributes)
-    pthread_condattr_destroy(&attributes)
 }
 
 /// One thread for the whole process that cancels calls whose deadline passed. Its own thread,
 /// not a dispatch queue: callers blocked in libsecret may exhaust Dispatch's pool, and the
 /// watchdog must still fire for them.
-final class CallWatchdog: @unchecked Sendable {
+final class CallWatchdog: Sendable {
     static let shared = CallWatchdog()
 
-    private var mutex = pthread_mutex_t()
-    private var condition = pthread_cond_t()
-    private var armed: [UInt64: (deadline: UInt64, action: () -> Void)] = [:]
-    private var nextToken: UInt64 = 0
+    private struct Watches {
+        var armed: [UInt64: (deadline: UInt64, action: @Sendable () -> Void)] = [:]
+        var nextToken: UInt64 = 0
+    }
+    /// Each change wakes the watchdog's thread, which looks again for the earliest deadline.
+    private let watches = Condition(Watches())
 
     private init() {
-        initializeMonotonic(&mutex, &condition)
         var thread = pthread_t()
         let context = Unmanaged.passRetained(self).toOpaque()
         pthread_create(
@@ -67,36 +61,28 @@ final class CallWatchdog: @unchecked Sendable {
 
     /// Runs `action` at `deadline` unless disarmed first. The action runs under the watchdog's
     /// lock, so once ``disarm(_:)`` returns it is not running and never will.
-    func arm(_ deadline: Deadline, _ action: @escaping () -> Void) -> UInt64 {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        nextToken += 1
-        armed[nextToken] = (deadline.nanoseconds, action)
-        pthread_cond_signal(&condition)
-        return nextToken
+    func arm(_ deadline: Deadline, _ action: @escaping @Sendable () -> Void) -> UInt64 {
+        watches.withLock {
+            $0.nextToken += 1
+            $0.armed[$0.nextToken] = (deadline.nanoseconds, action)
+            return $0.nextToken
+        }
     }
 
     /// Stops a watch; true when its action had already run.
     func disarm(_ token: UInt64) -> Bool {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        return armed.removeValue(forKey: token) == nil
+        watches.withLock { $0.armed.removeValue(forKey: token) == nil }
     }
 
+    /// Fires what is due, under the lock, and waits until the next deadline or a change.
     private func run() {
-        pthread_mutex_lock(&mutex)
-        while true {
-            guard let (token, entry) = armed.min(by: { $0.value.deadline < $1.value.deadline }) else {
-                pthread_cond_wait(&condition, &mutex)
-                continue
-            }
-            if entry.deadline <= Deadline.now() {
-                armed[token] = nil
+        watches.serve { watches in
+            while let (token, entry) = watches.armed.min(by: { $0.value.deadline < $1.value.deadline }) {
+                guard entry.deadline <= Deadline.now() else { return entry.deadline }
+                watches.armed[token] = nil
                 entry.action()
-                continue
             }
-            var until = Deadline(nanoseconds: entry.deadline).absoluteTime
-            _ = pthread_cond_timedwait(&condition, &mutex, &until)
+            return nil
         }
     }
 }
@@ -108,32 +94,23 @@ extension Deadline {
 /// A mutual-exclusion gate whose wait is bounded by a deadline: callers queued behind a
 /// frozen daemon give up with the rest of their operation's time, instead of queueing for
 /// each other's whole timeouts.
-final class TimedGate: @unchecked Sendable {
-    private var mutex = pthread_mutex_t()
-    private var condition = pthread_cond_t()
-    private var busy = false
+final class TimedGate: Sendable {
+    private let open: DispatchSemaphore
 
     init() {
-        initializeMonotonic(&mutex, &condition)
+        // Made closed and opened once: Dispatch refuses to free a semaphore left below the
+        // value it was made with, as one entered and never left would be.
+        open = DispatchSemaphore(value: 0)
+        open.signal()
     }
 
     /// Enters the gate; false when the deadline passed first.
     func enter(by deadline: Deadline) -> Bool {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        var until = deadline.absoluteTime
-        while busy {
-            if pthread_cond_timedwait(&condition, &mutex, &until) == ETIMEDOUT && busy { return false }
-        }
-        busy = true
-        return true
+        open.wait(timeout: deadline.dispatchTimeout) == .success
     }
 
     func leave() {
-        pthread_mutex_lock(&mutex)
-        busy = false
-        pthread_cond_signal(&condition)
-        pthread_mutex_unlock(&mutex)
+        open.signal()
     }
 }
 
@@ -210,7 +187,10 @@ struct SecretServiceCall {
         let cancellable = library.cancellableNew()
         defer { library.objectUnref(cancellable) }
         let library = self.library
-        let token = CallWatchdog.shared.arm(deadline) { library.cancellableCancel(cancellable) }
+        // A GCancellable may be cancelled from any thread; its address crosses to the
+        // watchdog's as a number, and the `defer` above keeps it alive until disarmed.
+        let address = UInt(bitPattern: cancellable)
+        let token = CallWatchdog.shared.arm(deadline) { library.cancellableCancel(UnsafeMutableRawPointer(bitPattern: address)) }
         var error: LibSecret.Pointer?
         let result = body(cancellable, &error)
         let fired = CallWatchdog.shared.disarm(token)

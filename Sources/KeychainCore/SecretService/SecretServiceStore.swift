@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Synchronization
 
 /// Keychain items in the desktop's Secret Service (GNOME Keyring, KWallet, KeePassXC), through
 /// libsecret loaded at run time.
@@ -104,19 +105,21 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
     /// How this store was opened.
     public let configuration: Configuration
     private let library: LibSecret
-    private let uncertainLock = Lock()
-    /// Unconfirmed writes waiting for the daemon to answer again: what to look for, and
-    /// whether it should be there if the write happened.
-    private var uncertain: [(operation: Int, query: Query, shouldExist: Bool)] = []
-    private var rechecked: [RecheckedWrite] = []
+    /// Unconfirmed writes waiting for the daemon to answer again (what to look for, and
+    /// whether it should be there if the write happened), and those re-checked since.
+    private struct Uncertain {
+        var waiting: [(operation: Int, query: Query, shouldExist: Bool)] = []
+        var rechecked: [RecheckedWrite] = []
+    }
+    private let uncertain = Mutex(Uncertain())
 
     /// The unconfirmed writes re-checked since the last call, oldest first (then forgotten):
     /// each ``StoreError/outcomeUnknown(_:)`` write is looked up again on the first later call
     /// that reaches the Secret Service.
     public func takeRecheckedWrites() -> [RecheckedWrite] {
-        uncertainLock.withLock {
-            defer { rechecked = [] }
-            return rechecked
+        uncertain.withLock { uncertain in
+            defer { uncertain.rechecked = [] }
+            return uncertain.rechecked
         }
     }
     // libsecret's sync calls are not meant to run concurrently on one proxy; one at a time,
@@ -299,12 +302,12 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
         case .update: entry = nil  // what it changed cannot be told apart from what was there
         }
         guard let (query, shouldExist) = entry else { return }
-        uncertainLock.withLock { uncertain.append((index, query, shouldExist)) }
+        uncertain.withLock { $0.waiting.append((index, query, shouldExist)) }
     }
 
     /// Looks up the unconfirmed writes again, now that the daemon answers.
     private func recheckUncertainWrites(in session: Session) {
-        let pending = uncertainLock.withLock { uncertain }
+        let pending = uncertain.withLock { $0.waiting }
         guard !pending.isEmpty else { return }
         var found: [RecheckedWrite] = []
         for entry in pending {
@@ -312,9 +315,9 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
             matches.forEach { library.objectUnref($0.item) }
             found.append(RecheckedWrite(operation: entry.operation, applied: matches.isEmpty != entry.shouldExist))
         }
-        uncertainLock.withLock {
-            uncertain.removeFirst(min(pending.count, uncertain.count))
-            rechecked.append(contentsOf: found)
+        uncertain.withLock {
+            $0.waiting.removeFirst(min(pending.count, $0.waiting.count))
+            $0.rechecked.append(contentsOf: found)
         }
     }
 

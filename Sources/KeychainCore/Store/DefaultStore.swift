@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Synchronization
 
 /// The store the library faces (Valet, Locksmith, UICKeyChainStore) use when a program names
 /// none: the one `KEYCHAIN_BACKEND` names (`vault`, the default, or `secret-service`), the vault
@@ -9,18 +10,18 @@ import FoundationEssentials
 public enum DefaultStore {
     @TaskLocal static var override: (any Store)?
 
-    private static let lock = Lock()
-    nonisolated(unsafe) private static var processDefault: (any Store)?
-    /// Whether ``processDefault`` was opened on first use (rather than set by the program):
-    /// it is then the same "default" the faces named before it was opened.
-    nonisolated(unsafe) private static var openedOnFirstUse = false
+    /// The process default and how it came to be, changed together under one lock.
+    private struct ProcessDefault {
+        var store: (any Store)?
+        /// Whether ``store`` was opened on first use (rather than set by the program): it is
+        /// then the same "default" the faces named before it was opened.
+        var openedOnFirstUse = false
+    }
+    private static let processDefault = Mutex(ProcessDefault())
 
     /// Sets the store used from now on, in every task without an override.
     public static func setDefault(_ store: any Store) {
-        lock.withLock {
-            processDefault = store
-            openedOnFirstUse = false
-        }
+        processDefault.withLock { $0 = ProcessDefault(store: store) }
     }
 
     /// Runs `body` with `store` as the default of this task.
@@ -33,20 +34,19 @@ public enum DefaultStore {
     /// - Throws: the store's error when it cannot be opened.
     public static func current() throws(StoreError) -> any Store {
         if let override { return override }
-        lock.lock()
-        defer { lock.unlock() }
-        if let processDefault { return processDefault }
-        let environment = ProcessEnvironment.current
-        let store = try StoreKind.fromEnvironment(environment).open(environment: environment)
-        processDefault = store
-        openedOnFirstUse = true
-        return store
+        return try processDefault.withLock { (chosen) throws(StoreError) -> any Store in
+            if let store = chosen.store { return store }
+            let environment = ProcessEnvironment.current
+            let store = try StoreKind.fromEnvironment(environment).open(environment: environment)
+            chosen = ProcessDefault(store: store, openedOnFirstUse: true)
+            return store
+        }
     }
 
     /// The store chosen so far, without opening the default vault: nil until one is set or opened.
     public static var chosen: (any Store)? {
         if let override { return override }
-        return lock.withLock { processDefault }
+        return processDefault.withLock { $0.store }
     }
 
     /// A key naming a chosen store (or the default), for the faces' instance caches: the same
@@ -54,7 +54,7 @@ public enum DefaultStore {
     /// give the identical instance whenever they are made.
     public static func identity(of store: (any Store)?) -> String {
         guard let store else { return "default" }
-        let isDefault = lock.withLock { openedOnFirstUse && processDefault === store }
+        let isDefault = processDefault.withLock { $0.openedOnFirstUse && $0.store === store }
         return isDefault ? "default" : "\(ObjectIdentifier(store).hashValue)"
     }
 }

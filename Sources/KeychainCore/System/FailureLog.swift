@@ -57,7 +57,6 @@ public enum FailureLog {
         if let old = pthread_getspecific(slot) { Unmanaged<Entry>.fromOpaque(old).release() }
         pthread_setspecific(slot, Unmanaged.passRetained(Entry(error)).toOpaque())
         guard writes else { return }
-        let line = Array("keychain: \(error.description)\n".utf8)
-        _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+        try? SystemCall.writeAll(STDERR_FILENO, "keychain: \(error.description)\n")
     }
 }

@@ -6,84 +6,61 @@ import FoundationEssentials
 
 /// The few file operations the vault needs, with the modes and durability it promises.
 package enum FileSystem {
-    package struct Failure: Error, CustomStringConvertible {
-        let operation: String
-        let path: String
-        package let code: Int32
-        /// The size limit a read went past (`code` is then `EFBIG`).
-        package var limit: Int? = nil
-        package var description: String {
-            if let limit { return "\(operation) \(path): it holds more than the \(limit)-byte limit (nothing of it was used)" }
-            return "\(operation) \(path): \(String(cString: strerror(code)))"
-        }
-        var isPermission: Bool { code == EACCES || code == EPERM }
-        var isNoSpace: Bool { code == ENOSPC || code == EFBIG || code == EDQUOT }
-        var isReadOnly: Bool { code == EROFS }
-    }
-
     static func exists(_ path: String) -> Bool {
-        var info = stat()
-        return lstat(path, &info) == 0
+        (try? SystemCall.lstat(path)) != nil
     }
 
     /// Creates `path` and missing parents with mode 0700, each made durable in its parent
     /// (a directory's entry is the parent's data: without that fsync a power cut can take the
     /// new directory, and the vault linked and synced inside it, away).
-    static func createDirectory(_ path: String) throws(Failure) {
+    static func createDirectory(_ path: String) throws(Errno) {
         if exists(path) { return }
         let parent = FileSystem.parent(of: path)
         if !parent.isEmpty && parent != path { try createDirectory(parent) }
-        if mkdir(path, 0o700) != 0 {
-            if errno == EEXIST { return }
-            throw Failure(operation: "mkdir", path: path, code: errno)
-        }
+        do { try SystemCall.mkdir(path, mode: 0o700) } catch  where error.code == EEXIST { return }
         syncDirectory(of: path)
     }
 
     /// Whether two paths name one file (the same device and inode).
     static func sameFile(_ a: String, _ b: String) -> Bool {
-        var first = stat()
-        var second = stat()
-        guard lstat(a, &first) == 0, lstat(b, &second) == 0 else { return false }
+        guard let first = try? SystemCall.lstat(a), let second = try? SystemCall.lstat(b) else { return false }
         return first.st_dev == second.st_dev && first.st_ino == second.st_ino
     }
 
     /// Creates an empty file with mode 0600, failing if it exists, so SQLite (which gives its
     /// -wal and -shm files the database's mode) never creates anything more open.
-    static func createPrivateFile(_ path: String) throws(Failure) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw Failure(operation: "create", path: path, code: errno) }
-        close(fd)
+    static func createPrivateFile(_ path: String) throws(Errno) {
+        SystemCall.close(try SystemCall.open(path, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600))
     }
 
-    static func readAll(_ path: String, limit: Int) throws(Failure) -> SecretBytes {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw Failure(operation: "open", path: path, code: errno) }
-        defer { close(fd) }
+    static func readAll(_ path: String, limit: Int) throws(Errno) -> SecretBytes {
+        let fd = try SystemCall.open(path, O_RDONLY)
+        defer { SystemCall.close(fd) }
         return try readAll(fd: fd, limit: limit, path: path)
     }
 
     /// Every byte of an open descriptor, at most `limit` of them, read into a buffer wiped
     /// afterwards. More than `limit` is refused (`EFBIG`), never cut.
-    package static func readAll(fd: Int32, limit: Int, path: String) throws(Failure) -> SecretBytes {
+    package static func readAll(fd: Int32, limit: Int, path: String) throws(Errno) -> SecretBytes {
         var buffer = [UInt8](repeating: 0, count: limit + 1)
         defer { buffer.withUnsafeMutableBytes { _ = memset($0.baseAddress!, 0, $0.count) } }
-        var total = 0
-        while total < buffer.count {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + total, $0.count - total) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw Failure(operation: "read", path: path, code: errno)
+        let total = try buffer.withUnsafeMutableBytes { bytes in
+            Result { () throws(Errno) in
+                var total = 0
+                while total < bytes.count {
+                    let n = try SystemCall.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: bytes[total...]), path: path)
+                    if n == 0 { break }
+                    total += n
+                }
+                return total
             }
-            if n == 0 { break }
-            total += n
-        }
-        guard total <= limit else { throw Failure(operation: "read", path: path, code: EFBIG, limit: limit) }
+        }.get()
+        guard total <= limit else { throw Errno(EFBIG, call: "read", path: path, limit: limit) }
         return SecretBytes(buffer[0..<total])
     }
 
     static func remove(_ path: String) {
-        unlink(path)
+        try? SystemCall.unlink(path)
         syncDirectory(of: path)
     }
 
@@ -99,11 +76,9 @@ package enum FileSystem {
     }
 
     private static func sync(_ path: String, flags: Int32) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | flags)
-        if fd >= 0 {
-            fsync(fd)
-            close(fd)
-        }
+        guard let fd = try? SystemCall.open(path, O_RDONLY | flags) else { return }
+        try? SystemCall.fsync(fd, path: path)
+        SystemCall.close(fd)
     }
 }
 

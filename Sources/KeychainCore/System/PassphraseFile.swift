@@ -48,11 +48,11 @@ public enum PassphraseFile {
     }
 
     private static func read(_ path: String, what: String, checkOwnership: Bool, rootOwnedAllowed: Bool) throws(StoreError) -> SecretBytes {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
-        guard fd >= 0 else { throw .invalidArgument("cannot open \(what) (\(path)): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw .invalidArgument("cannot inspect \(what) (\(path)): \(String(cString: strerror(errno)))") }
+        let fd: Int32
+        do { fd = try SystemCall.open(path, O_RDONLY | O_NOCTTY) } catch { throw .invalidArgument("cannot open \(what) (\(path)): \(error.reason)") }
+        defer { SystemCall.close(fd) }
+        let info: stat
+        do { info = try SystemCall.fstat(fd, path: path) } catch { throw .invalidArgument("cannot inspect \(what) (\(path)): \(error.reason)") }
         let systemdCredential = rootOwnedAllowed && info.st_uid == 0 && info.st_mode & 0o037 == 0
         if checkOwnership && info.st_mode & S_IFMT == S_IFREG && !systemdCredential {
             if info.st_uid != geteuid() {
@@ -66,7 +66,7 @@ public enum PassphraseFile {
         let contents: SecretBytes
         do { contents = try FileSystem.readAll(fd: fd, limit: maximumLength + 2, path: path) } catch {
             if error.limit != nil { throw .invalidArgument("refusing \(what) (\(path)): the passphrase is longer than \(maximumLength) bytes") }
-            throw .invalidArgument("cannot read \(what) (\(path)): \(String(cString: strerror(error.code)))")
+            throw .invalidArgument("cannot read \(what) (\(path)): \(error.reason)")
         }
         return try contents.withUnsafeBytes { (bytes) throws(StoreError) -> SecretBytes in
             var end = bytes.count

@@ -26,9 +26,9 @@ public enum TerminalInput {
 
     /// Whether the process has a controlling terminal to prompt on (`/dev/tty` opens).
     public static var hasControllingTerminal: Bool {
-        let fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)
-        if fd >= 0 { close(fd) }
-        return fd >= 0
+        guard let fd = try? SystemCall.open("/dev/tty", O_RDWR | O_NOCTTY) else { return false }
+        SystemCall.close(fd)
+        return true
     }
 
     /// Writes `prompt` to `/dev/tty` and reads one line with echo off (without its newline).
@@ -36,9 +36,8 @@ public enum TerminalInput {
     /// - Returns: nil when the process has no controlling terminal.
     /// - Throws: ``StoreError/invalidArgument(_:)`` for a line over ``maximumLineLength`` bytes.
     public static func readSecret(prompt: String) throws(StoreError) -> SecretBytes? {
-        let fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
+        guard let fd = try? SystemCall.open("/dev/tty", O_RDWR | O_NOCTTY) else { return nil }
+        defer { SystemCall.close(fd) }
         var original = termios()
         let isTTY = tcgetattr(fd, &original) == 0
         var previous: [Int32: sigaction] = [:]
@@ -63,38 +62,25 @@ public enum TerminalInput {
                 promptTerminal = nil
             }
         }
-        _ = Array(prompt.utf8).withUnsafeBytes { writeAll(fd, $0) }
+        try? SystemCall.writeAll(fd, prompt)
         var line = [UInt8](repeating: 0, count: maximumLineLength)
         defer { line.withUnsafeMutableBytes { _ = memset($0.baseAddress!, 0, $0.count) } }
         var count = 0
-        var byte: UInt8 = 0
         var tooLong = false
-        while true {
-            let n = read(fd, &byte, 1)
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") { break }
+        while let byte = readLineByte(fd) {
             if count < line.count { line[count] = byte; count += 1 } else { tooLong = true }
         }
-        byte = 0
-        _ = Array("\n".utf8).withUnsafeBytes { writeAll(fd, $0) }
+        try? SystemCall.writeAll(fd, "\n")
         if tooLong { throw .invalidArgument("what was typed is longer than \(maximumLineLength) bytes; nothing was used") }
         return SecretBytes(line[0..<count])
     }
 
-    /// Writes all of `bytes` to `fd`, retrying after signals; stops quietly on an error.
-    /// Writes every byte, retrying after signals; false (with `errno` set) when a write
-    /// failed: a closed descriptor, a full disk, a closed pipe.
-    @discardableResult
-    package static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-            if n < 0 {
-                if errno == EINTR { continue }
-                return false
-            }
-            offset += n
-        }
-        return true
+    /// The next byte of a line typed on `fd`: nil at its end (a newline or carriage return),
+    /// at the end of the input and on an error.
+    package static func readLineByte(_ fd: Int32) -> UInt8? {
+        var byte: UInt8 = 0
+        let n = withUnsafeMutableBytes(of: &byte) { (buffer) in (try? SystemCall.read(fd, into: buffer)) ?? 0 }
+        guard n == 1, byte != UInt8(ascii: "\n"), byte != UInt8(ascii: "\r") else { return nil }
+        return byte
     }
 }

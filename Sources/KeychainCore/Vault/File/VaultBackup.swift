@@ -56,7 +56,7 @@ extension Vault {
     private static func restore(_ source: VaultLocation, into location: VaultLocation) throws(StoreError) -> [UInt8] {
         let backup = try VaultEngine(VaultConfiguration(location: source, usesKernelKeyring: false, createIfMissing: false))
         try backup.verifyIntegrity()
-        do throws(FileSystem.Failure) { try FileSystem.createDirectory(location.directory) } catch { throw VaultState.map(error) }
+        do throws(Errno) { try FileSystem.createDirectory(location.directory) } catch { throw VaultState.map(error) }
         try VaultFile.checkDirectory(location.directory)
         // Checked again right before the copy: a process may have created a vault here meanwhile.
         try VaultDestination.requireFree(location, for: "a restore")
@@ -86,8 +86,8 @@ extension Vault {
     /// left alone with nothing that opens with it. Verified by opening it.
     private static func copy(from vault: VaultEngine, to destination: VaultLocation, keyFile: SecretBytes?) throws(StoreError) {
         let temporary = VaultFile.temporaryName(for: destination.path)
-        defer { unlink(temporary) }
-        do throws(FileSystem.Failure) { try FileSystem.createPrivateFile(temporary) } catch { throw VaultState.map(error) }
+        defer { try? SystemCall.unlink(temporary) }
+        do throws(Errno) { try FileSystem.createPrivateFile(temporary) } catch { throw VaultState.map(error) }
         try vault.snapshot(into: temporary)
         FileSystem.syncFile(temporary)
         if let keyFile, try !VaultFile.createExclusively(keyFile, at: destination.keyFilePath, syncDirectory: false) {

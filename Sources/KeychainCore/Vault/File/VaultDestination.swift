@@ -37,16 +37,15 @@ enum VaultDestination {
             )
         }
         // Empty and held by no one, they belong to no vault any more: they go, lest a new file take them for its own.
-        for sidecar in present { unlink(sidecar) }
+        for sidecar in present { try? SystemCall.unlink(sidecar) }
     }
 
     /// The process holding SQLite's shared-memory lock on `shm`: every connection that has the
     /// database open in WAL mode keeps a shared lock there. Nil when none does (or the file is
     /// not there).
     static func holder(of shm: String) -> (pid: pid_t, name: String)? {
-        let fd = open(shm, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
+        guard let fd = try? SystemCall.open(shm, O_RDONLY | O_NOFOLLOW | O_NOCTTY) else { return nil }
+        defer { SystemCall.close(fd) }
         var probe = flock()
         probe.l_type = Int16(F_WRLCK)
         probe.l_whence = Int16(SEEK_SET)
@@ -57,11 +56,11 @@ enum VaultDestination {
     }
 
     private static func processName(_ pid: pid_t) -> String {
-        let fd = open("/proc/\(pid)/comm", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return "unknown" }
-        defer { close(fd) }
+        let path = "/proc/\(pid)/comm"
+        guard let fd = try? SystemCall.open(path, O_RDONLY) else { return "unknown" }
+        defer { SystemCall.close(fd) }
         var buffer = [UInt8](repeating: 0, count: 64)
-        let count = read(fd, &buffer, buffer.count)
+        let count = buffer.withUnsafeMutableBytes { (try? SystemCall.read(fd, into: $0, path: path)) ?? 0 }
         guard count > 0 else { return "unknown" }
         let name = buffer[0..<count].prefix { $0 != UInt8(ascii: "\n") }
         return String(decoding: name, as: UTF8.self)
@@ -71,7 +70,7 @@ enum VaultDestination {
     /// `before` were there already and stay), unless another process holds them now.
     static func removeSidecars(of location: VaultLocation, except before: [String]) {
         guard holder(of: location.path + "-shm") == nil else { return }
-        for sidecar in location.companionPaths where !before.contains(sidecar) { unlink(sidecar) }
+        for sidecar in location.companionPaths where !before.contains(sidecar) { try? SystemCall.unlink(sidecar) }
     }
 
     /// The sidecars present beside `location` now.

@@ -24,17 +24,17 @@ enum VaultFile {
     }
 
     static func entry(_ path: String) throws(StoreError) -> Entry {
-        var info = stat()
-        if lstat(path, &info) == 0 { return .present(info) }
-        if errno == ENOENT || errno == ENOTDIR { return .missing }
-        throw failure("inspect", path, errno)
+        do { return .present(try SystemCall.lstat(path)) } catch {
+            if error.code == ENOENT || error.code == ENOTDIR { return .missing }
+            throw failure("inspect", path, error.code)
+        }
     }
 
     /// Refuses a directory owned by someone else, or writable by group or others.
     static func checkDirectory(_ path: String) throws(StoreError) {
         let directory = path.isEmpty ? "." : path
-        var info = stat()
-        guard stat(directory, &info) == 0 else { throw failure("inspect", directory, errno) }
+        let info: stat
+        do { info = try SystemCall.stat(directory) } catch { throw failure("inspect", directory, error.code) }
         guard info.st_mode & S_IFMT == S_IFDIR else { throw .untrusted(path: directory, reason: "it is not a directory") }
         try checkOwner(info, directory)
         if info.st_mode & 0o022 != 0 {
@@ -79,17 +79,17 @@ enum VaultFile {
     /// Reads the key file through one descriptor opened without following links, checked
     /// with `fstat` (so the file checked is the file read).
     static func readKeyFile(_ path: String) throws(StoreError) -> SecretBytes {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY)
-        guard fd >= 0 else {
-            switch errno {
+        let fd: Int32
+        do { fd = try SystemCall.open(path, O_RDONLY | O_NOFOLLOW | O_NOCTTY) } catch {
+            switch error.code {
             case ENOENT: throw .corrupted("the key file \(path) is missing")
             case ELOOP: throw .untrusted(path: path, reason: "it is a symbolic link; the vault's files are never followed through links")
-            default: throw failure("open", path, errno)
+            default: throw failure("open", path, error.code)
             }
         }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw failure("inspect", path, errno) }
+        defer { SystemCall.close(fd) }
+        let info: stat
+        do { info = try SystemCall.fstat(fd, path: path) } catch { throw failure("inspect", path, error.code) }
         try checkRegularFile(info, path)
         do { return try FileSystem.readAll(fd: fd, limit: 64, path: path) } catch { throw failure("read", path, error.code) }
     }
@@ -100,16 +100,18 @@ enum VaultFile {
     /// - Returns: false when `path` already existed (nothing was written there).
     static func createExclusively(_ contents: SecretBytes, at path: String, syncDirectory: Bool = true) throws(StoreError) -> Bool {
         let temporary = temporaryName(for: path)
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw failure("create", temporary, errno) }
-        defer { unlink(temporary) }
-        var code: Int32 = 0
-        contents.withUnsafeBytes { bytes in
-            if !TerminalInput.writeAll(fd, bytes) { code = errno }
+        let fd: Int32
+        do { fd = try SystemCall.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: 0o600) } catch {
+            throw failure("create", temporary, error.code)
         }
-        if code == 0 && fsync(fd) != 0 { code = errno }
-        close(fd)
-        if code != 0 { throw failure("write", temporary, code) }
+        defer { try? SystemCall.unlink(temporary) }
+        do {
+            defer { SystemCall.close(fd) }
+            try contents.withUnsafeBytes { (bytes) throws(Errno) in try SystemCall.writeAll(fd, bytes, path: temporary) }
+            try SystemCall.fsync(fd, path: temporary)
+        } catch {
+            throw failure("write", temporary, error.code)
+        }
         return try linkIntoPlace(temporary, path, syncDirectory: syncDirectory)
     }
 
@@ -117,13 +119,13 @@ enum VaultFile {
     /// both durable, unless the caller links another file next and syncs once after it);
     /// false when `path` exists already (the temporary name is then left to the caller).
     static func linkIntoPlace(_ temporary: String, _ path: String, syncDirectory: Bool = true) throws(StoreError) -> Bool {
-        guard link(temporary, path) == 0 else {
-            if errno == EEXIST { return false }
-            throw failure("link", path, errno)
+        do { try SystemCall.link(temporary, path) } catch {
+            if error.code == EEXIST { return false }
+            throw failure("link", path, error.code)
         }
         // Before the directory sync: a temporary name that outlived a power cut would be a
         // second name of the file (a key file, a vault, an archive) that no process removes.
-        unlink(temporary)
+        try? SystemCall.unlink(temporary)
         if syncDirectory { FileSystem.syncDirectory(of: path) }
         return true
     }
@@ -145,15 +147,13 @@ enum VaultFile {
     /// Overwrites a file's bytes with zeros, syncs them, then removes it: an old key file must
     /// not stay readable on disk after it stopped being used.
     static func destroy(_ path: String) {
-        let fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
-        if fd >= 0 {
-            var info = stat()
-            if fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size > 0 {
+        if let fd = try? SystemCall.open(path, O_WRONLY | O_NOFOLLOW) {
+            if let info = try? SystemCall.fstat(fd, path: path), info.st_mode & S_IFMT == S_IFREG, info.st_size > 0 {
                 let zeros = [UInt8](repeating: 0, count: Int(info.st_size))
-                zeros.withUnsafeBytes { _ = TerminalInput.writeAll(fd, $0) }
-                fsync(fd)
+                zeros.withUnsafeBytes { bytes in _ = try? SystemCall.writeAll(fd, bytes, path: path) }
+                try? SystemCall.fsync(fd, path: path)
             }
-            close(fd)
+            SystemCall.close(fd)
         }
         FileSystem.remove(path)
     }

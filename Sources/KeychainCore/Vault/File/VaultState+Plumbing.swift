@@ -60,7 +60,7 @@ extension VaultState {
     static func create(_ configuration: VaultConfiguration) throws(StoreError) {
         let location = configuration.location
         if location.isDefault {
-            do throws(FileSystem.Failure) { try FileSystem.createDirectory(location.directory) } catch { throw map(error) }
+            do throws(Errno) { try FileSystem.createDirectory(location.directory) } catch { throw map(error) }
         } else if let why = location.missingDirectory {
             throw .invalidArgument(why)
         }
@@ -76,8 +76,8 @@ extension VaultState {
         // while creating a vault leaves either nothing or both (a key file alone would be
         // taken, rightly, for a vault that was moved away).
         let temporary = VaultFile.temporaryName(for: location.path)
-        defer { for path in [temporary, temporary + "-wal", temporary + "-shm"] { unlink(path) } }
-        do throws(FileSystem.Failure) { try FileSystem.createPrivateFile(temporary) } catch { throw map(error) }
+        defer { for path in [temporary, temporary + "-wal", temporary + "-shm"] { try? SystemCall.unlink(path) } }
+        do throws(Errno) { try FileSystem.createPrivateFile(temporary) } catch { throw map(error) }
         try initializeFile(temporary, header: header, master: master)
         FileSystem.syncFile(temporary)
         guard try VaultFile.createExclusively(keyFile, at: location.keyFilePath, syncDirectory: false) else {
@@ -134,7 +134,7 @@ extension VaultState {
         return .io(error.message)
     }
 
-    static func map(_ error: FileSystem.Failure) -> StoreError {
+    static func map(_ error: Errno) -> StoreError {
         .io(error.description)
     }
 }

@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -159,7 +161,7 @@ extension VaultState {
     ///   refused it, or the lock was passed by, so that a caller that must know looks again.
     @discardableResult
     static func updateGenerationTable(_ kernelKeyring: KernelKeyring, _ change: (SecretBytes?) -> SecretBytes?) -> Bool {
-        generationTableLock.withLock {
+        generationTableLock.withLock { _ in
             KeyringUpdateLock.withLock(GenerationTable.description) { exclusive in
                 guard let updated = change(kernelKeyring.load(GenerationTable.description)) else { return false }
                 // The kernel refuses an empty payload: the last entry goes with the key.
@@ -178,4 +180,4 @@ extension VaultState {
     }
 }
 
-private let generationTableLock = Lock()
+private let generationTableLock = Mutex(())

@@ -1,0 +1,140 @@
+import Dispatch
+import Foundation
+import KeychainTestSupport
+import Synchronization
+import Testing
+
+@testable import KeychainCore
+
+/// How many times the test signal's handler ran (a handler cannot capture anything).
+private let interruptions = Atomic<Int>(0)
+
+@Suite("System layer: one wrapper per call, EINTR retried, errors that name call and path", .serialized)
+struct SystemCallTests {
+    let directory = TemporaryDirectory()
+
+    /// Runs `read` on a pipe in another thread, interrupts that thread with a signal whose
+    /// handler does not ask the kernel to restart calls (no `SA_RESTART`), and returns what the
+    /// read returned or threw. `feed` decides whether a byte is written once signals were sent.
+    private func interruptedRead(feed: Bool, _ read: @escaping @Sendable (Int32) throws(Errno) -> Int) -> (Result<Int, Errno>, Int) {
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer { ends.forEach { _ = close($0) } }
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = { _ in interruptions.add(1, ordering: .relaxed) }
+        sigemptyset(&action.sa_mask)
+        action.sa_flags = 0
+        var previous = sigaction()
+        sigaction(SIGUSR2, &action, &previous)
+        defer { sigaction(SIGUSR2, &previous, nil) }
+        interruptions.store(0, ordering: .relaxed)
+
+        let reader = Mutex<pthread_t?>(nil)
+        let outcome = Mutex<Result<Int, Errno>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let readEnd = ends[0]
+        DispatchQueue.global().async {
+            // Dispatch's threads block most signals: this one takes the test's while it reads.
+            var unblocked = sigset_t()
+            var mask = sigset_t()
+            sigemptyset(&unblocked)
+            sigaddset(&unblocked, SIGUSR2)
+            pthread_sigmask(SIG_UNBLOCK, &unblocked, &mask)
+            defer { pthread_sigmask(SIG_SETMASK, &mask, nil) }
+            reader.withLock { $0 = pthread_self() }
+            let result = Result { () throws(Errno) in try read(readEnd) }
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        while reader.withLock({ $0 }) == nil { usleep(1_000) }
+        let thread = reader.withLock { $0! }
+        // Several signals, each while the reader sits in read(2): without a retry the first
+        // one ends the read with EINTR.
+        for _ in 0..<5 where outcome.withLock({ $0 }) == nil {
+            usleep(40_000)
+            pthread_kill(thread, SIGUSR2)
+        }
+        usleep(40_000)
+        if feed {
+            var byte: UInt8 = 7
+            #expect(write(ends[1], &byte, 1) == 1)
+        }
+        // Ends the read of a reader still waiting after the signals (a test that failed).
+        if done.wait(timeout: .now() + 2) == .timedOut {
+            _ = close(ends[1])
+            ends[1] = -1
+            done.wait()
+        }
+        return (outcome.withLock { $0! }, interruptions.load(ordering: .relaxed))
+    }
+
+    @Test("a signal interrupting read(2) does not end it: the read is retried and returns the data")
+    func readInterruptedBySignalIsRetried() throws {
+        let (result, signals) = interruptedRead(feed: true) { (fd) throws(Errno) in
+            var byte: UInt8 = 0
+            return try withUnsafeMutableBytes(of: &byte) { buffer in
+                Result { () throws(Errno) in try SystemCall.read(fd, into: buffer, path: "test pipe") }
+            }.get() == 1 ? Int(byte) : -1
+        }
+        #expect(signals >= 1)
+        #expect(try result.get() == 7)
+    }
+
+    @Test("the same signal does end a read that is not retried (so the test above proves the retry)")
+    func readInterruptedBySignalWithoutRetryFails() {
+        let (result, signals) = interruptedRead(feed: false) { (fd) throws(Errno) in
+            var byte: UInt8 = 0
+            return try SystemCall.valueOrErrno("read", path: "test pipe", retryOnInterrupt: false) { Glibc.read(fd, &byte, 1) }
+        }
+        #expect(signals >= 1)
+        guard case .failure(let error) = result else {
+            Issue.record("the read was not interrupted: \(result)")
+            return
+        }
+        #expect(error.code == EINTR)
+        #expect(error.call == "read")
+    }
+
+    @Test("an Errno's description names the call, the path and the C library's reason")
+    func errnoDescriptionNamesCallAndPath() {
+        let missing = directory.path + "/no such directory/vault.keychain"
+        #expect(throws: Errno.self) { _ = try SystemCall.open(missing, O_RDONLY) }
+        do {
+            _ = try SystemCall.open(missing, O_RDONLY)
+        } catch {
+            #expect(error.code == ENOENT)
+            #expect(error.call == "open")
+            #expect(error.path == missing)
+            #expect(error.description == "open \(missing): No such file or directory")
+        }
+        #expect(Errno(EACCES, call: "mkdir", path: "/a/b").description == "mkdir /a/b: Permission denied")
+        #expect(Errno(EBADF, call: "close").description == "close: Bad file descriptor")
+    }
+
+    @Test("a failed write's error names the call and path, never the bytes it was given")
+    func errnoNeverCarriesTheData() {
+        let secret = SecretBytes(Array("correct horse battery staple".utf8))
+        do {
+            try secret.withUnsafeBytes { (bytes) throws(Errno) in try SystemCall.writeAll(-1, bytes, path: "the key file") }
+            Issue.record("a write to no descriptor succeeded")
+        } catch {
+            #expect(error.code == EBADF)
+            #expect(error.description == "write the key file: Bad file descriptor")
+            #expect(!error.description.contains("horse"))
+        }
+    }
+
+    @Test("a bounded read refuses more than its limit with EFBIG and says the limit")
+    func boundedReadNamesItsLimit() throws {
+        let file = directory.path + "/input"
+        try Data(repeating: 1, count: 11).write(to: URL(fileURLWithPath: file))
+        #expect(try FileSystem.readAll(file, limit: 11).count == 11)
+        do {
+            _ = try FileSystem.readAll(file, limit: 10)
+            Issue.record("an input over the limit was read")
+        } catch {
+            #expect(error.code == EFBIG)
+            #expect(error.description == "read \(file): it holds more than the 10-byte limit (nothing of it was used)")
+        }
+    }
+}
