@@ -32,8 +32,14 @@ enum ChildProcess {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        // glibc's POSIX_SPAWN_SETSID, which its headers show only under _GNU_SOURCE.
-        if newSession { posix_spawnattr_setflags(&attributes, 0x80) }
+        // The command ignores SIGPIPE (a closed pipe is an exit status of its own); a program
+        // it starts gets the default back, as it would from a shell.
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGPIPE)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        // 0x80: glibc's POSIX_SPAWN_SETSID, which its headers show only under _GNU_SOURCE.
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF) | (newSession ? 0x80 : 0))
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = (environment ?? ProcessEnvironment.current).map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for pointer in argv + envp { free(pointer) } }
@@ -49,8 +55,7 @@ enum ChildProcess {
     /// or was killed.
     static func run(_ arguments: [String]) -> Int32? {
         guard let pid = start(arguments, searchPath: true, quiet: false) else { return nil }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        guard let status = try? SystemCall.waitpid(pid) else { return nil }
         return (status & 0x7F) == 0 ? (status >> 8) & 0xFF : nil
     }
 }
