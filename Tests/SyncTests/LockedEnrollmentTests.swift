@@ -23,8 +23,8 @@ extension SyncTests {
         guard passwd.status == 0 else { throw Failure("passwd exited \(passwd.status): \(passwd.stderr)") }
         machine.environment["KEYCHAIN_PASSPHRASE_FILE"] = passphrase
         try machine.ok(["set", "--icloud", "--identifier", "X", "k-\(name)"], input: "s-\(name)")
-        // Locked as after a reboot and the first unlock: the lookup key in the kernel keyring
-        // (where the set put it), the whenUnlocked item's key not.
+        // Locked, as the user leaves it: no class key in the kernel keyring.
+        try machine.ok(["lock"])
         #expect(try machine.ok(["status"]).contains("available classes: none"))
         if !offered { machine.environment["KEYCHAIN_PASSPHRASE_FILE"] = nil }
         return machine
