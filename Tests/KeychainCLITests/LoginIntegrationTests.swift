@@ -206,18 +206,22 @@ struct LoginIntegrationTests {
         #expect(open.status == 4 && open.stderr.contains("only you can use"), "\(open.stderr)")
     }
 
-    @Test("a wrong password at login leaves the vault as it was; a login password change changes the vault's passphrase with it")
+    @Test("a wrong password at login leaves the vault as it was; a login password change changes the vault's passphrase with it, a refused one does not")
     func passwordChangeFollows() throws {
         let fixture = try LoginFixture(password: "old-Skroob-1")
         #expect(try fixture.pamtester(["authenticate", "open_session"], answers: ["old-Skroob-1"]).status == 0)
         #expect(try fixture.pamtester(["authenticate"], answers: ["wrong-one"]).status != 0)
+        // A change pam_unix refuses (the wrong old password) moves nothing, the vault included.
+        let refused = try fixture.pamtester(["chauthtok(PAM_CHANGE_EXPIRED_AUTHTOK)"], answers: ["not-Skroob-0", "other-Skroob-33", "other-Skroob-33"])
+        #expect(refused.status != 0, "\(refused.output)")
         let changed = try fixture.pamtester(["chauthtok(PAM_CHANGE_EXPIRED_AUTHTOK)"], answers: ["old-Skroob-1", "new-Skroob-22", "new-Skroob-22"])
         #expect(changed.status == 0, "\(changed.output) \(changed.stderr)")
         #expect(try fixture.asUser(fixture.helper, ["lock"]).status == 0)
         let files = TemporaryDirectory()
         chmod(files.path, 0o755)
-        let old = files.file("old", "old-Skroob-1"), new = files.file("new", "new-Skroob-22")
-        for file in [old, new] { chown(file, fixture.uid, fixture.gid) }
+        let old = files.file("old", "old-Skroob-1"), new = files.file("new", "new-Skroob-22"), other = files.file("other", "other-Skroob-33")
+        for file in [old, new, other] { chown(file, fixture.uid, fixture.gid) }
+        #expect(try fixture.asUser(fixture.helper, ["unlock"], environment: ["KEYCHAIN_PASSPHRASE_FILE": other]).status == 3, "the refused change moved the vault")
         #expect(try fixture.asUser(fixture.helper, ["unlock"], environment: ["KEYCHAIN_PASSPHRASE_FILE": old]).status == 3, "the old password still opens the vault")
         let opened = try fixture.asUser(fixture.helper, ["unlock"], environment: ["KEYCHAIN_PASSPHRASE_FILE": new])
         #expect(opened.status == 0, "the new password does not open the vault: \(opened.stderr)")
