@@ -169,6 +169,18 @@ struct LoginIntegrationTests {
         #expect(!FileManager.default.fileExists(atPath: fixture.home + "/.local/share/dbus-1"), "a failed login installed keychain serve")
     }
 
+    @Test("the runtime directory the session step makes is 0700 and the user's whatever the login program's umask, and the bus starts in it")
+    func runtimeDirectoryIgnoresTheUmask() throws {
+        let fixture = try LoginFixture(password: "Druidia-12345")
+        let login = try Subprocess.run(
+            "/bin/sh", ["-c", "umask 0277; exec /usr/bin/pamtester \"$1\" \"$2\" open_session", "sh", fixture.service, fixture.name],
+            environment: ["PATH": "/usr/sbin:/usr/bin:/bin"])
+        #expect(login.status == 0, "\(login.output) \(login.stderr)")
+        var info = stat()
+        #expect(lstat(fixture.runtime, &info) == 0 && info.st_uid == fixture.uid && info.st_mode & 0o777 == 0o700, "mode \(String(info.st_mode & 0o777, radix: 8))")
+        #expect(lstat(fixture.runtime + "/bus", &info) == 0, "no bus at \(fixture.runtime)/bus")
+    }
+
     @Test("the module runs no helper another user could have changed: a helper writable by others leaves the user without a vault")
     func refusesAWritableHelper() throws {
         let fixture = try LoginFixture(password: "Druidia-12345")
