@@ -2,9 +2,13 @@
 // pam` run as the user, and does nothing else with it.
 //
 // Kept small on purpose, as it runs inside the login program (sshd, login, su), as root:
-// - it never prompts, logs or keeps a password: with none from an earlier module it does
-//   nothing; the password goes to the helper over a socket pair (never argv or environment),
-//   and the helper's work (scrypt, SQLite, OpenSSL) runs in that separate process;
+// - it never prompts or logs a password: with none from an earlier module it does nothing;
+// - `auth` cannot tell whether the password was right (a stack may run it after a failed
+//   pam_unix), so it only keeps a copy in the PAM handle (wiped when the handle ends or the
+//   copy is used); `open_session`, which the login program calls only after authentication
+//   succeeded, hands it to the helper, which unlocks or makes the vault;
+// - the password goes to the helper over a socket pair (never argv or environment), and the
+//   helper's work (scrypt, SQLite, OpenSSL) runs in that separate process;
 // - the helper runs as the user alone (supplementary groups, gid, uid dropped, checked), with
 //   a fixed environment and no other descriptor; it must be a root-owned program no one else
 //   may write (the module's first argument, an absolute path);
@@ -33,12 +37,33 @@
 #define PAM_AUTHTOK 6
 #define PAM_OLDAUTHTOK 7
 #define PAM_PRELIM_CHECK 0x4000
+#define PAM_UPDATE_AUTHTOK 0x2000
 extern int pam_get_item(const pam_handle_t *pamh, int item_type, const void **item);
+extern int pam_set_data(pam_handle_t *pamh, const char *module_data_name, void *data, void (*cleanup)(pam_handle_t *pamh, void *data, int error_status));
+extern int pam_get_data(const pam_handle_t *pamh, const char *module_data_name, const void **data);
 extern const char *pam_getenv(pam_handle_t *pamh, const char *name);
 extern int pam_putenv(pam_handle_t *pamh, const char *name_value);
 
 // The longest password passed on (PAM_MAX_RESP_SIZE).
 #define PASSWORD_LIMIT 512
+
+// The name under which `auth` keeps the password for `open_session`.
+#define KEPT_PASSWORD "pam_keychain_password"
+
+// The kept password: its length, then its bytes.
+struct kept_password {
+    size_t length;
+    char bytes[PASSWORD_LIMIT];
+};
+
+// libpam calls this when the copy is replaced or dropped, and at pam_end.
+static void wipe_kept_password(pam_handle_t *pamh, void *data, int error_status) {
+    (void)pamh;
+    (void)error_status;
+    if (data == NULL) return;
+    explicit_bzero(data, sizeof(struct kept_password));
+    free(data);
+}
 
 // Whether `path` is root's and writable by no one else.
 static int roots_alone(const char *path, int directory) {
@@ -68,22 +93,36 @@ static const char *item_text(pam_handle_t *pamh, int type) {
 }
 
 // The user's runtime directory: the session's XDG_RUNTIME_DIR, else /run/user/UID, made here
-// (0700, the user's) when the system has none; NULL when what is there is not safe to use.
+// (0700, the user's) when the system has none, inside a /run/user that is root's and writable by
+// no one else; -1 when what is there is not safe to use. Opened without following a link, and
+// owner and mode set on that descriptor: a link put in its place is never followed as root.
 static int runtime_directory(pam_handle_t *pamh, const struct passwd *user, char *out, size_t size) {
     const char *given = pam_getenv(pamh, "XDG_RUNTIME_DIR");
+    int made = 0;
     if (given != NULL && given[0] == '/') {
         if ((size_t)snprintf(out, size, "%s", given) >= size) return -1;
     } else {
         if ((size_t)snprintf(out, size, "/run/user/%lu", (unsigned long)user->pw_uid) >= size) return -1;
-        (void)mkdir("/run/user", 0755);
-        if (mkdir(out, 0700) == 0 && chown(out, user->pw_uid, user->pw_gid) != 0) {
-            (void)rmdir(out);
-            return -1;
-        }
+        if (mkdir("/run/user", 0755) == 0) (void)chmod("/run/user", 0755);
+        struct stat parent;
+        if (lstat("/run/user", &parent) != 0 || !S_ISDIR(parent.st_mode) || parent.st_uid != 0 || (parent.st_mode & (S_IWGRP | S_IWOTH)) != 0) return -1;
+        made = mkdir(out, 0700) == 0;
+    }
+    int directory = open(out, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (directory < 0) {
+        if (made) (void)rmdir(out);
+        return -1;
+    }
+    // The mode explicitly: mkdir's is subject to the login program's umask.
+    if (made && (fchown(directory, user->pw_uid, user->pw_gid) != 0 || fchmod(directory, 0700) != 0)) {
+        close(directory);
+        (void)rmdir(out);
+        return -1;
     }
     struct stat info;
-    if (lstat(out, &info) != 0 || !S_ISDIR(info.st_mode) || info.st_uid != user->pw_uid || (info.st_mode & 077) != 0) return -1;
-    return 0;
+    int safe = fstat(directory, &info) == 0 && S_ISDIR(info.st_mode) && info.st_uid == user->pw_uid && (info.st_mode & 077) == 0;
+    close(directory);
+    return safe ? 0 : -1;
 }
 
 // Runs `helper pam PHASE` as `user` with `input` (length `length`, may be 0) on its standard
@@ -154,17 +193,24 @@ static const struct passwd *pam_user(pam_handle_t *pamh, struct passwd *entry, c
     return found;
 }
 
+// Keeps the password for open_session, and nothing else: this step cannot see whether an
+// earlier module accepted it. Never PAM_SUCCESS, as it proved nothing about the user.
 int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, const char **argv) {
     (void)flags;
-    const char *helper = helper_path(argc, argv);
+    (void)argc;
+    (void)argv;
+    // Any copy from an earlier attempt on this handle goes first.
+    (void)pam_set_data(pamh, KEPT_PASSWORD, NULL, NULL);
     const char *password = item_text(pamh, PAM_AUTHTOK);
-    struct passwd entry;
-    char buffer[16384];
-    const struct passwd *user = pam_user(pamh, &entry, buffer, sizeof buffer);
-    if (helper == NULL || password == NULL || user == NULL) return PAM_IGNORE;
+    if (password == NULL) return PAM_IGNORE;
     size_t length = strnlen(password, PASSWORD_LIMIT + 1);
     if (length == 0 || length > PASSWORD_LIMIT) return PAM_IGNORE;
-    return run_helper(helper, user, "auth", NULL, password, length) == 0 ? PAM_SUCCESS : PAM_IGNORE;
+    struct kept_password *kept = calloc(1, sizeof *kept);
+    if (kept == NULL) return PAM_IGNORE;
+    kept->length = length;
+    memcpy(kept->bytes, password, length);
+    if (pam_set_data(pamh, KEPT_PASSWORD, kept, wipe_kept_password) != PAM_SUCCESS) wipe_kept_password(pamh, kept, 0);
+    return PAM_IGNORE;
 }
 
 int pam_sm_setcred(pam_handle_t *pamh, int flags, int argc, const char **argv) {
@@ -181,6 +227,15 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
     struct passwd entry;
     char buffer[16384];
     const struct passwd *user = pam_user(pamh, &entry, buffer, sizeof buffer);
+    // The session opens only after authentication succeeded: the password auth kept is the
+    // user's, and unlocks (or makes) the vault, before the bus starts (which then finds the
+    // activation file a new vault's helper installs). Then the copy goes.
+    const void *data = NULL;
+    if (pam_get_data(pamh, KEPT_PASSWORD, &data) == PAM_SUCCESS && data != NULL) {
+        const struct kept_password *kept = data;
+        if (helper != NULL && user != NULL) (void)run_helper(helper, user, "auth", NULL, kept->bytes, kept->length);
+        (void)pam_set_data(pamh, KEPT_PASSWORD, NULL, NULL);
+    }
     char runtime[4096];
     if (helper == NULL || user == NULL || runtime_directory(pamh, user, runtime, sizeof runtime) != 0) return PAM_IGNORE;
     // The session's shells find the bus through XDG_RUNTIME_DIR (as pam_systemd sets it).
@@ -200,8 +255,12 @@ int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **a
     return PAM_SUCCESS;
 }
 
+// Acts in the update phase alone (the preliminary check changes nothing). Placed where the
+// stack reaches it only after pam_unix changed the password (docs/login.md), so the vault never
+// moves to a password the login does not have.
 int pam_sm_chauthtok(pam_handle_t *pamh, int flags, int argc, const char **argv) {
     if (flags & PAM_PRELIM_CHECK) return PAM_SUCCESS;
+    if (!(flags & PAM_UPDATE_AUTHTOK)) return PAM_IGNORE;
     const char *helper = helper_path(argc, argv);
     const char *old = item_text(pamh, PAM_OLDAUTHTOK);
     const char *new = item_text(pamh, PAM_AUTHTOK);

@@ -13,9 +13,9 @@ enum LoginCommands {
         Command(
             name: "pam", summary: "the PAM module's helper: unlock at login, start the session bus, follow a password change",
             positionals: ["STEP"],
-            examples: ["keychain pam auth   # as pam_keychain.so runs it, the password on a socket (docs/login.md)"],
+            examples: ["keychain pam auth   # as pam_keychain.so runs it at session open, the password on a socket (docs/login.md)"],
             notes:
-                "auth: unlocks your vault with the login password on standard input for your processes, as keychain unlock does (a user without a vault gets one with that passphrase, and keychain serve installed for their sessions); a vault without a passphrase is left as it is. session: as keychain bus. password: old and new password on standard input, each ended by a NUL byte; the vault's passphrase follows when it was the old password. Standard input must not be a terminal.",
+                "auth (which the module runs from its session step, after the login accepted the password): unlocks your vault with the login password on standard input for your processes, as keychain unlock does (a user without a vault gets one with that passphrase, and keychain serve installed for their sessions); a vault without a passphrase is left as it is. session: as keychain bus. password: old and new password on standard input, each ended by a NUL byte; the vault's passphrase follows when it was the old password. Standard input must not be a terminal.",
             run: pam, positionalChoices: ["auth", "session", "password"]),
         Command(
             name: "bus", summary: "start your session bus at $XDG_RUNTIME_DIR/bus (where libsecret looks) unless one answers there",

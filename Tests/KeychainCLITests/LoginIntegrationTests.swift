@@ -28,10 +28,21 @@ enum LoginTestNeeds {
         guard built.status == 0 else { throw POSIXError(.ENOEXEC) }
         return output
     }
+
+    /// The PAM lines docs/login.md gives for Debian's `common-*` files, verbatim: the block
+    /// that starts with `# /etc/pam.d/common-auth`.
+    static func documentedStack() throws -> String {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../docs/login.md").standardized.path
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        guard let start = text.range(of: "```\n# /etc/pam.d/common-auth\n"), let end = text.range(of: "\n```", range: start.upperBound..<text.endIndex) else {
+            throw POSIXError(.ENOENT)
+        }
+        return String(text[text.index(start.lowerBound, offsetBy: 4)..<end.lowerBound]) + "\n"
+    }
 }
 
 /// The login through PAM, with a real user and a real password: pamtester drives a private PAM
-/// service (pam_unix first, then pam_keychain.so) as sshd or login would.
+/// service (the stack docs/login.md gives, verbatim) as sshd or login would.
 @Suite("Login integration through PAM", .serialized, .enabled(if: LoginTestNeeds.unavailableReason == nil, "\(LoginTestNeeds.unavailableReason ?? "")"))
 struct LoginIntegrationTests {
     /// A user of the test's own with a real password, a PAM service naming our module, and
@@ -45,7 +56,9 @@ struct LoginIntegrationTests {
         let helperDirectory = TemporaryDirectory()
         var runtime: String { "/run/user/\(uid)" }
 
-        init(password: String) throws {
+        /// `stack`: the service's lines, with `pam_keychain.so /usr/local/bin/keychain` as in
+        /// the docs; docs/login.md's own by default.
+        init(password: String, stack: String? = nil) throws {
             service = "keychain-test-" + name
             #expect(try Subprocess.run("/usr/sbin/useradd", ["-m", "-s", "/bin/sh", name], environment: ["PATH": "/usr/sbin:/usr/bin:/bin"]).status == 0)
             let set = try Subprocess.run("/usr/sbin/chpasswd", [], environment: ["PATH": "/usr/sbin:/usr/bin:/bin"], input: Data("\(name):\(password)\n".utf8))
@@ -62,15 +75,10 @@ struct LoginIntegrationTests {
             #expect(try Subprocess.run("/bin/cp", [KeychainExecutable.path, helper], environment: ["PATH": "/usr/bin:/bin"]).status == 0)
             chmod(helper, 0o755)
             let module = try LoginTestNeeds.buildModule(in: helperDirectory.path)
-            let lines = """
-                auth     required  pam_unix.so
-                auth     optional  \(module) \(helper)
-                account  required  pam_unix.so
-                session  optional  \(module) \(helper)
-                password required  pam_unix.so
-                password optional  \(module) \(helper)
-
-                """
+            let documented = try stack ?? LoginTestNeeds.documentedStack()
+            #expect(documented.contains("pam_keychain.so /usr/local/bin/keychain"))
+            let lines =
+                "account  required  pam_unix.so\n" + documented.replacingOccurrences(of: "pam_keychain.so /usr/local/bin/keychain", with: "\(module) \(helper)")
             try lines.write(toFile: "/etc/pam.d/" + service, atomically: true, encoding: .utf8)
         }
 
@@ -136,18 +144,55 @@ struct LoginIntegrationTests {
         #expect(try fixture.asUser("/usr/bin/secret-tool", ["lookup", "protocol", "https", "host", "example.com"]).output == "token-1")
     }
 
+    @Test("authentication alone changes nothing: the vault is made and unlocked by the session step, which runs only after the password was accepted")
+    func authenticationAloneMakesNoVault() throws {
+        let fixture = try LoginFixture(password: "Druidia-12345")
+        #expect(try fixture.pamtester(["authenticate"], answers: ["Druidia-12345"]).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: fixture.home + "/.local/share/keychain"), "the auth step ran the helper")
+    }
+
+    @Test("a failed password in a stack that still reaches the module (pam_unix jumping over it on success) runs no helper and makes no vault")
+    func failedAuthenticationRunsNoHelper() throws {
+        // The placement docs/login.md warns about: on a wrong password pam_unix falls through to the module.
+        let misplaced = """
+            auth     [success=1 default=ignore]  pam_unix.so nullok
+            auth     optional                    pam_keychain.so /usr/local/bin/keychain
+            auth     requisite                   pam_deny.so
+            auth     required                    pam_permit.so
+            session  optional                    pam_keychain.so /usr/local/bin/keychain
+
+            """
+        let fixture = try LoginFixture(password: "Druidia-12345", stack: misplaced)
+        let attempt = try fixture.pamtester(["authenticate", "open_session"], answers: ["attackers-pick-9"])
+        #expect(attempt.status != 0, "the wrong password was accepted: \(attempt.output)")
+        #expect(!FileManager.default.fileExists(atPath: fixture.home + "/.local/share/keychain"), "a failed login ran the helper as the user")
+        #expect(!FileManager.default.fileExists(atPath: fixture.home + "/.local/share/dbus-1"), "a failed login installed keychain serve")
+    }
+
+    @Test("the runtime directory the session step makes is 0700 and the user's whatever the login program's umask, and the bus starts in it")
+    func runtimeDirectoryIgnoresTheUmask() throws {
+        let fixture = try LoginFixture(password: "Druidia-12345")
+        let login = try Subprocess.run(
+            "/bin/sh", ["-c", "umask 0277; exec /usr/bin/pamtester \"$1\" \"$2\" open_session", "sh", fixture.service, fixture.name],
+            environment: ["PATH": "/usr/sbin:/usr/bin:/bin"])
+        #expect(login.status == 0, "\(login.output) \(login.stderr)")
+        var info = stat()
+        #expect(lstat(fixture.runtime, &info) == 0 && info.st_uid == fixture.uid && info.st_mode & 0o777 == 0o700, "mode \(String(info.st_mode & 0o777, radix: 8))")
+        #expect(lstat(fixture.runtime + "/bus", &info) == 0, "no bus at \(fixture.runtime)/bus")
+    }
+
     @Test("the module runs no helper another user could have changed: a helper writable by others leaves the user without a vault")
     func refusesAWritableHelper() throws {
         let fixture = try LoginFixture(password: "Druidia-12345")
         chmod(fixture.helper, 0o777)
-        #expect(try fixture.pamtester(["authenticate"], answers: ["Druidia-12345"]).status == 0, "the login goes on")
+        #expect(try fixture.pamtester(["authenticate", "open_session"], answers: ["Druidia-12345"]).status == 0, "the login goes on")
         #expect(!FileManager.default.fileExists(atPath: fixture.home + "/.local/share/keychain/default.keychain"), "a helper others may write was run")
         chmod(fixture.helper, 0o755)
         chmod(fixture.helperDirectory.path, 0o777)
-        #expect(try fixture.pamtester(["authenticate"], answers: ["Druidia-12345"]).status == 0)
+        #expect(try fixture.pamtester(["authenticate", "open_session"], answers: ["Druidia-12345"]).status == 0)
         #expect(!FileManager.default.fileExists(atPath: fixture.home + "/.local/share/keychain/default.keychain"), "a helper in a directory others may write was run")
         chmod(fixture.helperDirectory.path, 0o755)
-        #expect(try fixture.pamtester(["authenticate"], answers: ["Druidia-12345"]).status == 0)
+        #expect(try fixture.pamtester(["authenticate", "open_session"], answers: ["Druidia-12345"]).status == 0)
         #expect(FileManager.default.fileExists(atPath: fixture.home + "/.local/share/keychain/default.keychain"), "the root-owned helper made no vault")
     }
 
@@ -173,18 +218,22 @@ struct LoginIntegrationTests {
         #expect(open.status == 4 && open.stderr.contains("only you can use"), "\(open.stderr)")
     }
 
-    @Test("a wrong password at login leaves the vault as it was; a login password change changes the vault's passphrase with it")
+    @Test("a wrong password at login leaves the vault as it was; a login password change changes the vault's passphrase with it, a refused one does not")
     func passwordChangeFollows() throws {
         let fixture = try LoginFixture(password: "old-Skroob-1")
-        #expect(try fixture.pamtester(["authenticate"], answers: ["old-Skroob-1"]).status == 0)
+        #expect(try fixture.pamtester(["authenticate", "open_session"], answers: ["old-Skroob-1"]).status == 0)
         #expect(try fixture.pamtester(["authenticate"], answers: ["wrong-one"]).status != 0)
+        // A change pam_unix refuses (the wrong old password) moves nothing, the vault included.
+        let refused = try fixture.pamtester(["chauthtok(PAM_CHANGE_EXPIRED_AUTHTOK)"], answers: ["not-Skroob-0", "other-Skroob-33", "other-Skroob-33"])
+        #expect(refused.status != 0, "\(refused.output)")
         let changed = try fixture.pamtester(["chauthtok(PAM_CHANGE_EXPIRED_AUTHTOK)"], answers: ["old-Skroob-1", "new-Skroob-22", "new-Skroob-22"])
         #expect(changed.status == 0, "\(changed.output) \(changed.stderr)")
         #expect(try fixture.asUser(fixture.helper, ["lock"]).status == 0)
         let files = TemporaryDirectory()
         chmod(files.path, 0o755)
-        let old = files.file("old", "old-Skroob-1"), new = files.file("new", "new-Skroob-22")
-        for file in [old, new] { chown(file, fixture.uid, fixture.gid) }
+        let old = files.file("old", "old-Skroob-1"), new = files.file("new", "new-Skroob-22"), other = files.file("other", "other-Skroob-33")
+        for file in [old, new, other] { chown(file, fixture.uid, fixture.gid) }
+        #expect(try fixture.asUser(fixture.helper, ["unlock"], environment: ["KEYCHAIN_PASSPHRASE_FILE": other]).status == 3, "the refused change moved the vault")
         #expect(try fixture.asUser(fixture.helper, ["unlock"], environment: ["KEYCHAIN_PASSPHRASE_FILE": old]).status == 3, "the old password still opens the vault")
         let opened = try fixture.asUser(fixture.helper, ["unlock"], environment: ["KEYCHAIN_PASSPHRASE_FILE": new])
         #expect(opened.status == 0, "the new password does not open the vault: \(opened.stderr)")
