@@ -69,6 +69,7 @@ struct LoginIntegrationTests {
             home = String(cString: entry.pointee.pw_dir)
             // The module runs only a root-owned helper no one else may write: a copy the user can reach.
             chmod(helperDirectory.path, 0o755)
+            OrdinaryUser.letTraverse(to: helperDirectory.path)
             let helper = helperDirectory.path + "/keychain"
             // Copied by cp, not in this process: a program another test starts meanwhile would
             // inherit the copy's open descriptor, and the copy would not run (ETXTBSY).

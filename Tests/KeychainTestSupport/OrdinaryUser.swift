@@ -31,6 +31,18 @@ public enum OrdinaryUser {
         return (entry.pointee.pw_uid, entry.pointee.pw_gid)
     }
 
+    /// Lets every user pass through the folders above `path` (traversal only, no listing), so
+    /// that a user of a test's own reaches what the test made there: CI's temporary folders sit
+    /// below one only root may enter.
+    public static func letTraverse(to path: String) {
+        var parent = (path as NSString).deletingLastPathComponent
+        while parent != "/" && !parent.isEmpty {
+            var info = stat()
+            if stat(parent, &info) == 0 && info.st_mode & S_IXOTH == 0 { chmod(parent, (info.st_mode & 0o7777) | S_IXOTH) }
+            parent = (parent as NSString).deletingLastPathComponent
+        }
+    }
+
     /// `setpriv` running `executable` as the user, with no supplementary groups.
     public static func wrap(_ executable: String, _ arguments: [String]) -> (String, [String]) {
         ("/usr/bin/setpriv", ["--reuid=\(name)", "--regid=\(name)", "--clear-groups", "--", executable] + arguments)
@@ -55,13 +67,7 @@ public final class OrdinaryUserSession: @unchecked Sendable {
     /// `/usr/share/dbus-1/services` on a desktop).
     public init(systemProvider: ((_ keychain: String, _ home: String) -> String)? = nil) throws {
         let (uid, gid) = try OrdinaryUser.ids()
-        // The user reaches the home through the folders above it (traversal only, no listing).
-        var parent = (directory.path as NSString).deletingLastPathComponent
-        while parent != "/" && !parent.isEmpty {
-            var info = stat()
-            if stat(parent, &info) == 0 && info.st_mode & S_IXOTH == 0 { chmod(parent, (info.st_mode & 0o7777) | S_IXOTH) }
-            parent = (parent as NSString).deletingLastPathComponent
-        }
+        OrdinaryUser.letTraverse(to: directory.path)
         let home = directory.path
         for folder in ["data", "config", "bin", "system-services"] { try FileManager.default.createDirectory(atPath: home + "/" + folder, withIntermediateDirectories: true) }
         keychain = home + "/bin/keychain"
