@@ -96,9 +96,7 @@ enum LoginCommands {
                 [daemon, "--session", "--address=unix:path=\(socket)", "--fork", "--nopidfile", "--nosyslog"], environment: context.environment, quiet: true,
                 newSession: true)
         else { throw CommandFailure("could not start \(daemon)", code: .failure) }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        guard status == 0, case .answers = BusSocket.probe(socket) else {
+        guard (try? SystemCall.waitpid(pid)) == 0, case .answers = BusSocket.probe(socket) else {
             throw CommandFailure("dbus-daemon did not start a bus at \(socket)", code: .failure)
         }
         return .success
