@@ -125,7 +125,7 @@ enum SyncAgent {
     /// service's journal when one is installed, else the log of the agents commands start.
     static func messages(_ location: VaultLocation, environment: [String: String]) -> String {
         if let executable = selfExecutable(), let unit = SystemdUserUnit(vault: location, executable: executable, environment: environment),
-            access(unit.directory + "/" + unit.name, F_OK) == 0
+            SystemCall.accessible(unit.directory + "/" + unit.name, F_OK)
         {
             return "journalctl --user -u \(unit.name)"
         }

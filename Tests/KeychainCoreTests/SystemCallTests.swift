@@ -213,4 +213,30 @@ struct SystemCallTests {
         #expect(status & 0x7F == SIGKILL)
         #expect(throws: Errno.self) { try SystemCall.waitpidIfEnded(pid) }
     }
+
+    @Test("Unix sockets: an abstract name binds once, a socket file nobody listens on refuses, a path too long has no address")
+    func unixSocketsSayWhatFailed() throws {
+        let name = Array("swift-keychain-test:\(getpid()):\(UInt64.random(in: 0...UInt64.max))".utf8)
+        let address = try #require(UnixSocketAddress(abstract: name))
+        let first = try SystemCall.unixSocket(SOCK_DGRAM)
+        defer { SystemCall.close(first) }
+        try SystemCall.bind(first, to: address)
+        let second = try SystemCall.unixSocket(SOCK_DGRAM)
+        defer { SystemCall.close(second) }
+        #expect(throws: Errno(EADDRINUSE, call: "bind")) { try SystemCall.bind(second, to: address) }
+
+        // A socket file left by a listener that closed: connecting is refused.
+        let path = directory.path + "/stale.socket"
+        let listener = try SystemCall.unixSocket(SOCK_STREAM)
+        try SystemCall.bind(listener, to: try #require(UnixSocketAddress(path: path)), path: path)
+        SystemCall.close(listener)
+        let client = try SystemCall.unixSocket(SOCK_STREAM)
+        defer { SystemCall.close(client) }
+        #expect(throws: Errno(ECONNREFUSED, call: "connect", path: path)) { try SystemCall.connect(client, to: UnixSocketAddress(path: path)!, path: path) }
+        #expect(SystemCall.accessible(path, F_OK))
+        #expect(!SystemCall.accessible(path + ".missing", F_OK))
+
+        #expect(UnixSocketAddress(path: "/" + String(repeating: "a", count: UnixSocketAddress.capacity)) == nil)
+        #expect(UnixSocketAddress(path: "/" + String(repeating: "a", count: UnixSocketAddress.capacity - 1)) != nil)
+    }
 }
