@@ -2,7 +2,7 @@
     import Glibc
 #endif
 
-/// The calls on sockets and on descriptors waited for together.
+/// The calls on sockets, and on descriptors waited for together.
 extension SystemCall {
     /// `socketpair(2)` of two connected Unix stream sockets, close-on-exec (and non-blocking
     /// with `nonBlocking`): no child started meanwhile inherits them.
@@ -44,17 +44,5 @@ extension SystemCall {
         guard left > .zero else { return 0 }
         let (seconds, attoseconds) = left.components
         return Int32(clamping: seconds * 1_000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
-    }
-
-    /// `fcntl(2)` `F_GETLK`: the process holding a lock on `fd`'s file that would conflict with
-    /// a write lock on all of it; nil when none does.
-    package static func writeLockHolder(_ fd: Int32, path: String? = nil) throws(Errno) -> pid_t? {
-        var probe = flock()
-        probe.l_type = Int16(F_WRLCK)
-        probe.l_whence = Int16(SEEK_SET)
-        probe.l_start = 0
-        probe.l_len = 0
-        _ = try valueOrErrno("fcntl", path: path) { fcntl(fd, F_GETLK, &probe) }
-        return probe.l_type == Int16(F_UNLCK) ? nil : probe.l_pid
     }
 }
