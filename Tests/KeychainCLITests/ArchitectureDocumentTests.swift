@@ -101,4 +101,19 @@ struct ArchitectureDocumentTests {
         }
         #expect(strays.isEmpty, "\(strays)")
     }
+
+    @Test("every lock the library, the daemon and the command declare is in its lock order, by its name or its owner's")
+    func everyLockIsListed() throws {
+        let document = try Self.document()
+        var unlisted: [String] = []
+        for (path, text) in Self.sources where path.hasPrefix("Sources/") && !path.hasPrefix("Sources/keychain-") {
+            // The type a file is about: its name before any `+`.
+            let owner = String(((path as NSString).lastPathComponent as NSString).deletingPathExtension.split(separator: "+")[0])
+            for match in text.matches(of: /(?:let|var) ([A-Za-z]+)(?:: (?:Mutex|Condition)<[^=\n]*>| = (?:Mutex|Condition|NSLock)\b)/) {
+                let name = String(match.1)
+                if !document.contains("`\(owner)") && !document.contains(name) { unlisted.append("\(path): \(name)") }
+            }
+        }
+        #expect(unlisted.isEmpty, "locks ARCHITECTURE.md does not place in its order: \(unlisted)")
+    }
 }
