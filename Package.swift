@@ -34,7 +34,7 @@ let package = Package(
         .target(name: "Locksmith", dependencies: ["KeychainCore"]),
         // The Secret Service provider (`keychain serve`): the vault on the session bus.
         .target(name: "KeychainServe", dependencies: ["KeychainCore", "CSDBus"]),
-        .target(name: "KeychainCLI", dependencies: ["KeychainCore", "ValetNaming", "KeychainServe", "CSystem"]),
+        .target(name: "KeychainCLI", dependencies: ["KeychainCore", "ValetNaming", "KeychainServe"]),
         .executableTarget(name: "keychain", dependencies: ["KeychainCLI"]),
         // The benchmark against the floors (raw SQLite, raw AES-GCM) and the peers: a program, not a test.
         .executableTarget(name: "keychain-bench", dependencies: ["KeychainCore", "Valet", "ValetNaming", "KeychainTestSupport", "CSQLite", "COpenSSL"]),

@@ -16,7 +16,6 @@ static struct {
     int (*add_fallback)(csdbus_bus *, void **, const char *, csdbus_handler, void *);
     int (*add_match)(csdbus_bus *, void **, const char *, csdbus_handler, void *);
     int (*process)(csdbus_bus *, csdbus_message **);
-    int (*wait)(csdbus_bus *, uint64_t);
     int (*get_fd)(csdbus_bus *);
     int (*get_events)(csdbus_bus *);
     int (*get_timeout)(csdbus_bus *, uint64_t *);
@@ -65,7 +64,6 @@ static void load(void) {
     SYM(add_fallback, "sd_bus_add_fallback")
     SYM(add_match, "sd_bus_add_match")
     SYM(process, "sd_bus_process")
-    SYM(wait, "sd_bus_wait")
     SYM(get_fd, "sd_bus_get_fd")
     SYM(get_events, "sd_bus_get_events")
     SYM(get_timeout, "sd_bus_get_timeout")
@@ -117,7 +115,6 @@ int csdbus_add_match(csdbus_bus *bus, const char *match, csdbus_handler handler,
     return lib.add_match(bus, NULL, match, handler, userdata);
 }
 int csdbus_process(csdbus_bus *bus) { return lib.process(bus, NULL); }
-int csdbus_wait(csdbus_bus *bus, uint64_t timeout_usec) { return lib.wait(bus, timeout_usec); }
 int csdbus_get_fd(csdbus_bus *bus) { return lib.get_fd(bus); }
 int csdbus_get_events(csdbus_bus *bus) { return lib.get_events(bus); }
 int csdbus_get_timeout(csdbus_bus *bus, uint64_t *timeout_usec) { return lib.get_timeout(bus, timeout_usec); }

@@ -46,7 +46,7 @@ enum LoginCommands {
                 // The user's programs find it from the first login on (where no provider of
                 // their own is installed).
                 if let installation = try? ServeInstallation(executable: ServeInstallation.executable, vault: nil, environment: context.environment),
-                    access(installation.activationFile, F_OK) != 0
+                    !SystemCall.accessible(installation.activationFile, F_OK)
                 {
                     try? installation.write()
                 }
@@ -75,20 +75,19 @@ enum LoginCommands {
         guard let runtime = context.environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") else {
             throw CommandFailure("XDG_RUNTIME_DIR is not set: there is no place for your bus (a login through PAM sets it)", code: .failure)
         }
-        var info = stat()
-        guard lstat(runtime, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == getuid(), info.st_mode & 0o077 == 0 else {
+        guard let info = try? SystemCall.lstat(runtime), (info.st_mode & S_IFMT) == S_IFDIR, info.st_uid == getuid(), info.st_mode & 0o077 == 0 else {
             throw CommandFailure("\(runtime) is not a directory of yours that only you can use (0700): no bus there", code: .failure)
         }
         let socket = runtime + "/bus"
         switch BusSocket.probe(socket) {
         case .answers: return .success
         case .stale:
-            guard unlink(socket) == 0 else { throw CommandFailure("could not remove the dead bus socket \(socket): \(String(cString: strerror(errno)))", code: .failure) }
+            do { try SystemCall.unlink(socket) } catch { throw CommandFailure("could not remove the dead bus socket \(socket): \(error.reason)", code: .failure) }
         case .absent: break
         case .foreign(let why): throw CommandFailure("\(socket) \(why): no bus started", code: .failure)
         }
         let installed: [String] = ["/usr/bin/dbus-daemon", "/bin/dbus-daemon"]
-        guard let daemon = installed.first(where: { path in access(path, X_OK) == 0 }) else {
+        guard let daemon = installed.first(where: { SystemCall.accessible($0, X_OK) }) else {
             throw CommandFailure("dbus-daemon is not installed (Debian: apt-get install dbus-daemon)", code: .failure)
         }
         guard

@@ -39,7 +39,7 @@ enum ServeCommand {
         // through a pinentry. It never reads a passphrase from its own standard input: a pinentry
         // asks, on the terminal or display it is told of.
         if PassphraseFile.isOffered(by: context.environment) { try context.ensureAvailable(.whenUnlocked) }
-        if let named = context.environment["KEYCHAIN_PINENTRY"], !named.isEmpty, !named.hasPrefix("/") || access(named, X_OK) != 0 {
+        if let named = context.environment["KEYCHAIN_PINENTRY"], !named.isEmpty, !named.hasPrefix("/") || !SystemCall.accessible(named, X_OK) {
             context.terminal.writeError("keychain: KEYCHAIN_PINENTRY (\(named)) is not the path of a program: programs' unlocks will end dismissed until keychain unlock\n")
         }
         let idleExit = try idleExit(context)

@@ -62,20 +62,19 @@ enum SyncAgent {
         let idle = idleSeconds(environment)
         let arguments = [executable, "sync", "run", "--idle", String(idle), "--vault", location.path]
         let log = openLog(location)
-        defer { if let log { close(log) } }
+        defer { if let log { SystemCall.close(log) } }
         guard
             let pid = ChildProcess.start(
                 arguments, environment: agentEnvironment(environment), quiet: true, errorLog: log, newSession: true, workingDirectory: "/")
         else { return false }
         if let log {
-            let line = Array("\(utcNow()) keychain sync: agent started (process \(pid)) by keychain \(command); it exits after \(idle) idle seconds\n".utf8)
-            _ = line.withUnsafeBytes { write(log, $0.baseAddress, $0.count) }
+            let line = "\(utcNow()) keychain sync: agent started (process \(pid)) by keychain \(command); it exits after \(idle) idle seconds\n"
+            try? SystemCall.writeAll(log, line, path: logPath(location))
         }
         // Until it (or another) holds the lock, or it exited (a removed device's agent does at once).
         for _ in 0..<250 {
             if SyncAgentLock.holder(for: location) != nil { return true }
-            var status: Int32 = 0
-            if waitpid(pid, &status, WNOHANG) == pid { return false }
+            if (try? SystemCall.waitpidIfEnded(pid)) != nil { return false }
             usleep(20_000)
         }
         return false
@@ -113,12 +112,10 @@ enum SyncAgent {
     /// is not a regular file of this user's (the agent's messages then go nowhere).
     static func openLog(_ location: VaultLocation) -> Int32? {
         let path = logPath(location)
-        var info = stat()
-        if lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size > logLimit { rename(path, path + ".old") }
-        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return nil }
-        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == geteuid() else {
-            close(fd)
+        if let info = try? SystemCall.lstat(path), (info.st_mode & S_IFMT) == S_IFREG, info.st_size > logLimit { try? SystemCall.rename(path, path + ".old") }
+        guard let fd = try? SystemCall.open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW, mode: 0o600) else { return nil }
+        guard let info = try? SystemCall.fstat(fd, path: path), (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == geteuid() else {
+            SystemCall.close(fd)
             return nil
         }
         return fd
@@ -128,7 +125,7 @@ enum SyncAgent {
     /// service's journal when one is installed, else the log of the agents commands start.
     static func messages(_ location: VaultLocation, environment: [String: String]) -> String {
         if let executable = selfExecutable(), let unit = SystemdUserUnit(vault: location, executable: executable, environment: environment),
-            access(unit.directory + "/" + unit.name, F_OK) == 0
+            SystemCall.accessible(unit.directory + "/" + unit.name, F_OK)
         {
             return "journalctl --user -u \(unit.name)"
         }

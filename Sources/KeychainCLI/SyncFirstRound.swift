@@ -66,17 +66,10 @@ enum SyncFirstRound {
         return UInt64(now.tv_sec) * 1_000 + UInt64(now.tv_nsec) / 1_000_000
     }
 
+    /// A file of /proc, whole (nil when it cannot be read, or holds more than a MiB).
     private static func read(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4_096)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            guard count > 0 else { break }
-            bytes += buffer.prefix(count)
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        guard let fd = try? SystemCall.open(path, O_RDONLY) else { return nil }
+        defer { SystemCall.close(fd) }
+        return (try? FileSystem.readAll(fd: fd, limit: 1 << 20, path: path))?.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
     }
 }

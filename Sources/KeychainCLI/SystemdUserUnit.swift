@@ -54,7 +54,7 @@ struct SystemdUserUnit {
     /// Whether `environment` shows a systemd user manager (`XDG_RUNTIME_DIR/systemd/private`).
     static func userManagerRuns(_ environment: [String: String]) -> Bool {
         guard let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty else { return false }
-        return access(runtime + "/systemd/private", F_OK) == 0
+        return SystemCall.accessible(runtime + "/systemd/private", F_OK)
     }
 
     init(vault location: VaultLocation, executable: String, directory: String, passphraseFile: String? = nil) {
@@ -116,7 +116,7 @@ struct SystemdUserUnit {
     @discardableResult
     func uninstall() -> Bool {
         let path = directory + "/" + name
-        guard access(path, F_OK) == 0 else { return false }
+        guard SystemCall.accessible(path, F_OK) else { return false }
         _ = ChildProcess.run(["systemctl", "--user", "disable", "--now", name])
         try? SystemCall.unlink(path)
         _ = ChildProcess.run(["systemctl", "--user", "daemon-reload"])

@@ -13,12 +13,14 @@ private let interruptions = Atomic<Int>(0)
 struct SystemCallTests {
     let directory = TemporaryDirectory()
 
-    /// Runs `read` on a pipe in another thread, interrupts that thread with a signal whose
+    /// Runs `read` on a pipe (or a socket pair) in another thread, interrupts that thread with a signal whose
     /// handler does not ask the kernel to restart calls (no `SA_RESTART`), and returns what the
     /// read returned or threw. `feed` decides whether a byte is written once signals were sent.
-    private func interruptedRead(feed: Bool, _ read: @escaping @Sendable (Int32) throws(Errno) -> Int) -> (Result<Int, Errno>, Int) {
+    private func interruptedRead(
+        feed: Bool, overSocket: Bool = false, _ read: @escaping @Sendable (Int32) throws(Errno) -> Int
+    ) -> (Result<Int, Errno>, Int) {
         var ends: [Int32] = [0, 0]
-        #expect(pipe(&ends) == 0)
+        if overSocket, let pair = try? SystemCall.socketPair() { ends = [pair.0, pair.1] } else { #expect(pipe(&ends) == 0) }
         defer { ends.forEach { _ = close($0) } }
         var action = sigaction()
         action.__sigaction_handler.sa_handler = { _ in interruptions.add(1, ordering: .relaxed) }
@@ -136,5 +138,105 @@ struct SystemCallTests {
             #expect(error.code == EFBIG)
             #expect(error.description == "read \(file): it holds more than the 10-byte limit (nothing of it was used)")
         }
+    }
+
+    @Test("a signal interrupting poll(2) does not end the wait: poll is made again and sees the data")
+    func pollInterruptedBySignalIsRetried() throws {
+        let (result, signals) = interruptedRead(feed: true) { (fd) throws(Errno) in
+            var descriptors = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
+            return try SystemCall.poll(&descriptors, milliseconds: 5_000)
+        }
+        #expect(signals >= 1)
+        #expect(try result.get() == 1)
+    }
+
+    @Test("a poll(2) interrupted by signals still ends at its timeout, with nothing ready, not with EINTR")
+    func pollInterruptedBySignalKeepsItsTimeout() throws {
+        let (result, signals) = interruptedRead(feed: false) { (fd) throws(Errno) in
+            var descriptors = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
+            return try SystemCall.poll(&descriptors, milliseconds: 600)
+        }
+        #expect(signals >= 1)
+        #expect(try result.get() == 0)
+    }
+
+    @Test("a signal interrupting recv(2) does not end it: the receive is retried and returns the data")
+    func recvInterruptedBySignalIsRetried() throws {
+        let (result, signals) = interruptedRead(feed: true, overSocket: true) { (fd) throws(Errno) in
+            var byte: UInt8 = 0
+            let count = try withUnsafeMutableBytes(of: &byte) { buffer in Result { () throws(Errno) in try SystemCall.recv(fd, into: buffer) } }.get()
+            return count == 1 ? Int(byte) : -1
+        }
+        #expect(signals >= 1)
+        #expect(try result.get() == 7)
+    }
+
+    @Test("a spawned program gets the descriptors, environment, directory and session asked for")
+    func spawnedProgramGetsWhatWasAsked() throws {
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer { SystemCall.close(ends[0]) }
+        // Field 6 of /proc/self/stat is the session: the shell's own id when it leads a session.
+        var spawn = ProcessSpawn(["/bin/sh", "-c", "echo \"$GREETING\"; pwd; read -r a b c d e f rest < /proc/self/stat; echo \"$f\""], environment: ["GREETING": "hello"])
+        spawn.descriptors = [(0, .null(O_RDONLY)), (1, .copy(of: ends[1]))]
+        spawn.workingDirectory = "/"
+        spawn.newSession = true
+        let pid = try spawn.start()
+        SystemCall.close(ends[1])
+        let output = try FileSystem.readAll(fd: ends[0], limit: 4_096, path: "the child's output")
+        #expect(try SystemCall.waitpid(pid) == 0)
+        let lines = output.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }.split(separator: "\n")
+        #expect(lines == ["hello", "/", Substring(String(pid))])
+    }
+
+    @Test("a program that cannot be started is an Errno naming posix_spawn and the program")
+    func unstartableProgramIsAnErrno() {
+        let missing = directory.path + "/no-such-program"
+        do {
+            _ = try ProcessSpawn([missing], environment: [:]).start()
+            Issue.record("a missing program started")
+        } catch {
+            #expect(error.code == ENOENT)
+            #expect(error.description == "posix_spawn \(missing): No such file or directory")
+        }
+    }
+
+    @Test("a child is seen running, then ended without being reaped, then reaped once")
+    func childEndsThenIsReaped() throws {
+        let pid = try ProcessSpawn(["/bin/sleep", "30"], environment: [:]).start()
+        #expect(try SystemCall.waitpidIfEnded(pid) == nil)
+        #expect(try !SystemCall.hasEnded(pid))
+        try SystemCall.kill(pid, SIGKILL)
+        while try !SystemCall.hasEnded(pid) { usleep(1_000) }
+        // Not reaped by hasEnded: the wait status is still there to take.
+        let status = try #require(try SystemCall.waitpidIfEnded(pid))
+        #expect(status & 0x7F == SIGKILL)
+        #expect(throws: Errno.self) { try SystemCall.waitpidIfEnded(pid) }
+    }
+
+    @Test("Unix sockets: an abstract name binds once, a socket file nobody listens on refuses, a path too long has no address")
+    func unixSocketsSayWhatFailed() throws {
+        let name = Array("swift-keychain-test:\(getpid()):\(UInt64.random(in: 0...UInt64.max))".utf8)
+        let address = try #require(UnixSocketAddress(abstract: name))
+        let first = try SystemCall.unixSocket(SOCK_DGRAM)
+        defer { SystemCall.close(first) }
+        try SystemCall.bind(first, to: address)
+        let second = try SystemCall.unixSocket(SOCK_DGRAM)
+        defer { SystemCall.close(second) }
+        #expect(throws: Errno(EADDRINUSE, call: "bind")) { try SystemCall.bind(second, to: address) }
+
+        // A socket file left by a listener that closed: connecting is refused.
+        let path = directory.path + "/stale.socket"
+        let listener = try SystemCall.unixSocket(SOCK_STREAM)
+        try SystemCall.bind(listener, to: try #require(UnixSocketAddress(path: path)), path: path)
+        SystemCall.close(listener)
+        let client = try SystemCall.unixSocket(SOCK_STREAM)
+        defer { SystemCall.close(client) }
+        #expect(throws: Errno(ECONNREFUSED, call: "connect", path: path)) { try SystemCall.connect(client, to: UnixSocketAddress(path: path)!, path: path) }
+        #expect(SystemCall.accessible(path, F_OK))
+        #expect(!SystemCall.accessible(path + ".missing", F_OK))
+
+        #expect(UnixSocketAddress(path: "/" + String(repeating: "a", count: UnixSocketAddress.capacity)) == nil)
+        #expect(UnixSocketAddress(path: "/" + String(repeating: "a", count: UnixSocketAddress.capacity - 1)) != nil)
     }
 }

@@ -38,10 +38,9 @@ int csdbus_add_fallback(csdbus_bus *bus, const char *prefix, csdbus_handler hand
 // Calls `handler` for every message the match rule selects.
 int csdbus_add_match(csdbus_bus *bus, const char *match, csdbus_handler handler, void *userdata);
 int csdbus_process(csdbus_bus *bus);
-int csdbus_wait(csdbus_bus *bus, uint64_t timeout_usec);
-// What a loop of the caller's own polls for, instead of csdbus_wait, when it watches other
-// descriptors too: the bus's descriptor, the poll events it waits for, and the CLOCK_MONOTONIC
-// time (microseconds) by which csdbus_process must run again (UINT64_MAX: none).
+// What the caller's own loop polls for (it watches other descriptors beside the bus): the
+// bus's descriptor, the poll events it waits for, and the CLOCK_MONOTONIC time (microseconds)
+// by which csdbus_process must run again (UINT64_MAX: none).
 int csdbus_get_fd(csdbus_bus *bus);
 int csdbus_get_events(csdbus_bus *bus);
 int csdbus_get_timeout(csdbus_bus *bus, uint64_t *timeout_usec);

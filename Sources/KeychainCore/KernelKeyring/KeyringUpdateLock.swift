@@ -21,34 +21,26 @@ enum KeyringUpdateLock {
     /// it holds it (false: the name stayed taken, and another process may update beside it).
     static func withLock<R>(_ description: String, _ body: (_ exclusive: Bool) -> R) -> R {
         let socket = acquire(description)
-        defer { if socket >= 0 { close(socket) } }
+        defer { if socket >= 0 { SystemCall.close(socket) } }
         return body(socket >= 0)
     }
 
     /// A socket bound to the lock's name, or -1 when the name stayed taken for ``patience``
     /// seconds or no socket could be made.
     private static func acquire(_ description: String) -> Int32 {
-        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return -1 }
-        let name = Array("swift-keychain:\(getuid()):\(description)".utf8)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        let used = min(name.count, capacity - 1)
-        // sun_path[0] stays 0: the abstract namespace, where a name is not a file.
-        withUnsafeMutableBytes(of: &address.sun_path) { path in
-            for index in 0..<used { path[index + 1] = name[index] }
-        }
-        let length = socklen_t(MemoryLayout<sa_family_t>.size + 1 + used)
+        // The abstract namespace, where a name is not a file; a name too long is cut to fit.
+        let name = Array("swift-keychain:\(getuid()):\(description)".utf8).prefix(UnixSocketAddress.capacity)
+        guard let address = UnixSocketAddress(abstract: Array(name)), let fd = try? SystemCall.unixSocket(SOCK_DGRAM) else { return -1 }
         var waited: Double = 0
         var pause: UInt32 = 50
         while true {
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-            }
-            if bound == 0 { return fd }
-            guard errno == EADDRINUSE, waited < patience else {
-                close(fd)
+            do throws(Errno) {
+                try SystemCall.bind(fd, to: address)
+                return fd
+            } catch  where error.code == EADDRINUSE && waited < patience {
+                // Taken: wait below and try again.
+            } catch {
+                SystemCall.close(fd)
                 return -1
             }
             usleep(pause)

@@ -46,8 +46,7 @@ public enum FailureLog {
     /// a failure: ``last`` stays as it was.
     package static func warnOnce(_ message: String) {
         guard writes, warned.withLock({ $0.insert(message).inserted }) else { return }
-        let line = Array("keychain: \(message)\n".utf8)
-        _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+        try? SystemCall.writeAll(STDERR_FILENO, "keychain: \(message)\n")
     }
 
     /// Records `error` as the calling thread's last failure, and writes it to standard error

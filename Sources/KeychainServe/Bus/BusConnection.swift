@@ -1,4 +1,5 @@
 internal import CSDBus
+import KeychainCore
 
 #if canImport(Glibc)
     import Glibc
@@ -138,12 +139,7 @@ final class BusConnection {
                 stopReason = reason
                 break
             }
-            if watches.isEmpty {
-                let waited = csdbus_wait(pointer, check == nil ? UInt64.max : UInt64(checkSeconds) * 1_000_000)
-                if waited < 0 && waited != -EINTR { throw .unavailable("waiting on the session bus failed: \(String(cString: strerror(-waited)))") }
-            } else {
-                try waitForBusOrWatches()
-            }
+            try waitForBusOrWatches()
         }
         // Calls that came before the name was given up (an idle exit) are answered, not dropped.
         while csdbus_process(pointer) > 0 {}
@@ -152,7 +148,8 @@ final class BusConnection {
     }
 
     /// What `sd_bus_wait` does, with the watched descriptors polled too: one `poll` over the
-    /// bus's descriptor (for the events and until the time sd-bus asks for) and theirs.
+    /// bus's descriptor (for the events and until the time sd-bus asks for) and theirs, for
+    /// at most `checkSeconds` when there is a check to run.
     private func waitForBusOrWatches() throws(ServeError) {
         let descriptor = csdbus_get_fd(pointer), events = csdbus_get_events(pointer)
         var due: UInt64 = 0
@@ -174,8 +171,10 @@ final class BusConnection {
         let watched = watches.keys.sorted()
         var descriptors = [pollfd(fd: descriptor, events: Int16(truncatingIfNeeded: events), revents: 0)]
         descriptors += watched.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-        let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
-        if ready < 0 && errno != EINTR { throw .unavailable("waiting on the session bus failed: \(String(cString: strerror(errno)))") }
+        let ready: Int
+        do { ready = try SystemCall.poll(&descriptors, milliseconds: timeout) } catch {
+            throw .unavailable("waiting on the session bus failed: \(error.reason)")
+        }
         guard ready > 0 else { return }
         for (index, watchedDescriptor) in watched.enumerated() where descriptors[index + 1].revents != 0 {
             watches[watchedDescriptor]?()

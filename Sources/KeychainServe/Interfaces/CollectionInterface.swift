@@ -48,13 +48,13 @@ extension SecretServiceDaemon {
 
     fileprivate func deleteCollection(_ call: Call) throws(ServiceError) -> [BusValue] {
         let collection = try collection(call.object)
-        guard let created = collection as? VaultCollection, created.name != "login" else {
-            throw .init(.accessDenied, "the \(collection.name) collection cannot be deleted: it is \(collection is VaultCollection ? "the vault's" : "this session's")")
+        guard collection.isKeptInVault, collection.name != "login" else {
+            throw .init(.accessDenied, "the \(collection.name) collection cannot be deleted: it is \(collection.isKeptInVault ? "the vault's" : "this session's")")
         }
-        guard !created.isLocked else { throw .isLocked(ObjectPath.collectionPath(created.name)) }
-        try created.deleteCollection()
-        collections.remove(created.name)
-        emit(ObjectPath.root, ServiceInterface.name, "CollectionDeleted", [.objectPath(ObjectPath.collectionPath(created.name))])
+        guard !collection.isLocked else { throw .isLocked(ObjectPath.collectionPath(collection.name)) }
+        try collection.deleteCollection()
+        collections.remove(collection.name)
+        emit(ObjectPath.root, ServiceInterface.name, "CollectionDeleted", [.objectPath(ObjectPath.collectionPath(collection.name))])
         propertiesChanged(ObjectPath.root, ServiceInterface.name, [], invalidated: ["Collections"])
         return [.objectPath(ObjectPath.none)]
     }

@@ -94,13 +94,13 @@ extension SecretServiceDaemon {
         let named = paths.filter { path in
             guard let object = ObjectPath(path) else { return false }
             switch object {
-            case .collection, .item: return (try? collection(object)) is VaultCollection
+            case .collection, .item: return (try? collection(object))?.isKeptInVault == true
             default: return false
             }
         }
         guard let vault, vault.hasPassphrase, !named.isEmpty else { return [.paths([]), .objectPath(ObjectPath.none)] }
         vault.lockForUser()
-        for collection in collections.vaultCollections {
+        for collection in collections.all where collection.isKeptInVault {
             propertiesChanged(ObjectPath.collectionPath(collection.name), CollectionInterface.name, [("Locked", .boolean(true))])
             collectionChanged(collection.name)
         }

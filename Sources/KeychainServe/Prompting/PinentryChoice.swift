@@ -46,11 +46,11 @@ struct PinentryChoice: Sendable {
     /// `KEYCHAIN_PINENTRY` when it names an executable, else `pinentry` in a directory of `PATH`.
     private static func program(_ environment: [String: String]) -> String? {
         if let named = environment["KEYCHAIN_PINENTRY"], !named.isEmpty {
-            return named.hasPrefix("/") && access(named, X_OK) == 0 ? named : nil
+            return named.hasPrefix("/") && SystemCall.accessible(named, X_OK) ? named : nil
         }
         for directory in (environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") where directory.hasPrefix("/") {
             let candidate = String(directory) + "/pinentry"
-            if access(candidate, X_OK) == 0 { return candidate }
+            if SystemCall.accessible(candidate, X_OK) { return candidate }
         }
         return nil
     }

@@ -34,53 +34,38 @@ final class PinentryProcess: Sendable {
     /// session of its own, with standard error discarded.
     /// - Throws: ``PinentryFailure`` when it cannot be started.
     init(_ choice: PinentryChoice) throws(PinentryFailure) {
-        var pair: [Int32] = [0, 0]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
-            throw PinentryFailure(description: "no socket for the pinentry: \(String(cString: strerror(errno)))")
+        let pair: (Int32, Int32)
+        do { pair = try SystemCall.socketPair() } catch { throw PinentryFailure(description: "no socket for the pinentry: \(error.reason)") }
+        var spawn = ProcessSpawn([choice.program], environment: choice.environment)
+        spawn.descriptors = [(0, .copy(of: pair.1)), (1, .copy(of: pair.1)), (2, .null(O_WRONLY))]
+        // Its own session: the terminal's signals (a ^C meant for the daemon) do not reach the
+        // dialog, nor its to the daemon; and none of the daemon's signal settings reach it.
+        spawn.newSession = true
+        spawn.signalDefaults = .all
+        let started = Result { () throws(Errno) in try spawn.start() }
+        SystemCall.close(pair.1)
+        switch started {
+        case .success(let child):
+            pid = child
+            socket = pair.0
+        case .failure(let error):
+            SystemCall.close(pair.0)
+            throw PinentryFailure(description: "\(choice.program) could not be started: \(error.reason)")
         }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, pair[1], 0)
-        posix_spawn_file_actions_adddup2(&actions, pair[1], 1)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t(), defaults = sigset_t()
-        sigemptyset(&noSignals)
-        sigfillset(&defaults)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        // POSIX_SPAWN_SETSID (glibc 2.26), which Glibc's module does not export: the terminal's
-        // signals (a ^C meant for the daemon) do not reach the dialog, nor its to the daemon.
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | 0x80))
-        let argv: [UnsafeMutablePointer<CChar>?] = [strdup(choice.program), nil]
-        let envp: [UnsafeMutablePointer<CChar>?] = choice.environment.sorted { $0.key < $1.key }.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { for pointer in argv + envp { free(pointer) } }
-        var child: pid_t = 0
-        let spawned = posix_spawn(&child, choice.program, &actions, &attributes, argv, envp)
-        close(pair[1])
-        guard spawned == 0 else {
-            close(pair[0])
-            throw PinentryFailure(description: "\(choice.program) could not be started: \(String(cString: strerror(spawned)))")
-        }
-        pid = child
-        socket = pair[0]
     }
 
     deinit {
         terminate()
         reap()
-        close(socket)
+        SystemCall.close(socket)
     }
 
     /// Ends the pinentry and its process group now (SIGKILL), unless it has been waited for already.
     func terminate() {
         reaped.withLock { done in
             if !done {
-                kill(-pid, SIGKILL)
-                kill(pid, SIGKILL)
+                try? SystemCall.kill(-pid, SIGKILL)
+                try? SystemCall.kill(pid, SIGKILL)
             }
         }
     }
@@ -92,16 +77,15 @@ final class PinentryProcess: Sendable {
             let gone = reaped.withLock { (done: inout Bool) -> Bool in
                 if !done {
                     // Exited but not yet waited for: its group's other members end now, then it is.
-                    var info = siginfo_t()
-                    let seen = waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT)
-                    if seen == 0 && info._sifields._sigchld.si_pid == pid {
-                        kill(-pid, SIGKILL)
-                        var status: Int32 = 0
-                        _ = waitpid(pid, &status, 0)
+                    do throws(Errno) {
+                        if try SystemCall.hasEnded(pid) {
+                            try? SystemCall.kill(-pid, SIGKILL)
+                            _ = try? SystemCall.waitpid(pid)
+                            done = true
+                        }
+                    } catch  where error.code == ECHILD {
                         done = true
-                    } else if seen < 0 && errno == ECHILD {
-                        done = true
-                    }
+                    } catch {}
                 }
                 return done
             }
@@ -119,10 +103,14 @@ final class PinentryProcess: Sendable {
         guard bytes.count <= AssuanCoding.lineLimit else { throw PinentryFailure(description: "a line for the pinentry is too long") }
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.send(socket, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else { throw PinentryFailure(description: "the pinentry stopped reading (\(String(cString: strerror(errno))))") }
-            offset += written
+            let written = bytes.withUnsafeBytes { all in
+                Result { () throws(Errno) in try SystemCall.send(socket, UnsafeRawBufferPointer(rebasing: all[offset...])) }
+            }
+            switch written {
+            case .success(let count) where count > 0: offset += count
+            case .success: throw PinentryFailure(description: "the pinentry stopped reading")
+            case .failure(let error): throw PinentryFailure(description: "the pinentry stopped reading (\(error.reason))")
+            }
         }
     }
 
@@ -188,13 +176,13 @@ final class PinentryProcess: Sendable {
             let left = ContinuousClock.now.duration(to: deadline)
             guard left > .zero else { throw PinentryFailure(description: "the pinentry did not answer in time") }
             let milliseconds = left.components.seconds * 1_000 + left.components.attoseconds / 1_000_000_000_000_000 + 1
-            var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, Int32(clamping: milliseconds))
-            if ready < 0 && errno == EINTR { continue }
-            guard ready >= 0 else { throw PinentryFailure(description: "waiting on the pinentry failed: \(String(cString: strerror(errno)))") }
+            var descriptors = [pollfd(fd: socket, events: Int16(POLLIN), revents: 0)]
+            let ready: Int
+            do { ready = try SystemCall.poll(&descriptors, milliseconds: Int32(clamping: milliseconds)) } catch {
+                throw PinentryFailure(description: "waiting on the pinentry failed: \(error.reason)")
+            }
             if ready == 0 { continue }
-            let got = recv(socket, buffer.baseAddress! + count, 1, 0)
-            if got < 0 && errno == EINTR { continue }
+            let got = (try? SystemCall.recv(socket, into: UnsafeMutableRawBufferPointer(rebasing: buffer[count..<count + 1]))) ?? 0
             guard got > 0 else { throw PinentryFailure(description: "the pinentry ended without an answer") }
             if buffer[count] == UInt8(ascii: "\n") {
                 return try body(UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]))

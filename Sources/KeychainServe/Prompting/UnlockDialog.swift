@@ -46,19 +46,19 @@ final class UnlockDialog: Sendable {
     private let state = Mutex(State())
 
     init() throws(ServiceError) {
-        var pair: [Int32] = [0, 0]
         // A socket pair rather than pipe2 (which Glibc's module does not export): made
         // close-on-exec at once, so that a pinentry started meanwhile does not inherit it.
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue | SOCK_NONBLOCK.rawValue), 0, &pair) == 0 else {
-            throw .init(.failed, "no descriptor to wait for an unlock dialog on: \(String(cString: strerror(errno)))")
+        let pair: (Int32, Int32)
+        do { pair = try SystemCall.socketPair(nonBlocking: true) } catch {
+            throw .init(.failed, "no descriptor to wait for an unlock dialog on: \(error.reason)")
         }
-        wakeDescriptor = pair[0]
-        wakeWriter = pair[1]
+        wakeDescriptor = pair.0
+        wakeWriter = pair.1
     }
 
     deinit {
-        close(wakeDescriptor)
-        close(wakeWriter)
+        SystemCall.close(wakeDescriptor)
+        SystemCall.close(wakeWriter)
     }
 
     /// What ended the dialog; nil while it runs.
@@ -73,8 +73,7 @@ final class UnlockDialog: Sendable {
                 state.outcome = state.cancelled ? .dismissed("dismissed") : outcome
                 state.process = nil
             }
-            var one: UInt8 = 1
-            _ = send(wakeWriter, &one, 1, Int32(MSG_NOSIGNAL))
+            _ = withUnsafeBytes(of: UInt8(1)) { try? SystemCall.send(wakeWriter, $0) }
         }
     }
 

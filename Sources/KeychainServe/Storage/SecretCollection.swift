@@ -48,6 +48,13 @@ protocol SecretCollection: AnyObject {
     func update(_ id: String, label: String?, attributes: [String: String]?, secret: SecretBytes?, contentType: String?) throws(ServiceError)
     /// Deletes the item; `NoSuchObject` when there is none.
     func delete(_ id: String) throws(ServiceError)
+    /// Whether the collection is kept in the vault: it locks with the vault (`Service.Lock`
+    /// names it), and `Collection.Delete` may remove it. What the daemon holds in its own
+    /// memory is neither.
+    var isKeptInVault: Bool { get }
+    /// Deletes the collection with every item in it, in one write; `AccessDenied` for one that
+    /// cannot be deleted.
+    func deleteCollection() throws(ServiceError)
 }
 
 enum ItemID {

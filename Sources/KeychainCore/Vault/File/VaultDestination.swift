@@ -46,13 +46,8 @@ enum VaultDestination {
     static func holder(of shm: String) -> (pid: pid_t, name: String)? {
         guard let fd = try? SystemCall.open(shm, O_RDONLY | O_NOFOLLOW | O_NOCTTY) else { return nil }
         defer { SystemCall.close(fd) }
-        var probe = flock()
-        probe.l_type = Int16(F_WRLCK)
-        probe.l_whence = Int16(SEEK_SET)
-        probe.l_start = 0
-        probe.l_len = 0
-        guard fcntl(fd, F_GETLK, &probe) == 0, probe.l_type != Int16(F_UNLCK) else { return nil }
-        return (probe.l_pid, processName(probe.l_pid))
+        guard let holder = try? SystemCall.writeLockHolder(fd, path: shm) else { return nil }
+        return (holder, processName(holder))
     }
 
     private static func processName(_ pid: pid_t) -> String {
