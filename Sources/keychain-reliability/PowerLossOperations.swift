@@ -122,6 +122,36 @@ extension PowerLossPlace {
         try storeThroughTheDaemon()
     }
 
+    /// The default vault with three Valet items and an item of the `sync` collection as its
+    /// sender's `keychain serve` (on the bus, over a vault in `secrets`) first stored it (its
+    /// secret, record and three index rows), enrolled in one sync group with that sender,
+    /// which has since stored the item again (another label and secret) and a second item:
+    /// what the traced round receives, each item a unit of several rows.
+    func vaultWithServedArrival() throws {
+        guard let cluster, let bus else { throw FileTrace.Failure(description: "a served item's arrival needs an etcd cluster and a session bus") }
+        try vaultWithItems()
+        let senderPath = secrets + "/sender.keychain"
+        let configuration = { (path: String) in
+            VaultConfiguration(location: VaultLocation(path: path), usesKernelKeyring: false, syncsInBackground: false)
+        }
+        let alpha = try SyncEngine.create(vault: try Vault(configuration(senderPath)), cluster: cluster, deviceName: "alpha")
+        _ = try SyncEngine.join(vault: try Vault(configuration(vaultPath)), cluster: cluster, code: try alpha.invite(), deviceName: "beta")
+        // Each version is stored by the sender's daemon, which then stops; an engine of the
+        // check's own sends what it left, so that nothing is still on its way when the trace starts.
+        let served = { (items: [(label: String, account: String, secret: String)]) throws in
+            try bus.startServing(["--vault", senderPath], environment: ["KEYCHAIN_SYNC_AGENT": "off"])
+            defer { bus.stopServing() }
+            for item in items {
+                try secretTool(["store", "--label=\(item.label)", "--collection=sync", "service", "power-loss", "account", item.account], input: item.secret)
+            }
+        }
+        try served([("First version", "arriving", "first secret")])
+        _ = try SyncEngine(vault: try Vault(configuration(senderPath))).syncOnce()
+        _ = try SyncEngine(vault: try Vault(configuration(vaultPath))).syncOnce()
+        try served([("Second version", "arriving", "second secret"), ("New", "new", "new secret")])
+        _ = try SyncEngine(vault: try Vault(configuration(senderPath))).syncOnce()
+    }
+
     private func secretTool(_ arguments: [String], input: String = "") throws {
         guard let bus, bus.waitForProvider() else { throw FileTrace.Failure(description: "keychain serve never took org.freedesktop.secrets") }
         let run = try bus.run("/usr/bin/secret-tool", arguments, input: input)
@@ -173,6 +203,13 @@ struct PowerLossOperation {
     static var syncRound: PowerLossOperation {
         PowerLossOperation(
             name: "sync round", prepare: { try $0.vaultWithChangesToReceive() }, arguments: { _ in ["sync", "run", "--once"] })
+    }
+
+    /// A served item's arrival: `keychain sync run --once` receiving a new version of an item
+    /// of the `sync` collection (its secret, record and index rows) and a new item.
+    static var servedArrival: PowerLossOperation {
+        PowerLossOperation(
+            name: "sync round (a served item's arrival)", prepare: { try $0.vaultWithServedArrival() }, arguments: { _ in ["sync", "run", "--once"] })
     }
 
     /// The passphrase the archives of `export` and `import` are sealed under.
