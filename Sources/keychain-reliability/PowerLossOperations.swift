@@ -124,9 +124,10 @@ extension PowerLossPlace {
 
     /// The default vault with three Valet items and an item of the `sync` collection as its
     /// sender's `keychain serve` (on the bus, over a vault in `secrets`) first stored it (its
-    /// secret, record and three index rows), enrolled in one sync group with that sender,
-    /// which has since stored the item again (another label and secret) and a second item:
-    /// what the traced round receives, each item a unit of several rows.
+    /// secret, record and two index rows), enrolled in one sync group with that sender,
+    /// which has since stored the item again (another label and secret), given it a third
+    /// attribute (where gdbus is installed) and stored a second item: what the traced round
+    /// receives, each item a unit of several rows.
     func vaultWithServedArrival() throws {
         guard let cluster, let bus else { throw FileTrace.Failure(description: "a served item's arrival needs an etcd cluster and a session bus") }
         try vaultWithItems()
@@ -138,18 +139,35 @@ extension PowerLossPlace {
         _ = try SyncEngine.join(vault: try Vault(configuration(vaultPath)), cluster: cluster, code: try alpha.invite(), deviceName: "beta")
         // Each version is stored by the sender's daemon, which then stops; an engine of the
         // check's own sends what it left, so that nothing is still on its way when the trace starts.
-        let served = { (items: [(label: String, account: String, secret: String)]) throws in
+        let served = { (items: [(label: String, account: String, secret: String)], extraAttribute: Bool) throws in
             try bus.startServing(["--vault", senderPath], environment: ["KEYCHAIN_SYNC_AGENT": "off"])
             defer { bus.stopServing() }
             for item in items {
                 try secretTool(["store", "--label=\(item.label)", "--collection=sync", "service", "power-loss", "account", item.account], input: item.secret)
             }
+            if extraAttribute { try addAttribute(bus) }
         }
-        try served([("First version", "arriving", "first secret")])
+        try served([("First version", "arriving", "first secret")], false)
         _ = try SyncEngine(vault: try Vault(configuration(senderPath))).syncOnce()
         _ = try SyncEngine(vault: try Vault(configuration(vaultPath))).syncOnce()
-        try served([("Second version", "arriving", "second secret"), ("New", "new", "new secret")])
+        try served([("Second version", "arriving", "second secret"), ("New", "new", "new secret")], FileManager.default.isExecutableFile(atPath: "/usr/bin/gdbus"))
         _ = try SyncEngine(vault: try Vault(configuration(senderPath))).syncOnce()
+    }
+
+    /// Gives the arriving item a third attribute pair (its Attributes property, set with gdbus):
+    /// a new version with an index row more than the one before.
+    private func addAttribute(_ bus: ServedVault) throws {
+        let found = try bus.run("/usr/bin/secret-tool", ["search", "service", "power-loss", "account", "arriving"])
+        guard let header = found.output.split(separator: "\n").first(where: { $0.hasPrefix("[") }), let id = header.dropFirst().dropLast().split(separator: "/").last
+        else { throw FileTrace.Failure(description: "secret-tool search did not find the arriving item: \(found.stderr)") }
+        let set = try bus.run(
+            "/usr/bin/gdbus",
+            [
+                "call", "--session", "--dest", "org.freedesktop.secrets", "--object-path", "/org/freedesktop/secrets/collection/sync/\(id)", "--method",
+                "org.freedesktop.DBus.Properties.Set", "org.freedesktop.Secret.Item", "Attributes",
+                "<{'service': 'power-loss', 'account': 'arriving', 'extra': 'third'}>",
+            ])
+        guard set.status == 0 else { throw FileTrace.Failure(description: "setting the arriving item's attributes failed: \(set.stderr)") }
     }
 
     private func secretTool(_ arguments: [String], input: String = "") throws {
