@@ -19,6 +19,7 @@ enum SyncCommand {
             .value("key", "FILE", "init, join: the client certificate's private key (PEM)"),
             .value("code-file", "FILE", "join: read the invitation code from FILE (otherwise from standard input, or a no-echo prompt)"),
             .value("valid-for", "SECONDS", "invite: how long the invitation is valid (default 3600, at most 86400)"),
+            .value("exclude", "DEVICES", "resolve: leave these devices (names or id starts, separated by commas) out of the new key"),
             .flag("once", "run: one round (send the outbox, apply what changed), then exit"),
             .value("idle", "SECONDS", "run: exit after SECONDS without a change sent or received (what an agent started on demand does)"),
             CommandTable.json,
@@ -127,9 +128,10 @@ enum SyncCommand {
             }
             try context.terminal.write("\(resealed.sent) items sealed again under the new key\n")
         case "resolve":
-            try sync { () throws(SyncError) in try SyncEngine(vault: vault).resolveFork() }
+            let excluded = (context.arguments.value("exclude") ?? "").split(separator: ",").map { String($0) }.filter { !$0.isEmpty }
+            let members = try sync { () throws(SyncError) in try SyncEngine(vault: vault).resolveFork(excluding: excluded) }
             try context.terminal.write(
-                "resolved in favour of this device's history: the group has a new key, shared with the devices of this device's list; a device of the other history joins again ('keychain sync leave', then 'keychain sync join' with an invitation from this side)\n"
+                "resolved in favour of this device's history: the group has a new key, shared with \(members.joined(separator: ", ")); a device of the other history joins again ('keychain sync leave', then 'keychain sync join' with an invitation from this side)\n"
             )
         case "leave":
             try sync { () throws(SyncError) in try SyncEngine(vault: vault).leave() }

@@ -2,7 +2,7 @@ import Foundation
 import KeychainTestSupport
 import Testing
 
-@testable import KeychainCore
+@_spi(Reliability) @testable import KeychainCore
 
 /// A removed device is out for good: nothing written after its removal is sealed under a key
 /// it holds, and no list it makes is followed, even by a device that has not yet caught up.
@@ -34,6 +34,42 @@ extension SyncTests {
     }
 
     @Test(
+        "a removed device that deletes the new epoch's list and shares before a lagging device writes reads nothing: the write is held, the round says why, and the device follows once a member puts them back"
+    )
+    func deletedEpochBeforeTheLaggingWrite() throws {
+        let machines = try group(["alpha", "beta", "rogue"], on: cluster)
+        let (alpha, beta, rogue) = (machines[0], machines[1], machines[2])
+        for machine in machines { try machine.round() }
+        try alpha.ok(["sync", "remove-device", "rogue"])
+        // rogue, with write access to a cluster without authentication, deletes what alpha
+        // wrote before beta, which has run no round since, writes.
+        try deleteEpoch(2)
+        try beta.setCloud("after", "written-after-the-removal")
+        let epochs = try itemRecords().compactMap { epoch(of: $0) }
+        #expect(!epochs.contains(1), "beta sealed a record under the retired epoch: \(epochs)")
+        let held = try beta.syncOnce()
+        #expect(held.status != 0 && held.stderr.contains("deleted"), "\(held.status) \(held.stderr)")
+        // rogue also puts the epoch head back to epoch 1: etcd's history shows beta that a
+        // list of epoch 2 was written and deleted.
+        try hostile.put(try headKey(), Array("1".utf8))
+        try beta.setCloud("after", "written-after-the-removal, again")
+        let rewritten = try beta.syncOnce()
+        #expect(rewritten.status != 0 && rewritten.stderr.contains("written on etcd and then deleted"), "\(rewritten.status) \(rewritten.stderr)")
+        #expect(!(try itemRecords().compactMap { epoch(of: $0) }.contains(1)), "beta sealed a record under the retired epoch")
+        _ = try rogue.syncOnce()
+        #expect(try rogue.getCloud("after") == nil, "the removed device read a write made after its removal")
+
+        // alpha's next round puts the list and its shares back; beta follows and sends.
+        _ = try alpha.syncOnce()
+        try beta.round()
+        #expect(try beta.status()["epoch"] as? Int == 2, "beta did not follow the repaired epoch")
+        try alpha.round()
+        #expect(try alpha.getCloud("after") == "written-after-the-removal, again")
+        _ = try rogue.syncOnce()
+        #expect(try rogue.getCloud("after") == nil)
+    }
+
+    @Test(
         "a removed device that deletes the new epoch's list and starts one of its own leads no one: the device that had not caught up sees a list written where another was, stops sending, and says why"
     )
     func removedDeviceCannotLead() throws {
@@ -46,7 +82,7 @@ extension SyncTests {
         // wrote and removes alpha in an epoch 2 of its own, whose key share it tags under
         // the epoch-1 key it holds.
         try deleteEpoch(2)
-        try rogue.ok(["sync", "remove-device", "alpha"])
+        try engine(of: rogue).startEpochIgnoringTheGroup(removing: "alpha")
 
         let met = try beta.syncOnce()
         #expect(met.status == 4 && met.stderr.contains("another history"), "\(met.status) \(met.stderr)")
@@ -62,6 +98,58 @@ extension SyncTests {
         #expect(sealedUnderRogue.isEmpty, "beta sent \(sealedUnderRogue.count) records under rogue's epoch")
         // alpha meets rogue's list at its own epoch: a fork too.
         #expect(try alpha.syncOnce().status == 4)
+    }
+
+    @Test(
+        "resolve on a device that never followed a removal refuses (its list still names the removed device), says what to do, and the removed device reads nothing written after"
+    )
+    func resolveOnALaggingDeviceRefuses() throws {
+        let machines = try group(["alpha", "beta", "rogue"], on: cluster)
+        let (alpha, beta, rogue) = (machines[0], machines[1], machines[2])
+        for machine in machines { try machine.round() }
+        try alpha.ok(["sync", "remove-device", "rogue"])
+        // rogue deletes alpha's epoch 2, starts one of its own (beta meets a fork), then
+        // deletes that too, so that a resolve on beta could start epoch 2 from beta's list.
+        try deleteEpoch(2)
+        try engine(of: rogue).startEpochIgnoringTheGroup(removing: "alpha")
+        #expect(try beta.syncOnce().status == 4)
+        try deleteEpoch(2)
+        let resolve = try beta.keychain(["sync", "resolve"])
+        #expect(resolve.status != 0 && resolve.stderr.contains("never followed"), "\(resolve.status) \(resolve.output) \(resolve.stderr)")
+        let excluding = try beta.keychain(["sync", "resolve", "--exclude", "rogue"])
+        #expect(excluding.status != 0, "\(excluding.output)")
+        // With the epoch head deleted too, etcd's history still shows the list of epoch 2.
+        try hostile.delete(try headKey())
+        let headless = try beta.keychain(["sync", "resolve"])
+        #expect(headless.status != 0 && headless.stderr.contains("written on etcd and then deleted"), "\(headless.status) \(headless.stderr)")
+        #expect(try memberLists()[2] == nil, "beta started an epoch from its lagging list")
+        try beta.setCloud("late", "written-after-the-removal")
+        _ = try beta.syncOnce()
+        _ = try rogue.syncOnce()
+        #expect(try rogue.getCloud("late") == nil, "the removed device read a write made after its removal")
+    }
+
+    @Test(
+        "a device that had not followed a removal follows the new epoch after another device joined it: no false fork, and what it writes reaches the joined device, not the removed one"
+    )
+    func joinAfterARemovalIsFollowed() throws {
+        let machines = try group(["alpha", "beta", "rogue"], on: cluster)
+        let (alpha, beta, rogue) = (machines[0], machines[1], machines[2])
+        for machine in machines { try machine.round() }
+        try alpha.ok(["sync", "remove-device", "rogue"])
+        let delta = Machine("delta", cluster)
+        try delta.join(try alpha.invite())
+        // beta meets epoch 2 with delta in its list, which the epoch's start did not name.
+        let met = try beta.syncOnce()
+        #expect(met.status == 0, "\(met.status) \(met.stderr)")
+        let status = try beta.status()
+        #expect(status["epoch"] as? Int == 2 && (status["membershipAlarm"] as? [String: Any]) == nil, "\(status)")
+        try beta.setCloud("afterJoin", "from-beta")
+        try beta.round()
+        try delta.round()
+        #expect(try delta.getCloud("afterJoin") == "from-beta")
+        _ = try rogue.syncOnce()
+        #expect(try rogue.getCloud("afterJoin") == nil)
     }
 
     @Test("two devices may not share a name: a join under a taken name is refused and leaves the invitation usable; remove-device then works by name")

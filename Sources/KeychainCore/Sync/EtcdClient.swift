@@ -63,16 +63,22 @@ final class EtcdClient: Sendable {
         return (Int(count), try EtcdJSON.keyValues(answer.kvs).map(\.key))
     }
 
+    /// A condition a write adds to its own: that `key`'s revision is still `modRevision` (0: that
+    /// the key does not exist). Sync writes carry the group's epoch in them this way, so that
+    /// a write sealed under an epoch goes in only while that epoch is still the group's.
+    struct Guard: Sendable {
+        var key: [UInt8]
+        var modRevision: Int64
+    }
+
     /// Puts `value` at `key` only if the key's revision is still `modRevision` (0: only if the
-    /// key does not exist). Returns whether it did, and otherwise what the key holds now.
-    /// With `absent`, also only if that key does not exist (a write sealed under an epoch
-    /// goes in only while no list of the next epoch exists).
-    func put(_ key: [UInt8], _ value: [UInt8], ifModRevision modRevision: Int64, lease: Int64 = 0, absent: [UInt8]? = nil) throws(SyncError) -> (
+    /// key does not exist) and every guard holds. Returns whether it did, and otherwise what
+    /// the key holds now.
+    func put(_ key: [UInt8], _ value: [UInt8], ifModRevision modRevision: Int64, lease: Int64 = 0, guards: [Guard] = []) throws(SyncError) -> (
         succeeded: Bool, current: KeyValue?, revision: Int64
     ) {
         let encodedKey = Self.base64(key)
-        let compare = ([Self.compare(encodedKey, modRevision: modRevision)] + (absent.map { [Self.compare(Self.base64($0), modRevision: 0)] } ?? [])).joined(
-            separator: ",")
+        let compare = ([Self.compare(encodedKey, modRevision: modRevision)] + guards.map(Self.compare)).joined(separator: ",")
         let body = """
             {"compare":[\(compare)],"success":[{"request_put":{"key":"\(encodedKey)","value":"\(Self.base64(value))"\(lease == 0 ? "" : ",\"lease\":\"\(lease)\"")}}],\
             "failure":[{"request_range":{"key":"\(encodedKey)"}}]}
@@ -84,12 +90,12 @@ final class EtcdClient: Sendable {
     }
 
     /// Puts every value in one transaction, only if each key's revision is still the one given
-    /// (0: the key does not exist), and `absent` (if given) does not exist; all or none. etcd
-    /// takes at most 128 operations per transaction.
-    func putAll(_ writes: [(key: [UInt8], value: [UInt8], ifModRevision: Int64)], absent: [UInt8]? = nil) throws(SyncError) -> (
+    /// (0: the key does not exist) and every guard holds; all or none. etcd takes at most 128
+    /// operations in each of a transaction's lists.
+    func putAll(_ writes: [(key: [UInt8], value: [UInt8], ifModRevision: Int64)], guards: [Guard] = []) throws(SyncError) -> (
         succeeded: Bool, revision: Int64
     ) {
-        var compares: [String] = absent.map { [Self.compare(Self.base64($0), modRevision: 0)] } ?? []
+        var compares = guards.map(Self.compare)
         var puts: [String] = []
         for write in writes {
             let key = Self.base64(write.key)
@@ -100,6 +106,8 @@ final class EtcdClient: Sendable {
         let answer = try call("/v3/kv/txn", body, as: EtcdJSON.Txn.self)
         return (answer.succeeded ?? false, try answer.header.number())
     }
+
+    private static func compare(_ guarded: Guard) -> String { compare(base64(guarded.key), modRevision: guarded.modRevision) }
 
     private static func compare(_ encodedKey: String, modRevision: Int64) -> String {
         modRevision == 0
@@ -192,9 +200,11 @@ final class EtcdClient: Sendable {
     /// Every value `key` was put with since `startRevision`, up to its put at `modRevision`
     /// (read from etcd's history, as a watch replays it); nil when that history was compacted
     /// away (then it cannot be told).
-    func history(of key: [UInt8], from startRevision: Int64, through modRevision: Int64) throws(SyncError) -> [KeyValue]? {
+    /// Reading to the present (`modRevision` beyond any put) ends after `idleSeconds` of a
+    /// quiet watch.
+    func history(of key: [UInt8], from startRevision: Int64, through modRevision: Int64, idleSeconds: Int = 2) throws(SyncError) -> [KeyValue]? {
         let seen = HistoryCollector()
-        try watch(prefix: key, startRevision: max(1, startRevision), idleSeconds: 2) { event in
+        try watch(prefix: key, startRevision: max(1, startRevision), idleSeconds: idleSeconds) { event in
             switch event {
             case .changed(_, let puts):
                 let mine = puts.filter { $0.key == key }

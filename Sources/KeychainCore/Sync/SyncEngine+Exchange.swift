@@ -15,10 +15,10 @@ extension SyncEngine {
     /// revision seen, the rows of one item (``SyncUnit``) always in the same one; a transaction
     /// that loses a race is retried one unit at a time.
     ///
-    /// Each transaction also compares that no member list of the next epoch exists: a change
-    /// is sealed only under the epoch it has confirmed current, so a device that has not yet
-    /// followed a removal never writes under the removed device's key. When the epoch moved,
-    /// the list is followed (everything is sealed again) and the rest sent under the new one.
+    /// Each transaction also compares the epoch (``epochGuards(_:)``): a change is sealed only
+    /// under the epoch it has confirmed current, so a device that has not yet followed a
+    /// removal never writes under the removed device's key. When the epoch moved, the list is
+    /// followed (everything is sealed again) and the rest sent under the new one.
     /// A device that met a forked history sends nothing.
     func push(_ state: inout SyncState, _ revisions: inout SyncRevisions, client: EtcdClient) throws(SyncError) -> Int {
         if state.alarm?.kind == .forkedHistory { throw .forked }
@@ -34,6 +34,22 @@ extension SyncEngine {
 
     /// The next epoch's list key: while it does not exist, the current epoch is current.
     static func nextEpochKey(_ state: SyncState) -> [UInt8] { SyncRecords.membersKey(state.prefix, epoch: state.epoch + 1) }
+
+    /// What every write sealed under this device's epoch compares in its own transaction: no
+    /// list of the next epoch exists, and the epoch head is the one this device confirmed. A
+    /// new epoch moves the head; a list deleted after that cannot move it back (a revision
+    /// only grows), so a device that has not followed a removal writes nothing even when the
+    /// removed device deleted the new epoch's list before it looked.
+    static func epochGuards(_ state: SyncState) -> [EtcdClient.Guard] {
+        [EtcdClient.Guard(key: nextEpochKey(state), modRevision: 0), EtcdClient.Guard(key: SyncRecords.headKey(state.prefix), modRevision: state.headRevision)]
+    }
+
+    /// After a write's compare failed: whether it was the epoch's (``epochGuards(_:)``), which
+    /// the caller follows, or confirms, before it seals again.
+    static func epochMoved(_ state: SyncState, client: EtcdClient) throws(SyncError) -> Bool {
+        if try !client.range(nextEpochKey(state)).kvs.isEmpty { return true }
+        return (try client.range(SyncRecords.headKey(state.prefix)).kvs.first?.modRevision ?? 0) != state.headRevision
+    }
 
     private func push(_ state: inout SyncState, _ revisions: inout SyncRevisions, client: EtcdClient, epochMoved: inout Bool) throws(SyncError) -> Int {
         var sent = 0
@@ -67,7 +83,7 @@ extension SyncEngine {
             for chunk in Self.transactions(writes) {
                 let known = revisions
                 let written = try client.putAll(
-                    chunk.map { ($0.key, $0.sealed, current[$0.key]?.modRevision ?? known.revision(of: $0.key) ?? 0) }, absent: Self.nextEpochKey(state))
+                    chunk.map { ($0.key, $0.sealed, current[$0.key]?.modRevision ?? known.revision(of: $0.key) ?? 0) }, guards: Self.epochGuards(state))
                 if written.succeeded {
                     sent += chunk.count
                     done += chunk.map(\.entry)
@@ -114,8 +130,8 @@ extension SyncEngine {
     /// How many outbox entries a push reads (and acknowledges, in one vault transaction) at a time.
     static let outboxBatch = 1_024
     /// Changes per transaction: etcd takes up to 128 operations in each of a transaction's
-    /// compare and success lists (`--max-txn-ops`), and one compare is the epoch's.
-    static let transactionSize = 127
+    /// compare and success lists (`--max-txn-ops`), and two compares are the epoch's.
+    static let transactionSize = 128 - 2
 
     enum PushOutcome { case written, superseded, contended, epochMoved }
 
@@ -125,12 +141,12 @@ extension SyncEngine {
         var current = try client.range(change.key).kvs.first
         for _ in 0..<8 {
             if change.isSuperseded(by: current, state: state, signers: signers, verified: verified) { return .superseded }
-            let written = try client.put(change.key, change.sealed, ifModRevision: current?.modRevision ?? 0, absent: Self.nextEpochKey(state))
+            let written = try client.put(change.key, change.sealed, ifModRevision: current?.modRevision ?? 0, guards: Self.epochGuards(state))
             if written.succeeded {
                 revisions.noteOwn([change.key], revision: written.revision)
                 return .written
             }
-            if try !client.range(Self.nextEpochKey(state)).kvs.isEmpty { return .epochMoved }
+            if try Self.epochMoved(state, client: client) { return .epochMoved }
             current = written.current
         }
         return .contended

@@ -27,17 +27,28 @@ extension SyncEngine {
     /// chain, is a fork: reported, and this device sends nothing until a person resolves it
     /// (``resolveFork()``), or it follows a newer epoch that extends its own list.
     func refreshMembership(_ state: inout SyncState, client: EtcdClient) throws(SyncError) {
+        // The head first: an epoch started after this read shows in the lists, never the reverse.
+        let head = try Self.epochHead(state.prefix, client: client)
         let lists = try Self.memberLists(state.prefix, client: client)
         let held = try heldMembers(state)
+        if let head, head.epoch > state.epoch, (lists.keys.max() ?? 0) < head.epoch {
+            throw .tampered(
+                "the group's epoch head names epoch \(head.epoch), whose member list is not on etcd: it was deleted (a removed device may have done it); nothing is sent under epoch \(state.epoch) until a member that holds epoch \(head.epoch) puts it back (its next round does)"
+            )
+        }
         guard let newest = lists.keys.max() else {
-            // A cluster that lost the lists (wiped): the held one goes back.
-            if !state.members.isEmpty { _ = try client.put(SyncRecords.membersKey(state.prefix, epoch: state.epoch), state.members, ifModRevision: 0) }
+            // A cluster that lost the lists (wiped): the held one goes back, with its shares.
+            try putBackHeldList(state, held: held, client: client)
+            try confirmHead(head, &state, client: client)
             return
         }
-        if newest > state.epoch { return try follow(lists, to: newest, held: held, &state, client: client) }
+        if newest > state.epoch { return try follow(lists, to: newest, head: head, held: held, &state, client: client) }
+        if head?.epoch ?? 0 < state.epoch || head?.modRevision != state.headRevision { try confirmHead(head, &state, client: client) }
         guard let current = lists[state.epoch] else {
-            // This epoch's list is gone and an older one is the newest: rolled back.
-            if !state.members.isEmpty { _ = try client.put(SyncRecords.membersKey(state.prefix, epoch: state.epoch), state.members, ifModRevision: 0) }
+            // This epoch's list is gone and an older one is the newest: rolled back. The list
+            // goes back with its members' key shares, so a device that had not yet followed it
+            // can follow it now.
+            try putBackHeldList(state, held: held, client: client)
             return try raise(.rolledBack, servedEpoch: newest, &state)
         }
         if state.alarm?.kind == .forkedHistory { throw .forked }
@@ -69,6 +80,64 @@ extension SyncEngine {
         }
     }
 
+    /// The group's epoch head as etcd holds it: the epoch it names and its revision.
+    struct EpochHead {
+        var epoch: UInt32
+        var modRevision: Int64
+    }
+
+    static func epochHead(_ prefix: [UInt8], client: EtcdClient) throws(SyncError) -> EpochHead? {
+        guard let kv = try client.range(SyncRecords.headKey(prefix)).kvs.first else { return nil }
+        guard let epoch = SyncRecords.headEpoch(kv.value) else { throw .tampered("the group's epoch head on etcd is not an epoch number") }
+        return EpochHead(epoch: epoch, modRevision: kv.modRevision)
+    }
+
+    /// Takes a head that names no newer epoch than this device's, but is not the one it
+    /// confirmed (rewritten, deleted, rolled back, or seen for the first time), once etcd's
+    /// history says that no list of the next epoch was written since this device learned its
+    /// epoch: a newer list written and deleted means a newer epoch existed (a removal,
+    /// perhaps), and whoever deleted it may be the removed device, which holds this epoch's
+    /// key. A history compacted away cannot say, and then nothing is taken either. A head
+    /// gone or behind this device's epoch goes back to it (a rollback, reported).
+    private func confirmHead(_ head: EpochHead?, _ state: inout SyncState, client: EtcdClient) throws(SyncError) {
+        let next = Self.nextEpochKey(state)
+        guard let puts = try client.history(of: next, from: max(1, state.epochSince), through: .max, idleSeconds: 1) else {
+            throw .tampered(
+                "the group's epoch head moved, and etcd's history since this device learned epoch \(state.epoch) was compacted, so it cannot confirm that no list of epoch \(state.epoch + 1) was written and deleted; nothing is sent under epoch \(state.epoch) (a member that follows the newest epoch repairs a deleted list; or leave and join again)"
+            )
+        }
+        guard puts.isEmpty else {
+            throw .tampered(
+                "a member list of epoch \(state.epoch + 1) was written on etcd and then deleted; nothing is sent under epoch \(state.epoch), which a removed device may hold (the next round of a member that followed epoch \(state.epoch + 1) puts it back, then this device follows it)"
+            )
+        }
+        if let head, head.epoch == state.epoch {
+            state.headRevision = head.modRevision
+            return try save(state)
+        }
+        let written = try client.put(SyncRecords.headKey(state.prefix), SyncRecords.headValue(epoch: state.epoch), ifModRevision: head?.modRevision ?? 0)
+        guard written.succeeded else { return }
+        state.headRevision = written.revision
+        // A head that was there and named an older epoch was rolled back; one missing from a
+        // group that never had one (made before heads) was not.
+        if head != nil { return try raise(.rolledBack, servedEpoch: head?.epoch ?? state.epoch, &state) }
+        try save(state)
+    }
+
+    /// Puts the held list of this device's epoch back where none is, and a key share for each
+    /// of its members where none is (sealed anew: each opens to the same key), so that a device
+    /// that had not followed this epoch when they were deleted can follow it.
+    private func putBackHeldList(_ state: SyncState, held: [SyncRecords.Member], client: EtcdClient) throws(SyncError) {
+        guard !state.members.isEmpty else { return }
+        _ = try client.put(SyncRecords.membersKey(state.prefix, epoch: state.epoch), state.members, ifModRevision: 0)
+        guard state.epoch > 1, let previousKey = state.epochKeys[state.epoch - 1] else { return }
+        for member in held {
+            let share = try SyncRecords.sealShare(state.epochKey, epoch: state.epoch, to: member, previousKey: previousKey, prefix: state.prefix)
+            let key = try SyncRecords.shareKey(state.prefix, epoch: state.epoch, device: member.deviceID, previousKey: previousKey)
+            _ = try client.put(key, share, ifModRevision: 0)
+        }
+    }
+
     /// The members of the list this device holds (itself alone before it holds one).
     func heldMembers(_ state: SyncState) throws(SyncError) -> [SyncRecords.Member] {
         guard !state.members.isEmpty else { return [SyncRecords.member(of: state)] }
@@ -77,34 +146,42 @@ extension SyncEngine {
 
     /// Moves from this device's epoch to `newest`, one link of the chain at a time.
     private func follow(
-        _ lists: [UInt32: EtcdClient.KeyValue], to newest: UInt32, held: [SyncRecords.Member], _ state: inout SyncState, client: EtcdClient
+        _ lists: [UInt32: EtcdClient.KeyValue], to newest: UInt32, head: EpochHead?, held: [SyncRecords.Member], _ state: inout SyncState, client: EtcdClient
     ) throws(SyncError) {
         var next = state
         var previous = held
         for number in (state.epoch + 1)...newest {
             guard let kv = lists[number] else { throw .tampered("the member list of epoch \(number) is missing while a newer one exists") }
-            guard let share = try client.range(try SyncRecords.shareKey(state.prefix, epoch: number, device: state.deviceID, previousKey: next.epochKey)).kvs.first else {
+            let shareKey = try SyncRecords.shareKey(state.prefix, epoch: number, device: state.deviceID, previousKey: next.epochKey)
+            guard let share = try client.range(shareKey).kvs.first else {
+                // A share of this device's that was there and is gone was deleted, not withheld:
+                // tampering, tried again next round (a member's repair puts it back).
+                if let puts = try client.history(of: shareKey, from: max(1, next.epochSince), through: .max, idleSeconds: 1), !puts.isEmpty {
+                    throw .tampered("this device's key share of epoch \(number) was deleted from etcd; it follows that epoch once a member puts the share back")
+                }
                 return try raise(.removed, servedEpoch: number, &state)
             }
             guard let key = SyncRecords.openShare(share.value, epoch: number, state: next, previousKey: next.epochKey) else {
                 // Tagged under another key of the epoch before: made in another history.
                 return try raise(.forkedHistory, servedEpoch: number, &state)
             }
-            guard let list = try? SyncRecords.openMemberList(kv.value, key: key, prefix: state.prefix), list.isSigned(byOneOf: previous),
-                list.members.allSatisfy({ member in previous.contains(member) })
-            else {
+            guard let list = try? SyncRecords.openMemberList(kv.value, key: key, prefix: state.prefix) else {
                 return try raise(.forkedHistory, servedEpoch: number, &state)
             }
-            if try replacedAnother(kv, since: next.epochSince, client: client) { return try raise(.forkedHistory, servedEpoch: number, &state) }
+            let puts = try client.history(of: kv.key, from: min(next.epochSince, kv.createRevision), through: kv.modRevision)
+            guard !Self.replacedAnother(kv, puts: puts), Self.extendsChain(list, previous: previous, puts: puts, key: key, prefix: state.prefix) else {
+                return try raise(.forkedHistory, servedEpoch: number, &state)
+            }
             guard list.members.contains(where: { $0.deviceID == state.deviceID }) else { return try raise(.removed, servedEpoch: number, &state) }
             next.epochKeys[number] = key
             next.epoch = number
             next.members = kv.value
-            // No current member writes under the epoch before once this list exists: each
-            // write compares that no list of its next epoch does, in its own transaction.
             next.epochSince = kv.createRevision
             previous = list.members
         }
+        // The head that names the epoch followed is the one every write now compares; one
+        // that names none of it is confirmed by the next round.
+        if let head, head.epoch == newest { next.headRevision = head.modRevision }
         next.retiredRecords = true
         if next.alarm?.kind == .forkedHistory || next.alarm?.kind == .removed { next.alarm = nil }
         state = next
@@ -114,12 +191,31 @@ extension SyncEngine {
     }
 
     /// Whether the list at `kv`'s key was written where another had been (deleted, then
-    /// written again): the first list of an epoch is the one the group's members made.
-    /// A history compacted away cannot tell; what a device can and cannot see then is in
-    /// the security model.
-    private func replacedAnother(_ kv: EtcdClient.KeyValue, since revision: Int64, client: EtcdClient) throws(SyncError) -> Bool {
-        guard let puts = try client.history(of: kv.key, from: min(revision, kv.createRevision), through: kv.modRevision) else { return false }
-        return puts.contains { $0.createRevision != kv.createRevision }
+    /// written again with other contents): the first list of an epoch is the one the group's
+    /// members made, and the same list put back (a member's repair) is the same history.
+    /// A history compacted away (`puts` nil) cannot tell; what a device can and cannot see
+    /// then is in the security model.
+    private static func replacedAnother(_ kv: EtcdClient.KeyValue, puts: [EtcdClient.KeyValue]?) -> Bool {
+        (puts ?? []).contains { $0.createRevision != kv.createRevision && $0.value != kv.value }
+    }
+
+    /// Whether `list`, of the epoch after `previous`'s, continues the chain: signed by one of
+    /// `previous` and naming only them, as the epoch's start wrote it; or, when devices joined
+    /// the new epoch since it started, signed by one of its own members and naming every
+    /// member of the list the start wrote (its first put in `puts`, etcd's history of the key),
+    /// which itself continues the chain. A history compacted away cannot show the start, and
+    /// a list with joins is then taken for another history's.
+    private static func extendsChain(
+        _ list: SyncRecords.MemberList, previous: [SyncRecords.Member], puts: [EtcdClient.KeyValue]?, key: SecretBytes, prefix: [UInt8]
+    ) -> Bool {
+        func startsEpoch(_ list: SyncRecords.MemberList) -> Bool {
+            list.isSigned(byOneOf: previous) && list.members.allSatisfy { member in previous.contains(member) }
+        }
+        if startsEpoch(list) { return true }
+        guard list.isSigned(byOneOf: list.members), let first = puts?.first,
+            let start = try? SyncRecords.openMemberList(first.value, key: key, prefix: prefix), startsEpoch(start)
+        else { return false }
+        return start.members.allSatisfy { member in list.members.contains(member) }
     }
 
     /// Keeps `kind` for `sync status` and every command's standard error. A fork or a
@@ -137,9 +233,10 @@ extension SyncEngine {
         }
     }
 
-    /// Starts the epoch after this device's with `members`: their shares and the list in one
-    /// transaction, written only where none of them is. False when another device started
-    /// that epoch first.
+    /// Starts the epoch after this device's with `members`: their shares, the list and the
+    /// epoch head in one transaction, written only where none of them is and while the head
+    /// is the one this device confirmed. False when another device started that epoch first,
+    /// or the head moved.
     func startEpoch(_ state: inout SyncState, members: [SyncRecords.Member], client: EtcdClient) throws(SyncError) -> Bool {
         let epoch = state.epoch + 1
         let newKey = SecretBytes.random(count: 32)
@@ -150,12 +247,14 @@ extension SyncEngine {
         }
         let sealed = try SyncRecords.sealMembers(members, epoch: epoch, key: newKey, prefix: state.prefix, signer: state)
         writes.append((SyncRecords.membersKey(state.prefix, epoch: epoch), sealed, 0))
+        writes.append((SyncRecords.headKey(state.prefix), SyncRecords.headValue(epoch: epoch), state.headRevision))
         let written = try client.putAll(writes)
         guard written.succeeded else { return false }
         state.epochKeys[epoch] = newKey
         state.epoch = epoch
         state.members = sealed
         state.epochSince = written.revision
+        state.headRevision = written.revision
         state.retiredRecords = true
         if state.alarm?.kind == .forkedHistory { state.alarm = nil }
         try save(state)
@@ -194,19 +293,62 @@ extension SyncEngine {
     }
 
     /// Resolves a fork in favour of this device's history: a new epoch from the member list
-    /// it holds, its key shared with those members only. Devices of this history follow it;
-    /// a device that followed the other history cannot open its share, and joins again
+    /// it holds, less the devices `excluded` names (each by the start of its id or its name),
+    /// its key shared with those members only. Devices of this history follow it; a device
+    /// that followed the other history cannot open its share, and joins again
     /// (`keychain sync leave`, then `join` with an invitation from this side).
     ///
-    /// - Throws: ``SyncError/invalidArgument(_:)`` when there is no fork to resolve.
-    public func resolveFork() throws(SyncError) {
-        try revisions.withLock { (revisions: inout sending SyncRevisions) throws(SyncError) in
+    /// Refused on a device that has not followed the group's newest epoch (the epoch head
+    /// names a newer one, or etcd's history shows a list of the next epoch written and
+    /// deleted): its held list may still name a device removed there, which would get the new
+    /// key. Resolve then on a device that followed that epoch, or leave and join again.
+    ///
+    /// - Returns: the names of the members the new key went to.
+    /// - Throws: ``SyncError/invalidArgument(_:)`` when there is no fork to resolve, or a
+    ///   name in `excluded` matches no member, or more than one, or this device;
+    ///   ``SyncError/tampered(_:)`` when a newer epoch exists, or existed, that this device
+    ///   did not follow.
+    @discardableResult
+    public func resolveFork(excluding excluded: [String] = []) throws(SyncError) -> [String] {
+        try revisions.withLock { (revisions: inout sending SyncRevisions) throws(SyncError) -> [String] in
             var state = try state()
             guard state.alarm?.kind == .forkedHistory else { throw .invalidArgument("this device has met no forked history; there is nothing to resolve") }
-            let client = try EtcdClient(state.cluster)
-            guard try startEpoch(&state, members: try heldMembers(state), client: client) else {
-                throw .tampered("a list of epoch \(state.epoch + 1) already exists; this history cannot continue there")
+            var members = try heldMembers(state)
+            for which in excluded {
+                let matches = members.filter { Digest.hex($0.deviceID).hasPrefix(which.lowercased()) || $0.name == which }
+                guard matches.count == 1, let dropped = matches.first else {
+                    throw .invalidArgument(matches.isEmpty ? "no device of this device's list is '\(which)'" : "'\(which)' names \(matches.count) devices; give more of the id")
+                }
+                guard dropped.deviceID != state.deviceID else { throw .invalidArgument("a device cannot exclude itself") }
+                members.removeAll { $0.deviceID == dropped.deviceID }
             }
+            let client = try EtcdClient(state.cluster)
+            let head = try Self.epochHead(state.prefix, client: client)
+            if let head, head.epoch > state.epoch {
+                throw .tampered(
+                    "the group's epoch head names epoch \(head.epoch), which this device never followed (a device may have been removed there): resolving from this device's list could give a removed device the new key. Resolve on a device that followed epoch \(head.epoch), or leave ('keychain sync leave') and join again"
+                )
+            }
+            if head?.modRevision != state.headRevision || head == nil { try confirmHead(head, &state, client: client) }
+            guard try startEpoch(&state, members: members, client: client) else {
+                throw .tampered("a list of epoch \(state.epoch + 1) already exists, or the group's epoch head moved; this history cannot continue there")
+            }
+            return members.map(\.name)
+        }
+    }
+
+    /// What a removed device with a client of its own can do on a cluster without
+    /// authentication: start the epoch after the one it holds, from its held list less the
+    /// device `name`, whatever the epoch head and etcd's history say (it moves the head
+    /// itself). Only the reliability suite and the tests call it, to play that device.
+    @_spi(Reliability) public func startEpochIgnoringTheGroup(removing name: String) throws(SyncError) {
+        try revisions.withLock { (revisions: inout sending SyncRevisions) throws(SyncError) in
+            var state = try state()
+            let client = try EtcdClient(state.cluster)
+            state.headRevision = try client.range(SyncRecords.headKey(state.prefix)).kvs.first?.modRevision ?? 0
+            var members = try heldMembers(state)
+            members.removeAll { $0.name == name }
+            guard try startEpoch(&state, members: members, client: client) else { throw .tampered("a list of epoch \(state.epoch + 1) exists") }
         }
     }
 

@@ -29,8 +29,8 @@ extension SyncEngine {
     /// One unit by compare-and-swap, all its changes in one transaction, re-reading after each
     /// lost race (a few times; then it stays in the outbox for the next round). A change etcd
     /// holds already, or holds a newer one of, is done without a write. Like every write of the
-    /// push, the transaction compares that no member list of the next epoch exists;
-    /// `epochMoved` says one does, so that the caller follows it and seals the unit again.
+    /// push, the transaction compares the epoch (``epochGuards(_:)``); `epochMoved` says it
+    /// moved, so that the caller follows it and seals the unit again.
     func pushUnit(
         _ unit: [Outgoing], state: SyncState, signers: [[UInt8]: [UInt8]], _ revisions: inout SyncRevisions, client: EtcdClient
     ) throws(SyncError) -> (sent: Int, done: [VaultState.OutboxEntry], epochMoved: Bool) {
@@ -61,12 +61,12 @@ extension SyncEngine {
                 }
             }
             guard !writes.isEmpty else { return (0, done, false) }
-            let written = try client.putAll(writes.map { ($0.change.key, $0.change.sealed, $0.revision) }, absent: Self.nextEpochKey(state))
+            let written = try client.putAll(writes.map { ($0.change.key, $0.change.sealed, $0.revision) }, guards: Self.epochGuards(state))
             if written.succeeded {
                 revisions.noteOwn(writes.map(\.change.key), revision: written.revision)
                 return (writes.count, done + writes.map(\.change.entry), false)
             }
-            if try !client.range(Self.nextEpochKey(state)).kvs.isEmpty { return (0, [], true) }
+            if try Self.epochMoved(state, client: client) { return (0, [], true) }
         }
         return (0, [], false)
     }

@@ -55,15 +55,19 @@ public final class SyncEngine: Sendable {
             userID: Random.bytes(16), deviceName: deviceName, epochKeys: [1: SecretBytes.random(count: 32)], epoch: 1, cluster: cluster.configuration)
         let client = try EtcdClient(state.cluster)
         let sealed = try SyncRecords.sealMembers([SyncRecords.member(of: state)], epoch: 1, key: state.epochKey, prefix: state.prefix, signer: state)
-        let written = try client.put(SyncRecords.membersKey(state.prefix, epoch: 1), sealed, ifModRevision: 0)
+        let written = try client.putAll([
+            (SyncRecords.membersKey(state.prefix, epoch: 1), sealed, 0), (SyncRecords.headKey(state.prefix), SyncRecords.headValue(epoch: 1), 0),
+        ])
         guard written.succeeded else { throw .malformed("a new group's member list already exists") }
         state.members = sealed
         state.epochSince = written.revision
+        state.headRevision = written.revision
         do {
             try onVault(vault) { (open) throws(StoreError) in try open.enrollSync(device: state.deviceID, state: state.encoded()) }
         } catch {
             // A group this vault could not enroll in leaves nothing on etcd.
             _ = try? client.delete(SyncRecords.membersKey(state.prefix, epoch: 1), ifModRevision: written.revision)
+            _ = try? client.delete(SyncRecords.headKey(state.prefix), ifModRevision: written.revision)
             throw error
         }
         return try SyncEngine(vault: vault)
@@ -102,6 +106,15 @@ public final class SyncEngine: Sendable {
             guard epoch == group.epoch else {
                 throw .tampered("the member list is at a newer epoch than the invitation (a device was removed since): ask for a new invitation")
             }
+            // The epoch head names the invitation's epoch (a group made before heads has none):
+            // the join compares it, and every write of this device after it.
+            let head = try epochHead(prefix, client: client)
+            if let head, head.epoch > group.epoch {
+                throw .tampered("the group's epoch head is at a newer epoch than the invitation (a device was removed since): ask for a new invitation")
+            }
+            if let head, head.epoch < group.epoch {
+                throw .tampered("the group's epoch head on etcd (epoch \(head.epoch)) is older than the invitation's (epoch \(group.epoch)): it was rolled back")
+            }
             var members = try SyncRecords.openMembers(list.value, key: group.key, prefix: prefix)
             // Names are unique in a group, so that remove-device works by name.
             guard !members.contains(where: { $0.name == deviceName }) else {
@@ -109,10 +122,13 @@ public final class SyncEngine: Sendable {
             }
             members.append(SyncRecords.member(of: state))
             let updated = try SyncRecords.sealMembers(members, epoch: epoch, key: group.key, prefix: prefix, signer: state)
-            let written = try client.put(SyncRecords.membersKey(prefix, epoch: epoch), updated, ifModRevision: list.modRevision)
+            let written = try client.put(
+                SyncRecords.membersKey(prefix, epoch: epoch), updated, ifModRevision: list.modRevision,
+                guards: [EtcdClient.Guard(key: SyncRecords.headKey(prefix), modRevision: head?.modRevision ?? 0)])
             if written.succeeded {
                 state.members = updated
                 state.epochSince = written.revision
+                state.headRevision = head?.modRevision ?? 0
                 before = (list.value, SyncRecords.membersKey(prefix, epoch: epoch), written.revision)
                 joined = true
             }
@@ -140,17 +156,27 @@ public final class SyncEngine: Sendable {
     ///   ``SyncError/unreachable(_:)`` when no endpoint answers.
     public func invite(validFor seconds: Int = 3_600) throws(SyncError) -> String {
         guard (1...86_400).contains(seconds) else { throw .invalidArgument("an invitation is valid for 1 second to a day (86400 seconds)") }
-        let state = try state()
-        let client = try EtcdClient(state.cluster)
-        let secret = SecretBytes.random(count: 16)
-        let expiry = SyncChange.nowMilliseconds() + UInt64(seconds) * 1_000
-        // The lease only tidies etcd (at least a minute: etcd's shortest leases are cut short);
-        // the expiry sealed inside is what a joining device believes.
-        let lease = try client.grantLease(seconds: max(seconds, 60))
-        let sealed = try SyncRecords.sealInvitation(state, secret: secret, expiry: expiry)
-        let written = try client.put(SyncRecords.invitationKey(state.prefix, secret: secret), sealed, ifModRevision: 0, lease: lease)
-        guard written.succeeded else { throw .malformed("an invitation with a new random secret already exists") }
-        return InvitationCode(userID: state.userID, secret: secret).text
+        return try revisions.withLock { (revisions: inout sending SyncRevisions) throws(SyncError) -> String in
+            var state = try state()
+            let client = try EtcdClient(state.cluster)
+            // An invitation carries this epoch's key: made only while this epoch is the group's
+            // (a device that has not followed a removal would otherwise hand out the key the
+            // removed device holds).
+            try refreshMembership(&state, client: client)
+            let secret = SecretBytes.random(count: 16)
+            let expiry = SyncChange.nowMilliseconds() + UInt64(seconds) * 1_000
+            // The lease only tidies etcd (at least a minute: etcd's shortest leases are cut short);
+            // the expiry sealed inside is what a joining device believes.
+            let lease = try client.grantLease(seconds: max(seconds, 60))
+            let sealed = try SyncRecords.sealInvitation(state, secret: secret, expiry: expiry)
+            let written = try client.put(
+                SyncRecords.invitationKey(state.prefix, secret: secret), sealed, ifModRevision: 0, lease: lease, guards: Self.epochGuards(state))
+            guard written.succeeded else {
+                if try Self.epochMoved(state, client: client) { throw .unreachable("the group's epoch moved while the invitation was made; nothing was made, try again") }
+                throw .malformed("an invitation with a new random secret already exists")
+            }
+            return InvitationCode(userID: state.userID, secret: secret).text
+        }
     }
 
     /// Leaves the group: the vault's items stay, and travel no more.

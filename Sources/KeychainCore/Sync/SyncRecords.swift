@@ -52,6 +52,17 @@ enum SyncRecords {
         prefix + Array("m/".utf8) + Array(Digest.hex([UInt8](bigEndian: epoch)).utf8)
     }
     static func membersPrefix(_ prefix: [UInt8]) -> [UInt8] { prefix + Array("m/".utf8) }
+    /// Where the group's epoch head lives: the number of its newest epoch, put in the same
+    /// transaction as that epoch's list. Every write compares the head's revision, so a
+    /// device that has not followed a new epoch writes nothing under the one before, even
+    /// when the new epoch's list was deleted before it looked.
+    static func headKey(_ prefix: [UInt8]) -> [UInt8] { prefix + Array("e".utf8) }
+    static func headValue(epoch: UInt32) -> [UInt8] { Array(String(epoch).utf8) }
+    /// The epoch a head names; nil when it is not a number (written by no device of ours).
+    static func headEpoch(_ value: [UInt8]) -> UInt32? {
+        guard (1...10).contains(value.count), value.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        return UInt32(String(decoding: value, as: UTF8.self))
+    }
     /// Where sync format 2 kept its one member list: a group there is of an older version.
     static func formerMembersKey(_ prefix: [UInt8]) -> [UInt8] { prefix + Array("m".utf8) }
     /// Where the key share of `epoch` for `device` lives: named by an HMAC of the device id

@@ -37,6 +37,10 @@ struct SyncState: Sendable {
     var retiredRecords = false
     /// The last time etcd served a member list older than, or forked from, the one held.
     var alarm: SyncMembershipAlarm?
+    /// The revision of the group's epoch head (``SyncRecords/headKey(_:)``) this device
+    /// confirmed names its epoch (0: none yet). Every write compares it, so none goes in under
+    /// this epoch once the head has moved, whoever then deleted what.
+    var headRevision: Int64 = 0
     /// Never stored: set only by the benchmark's engine (``SyncEngine/init(vault:withoutSignatures:)``),
     /// which measures what sync costs without signing and checking signatures.
     var withoutSignatures = false
@@ -47,8 +51,9 @@ struct SyncState: Sendable {
     var prefix: [UInt8] { Array("/kc1/\(Digest.hex(userID))/".utf8) }
 
     /// Version 2 adds the signing key, the held member list, the epoch's start and the alarm;
-    /// version 1 is read (its naming key dropped: names now come from the epoch key).
-    static let version: UInt8 = 2
+    /// version 3 the epoch head's revision. Version 1 is read (its naming key dropped: names
+    /// now come from the epoch key), and version 2 (no head confirmed yet).
+    static let version: UInt8 = 3
 
     func encoded() -> SecretBytes {
         var out: [UInt8] = [Self.version]
@@ -82,6 +87,7 @@ struct SyncState: Sendable {
         out += [UInt8](bigEndian: epochSince)
         out.append(retiredRecords ? 1 : 0)
         out += alarm?.encoded() ?? [0]
+        out += [UInt8](bigEndian: headRevision)
         let result = SecretBytes(out)
         for index in out.indices { out[index] = 0 }
         return result
@@ -96,7 +102,7 @@ struct SyncState: Sendable {
                 return .some(b == [0xFF] ? nil : String(decoding: b, as: UTF8.self))
             }
             func u64() -> UInt64? { reader.take(8).map { $0.reduce(UInt64(0)) { $0 << 8 | UInt64($1) } } }
-            guard let version = reader.u8(), version == 1 || version == SyncState.version, let user = bytes(), user.count == 16, let device = bytes(),
+            guard let version = reader.u8(), (1...SyncState.version).contains(version), let user = bytes(), user.count == 16, let device = bytes(),
                 device.count == 16, let name = string() ?? nil, let privateKey = bytes(), privateKey.count == 32, let publicKey = bytes(), publicKey.count == 32
             else { return nil }
             var signing: (SecretBytes, [UInt8]) = (SecretBytes([]), [])
@@ -128,9 +134,13 @@ struct SyncState: Sendable {
                 cluster: EtcdClient.Configuration(endpoints: endpoints, caFile: ca, certFile: cert, keyFile: key), signingKey: signing.0,
                 signingPublicKey: signing.1)
             if version == 1 { return reader.remaining == 0 ? state : nil }
-            guard let members = bytes(), let since = u64(), let retired = reader.u8(), retired <= 1, let alarm = SyncMembershipAlarm.decode(&reader),
-                reader.remaining == 0
+            guard let members = bytes(), let since = u64(), let retired = reader.u8(), retired <= 1, let alarm = SyncMembershipAlarm.decode(&reader)
             else { return nil }
+            if version == 3 {
+                guard let head = u64() else { return nil }
+                state.headRevision = min(Int64(clamping: head), EtcdRevision.ceiling)
+            }
+            guard reader.remaining == 0 else { return nil }
             state.members = members
             state.epochSince = min(Int64(clamping: since), EtcdRevision.ceiling)
             state.retiredRecords = retired == 1
