@@ -271,6 +271,7 @@ enum SyncCommand {
 
     private static func write(_ status: SyncStatus, _ vault: Vault, _ context: Context) throws(CommandFailure) {
         let lag = status.clusterRevision.map { max(0, $0.subtractingReportingOverflow(status.cursor).partialValue) }
+        let outbox = SyncOutboxNotice(status, agentRunning: SyncAgentLock.holder(for: vault.location) != nil)
         if context.arguments.has("json") {
             var object: [String: JSON] = [
                 "endpoints": .array(status.endpoints.map { .string($0) }), "device": .string(status.deviceID), "name": .string(status.deviceName),
@@ -280,6 +281,8 @@ enum SyncCommand {
             ]
             if let revision = status.clusterRevision { object["clusterRevision"] = .number(Int(revision)) }
             if let lag { object["lag"] = .number(Int(lag)) }
+            object["outboxItems"] = .number(status.outboxItems)
+            object["outboxWaits"] = .array(outbox.waits.map(\.json))
             if let error = status.clusterError { object["clusterError"] = .string(error) }
             object["agentMessages"] = .string(SyncAgent.messages(vault.location, environment: context.environment))
             if let pid = SyncAgentLock.holder(for: vault.location) { object["agent"] = .number(Int(pid)) }
@@ -305,7 +308,7 @@ enum SyncCommand {
             device:        \(status.deviceID.prefix(8)) (\(status.deviceName))
             devices:       \(devices)
             group epoch:   \(status.epoch)
-            outbox:        \(status.outbox)
+            outbox:        \(status.outbox) \(status.outbox == 1 ? "change" : "changes") of \(status.outboxItems) \(status.outboxItems == 1 ? "item" : "items")\(outbox.text)
             last applied:  revision \(status.cursor)
             lag:           \(lag.map { "\($0) revisions" } ?? "unknown (\(status.clusterError ?? "cluster unreachable"))")
             refused:       \(status.refused)

@@ -105,8 +105,8 @@ final class SecretServiceDaemon {
         switch object {
         case .service: return [ServiceInterface.name, IdentityInterface.name, Self.propertiesInterface]
         case .collection:
-            _ = try collection(object)
-            return [CollectionInterface.name, Self.propertiesInterface]
+            let synchronized = (try collection(object) as? VaultCollection)?.synchronizes == true
+            return [CollectionInterface.name] + (synchronized ? [SyncCollectionInterface.name] : []) + [Self.propertiesInterface]
         case .item(_, _, let id):
             _ = try collection(object).record(id)
             return [ItemInterface.name, Self.propertiesInterface]

@@ -68,6 +68,16 @@ enum PowerLossCheck {
                 }
             }
         }
+        let arrival = PowerLossOperation.servedArrival
+        if options.operations?.contains(where: { arrival.name.hasPrefix($0) }) ?? true {
+            if let reason = EtcdCluster.unavailableReason ?? ServedVault.unavailableReason {
+                result.figure(arrival.name, "skipped: \(reason)")
+            } else {
+                SyncCheck.onCluster(&result) { _, cluster, result in
+                    explore(arrival, env: env, keychain: keychain, cluster: cluster, bus: try ServedVault(serving: false), options: options, random: &random, &result)
+                }
+            }
+        }
         return result
     }
 

@@ -122,6 +122,54 @@ extension PowerLossPlace {
         try storeThroughTheDaemon()
     }
 
+    /// The default vault with three Valet items and an item of the `sync` collection as its
+    /// sender's `keychain serve` (on the bus, over a vault in `secrets`) first stored it (its
+    /// secret, record and two index rows), enrolled in one sync group with that sender,
+    /// which has since stored the item again (another label and secret), given it a third
+    /// attribute (where gdbus is installed) and stored a second item: what the traced round
+    /// receives, each item a unit of several rows.
+    func vaultWithServedArrival() throws {
+        guard let cluster, let bus else { throw FileTrace.Failure(description: "a served item's arrival needs an etcd cluster and a session bus") }
+        try vaultWithItems()
+        let senderPath = secrets + "/sender.keychain"
+        let configuration = { (path: String) in
+            VaultConfiguration(location: VaultLocation(path: path), usesKernelKeyring: false, syncsInBackground: false)
+        }
+        let alpha = try SyncEngine.create(vault: try Vault(configuration(senderPath)), cluster: cluster, deviceName: "alpha")
+        _ = try SyncEngine.join(vault: try Vault(configuration(vaultPath)), cluster: cluster, code: try alpha.invite(), deviceName: "beta")
+        // Each version is stored by the sender's daemon, which then stops; an engine of the
+        // check's own sends what it left, so that nothing is still on its way when the trace starts.
+        let served = { (items: [(label: String, account: String, secret: String)], extraAttribute: Bool) throws in
+            try bus.startServing(["--vault", senderPath], environment: ["KEYCHAIN_SYNC_AGENT": "off"])
+            defer { bus.stopServing() }
+            for item in items {
+                try secretTool(["store", "--label=\(item.label)", "--collection=sync", "service", "power-loss", "account", item.account], input: item.secret)
+            }
+            if extraAttribute { try addAttribute(bus) }
+        }
+        try served([("First version", "arriving", "first secret")], false)
+        _ = try SyncEngine(vault: try Vault(configuration(senderPath))).syncOnce()
+        _ = try SyncEngine(vault: try Vault(configuration(vaultPath))).syncOnce()
+        try served([("Second version", "arriving", "second secret"), ("New", "new", "new secret")], FileManager.default.isExecutableFile(atPath: "/usr/bin/gdbus"))
+        _ = try SyncEngine(vault: try Vault(configuration(senderPath))).syncOnce()
+    }
+
+    /// Gives the arriving item a third attribute pair (its Attributes property, set with gdbus):
+    /// a new version with an index row more than the one before.
+    private func addAttribute(_ bus: ServedVault) throws {
+        let found = try bus.run("/usr/bin/secret-tool", ["search", "service", "power-loss", "account", "arriving"])
+        guard let header = found.output.split(separator: "\n").first(where: { $0.hasPrefix("[") }), let id = header.dropFirst().dropLast().split(separator: "/").last
+        else { throw FileTrace.Failure(description: "secret-tool search did not find the arriving item: \(found.stderr)") }
+        let set = try bus.run(
+            "/usr/bin/gdbus",
+            [
+                "call", "--session", "--dest", "org.freedesktop.secrets", "--object-path", "/org/freedesktop/secrets/collection/sync/\(id)", "--method",
+                "org.freedesktop.DBus.Properties.Set", "org.freedesktop.Secret.Item", "Attributes",
+                "<{'service': 'power-loss', 'account': 'arriving', 'extra': 'third'}>",
+            ])
+        guard set.status == 0 else { throw FileTrace.Failure(description: "setting the arriving item's attributes failed: \(set.stderr)") }
+    }
+
     private func secretTool(_ arguments: [String], input: String = "") throws {
         guard let bus, bus.waitForProvider() else { throw FileTrace.Failure(description: "keychain serve never took org.freedesktop.secrets") }
         let run = try bus.run("/usr/bin/secret-tool", arguments, input: input)
@@ -173,6 +221,13 @@ struct PowerLossOperation {
     static var syncRound: PowerLossOperation {
         PowerLossOperation(
             name: "sync round", prepare: { try $0.vaultWithChangesToReceive() }, arguments: { _ in ["sync", "run", "--once"] })
+    }
+
+    /// A served item's arrival: `keychain sync run --once` receiving a new version of an item
+    /// of the `sync` collection (its secret, record and index rows) and a new item.
+    static var servedArrival: PowerLossOperation {
+        PowerLossOperation(
+            name: "sync round (a served item's arrival)", prepare: { try $0.vaultWithServedArrival() }, arguments: { _ in ["sync", "run", "--once"] })
     }
 
     /// The passphrase the archives of `export` and `import` are sealed under.

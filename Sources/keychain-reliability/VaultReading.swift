@@ -119,13 +119,15 @@ enum VaultReading: Equatable, CustomStringConvertible {
         }
     }
 
-    /// An item's identity, accessibility and value, as one comparable line.
+    /// An item's identity, accessibility, label, generic data and value, as one comparable line
+    /// (a served item's record keeps its label and attributes in the label and generic data).
     private static func describe(_ item: Item) -> String {
         let a = item.attributes
-        let value = item.value.map { $0.withUnsafeBytes { bytes in bytes.map { String(format: "%02x", $0) }.joined() } } ?? "-"
+        let hex = { (bytes: [UInt8]) in bytes.map { String(format: "%02x", $0) }.joined() }
+        let value = item.value.map { $0.withUnsafeBytes { hex(Array($0)) } } ?? "-"
         return [
             "\(item.itemClass)", a.accessGroup ?? "", a.service ?? "", a.account ?? "", a.server ?? "", "\(a.accessibility.map { "\($0)" } ?? "")",
-            "\(a.synchronizable ?? false)", value,
+            "\(a.synchronizable ?? false)", a.label ?? "", a.generic.map { hex(Array($0)) } ?? "", value,
         ].joined(separator: "|")
     }
 }

@@ -85,7 +85,7 @@ while index < arguments.count {
         powerLoss.fault = fault
     default:
         print(
-            "usage: keychain-reliability [--quick | --long] [--only crash,contention,keychanges,corruption,hostile,users,memory,faults,sync,hostile-etcd,power-loss]"
+            "usage: keychain-reliability [--quick | --long] [--only crash,contention,keychanges,corruption,hostile,users,memory,faults,sync,hostile-etcd,served-sync,power-loss]"
                 + " [--seed N] [--json PATH] [--power-loss [--operations NAME,...] [--models ordered,strict,loose] [--every-state] [--fault vault-before-key|no-directory-sync]]")
         exit(2)
     }
@@ -112,6 +112,7 @@ let checks: [(String, () -> CheckResult)] = [
     ("faults", { ResourceFaultCheck.run(env) }),
     ("sync", { SyncCheck.run(env, items: quick ? 100 : 2_000) }),
     ("hostile-etcd", { HostileEtcdCheck.run(env, trials: quick ? 200 : 600) }),
+    ("served-sync", { ServedSyncCheck.run(env, items: quick ? 200 : 1_000, kills: quick ? 6 : 30) }),
     ("power-loss", { PowerLossCheck.run(env, powerLoss) }),
 ]
 var results: [CheckResult] = []

@@ -29,7 +29,11 @@ public final class ServedVault: @unchecked Sendable {
         let configuration =
             "<busconfig><type>session</type><listen>unix:path=\(directory.path)/bus</listen>"
             + "<servicedir>\(directory.path)/data/dbus-1/services</servicedir>"
-            + "<policy context=\"default\"><allow send_destination=\"*\" eavesdrop=\"true\"/><allow eavesdrop=\"true\"/><allow own=\"*\"/></policy></busconfig>\n"
+            + "<policy context=\"default\"><allow send_destination=\"*\" eavesdrop=\"true\"/><allow eavesdrop=\"true\"/><allow own=\"*\"/></policy>"
+            // A session bus's own limits (dbus's session.conf): the defaults without them (512
+            // match rules, 128 replies per connection) fail a client that reads hundreds of
+            // items at once, as `secret-tool search --all` does, on the bus, not in the daemon.
+            + "<limit name=\"max_match_rules_per_connection\">50000</limit><limit name=\"max_replies_per_connection\">50000</limit></busconfig>\n"
         try configuration.write(toFile: directory.path + "/bus.conf", atomically: true, encoding: .utf8)
         let started = try Subprocess.run(
             "/usr/bin/dbus-daemon", ["--config-file=\(directory.path)/bus.conf", "--fork", "--print-address=1", "--print-pid=1"],

@@ -149,11 +149,25 @@ struct ServedItemUnitTests {
         #expect(try beta.items(of: "sync") == alpha.items(of: "sync"))
     }
 
-    @Test("a machine removed from its sync group refuses new items in its sync collection, saying why; its login collection takes them")
+    @Test(
+        "a machine removed from its sync group refuses new items in its sync collection, saying why, and its RemovedFromGroup property says when; its login collection takes them"
+    )
     func removedDeviceRefusesNewItems() throws {
         let (alpha, beta) = try pair()
+        #expect(try beta.removedFromGroup() == 0)
+        let before = UInt64(Date().timeIntervalSince1970)
         try alpha.ok(["sync", "remove-device", "beta"])
         #expect(eventually { beta.served.serveErrors.contains("removed from its sync group") }, "\(beta.served.serveErrors)")
+        let removedAt = try beta.removedFromGroup() ?? 0
+        #expect(removedAt >= before && removedAt <= UInt64(Date().timeIntervalSince1970), "RemovedFromGroup \(removedAt), removal after \(before)")
+        #expect(try alpha.removedFromGroup() == 0)
+        let set = try beta.served.run(
+            "/usr/bin/dbus-send",
+            [
+                "--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets/collection/sync", "org.freedesktop.DBus.Properties.Set",
+                "string:keychain.Serve.Sync", "string:RemovedFromGroup", "variant:uint64:0",
+            ])
+        #expect(set.status != 0 && set.stderr.contains("RemovedFromGroup is read-only"), "\(set.stderr)")
         let refused = try beta.secretTool(["store", "--label=late", "--collection=sync", "name", "late"], input: "never-leaves")
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("removed from its sync group"), "\(refused.stderr)")
@@ -224,6 +238,21 @@ struct ServedItemUnitTests {
         try alpha.serve()
         try beta.serve()
         return (alpha, beta)
+    }
+}
+
+extension ServedMachine {
+    /// The sync collection's `RemovedFromGroup` (`keychain serve`'s own interface), or nil
+    /// when the daemon does not answer it.
+    func removedFromGroup() throws -> UInt64? {
+        let result = try served.run(
+            "/usr/bin/dbus-send",
+            [
+                "--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets/collection/sync", "org.freedesktop.DBus.Properties.Get",
+                "string:keychain.Serve.Sync", "string:RemovedFromGroup",
+            ])
+        guard result.status == 0, let value = result.output.split(separator: " ").last else { return nil }
+        return UInt64(value.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 }
 

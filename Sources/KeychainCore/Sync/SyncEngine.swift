@@ -195,6 +195,7 @@ public final class SyncEngine: Sendable {
         var status = SyncStatus(
             endpoints: state.cluster.endpoints, deviceID: Digest.hex(state.deviceID), deviceName: state.deviceName, epoch: state.epoch,
             outbox: try outboxLength(), cursor: state.cursor, lastPull: state.lastPull, refused: Int(state.refused), alarm: state.alarm)
+        (status.outboxItems, status.outboxLocked, status.outboxLockedChanges) = try Self.onVault(vault) { (open) throws(StoreError) in try open.outboxItems() }
         do throws(SyncError) {
             let client = try EtcdClient(state.cluster)
             let lists = try Self.memberLists(state.prefix, client: client)

@@ -50,6 +50,15 @@ public struct SyncStatus: Sendable {
     public var epoch: UInt32
     /// Changes waiting to be sent.
     public var outbox: Int
+    /// The items those changes are of (all the rows of one item `keychain serve` keeps are
+    /// one item, and leave together).
+    public var outboxItems = 0
+    /// The items of the outbox that wait for the vault to be unlocked: a version of an item
+    /// leaves whole or not at all, and a locked vault cannot open a whenUnlocked value to
+    /// seal it for the group. They leave at the first round after the unlock.
+    public var outboxLocked = 0
+    /// The changes of those items (part of ``outbox``).
+    public var outboxLockedChanges = 0
     /// The cluster revision up to which this device has applied every change.
     public var cursor: Int64
     /// When the last complete pull ended, in milliseconds since 1970 (0: never).

@@ -225,6 +225,10 @@ final class VaultEngine: Sendable {
         try inUse { (state) throws(StoreError) in try state.outbox(limit: limit) }
     }
 
+    func outboxItems() throws(StoreError) -> (items: Int, locked: Int, lockedChanges: Int) {
+        try inUse { (state) throws(StoreError) in try state.outboxItems() }
+    }
+
     func acknowledge(_ entries: [VaultState.OutboxEntry]) throws(StoreError) {
         guard !entries.isEmpty else { return }
         try inUse { (state) throws(StoreError) in try state.acknowledge(entries) }

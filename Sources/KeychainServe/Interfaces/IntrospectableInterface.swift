@@ -8,6 +8,7 @@ enum IntrospectableInterface {
     static let properties: [String: [(String, String, Bool)]] = [
         ServiceInterface.name: [("Collections", "ao", false)],
         IdentityInterface.name: IdentityInterface.properties,
+        SyncCollectionInterface.name: SyncCollectionInterface.properties,
         CollectionInterface.name: [("Items", "ao", false), ("Label", "s", true), ("Locked", "b", false), ("Created", "t", false), ("Modified", "t", false)],
         ItemInterface.name: [("Locked", "b", false), ("Attributes", "a{ss}", true), ("Label", "s", true), ("Created", "t", false), ("Modified", "t", false)],
     ]

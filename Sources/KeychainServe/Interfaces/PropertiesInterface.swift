@@ -33,7 +33,7 @@ extension SecretServiceDaemon {
             let name = call.arguments[1].string ?? ""
             let value = call.arguments[2].variantContents!
             switch call.object {
-            case .collection: try setCollectionProperty(name, value, call)
+            case .collection where interface != SyncCollectionInterface.name: try setCollectionProperty(name, value, call)
             case .item: try setItemProperty(name, value, call)
             default:
                 if try properties(of: call.object, interface).contains(where: { $0.name == name }) { throw .propertyReadOnly(name) }
@@ -57,6 +57,8 @@ extension SecretServiceDaemon {
             return identityProperties()
         case (.collection, CollectionInterface.name):
             return collectionProperties(try collection(object))
+        case (.collection, SyncCollectionInterface.name):
+            return syncCollectionProperties()
         case (.item(_, _, let id), ItemInterface.name):
             return itemProperties(try collection(object), id)
         default:

@@ -26,6 +26,10 @@ final class ServedSync: Sendable {
     /// serves one vault per process).
     static let deviceRemoved = Mutex(false)
     static var isDeviceRemoved: Bool { deviceRemoved.withLock { $0 } }
+    /// When this machine found itself removed from its sync group, in seconds since 1970 (as
+    /// the sync state's alarm has it, else when this process's engine met the removal); 0
+    /// while it is a member. The synchronized collection's `RemovedFromGroup`.
+    static let removedAt = Mutex<UInt64>(0)
     /// How often the daemon asks again whether the vault is enrolled and no agent runs.
     static let retrySeconds = 5
     /// How long stopping waits for a round under way (each etcd request is bounded).
@@ -95,6 +99,9 @@ final class ServedSync: Sendable {
                             if error == .removed {
                                 removed.withLock { $0 = true }
                                 Self.deviceRemoved.withLock { $0 = true }
+                                let alarm = (try? engine.membershipAlarm()) ?? nil
+                                let seconds = alarm.flatMap { $0.kind == .removed ? $0.at / 1_000 : nil } ?? UInt64(max(0, time(nil)))
+                                Self.removedAt.withLock { $0 = seconds }
                             }
                             // The first failure only: a cluster down for an hour is one line (`sync status` has more).
                             let first = reported.withLock { (seen: inout Bool) -> Bool in

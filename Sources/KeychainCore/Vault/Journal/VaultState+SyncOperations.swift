@@ -108,6 +108,44 @@ extension VaultState {
         }
     }
 
+    /// What waits in the outbox by item (``SyncUnit``: a served item's rows are one, any
+    /// other row is one of its own): how many items have pending changes, and how many of
+    /// those items, and of their changes, wait for a class key the vault does not hold now
+    /// (the outbox leaves such an item out whole until the unlock). A read: it opens what
+    /// ``outbox(limit:)`` would, and writes nothing.
+    func outboxItems() throws(StoreError) -> (items: Int, locked: Int, lockedChanges: Int) {
+        try checkedRead { () throws(StoreError) in
+            guard syncEnrolled, try pendingCount() > 0 else { return (0, 0, 0) }
+            let rows = try sql { () throws(SQLiteError) -> [(identity: [UInt8], record: [UInt8])] in
+                try connection.statement(VaultSchema.readAllPendingJournal).with([]) { (s: Statement) throws(SQLiteError) in
+                    var rows: [(identity: [UInt8], record: [UInt8])] = []
+                    while try s.step() { rows.append((s.blob(0), s.blob(1))) }
+                    return rows
+                }
+            }
+            var changes: [SyncChange] = []
+            for (identity, record) in rows { changes.append(try openJournalRecord(record, identity: identity)) }
+            let units = SyncUnit.grouped(changes) { SyncUnit.key(of: $0.attributes) }
+            var locked = 0
+            var lockedChanges = 0
+            for unit in units {
+                for change in unit where !change.deleted {
+                    guard let row = try row(identity: change.identity, includeValue: true), let sealed = row.value else { continue }
+                    do throws(StoreError) {
+                        _ = try decryptAttributes(row)
+                        _ = try open(sealed, row: row, part: .value)
+                    } catch {
+                        guard error.isUnavailableKey else { throw error }
+                        locked += 1
+                        lockedChanges += unit.count
+                        break
+                    }
+                }
+            }
+            return (units.count, locked, lockedChanges)
+        }
+    }
+
     private func pendingCount() throws(StoreError) -> Int {
         try sql { () throws(SQLiteError) -> Int in
             try connection.statement(VaultSchema.countPendingJournal).with([]) { (s: Statement) throws(SQLiteError) -> Int in
