@@ -56,7 +56,7 @@ let package = Package(
             name: "SecretServiceTests", dependencies: ["KeychainCore", "Valet", "UICKeyChainStore", "Locksmith", "KeychainTestSupport", "keychain", "keychain-reliability"]),
         // `keychain serve` against real clients (secret-tool, Python secretstorage) on private session buses.
         .testTarget(name: "SecretServiceProviderTests", dependencies: ["KeychainCore", "KeychainServe", "KeychainTestSupport", "keychain"], exclude: ["Clients"]),
-        .testTarget(name: "KeychainCLITests", dependencies: ["KeychainCLI", "Valet", "KeychainCore", "KeychainTestSupport", "keychain"]),
+        .testTarget(name: "KeychainCLITests", dependencies: ["KeychainCLI", "Valet", "KeychainCore", "KeychainTestSupport", "keychain"], exclude: ["Fixtures"]),
         // Sync between "machines" (homes) through a 3-member etcd cluster of each test's own.
         .testTarget(name: "SyncTests", dependencies: ["KeychainCore", "Valet", "KeychainTestSupport", "keychain", "keychain-reliability"]),
     ],

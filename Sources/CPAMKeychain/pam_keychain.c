@@ -221,6 +221,34 @@ int pam_sm_setcred(pam_handle_t *pamh, int flags, int argc, const char **argv) {
     return PAM_SUCCESS;
 }
 
+// `DBUS_SESSION_BUS_ADDRESS=unix:path=<runtime>/bus`, the path escaped as the D-Bus
+// specification says (bytes outside [-0-9A-Za-z_/.*] as %XX). 0 when it fits in `size`.
+static int bus_address_variable(const char *runtime, char *out, size_t size) {
+    static const char prefix[] = "DBUS_SESSION_BUS_ADDRESS=unix:path=";
+    static const char hex[] = "0123456789abcdef";
+    size_t used = 0;
+    for (const char *c = prefix; *c != '\0'; c++) {
+        if (used + 1 >= size) return -1;
+        out[used++] = *c;
+    }
+    char path[4200];
+    if ((size_t)snprintf(path, sizeof path, "%s/bus", runtime) >= sizeof path) return -1;
+    for (const unsigned char *c = (const unsigned char *)path; *c != '\0'; c++) {
+        int plain = (*c >= '0' && *c <= '9') || (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || *c == '-' || *c == '_' || *c == '/'
+            || *c == '.' || *c == '*';
+        if (used + (plain ? 1 : 3) >= size) return -1;
+        if (plain) {
+            out[used++] = (char)*c;
+        } else {
+            out[used++] = '%';
+            out[used++] = hex[*c >> 4];
+            out[used++] = hex[*c & 15];
+        }
+    }
+    out[used] = '\0';
+    return 0;
+}
+
 int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **argv) {
     (void)flags;
     const char *helper = helper_path(argc, argv);
@@ -243,7 +271,14 @@ int pam_sm_open_session(pam_handle_t *pamh, int flags, int argc, const char **ar
         char variable[4200];
         if ((size_t)snprintf(variable, sizeof variable, "XDG_RUNTIME_DIR=%s", runtime) < sizeof variable) (void)pam_putenv(pamh, variable);
     }
-    return run_helper(helper, user, "session", runtime, NULL, 0) == 0 ? PAM_SUCCESS : PAM_IGNORE;
+    if (run_helper(helper, user, "session", runtime, NULL, 0) != 0) return PAM_IGNORE;
+    // Programs that read only DBUS_SESSION_BUS_ADDRESS (Python's jeepney, under keyring and
+    // secretstorage) find the bus through it, as pam_systemd sets it where a user bus exists.
+    if (pam_getenv(pamh, "DBUS_SESSION_BUS_ADDRESS") == NULL) {
+        char variable[4096 * 3 + 64];
+        if (bus_address_variable(runtime, variable, sizeof variable) == 0) (void)pam_putenv(pamh, variable);
+    }
+    return PAM_SUCCESS;
 }
 
 int pam_sm_close_session(pam_handle_t *pamh, int flags, int argc, const char **argv) {

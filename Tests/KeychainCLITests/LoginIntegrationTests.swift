@@ -119,7 +119,42 @@ struct LoginIntegrationTests {
                 input: Data(input.utf8))
         }
 
+        /// A program run as the user in a later login shell of `session`: the environment a
+        /// login program gives it (PATH, HOME, USER and what the PAM stack set), nothing else.
+        func inSession(_ session: [String: String], _ program: String, _ arguments: [String], input: String = "", environment extra: [String: String] = [:])
+            throws -> CommandResult
+        {
+            let environment = ["PATH": "/usr/bin:/bin", "HOME": home, "USER": name].merging(session) { $1 }.merging(extra) { $1 }
+            return try Subprocess.run(
+                "/usr/bin/setpriv", ["--reuid=\(uid)", "--regid=\(gid)", "--init-groups", "--", program] + arguments, environment: environment,
+                input: Data(input.utf8))
+        }
+
+        /// Logs the user in as a login program does (authenticate, account, credentials, open
+        /// the session) through `Fixtures/pam_login.c`, built here against libpam; the
+        /// environment the PAM stack gives the session's shells.
+        func login(password: String) throws -> [String: String] {
+            let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/pam_login.c").path
+            let program = helperDirectory.path + "/pam_login"
+            let built = try Subprocess.run(
+                "/usr/bin/cc", ["-O2", "-Wall", "-Werror", "-o", program, source, "-lpam"], environment: ["PATH": "/usr/bin:/bin", "TMPDIR": helperDirectory.path])
+            guard built.status == 0 else { throw LoginRefused(reason: "pam_login.c did not build: \(built.stderr)") }
+            let result = try Subprocess.run(program, [service, name], environment: ["PATH": "/usr/bin:/bin"], input: Data((password + "\n").utf8))
+            guard result.status == 0 else { throw LoginRefused(reason: result.stderr) }
+            var environment: [String: String] = [:]
+            for line in result.output.split(separator: "\n") {
+                let parts = line.split(separator: "=", maxSplits: 1)
+                if parts.count == 2 { environment[String(parts[0])] = String(parts[1]) }
+            }
+            return environment
+        }
+
         var helper: String { helperDirectory.path + "/keychain" }
+
+        struct LoginRefused: Error, CustomStringConvertible {
+            let reason: String
+            var description: String { "the login failed: \(reason)" }
+        }
     }
 
     @Test("the login password makes and unlocks the user's vault; the session's bus at $XDG_RUNTIME_DIR/bus serves it to a later shell with no setup")
@@ -143,6 +178,94 @@ struct LoginIntegrationTests {
         // A second login finds the bus that is there, and starts no other.
         #expect(try fixture.pamtester(["open_session"]).status == 0)
         #expect(try fixture.asUser("/usr/bin/secret-tool", ["lookup", "protocol", "https", "host", "example.com"]).output == "token-1")
+    }
+
+    /// Why the later-shell clients cannot run here: git's libsecret helper, Python keyring
+    /// (`KEYCHAIN_TEST_PYTHON`, the interpreter of a virtual environment that has it, as
+    /// `.ci/run` makes), and libpam's headers for the login program.
+    static let laterShellClientsMissing: String? = {
+        if let reason = GitHelper.unavailableReason { return reason }
+        guard let python = ProcessInfo.processInfo.environment["KEYCHAIN_TEST_PYTHON"], FileManager.default.isExecutableFile(atPath: python) else {
+            return "KEYCHAIN_TEST_PYTHON is not set to a Python with keyring installed (.ci/run makes one)"
+        }
+        guard FileManager.default.fileExists(atPath: "/usr/include/security/pam_appl.h") else { return "libpam's headers are missing (apt-get install libpam0g-dev)" }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl") else { return "/usr/bin/openssl is missing (apt-get install openssl)" }
+        return nil
+    }()
+
+    @Test(
+        "after the login, git push over HTTPS in a later shell takes the password an earlier push stored, and Python keyring reads and writes the same vault, with no setup of their own",
+        .enabled(if: laterShellClientsMissing == nil, "\(laterShellClientsMissing ?? "")"))
+    func gitAndPythonKeyringInALaterShell() throws {
+        let fixture = try LoginFixture(password: "Druidia-12345")
+        let python = try #require(ProcessInfo.processInfo.environment["KEYCHAIN_TEST_PYTHON"])
+        OrdinaryUser.letTraverse(to: python)
+        // The login, as sshd makes it: what the later shells get is the PAM stack's environment.
+        let session = try fixture.login(password: "Druidia-12345")
+        #expect(session["DBUS_SESSION_BUS_ADDRESS"] == "unix:path=\(fixture.runtime)/bus", "\(session)")
+
+        // A forge on loopback: git's own HTTP backend behind Basic authentication, over TLS.
+        let place = fixture.helperDirectory.path
+        let root = ["PATH": "/usr/bin:/bin", "HOME": place]
+        #expect(try Subprocess.run("/usr/bin/git", ["init", "-q", "--bare", place + "/forge/project.git"], environment: root).status == 0)
+        let certificate = try Subprocess.run(
+            "/usr/bin/openssl",
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                "-keyout", place + "/forge.key", "-out", place + "/forge.pem",
+            ], environment: root)
+        #expect(certificate.status == 0, "\(certificate.stderr)")
+        chmod(place + "/forge.pem", 0o644)
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/git_https_server.py").path
+        let server = try Subprocess.launchReadingOutput(
+            "/usr/bin/python3", [script, place + "/forge.pem", place + "/forge.key", place + "/forge", "ci", "tok-123"], environment: root)
+        defer {
+            kill(server.pid, SIGTERM)
+            _ = Subprocess.wait(for: server.pid)
+            close(server.stdout)
+        }
+        let port = try #require(Subprocess.readLine(server.stdout), "the forge did not start")
+        let remote = "https://ci@127.0.0.1:\(port)/project.git"
+
+        // The user's git: its libsecret helper, and the forge's certificate (trust, not credentials).
+        let helper = try GitHelper.build(in: place)
+        let git = ["-c", "credential.helper=\(helper)", "-c", "http.sslCAInfo=\(place)/forge.pem", "-c", "user.name=ci", "-c", "user.email=ci@example.org"]
+        let work = fixture.home + "/work"
+        #expect(try fixture.inSession(session, "/usr/bin/git", ["init", "-q", "-b", "main", work]).status == 0)
+        func commitAndPush(_ file: String, environment: [String: String]) throws -> CommandResult {
+            try (file + "\n").write(toFile: work + "/" + file, atomically: true, encoding: .utf8)
+            chown(work + "/" + file, fixture.uid, fixture.gid)
+            _ = try fixture.inSession(session, "/usr/bin/git", ["-C", work] + git + ["add", file])
+            _ = try fixture.inSession(session, "/usr/bin/git", ["-C", work] + git + ["commit", "-q", "-m", file])
+            return try fixture.inSession(session, "/usr/bin/git", ["-C", work] + git + ["push", "-q", remote, "main"], environment: environment)
+        }
+
+        // The first push asks for the password once (GIT_ASKPASS plays the person typing it);
+        // git hands it to its helper, which stores it in the vault through the session's bus.
+        let askpass = place + "/askpass"
+        try "#!/bin/sh\necho tok-123\n".write(toFile: askpass, atomically: true, encoding: .utf8)
+        chmod(askpass, 0o755)
+        let first = try commitAndPush("one", environment: ["GIT_ASKPASS": askpass])
+        #expect(first.status == 0, "\(first.stderr)")
+        let search = try fixture.inSession(session, "/usr/bin/secret-tool", ["search", "server", "127.0.0.1"])
+        #expect(search.output.contains("secret = tok-123"), "stored in the vault: \(search.stderr) \(first.stderr)")
+
+        // A later shell: nothing to ask with, and the push goes through on the stored password.
+        let later = try commitAndPush("two", environment: ["GIT_TERMINAL_PROMPT": "0"])
+        #expect(later.status == 0, "\(later.stderr)")
+        let pushed = try Subprocess.run("/usr/bin/git", ["-C", place + "/forge/project.git", "log", "--format=%s", "main"], environment: root)
+        #expect(pushed.output == "two\none\n", "\(pushed.output) \(pushed.stderr)")
+
+        // Python keyring, in another later shell, finds the same vault on the same bus.
+        #expect(
+            try fixture.inSession(session, "/usr/bin/secret-tool", ["store", "--label=api", "service", "api.example.org", "username", "bob"], input: "from-secret-tool").status == 0
+        )
+        let keyring = try fixture.inSession(
+            session,
+            python,
+            ["-c", "import keyring; print(keyring.get_password('api.example.org', 'bob')); keyring.set_password('api.example.org', 'carol', 'from-python')"])
+        #expect(keyring.status == 0 && keyring.output == "from-secret-tool\n", "\(keyring.output) \(keyring.stderr)")
+        #expect(try fixture.inSession(session, "/usr/bin/secret-tool", ["lookup", "service", "api.example.org", "username", "carol"]).output == "from-python")
     }
 
     @Test("authentication alone changes nothing: the vault is made and unlocked by the session step, which runs only after the password was accepted")

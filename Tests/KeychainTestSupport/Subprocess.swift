@@ -96,6 +96,19 @@ public enum Subprocess {
         return String(decoding: data, as: UTF8.self)
     }
 
+    /// The first line `fd` yields (without its newline); nil when the stream ends before one.
+    public static func readLine(_ fd: Int32) -> String? {
+        var seen = [UInt8]()
+        var byte: UInt8 = 0
+        while true {
+            let n = Glibc.read(fd, &byte, 1)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return nil }
+            if byte == UInt8(ascii: "\n") { return String(decoding: seen, as: UTF8.self) }
+            seen.append(byte)
+        }
+    }
+
     /// Reads `fd` until `text` has appeared or the stream ends; whether it appeared.
     public static func readOutput(_ fd: Int32, until text: String) -> Bool {
         var seen = Data()
