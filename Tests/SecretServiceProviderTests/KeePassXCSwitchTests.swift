@@ -1,0 +1,174 @@
+import Foundation
+import KeychainCore
+import KeychainTestSupport
+import Testing
+
+/// Switching between KeePassXC (its Secret Service integration, a real keepassxc on a private
+/// bus, headless) and the vault with `keychain migrate --foreign`, both ways: a mixed set of
+/// items compared item by item through a client of their own.
+@Suite(
+    "switching between KeePassXC and keychain serve",
+    .enabled(if: PrivateKeePassXC.unavailableReason == nil, "\(PrivateKeePassXC.unavailableReason ?? "")"),
+    .enabled(if: ServedVault.unavailableReason == nil, "\(ServedVault.unavailableReason ?? "")"),
+    .enabled(if: PythonClient.unavailableReason == nil, "\(PythonClient.unavailableReason ?? "")"))
+struct KeePassXCSwitchTests {
+    /// One item to store: label, attributes, secret bytes and content type.
+    struct Item {
+        let label: String
+        let attributes: [String: String]
+        let secret: [UInt8]
+        let contentType: String
+
+        var json: [String: Any] {
+            ["label": label, "attributes": attributes, "secret": secret.map { String(format: "%02x", $0) }.joined(), "content_type": contentType]
+        }
+    }
+
+    /// The default database's items: text with unicode and spaces in attribute names and
+    /// values, a binary secret, and two items of the same attributes.
+    static let mixed = [
+        Item(
+            label: "Café ☕ login", attributes: ["service": "café au lait", "user name": "Zoë Ünicode ✓", "xdg:schema": "org.freedesktop.Secret.Generic"],
+            secret: Array("pässwörd with spaces".utf8), contentType: "text/plain"),
+        Item(label: "binary blob", attributes: ["kind": "binary blob", "place": "/home/a b/c"], secret: [0, 255, 16, 10, 128, 254], contentType: "application/octet-stream"),
+        Item(label: "dup first", attributes: ["service": "dup", "user": "u"], secret: Array("first".utf8), contentType: "text/plain"),
+        Item(label: "dup second", attributes: ["service": "dup", "user": "u"], secret: Array("second".utf8), contentType: "text/plain"),
+    ]
+
+    /// `provider_contents.py` against the bus at `bus`.
+    static func client(_ bus: String, _ arguments: [String], input: String = "") throws -> CommandResult {
+        try Subprocess.run(
+            PythonClient.python, [PythonClient.scripts + "/provider_contents.py"] + arguments,
+            environment: ["PATH": "/usr/bin:/bin", "DBUS_SESSION_BUS_ADDRESS": bus], input: Data(input.utf8))
+    }
+
+    static func fill(_ bus: String, _ collection: String, _ items: [Item]) throws {
+        let json = String(decoding: try JSONSerialization.data(withJSONObject: items.map(\.json)), as: UTF8.self)
+        let filled = try client(bus, ["fill", collection], input: json)
+        #expect(filled.status == 0, "\(filled.stderr)")
+    }
+
+    /// Every item of every unlocked collection, one sorted line each (collection, label,
+    /// attributes but `ignoring`, secret, content type).
+    static func dump(_ bus: String, ignoring: [String] = []) throws -> [String] {
+        let dumped = try client(bus, ["dump"] + ignoring)
+        #expect(dumped.status == 0, "\(dumped.stderr)")
+        return dumped.output.split(separator: "\n").map(String.init)
+    }
+
+    /// What KeePassXC shows of each entry beyond what was stored (the entry's id, place,
+    /// title and empty fields, and its record of the content type).
+    static let keepassxcShown = ["Uuid", "Path", "Title", "UserName", "URL", "Notes", "FDO_SECRETS_CONTENT_TYPE"]
+
+    /// No GLib warning or assertion reaches the user's terminal.
+    static func quiet(_ result: CommandResult) -> Bool {
+        !result.stderr.contains("GLib") && !result.stderr.contains("CRITICAL") && !result.stderr.contains("WARNING")
+    }
+
+    @Test(
+        "a mixed set (binary, unicode and spaces, duplicates by attributes, two databases, one locked) moves from KeePassXC into the vault and back: item by item as it was, nothing lost, nothing doubled, no GLib warnings"
+    )
+    func roundTrip() throws {
+        let keepassxc = try PrivateKeePassXC(["Passwords", "Work Keys", "Locked Box"])
+        let served = try ServedVault(serving: false)
+        let environment = served.environment.merging(["DBUS_SESSION_BUS_ADDRESS": keepassxc.busAddress]) { $1 }
+        let migrate = { (arguments: [String]) throws -> CommandResult in
+            try Subprocess.run(KeychainExecutable.path, ["migrate", "--foreign"] + arguments, environment: environment)
+        }
+        try Self.fill(keepassxc.busAddress, "Passwords", Self.mixed)
+        try Self.fill(
+            keepassxc.busAddress, "Work Keys",
+            [Item(label: "VPN", attributes: ["service": "vpn.example.com", "user": "alice"], secret: Array("vpn-pw".utf8), contentType: "text/plain")])
+        let boxed = Item(label: "boxed", attributes: ["service": "box"], secret: Array("in the box".utf8), contentType: "text/plain")
+        try Self.fill(keepassxc.busAddress, "Locked Box", [boxed])
+        let all = try Self.dump(keepassxc.busAddress, ignoring: ["Uuid"])
+        #expect(all.count == 6, "\(all)")
+        #expect(try Self.client(keepassxc.busAddress, ["lock", "Locked Box"]).status == 0)
+        let before = try Self.dump(keepassxc.busAddress, ignoring: ["Uuid"])
+        #expect(before.count == 5, "\(before)")
+        let stored = try Self.dump(keepassxc.busAddress, ignoring: Self.keepassxcShown)
+
+        // A locked database refuses the move, and says how KeePassXC's are unlocked.
+        let refused = try migrate(["--from", "secret-service", "--to", "vault"])
+        #expect(refused.status == 3, "\(refused.stderr)")
+        #expect(refused.stderr.contains("in KeePassXC"), "\(refused.stderr)")
+        #expect(Self.quiet(refused), "\(refused.stderr)")
+        #expect(try Self.dump(keepassxc.busAddress, ignoring: ["Uuid"]) == before)
+
+        let moved = try migrate(["--from", "secret-service", "--to", "vault", "--skip-locked"])
+        #expect(moved.status == 0, "\(moved.stderr)")
+        #expect(moved.stderr.contains("5 added, 0 replaced"), "\(moved.stderr)")
+        #expect(moved.stderr.contains("1 locked collection(s) stayed behind"), "\(moved.stderr)")
+        #expect(Self.quiet(moved), "\(moved.stderr)")
+        #expect(try Self.dump(keepassxc.busAddress).isEmpty)
+
+        // keychain serve answers with the items as they were stored: KeePassXC's own
+        // attributes stayed behind.
+        try served.startServing()
+        #expect(served.waitForProvider())
+        #expect(try Self.dump(served.busAddress) == stored)
+        served.stopServing()
+
+        // And back: KeePassXC shows every item as before, each once.
+        let back = try migrate(["--from", "vault", "--to", "secret-service"])
+        #expect(back.status == 0, "\(back.stderr)")
+        #expect(back.stderr.contains("5 added"), "\(back.stderr)")
+        #expect(Self.quiet(back), "\(back.stderr)")
+        #expect(try Self.dump(keepassxc.busAddress, ignoring: ["Uuid"]) == before)
+
+        // The locked database, opened in KeePassXC (which makes it the default alias's), moves
+        // on a second run.
+        #expect(try Self.client(keepassxc.busAddress, ["open-keepassxc", keepassxc.databasePath(3)], input: PrivateKeePassXC.password + "\n").status == 0)
+        var opened = false
+        for _ in 0..<50 where !opened {
+            opened = try Self.dump(keepassxc.busAddress).contains { $0.contains("\"boxed\"") }
+            if !opened { usleep(100_000) }
+        }
+        #expect(opened)
+        let rest = try migrate(["--from", "secret-service", "--to", "vault"])
+        #expect(rest.status == 0, "\(rest.stderr)")
+        #expect(rest.stderr.contains("6 added, 0 replaced"), "\(rest.stderr)")
+        #expect(Self.quiet(rest), "\(rest.stderr)")
+        #expect(try Self.dump(keepassxc.busAddress).isEmpty)
+    }
+
+    @Test(
+        "an item KeePassXC does not keep as it was given (an attribute it refuses, Uuid or Path, of another provider's) stays in the vault: the move back fails naming it and the attribute, and leaves no entry in KeePassXC",
+        arguments: [["Uuid", "1234"], ["Path", "/srv/share"]])
+    func itemNotKeptStaysInVault(refused: [String]) throws {
+        let served = try ServedVault()
+        #expect(try served.run("/usr/bin/secret-tool", ["store", "--label=placed", "service", "placed"] + refused, input: "kept-safe").status == 0)
+        #expect(try served.run("/usr/bin/secret-tool", ["store", "--label=plain", "service", "plain"], input: "plain-secret").status == 0)
+        served.stopServing()
+        let keepassxc = try PrivateKeePassXC()
+        let back = try Subprocess.run(
+            KeychainExecutable.path, ["migrate", "--foreign", "--from", "vault", "--to", "secret-service"],
+            environment: served.environment.merging(["DBUS_SESSION_BUS_ADDRESS": keepassxc.busAddress]) { $1 })
+        #expect(back.status != 0, "\(back.stderr)")
+        #expect(back.stderr.contains("KeePassXC refuses the attribute(s) '\(refused[0])' of the item 'placed'"), "\(back.stderr)")
+        #expect(back.stderr.contains("the vault is unchanged"), "\(back.stderr)")
+        #expect(Self.quiet(back), "\(back.stderr)")
+        #expect(try Self.dump(keepassxc.busAddress).isEmpty)
+        try served.startServing()
+        #expect(served.waitForProvider())
+        #expect(try served.run("/usr/bin/secret-tool", ["lookup", "service", "placed"]).output == "kept-safe")
+        #expect(try served.run("/usr/bin/secret-tool", ["lookup", "service", "plain"]).output == "plain-secret")
+    }
+}
+
+/// What of KeePassXC's shown attributes comes across: what clients stored, and filled fields.
+struct KeePassXCAttributesTests {
+    @Test("KeePassXC's id, place, title, TOTP, content-type record and empty fields stay behind; filled fields and every other provider's attributes come across")
+    func storedAttributes() {
+        let shown = [
+            "Uuid": "d54a4249322d408abe1079fe9eb79989", "Path": "/first", "Title": "first", "TOTP": "123456", "FDO_SECRETS_CONTENT_TYPE": "application/octet-stream",
+            "UserName": "alice", "URL": "", "Notes": "", "service": "demo",
+        ]
+        #expect(SecretServiceProgram.keepassxc.storedAttributes(shown) == ["UserName": "alice", "service": "demo"])
+        for program in SecretServiceProgram.allCases where program != .keepassxc {
+            #expect(program.storedAttributes(shown) == shown)
+            #expect(program.refusedAttributes.isEmpty)
+        }
+        #expect(SecretServiceProgram.keepassxc.refusedAttributes == ["Uuid", "Path", "TOTP"])
+    }
+}
