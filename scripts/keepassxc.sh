@@ -148,8 +148,10 @@ stop() {
         [ -f "$dir/$file" ] || continue
         pid=$(cat "$dir/$file")
         kill "$pid" 2>/dev/null || continue
-        # Not this shell's child: polled, so that the folder goes after the process.
+        # Not this shell's child: polled, so that the folder goes after the process. keepassxc
+        # may not end on SIGTERM (it waits on a dialog no one sees): then SIGKILL.
         for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+        kill -9 "$pid" 2>/dev/null || true
     done
     rm -rf "$dir"
 }

@@ -6,6 +6,7 @@ switching matrix to compare with itself before and after a round trip.
   dump [NAME...]  prints every unlocked collection's items as sorted JSON lines, the default
                   alias's collection named "(default)", the attributes NAMEd left out
   lock LABEL      locks the collection labelled LABEL through the Secret Service API
+  unlock LABEL    unlocks it so (KWallet opens a wallet of an empty password without asking)
   open-keepassxc FILE  opens KeePassXC's database FILE with the password on standard input,
                   through KeePassXC's own interface (the Secret Service's Unlock asks in its window)
 """
@@ -60,6 +61,18 @@ def lock(label):
     sys.exit("%r did not lock" % label)
 
 
+def unlock(label):
+    collection = collection_labelled(label)
+    _, prompt = connection.send_and_get_reply(new_method_call(SERVICE, "Unlock", "ao", ([collection.collection_path],))).body
+    if prompt != "/":
+        exec_prompt(connection, prompt)
+    for _ in range(100):
+        if not collection.is_locked():
+            return
+        time.sleep(0.05)
+    sys.exit("%r did not unlock" % label)
+
+
 def open_keepassxc(file):
     window = DBusAddress("/keepassxc", bus_name="org.keepassxc.KeePassXC.MainWindow", interface="org.keepassxc.KeePassXC.MainWindow")
     connection.send_and_get_reply(new_method_call(window, "openDatabase", "ss", (file, sys.stdin.readline().rstrip("\n"))))
@@ -72,6 +85,8 @@ elif command == "dump":
     dump(set(sys.argv[2:]))
 elif command == "lock":
     lock(sys.argv[2])
+elif command == "unlock":
+    unlock(sys.argv[2])
 elif command == "open-keepassxc":
     open_keepassxc(sys.argv[2])
 else:

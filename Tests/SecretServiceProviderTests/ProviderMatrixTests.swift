@@ -3,15 +3,15 @@ import KeychainCore
 import KeychainTestSupport
 import Testing
 
-/// Switching between KeePassXC (its Secret Service integration, a real keepassxc on a private
-/// bus, headless) and the vault with `keychain migrate --foreign`, both ways: a mixed set of
-/// items compared item by item through a client of their own.
+/// Switching between the other Secret Service providers, KeePassXC (its Secret Service
+/// integration) and KWallet (kwalletd with its Secret Service API on), and the vault with
+/// `keychain migrate --foreign`, both ways: real daemons on private buses, headless, and a mixed
+/// set of items compared item by item through a client of their own.
 @Suite(
-    "switching between KeePassXC and keychain serve",
-    .enabled(if: PrivateKeePassXC.unavailableReason == nil, "\(PrivateKeePassXC.unavailableReason ?? "")"),
+    "switching between KeePassXC or KWallet and keychain serve",
     .enabled(if: ServedVault.unavailableReason == nil, "\(ServedVault.unavailableReason ?? "")"),
     .enabled(if: PythonClient.unavailableReason == nil, "\(PythonClient.unavailableReason ?? "")"))
-struct KeePassXCSwitchTests {
+struct ProviderMatrixTests {
     /// One item to store: label, attributes, secret bytes and content type.
     struct Item {
         let label: String
@@ -24,7 +24,7 @@ struct KeePassXCSwitchTests {
         }
     }
 
-    /// The default database's items: text with unicode and spaces in attribute names and
+    /// The default collection's items: text with unicode and spaces in attribute names and
     /// values, a binary secret, and two items of the same attributes.
     static let mixed = [
         Item(
@@ -66,81 +66,104 @@ struct KeePassXCSwitchTests {
     }
 
     @Test(
-        "a mixed set (binary, unicode and spaces, duplicates by attributes, two databases, one locked) moves from KeePassXC into the vault and back: item by item as it was, nothing lost, nothing doubled, no GLib warnings"
-    )
-    func roundTrip() throws {
-        let keepassxc = try PrivateKeePassXC(["Passwords", "Work Keys", "Locked Box"])
+        "KeePassXC: a mixed set (binary, unicode and spaces, duplicates by attributes, three databases, one locked) moves into the vault and back, item by item as it was: nothing lost, nothing doubled, no GLib warnings",
+        .enabled(if: PrivateProvider.Kind.keepassxc.unavailableReason == nil, "\(PrivateProvider.Kind.keepassxc.unavailableReason ?? "")"))
+    func keepassxcRoundTrip() throws {
+        try Self.roundTrip(.keepassxc)
+    }
+
+    @Test(
+        "KWallet: a mixed set (binary, unicode and spaces, duplicates by attributes, three wallets, one locked) moves into the vault and back, item by item as it was: nothing lost, nothing doubled, no GLib warnings",
+        .enabled(if: PrivateProvider.Kind.kwallet.unavailableReason == nil, "\(PrivateProvider.Kind.kwallet.unavailableReason ?? "")"))
+    func kwalletRoundTrip() throws {
+        try Self.roundTrip(.kwallet)
+    }
+
+    /// The matrix for one provider: a mixed set in three collections, the third locked; into
+    /// the vault (the locked one refused, then left behind), served by keychain serve as
+    /// stored, back into the provider as it was, then the third opened and moved too.
+    static func roundTrip(_ kind: PrivateProvider.Kind) throws {
+        let provider = try PrivateProvider(kind, ["Passwords", "Work Keys", "Locked Box"])
         let served = try ServedVault(serving: false)
-        let environment = served.environment.merging(["DBUS_SESSION_BUS_ADDRESS": keepassxc.busAddress]) { $1 }
+        let environment = served.environment.merging(["DBUS_SESSION_BUS_ADDRESS": provider.busAddress]) { $1 }
         let migrate = { (arguments: [String]) throws -> CommandResult in
             try Subprocess.run(KeychainExecutable.path, ["migrate", "--foreign"] + arguments, environment: environment)
         }
-        try Self.fill(keepassxc.busAddress, "Passwords", Self.mixed)
-        try Self.fill(
-            keepassxc.busAddress, "Work Keys",
+        try fill(provider.busAddress, "Passwords", mixed)
+        try fill(
+            provider.busAddress, "Work Keys",
             [Item(label: "VPN", attributes: ["service": "vpn.example.com", "user": "alice"], secret: Array("vpn-pw".utf8), contentType: "text/plain")])
-        let boxed = Item(label: "boxed", attributes: ["service": "box"], secret: Array("in the box".utf8), contentType: "text/plain")
-        try Self.fill(keepassxc.busAddress, "Locked Box", [boxed])
-        let all = try Self.dump(keepassxc.busAddress, ignoring: ["Uuid"])
-        #expect(all.count == 6, "\(all)")
-        #expect(try Self.client(keepassxc.busAddress, ["lock", "Locked Box"]).status == 0)
-        let before = try Self.dump(keepassxc.busAddress, ignoring: ["Uuid"])
+        try fill(provider.busAddress, "Locked Box", [Item(label: "boxed", attributes: ["service": "box"], secret: Array("in the box".utf8), contentType: "text/plain")])
+        #expect(try dump(provider.busAddress).count == 6)
+        #expect(try client(provider.busAddress, ["lock", "Locked Box"]).status == 0)
+        // KeePassXC's entry id is its own: a new entry has a new one.
+        let before = try dump(provider.busAddress, ignoring: ["Uuid"])
         #expect(before.count == 5, "\(before)")
-        let stored = try Self.dump(keepassxc.busAddress, ignoring: Self.keepassxcShown)
+        let stored = try dump(provider.busAddress, ignoring: keepassxcShown)
 
-        // A locked database refuses the move, and says how KeePassXC's are unlocked.
+        // A locked collection refuses the move, and says how this provider's are unlocked.
         let refused = try migrate(["--from", "secret-service", "--to", "vault"])
         #expect(refused.status == 3, "\(refused.stderr)")
-        #expect(refused.stderr.contains("in KeePassXC"), "\(refused.stderr)")
-        #expect(Self.quiet(refused), "\(refused.stderr)")
-        #expect(try Self.dump(keepassxc.busAddress, ignoring: ["Uuid"]) == before)
+        #expect(refused.stderr.contains("in \(kind)"), "\(refused.stderr)")
+        #expect(quiet(refused), "\(refused.stderr)")
+        #expect(try dump(provider.busAddress, ignoring: ["Uuid"]) == before)
 
         let moved = try migrate(["--from", "secret-service", "--to", "vault", "--skip-locked"])
         #expect(moved.status == 0, "\(moved.stderr)")
         #expect(moved.stderr.contains("5 added, 0 replaced"), "\(moved.stderr)")
         #expect(moved.stderr.contains("1 locked collection(s) stayed behind"), "\(moved.stderr)")
-        #expect(Self.quiet(moved), "\(moved.stderr)")
-        #expect(try Self.dump(keepassxc.busAddress).isEmpty)
+        #expect(moved.stderr.contains("1 item(s) have the attributes of another item of their collection ('dup "), "\(moved.stderr)")
+        #expect(quiet(moved), "\(moved.stderr)")
+        #expect(try dump(provider.busAddress).isEmpty)
 
-        // keychain serve answers with the items as they were stored: KeePassXC's own
-        // attributes stayed behind.
+        // keychain serve answers with the items as they were stored (KeePassXC's own
+        // attributes stayed behind).
         try served.startServing()
         #expect(served.waitForProvider())
-        #expect(try Self.dump(served.busAddress) == stored)
+        #expect(try dump(served.busAddress) == stored)
         served.stopServing()
 
-        // And back: KeePassXC shows every item as before, each once.
+        // And back: the provider shows every item as before, each once.
         let back = try migrate(["--from", "vault", "--to", "secret-service"])
         #expect(back.status == 0, "\(back.stderr)")
         #expect(back.stderr.contains("5 added"), "\(back.stderr)")
-        #expect(Self.quiet(back), "\(back.stderr)")
-        #expect(try Self.dump(keepassxc.busAddress, ignoring: ["Uuid"]) == before)
+        #expect(quiet(back), "\(back.stderr)")
+        #expect(try dump(provider.busAddress, ignoring: ["Uuid"]) == before)
 
-        // The locked database, opened in KeePassXC (which makes it the default alias's), moves
-        // on a second run.
-        #expect(try Self.client(keepassxc.busAddress, ["open-keepassxc", keepassxc.databasePath(3)], input: PrivateKeePassXC.password + "\n").status == 0)
-        var opened = false
-        for _ in 0..<50 where !opened {
-            opened = try Self.dump(keepassxc.busAddress).contains { $0.contains("\"boxed\"") }
-            if !opened { usleep(100_000) }
+        // The locked collection, opened (KeePassXC's database in KeePassXC, which makes it the
+        // default alias's; KWallet's wallet through the Secret Service's Unlock), moves on a
+        // second run with everything else.
+        switch kind {
+        case .keepassxc:
+            let opened = try client(provider.busAddress, ["open-keepassxc", provider.databasePath(3)], input: PrivateProvider.password + "\n")
+            #expect(opened.status == 0, "\(opened.stderr)")
+        case .kwallet:
+            let opened = try client(provider.busAddress, ["unlock", "Locked Box"])
+            #expect(opened.status == 0, "\(opened.stderr)")
         }
-        #expect(opened)
+        var visible = false
+        for _ in 0..<50 where !visible {
+            visible = try dump(provider.busAddress).contains { $0.contains("\"boxed\"") }
+            if !visible { usleep(100_000) }
+        }
+        #expect(visible)
         let rest = try migrate(["--from", "secret-service", "--to", "vault"])
         #expect(rest.status == 0, "\(rest.stderr)")
         #expect(rest.stderr.contains("6 added, 0 replaced"), "\(rest.stderr)")
-        #expect(Self.quiet(rest), "\(rest.stderr)")
-        #expect(try Self.dump(keepassxc.busAddress).isEmpty)
+        #expect(quiet(rest), "\(rest.stderr)")
+        #expect(try dump(provider.busAddress).isEmpty)
     }
 
     @Test(
         "an item KeePassXC does not keep as it was given (an attribute it refuses, Uuid or Path, of another provider's) stays in the vault: the move back fails naming it and the attribute, and leaves no entry in KeePassXC",
+        .enabled(if: PrivateProvider.Kind.keepassxc.unavailableReason == nil, "\(PrivateProvider.Kind.keepassxc.unavailableReason ?? "")"),
         arguments: [["Uuid", "1234"], ["Path", "/srv/share"]])
     func itemNotKeptStaysInVault(refused: [String]) throws {
         let served = try ServedVault()
         #expect(try served.run("/usr/bin/secret-tool", ["store", "--label=placed", "service", "placed"] + refused, input: "kept-safe").status == 0)
         #expect(try served.run("/usr/bin/secret-tool", ["store", "--label=plain", "service", "plain"], input: "plain-secret").status == 0)
         served.stopServing()
-        let keepassxc = try PrivateKeePassXC()
+        let keepassxc = try PrivateProvider(.keepassxc, ["Passwords"])
         let back = try Subprocess.run(
             KeychainExecutable.path, ["migrate", "--foreign", "--from", "vault", "--to", "secret-service"],
             environment: served.environment.merging(["DBUS_SESSION_BUS_ADDRESS": keepassxc.busAddress]) { $1 })
