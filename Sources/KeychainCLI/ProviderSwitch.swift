@@ -286,10 +286,23 @@ enum ProviderSwitch {
             throw CommandFailure("nothing owns org.freedesktop.secrets on this bus: start the provider first (--unlock opens its collections)", code: .failure)
         }
         let locked = try self.context { () throws(StoreError) in try ProviderCollectionUnlock.lockedCollections(of: owner, timeout: timeout) }
-        if !locked.isEmpty && (owner.program == .keepassxc || owner.program == .kwallet) {
+        if !locked.isEmpty && owner.program == .keepassxc {
             throw CommandFailure(
-                "--unlock opens gnome-keyring's collections with their password; \(owner.program.rawValue)'s locked collection(s) (\(locked.map { "'\($0.label)'" }.joined(separator: ", "))) are unlocked \(unlockHint(owner.program)); nothing was moved",
+                "--unlock opens gnome-keyring's collections with their password, and KWallet's through its own prompt; KeePassXC's locked collection(s) (\(locked.map { "'\($0.label)'" }.joined(separator: ", "))) are unlocked \(unlockHint(owner.program)); nothing was moved",
                 code: .locked)
+        }
+        if owner.program == .kwallet {
+            // kwalletd asks for a wallet's password itself (or has it from pam_kwallet): none is read here.
+            for collection in locked {
+                do throws(StoreError) {
+                    try ProviderCollectionUnlock.unlockThroughService(collection, of: owner, wait: max(timeout, .seconds(300)), timeout: timeout)
+                } catch {
+                    throw CommandFailure(
+                        "KWallet did not open the wallet '\(collection.label)' (\(error.description)): \(unlockHint(.kwallet)); nothing was moved", code: .locked)
+                }
+                context.terminal.writeError("keychain: unlocked the Secret Service's collection '\(collection.label)' (KWallet's wallet)\n")
+            }
+            return
         }
         var password: SecretBytes?
         for collection in locked {
@@ -317,7 +330,7 @@ enum ProviderSwitch {
         case .keepassxc:
             "in KeePassXC, which opens its databases only itself: in its window, or headless through its own D-Bus method openDatabase (org.keepassxc.KeePassXC.MainWindow) with the database's file and password"
         case .kwallet:
-            "in KWallet: kwalletd opens a wallet with its own prompt, or at login through pam_kwallet"
+            "in KWallet: give --unlock, and kwalletd opens the wallet (without asking when pam_kwallet opened it at login, else in its own password window), or open it in KWallet's manager"
         default:
             "on a desktop, in the keyring manager; headless, give --unlock: its password, read as the vault's passphrase is (KEYCHAIN_PROVIDER_PASSWORD_FILE, standard input, or a prompt), opens it through gnome-keyring's own unlock"
         }
