@@ -97,10 +97,46 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
         return connected!
     }
 
+    /// How many sessions a listing is tried on when the provider and libsecret do not agree on
+    /// the session's key: kwalletd refuses a public key shorter than 128 bytes and derives its
+    /// key from the shared secret without its leading zero bytes, so about one
+    /// `dh-ietf1024-sha256-aes128-cbc-pkcs7` session in a hundred fails with it ("Client public
+    /// key size is invalid", or "Received invalid secret" for every secret read).
+    static let sessionAttempts = 4
+
+    /// Whether `error` is such a failed session: another session (a new key) may do.
+    static func isSessionKeyMismatch(_ error: StoreError) -> Bool {
+        let text = error.description
+        return text.contains("Client public key size is invalid") || text.contains("Received invalid secret")
+    }
+
     /// Every collection with its items; the secrets of each unlocked, persistent one's items
-    /// are read when `readingSecrets`.
+    /// are read when `readingSecrets`. A session whose key the provider and libsecret did not
+    /// agree on is replaced by a new one (up to `sessionAttempts` in all).
     /// - Throws: ``StoreError/unavailable(_:)`` with no provider, and the provider's errors.
     public func collections(readingSecrets: Bool) throws(StoreError) -> [ProviderCollection] {
+        var attempt = 1
+        while true {
+            do {
+                return try listCollections(readingSecrets: readingSecrets)
+            } catch  where attempt < Self.sessionAttempts && Self.isSessionKeyMismatch(error) {
+                attempt += 1
+                dropSession()
+            }
+        }
+    }
+
+    /// Releases the connection and its session (libsecret's shared one), so that the next call
+    /// opens a new session with a new key.
+    private func dropSession() {
+        for proxy in proxies.values { library.objectUnref(proxy) }
+        proxies = [:]
+        if let service { library.objectUnref(service) }
+        service = nil
+        library.serviceDisconnect()
+    }
+
+    private func listCollections(readingSecrets: Bool) throws(StoreError) -> [ProviderCollection] {
         let service = try connected()
         let library = self.library
         try call().succeed("list the collections", .read, proxies: [service]) { cancellable, error in

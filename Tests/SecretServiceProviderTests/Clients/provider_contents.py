@@ -16,14 +16,28 @@ import time
 
 import secretstorage
 from jeepney import DBusAddress, new_method_call
+from secretstorage.dhcrypto import Session
 from secretstorage.util import exec_prompt
 
 connection = secretstorage.dbus_init()
 SERVICE = DBusAddress("/org/freedesktop/secrets", bus_name="org.freedesktop.secrets", interface="org.freedesktop.Secret.Service")
 
+# A plain session (the test's bus is private): kwalletd fails about one dh-ietf1024 session in
+# a hundred (it refuses a public key under 128 bytes and drops the shared secret's leading zeros),
+# which is the command's to cope with, not this checker's.
+session = Session()
+session.object_path = connection.send_and_get_reply(new_method_call(SERVICE, "OpenSession", "sv", ("plain", ("s", "")))).body[1]
+session.encrypted = False
+
+
+def all_collections():
+    properties = DBusAddress("/org/freedesktop/secrets", bus_name="org.freedesktop.secrets", interface="org.freedesktop.DBus.Properties")
+    paths = connection.send_and_get_reply(new_method_call(properties, "Get", "ss", ("org.freedesktop.Secret.Service", "Collections"))).body[0][1]
+    return [secretstorage.Collection(connection, path, session) for path in paths]
+
 
 def collection_labelled(label):
-    for collection in secretstorage.get_all_collections(connection):
+    for collection in all_collections():
         if collection.get_label() == label:
             return collection
     sys.exit("no collection labelled %r" % label)
@@ -38,7 +52,7 @@ def fill(label):
 def dump(ignored):
     default = connection.send_and_get_reply(new_method_call(SERVICE, "ReadAlias", "s", ("default",))).body[0]
     rows = []
-    for collection in secretstorage.get_all_collections(connection):
+    for collection in all_collections():
         if collection.is_locked():
             continue
         name = "(default)" if collection.collection_path == default else collection.get_label()
