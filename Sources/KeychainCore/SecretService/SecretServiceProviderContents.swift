@@ -99,9 +99,9 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
 
     /// How many sessions a listing is tried on when the provider and libsecret do not agree on
     /// the session's key: kwalletd refuses a public key shorter than 128 bytes and derives its
-    /// key from the shared secret without its leading zero bytes, so about one
-    /// `dh-ietf1024-sha256-aes128-cbc-pkcs7` session in a hundred fails with it ("Client public
-    /// key size is invalid", or "Received invalid secret" for every secret read).
+    /// key from the shared secret without its leading zero bytes, so now and then a
+    /// `dh-ietf1024-sha256-aes128-cbc-pkcs7` session fails with it ("Client public key size is
+    /// invalid", or "Received invalid secret" for every secret read).
     static let sessionAttempts = 4
 
     /// Whether `error` is such a failed session: another session (a new key) may do.

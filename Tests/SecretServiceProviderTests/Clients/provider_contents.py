@@ -22,9 +22,9 @@ from secretstorage.util import exec_prompt
 connection = secretstorage.dbus_init()
 SERVICE = DBusAddress("/org/freedesktop/secrets", bus_name="org.freedesktop.secrets", interface="org.freedesktop.Secret.Service")
 
-# A plain session (the test's bus is private): kwalletd fails about one dh-ietf1024 session in
-# a hundred (it refuses a public key under 128 bytes and drops the shared secret's leading zeros),
-# which is the command's to cope with, not this checker's.
+# A plain session (the test's bus is private): kwalletd fails a dh-ietf1024 session now and then
+# (it refuses a public key under 128 bytes and drops the shared secret's leading zeros), which is
+# the command's to cope with, not this checker's.
 session = Session()
 session.object_path = connection.send_and_get_reply(new_method_call(SERVICE, "OpenSession", "sv", ("plain", ("s", "")))).body[1]
 session.encrypted = False
