@@ -278,9 +278,11 @@ enum ProviderSwitch {
         return refused.isEmpty ? "" : " (\(program.rawValue) refuses the attribute(s) \(refused.map { "'\($0)'" }.joined(separator: ", ")) of the item '\(entry.label)')"
     }
 
-    /// Unlocks each locked collection of the provider with its password, before anything is
-    /// read (``ProviderCollectionUnlock``): gnome-keyring's own interface, as a server has no
-    /// desktop for its prompt. One password read serves every collection it opens.
+    /// Unlocks each locked collection of the provider before anything is read
+    /// (``ProviderCollectionUnlock``): gnome-keyring's with its password through its own
+    /// interface, as a server has no desktop for its prompt (one password read serves every
+    /// collection it opens); KWallet's through the Secret Service's `Unlock`, which kwalletd
+    /// answers itself. KeePassXC opens its databases only in its own window or interface.
     private static func unlockProvider(_ context: Context, timeout: Duration) throws(CommandFailure) {
         guard let owner = try self.context({ () throws(StoreError) in try SecretServiceOwner.current(timeout: timeout) }) else {
             throw CommandFailure("nothing owns org.freedesktop.secrets on this bus: start the provider first (--unlock opens its collections)", code: .failure)
