@@ -3,8 +3,9 @@ switching matrix to compare with itself before and after a round trip.
 
   fill LABEL      stores the items of the JSON list on standard input ({label, attributes,
                   secret (hex), content_type}) into the collection labelled LABEL, none replacing
-  dump [NAME...]  prints every unlocked collection's items as sorted JSON lines, the default
-                  alias's collection named "(default)", the attributes NAMEd left out
+  dump [--dates] [NAME...]  prints every unlocked collection's items as sorted JSON lines, the
+                  default alias's collection named "(default)", the attributes NAMEd left out,
+                  with each item's Created and Modified after --dates
   lock LABEL      locks the collection labelled LABEL through the Secret Service API
   unlock LABEL    unlocks it so (KWallet opens a wallet of an empty password without asking)
   open-keepassxc FILE  opens KeePassXC's database FILE with the password on standard input,
@@ -49,7 +50,7 @@ def fill(label):
         collection.create_item(item["label"], item["attributes"], bytes.fromhex(item["secret"]), replace=False, content_type=item["content_type"])
 
 
-def dump(ignored):
+def dump(ignored, dates):
     default = connection.send_and_get_reply(new_method_call(SERVICE, "ReadAlias", "s", ("default",))).body[0]
     rows = []
     for collection in all_collections():
@@ -58,7 +59,10 @@ def dump(ignored):
         name = "(default)" if collection.collection_path == default else collection.get_label()
         for item in collection.get_all_items():
             attributes = {k: v for k, v in item.get_attributes().items() if k not in ignored}
-            rows.append(json.dumps([name, item.get_label(), sorted(attributes.items()), item.get_secret().hex(), item.get_secret_content_type()], ensure_ascii=False))
+            row = [name, item.get_label(), sorted(attributes.items()), item.get_secret().hex(), item.get_secret_content_type()]
+            if dates:
+                row += [item.get_created(), item.get_modified()]
+            rows.append(json.dumps(row, ensure_ascii=False))
     print("\n".join(sorted(rows)))
 
 
@@ -96,7 +100,8 @@ command = sys.argv[1]
 if command == "fill":
     fill(sys.argv[2])
 elif command == "dump":
-    dump(set(sys.argv[2:]))
+    dates = sys.argv[2:3] == ["--dates"]
+    dump(set(sys.argv[3 if dates else 2:]), dates)
 elif command == "lock":
     lock(sys.argv[2])
 elif command == "unlock":
