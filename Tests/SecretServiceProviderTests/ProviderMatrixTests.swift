@@ -202,3 +202,26 @@ struct KeePassXCAttributesTests {
         #expect(SecretServiceProgram.keepassxc.refusedAttributes == ["Uuid", "Path", "TOTP"])
     }
 }
+
+/// `migrate --foreign` with no session bus to reach: its own one-line error, nothing of GLib's.
+struct ForeignMoveWithoutBusTests {
+    @Test(
+        "with no session bus (none named, or a socket that is not there), migrate --foreign either way fails with status 4 and one line of its own: no GLib warning reaches the terminal"
+    )
+    func noBusNoGLibWarning() throws {
+        let home = TemporaryDirectory()
+        let base = [
+            "PATH": "/usr/bin:/bin", "HOME": home.path, "XDG_DATA_HOME": home.path + "/data", "XDG_CONFIG_HOME": home.path + "/config",
+            "XDG_RUNTIME_DIR": home.path, "KEYCHAIN_KERNEL_KEYRING": "off",
+        ]
+        for bus in [nil, "unix:path=\(home.path)/no-bus-here"] {
+            for direction in [["--from", "secret-service", "--to", "vault"], ["--from", "vault", "--to", "secret-service"]] {
+                let environment = bus.map { base.merging(["DBUS_SESSION_BUS_ADDRESS": $0]) { $1 } } ?? base
+                let moved = try Subprocess.run(KeychainExecutable.path, ["migrate", "--foreign"] + direction, environment: environment)
+                #expect(moved.status == 4, "\(moved.stderr)")
+                #expect(moved.stderr.hasPrefix("keychain migrate: ") && moved.stderr.split(separator: "\n").count == 1, "\(moved.stderr)")
+                #expect(ProviderMatrixTests.quiet(moved), "\(moved.stderr)")
+            }
+        }
+    }
+}
