@@ -11,18 +11,22 @@ import KeychainServe
 /// switches providers losing nothing.
 enum ProviderSwitch {
     static func migrate(_ context: Context, from: StoreKind, to: StoreKind, rule: ItemTransfer.ConflictRule) throws(CommandFailure) -> ExitCode {
-        let provider: SecretServiceProviderContents
         let timeout: Duration
         do {
             timeout = try SecretServiceStore.Configuration.timeout(in: context.environment) ?? SecretServiceStore.Configuration().timeout
-            provider = try SecretServiceProviderContents(timeout: timeout)
         } catch {
             throw CommandFailure(error)
         }
         let vault = try context.vault()
         // Asked before the provider is called, and again after its listing (which may have
         // started one by D-Bus activation: keychain serve of this vault, once installed).
-        try refuseServingThisVault(vault, timeout: timeout)
+        let owner = try refuseServingThisVault(vault, timeout: timeout)
+        let provider: SecretServiceProviderContents
+        do {
+            provider = try SecretServiceProviderContents(timeout: timeout, program: owner?.program ?? .unknown)
+        } catch {
+            throw CommandFailure(error)
+        }
         try context.ensureAvailable(.whenUnlocked)
         if context.arguments.has("unlock") { try unlockProvider(context, timeout: timeout) }
         return from == .secretService ? try intoVault(context, provider, vault, rule) : try outOfVault(context, provider, vault, rule)
@@ -39,7 +43,7 @@ enum ProviderSwitch {
         let locked = persistent.filter(\.isLocked)
         if !locked.isEmpty && !context.arguments.has("skip-locked") {
             throw CommandFailure(
-                "\(locked.count) collection(s) of the Secret Service are locked (\(locked.map { "'\($0.label)'" }.joined(separator: ", ")), \(locked.map(\.items.count).reduce(0, +)) item(s)): unlock them first (\(Self.unlockHint)), or give --skip-locked to leave them behind; nothing was moved",
+                "\(locked.count) collection(s) of the Secret Service are locked (\(locked.map { "'\($0.label)'" }.joined(separator: ", ")), \(Self.lockedItems(locked))): unlock them first (\(Self.unlockHint(provider.program))), or give --skip-locked to leave them behind; nothing was moved",
                 code: .locked)
         }
         let groups = persistent.filter { !$0.isLocked }.map { collection in
@@ -100,9 +104,19 @@ enum ProviderSwitch {
         }
         let locked = collections.filter { $0.isLocked && !$0.isMemoryOnly }
         if !locked.isEmpty {
+            let listed = locked.map(\.items.count).reduce(0, +)
             context.terminal.writeError(
-                "keychain: \(locked.map(\.items.count).reduce(0, +)) item(s) of \(locked.count) locked collection(s) stayed behind (--skip-locked)\n")
+                listed > 0
+                    ? "keychain: \(listed) item(s) of \(locked.count) locked collection(s) stayed behind (--skip-locked)\n"
+                    : "keychain: \(locked.count) locked collection(s) stayed behind with their items (\(lockedItems(locked))) (--skip-locked)\n")
         }
+    }
+
+    /// How many items the locked collections hold, where the provider lists them: KeePassXC
+    /// lists none while a database is locked.
+    private static func lockedItems(_ locked: [SecretServiceProviderContents.ProviderCollection]) -> String {
+        let listed = locked.map(\.items.count).reduce(0, +)
+        return listed > 0 ? "\(listed) item(s)" : "the provider lists no items while they are locked"
     }
 
     // MARK: - Vault to provider
@@ -129,7 +143,7 @@ enum ProviderSwitch {
             }
             if let target, target.isLocked {
                 throw CommandFailure(
-                    "the Secret Service's collection '\(target.label)' is locked: unlock it first (\(Self.unlockHint)); nothing was moved", code: .locked)
+                    "the Secret Service's collection '\(target.label)' is locked: unlock it first (\(Self.unlockHint(provider.program))); nothing was moved", code: .locked)
             }
             targets.append((collection, target?.path))
             for entry in collection.entries {
@@ -155,6 +169,7 @@ enum ProviderSwitch {
         var replacedItems: [String] = []
         var kept = 0, replaced = 0
         var creating: String?
+        var storing: ServedItems.Entry?
         var createdByLabel: [String: String] = [:]
         do throws(StoreError) {
             for (collection, existing) in targets {
@@ -184,8 +199,11 @@ enum ProviderSwitch {
                         replacedItems += replacing
                         replaced += 1
                     }
-                    createdItems.append(
-                        try provider.createItem(in: path, label: entry.label, attributes: entry.attributes, secret: entry.secret, contentType: entry.contentType))
+                    storing = entry
+                    let created = try provider.createItem(in: path, label: entry.label, attributes: entry.attributes, secret: entry.secret, contentType: entry.contentType)
+                    createdItems.append(created)
+                    try verifyArrival(of: entry, at: created, provider)
+                    storing = nil
                     moved.append(entry.source)
                 }
             }
@@ -200,7 +218,7 @@ enum ProviderSwitch {
             let why =
                 creating.map {
                     "the Secret Service did not create a collection labelled '\($0)' (its prompt was dismissed, or it makes none: \(error.description)); create one of that label there and run again"
-                } ?? error.description
+                } ?? error.description + (storing.map { Self.refusal(of: $0, by: provider.program) } ?? "")
             throw CommandFailure("\(why); \(undone)", code: ExitCode(error))
         }
         // The provider's own items the vault's replaced go only once every new one is there.
@@ -235,14 +253,59 @@ enum ProviderSwitch {
         return failed ? .failure : .success
     }
 
-    /// Unlocks each locked collection of the provider with its password, before anything is
-    /// read (``ProviderCollectionUnlock``): gnome-keyring's own interface, as a server has no
-    /// desktop for its prompt. One password read serves every collection it opens.
+    /// Refuses unless the provider shows the item it created at `path` as it was given: its
+    /// label, its secret's bytes and each of its attributes (a provider may show more).
+    /// A provider's success is not enough: KeePassXC answers a creation it gave up half-way
+    /// (attributes it refuses) with the path of an empty entry.
+    private static func verifyArrival(of entry: ServedItems.Entry, at path: String, _ provider: SecretServiceProviderContents) throws(StoreError) {
+        let shown = try provider.itemAsShown(at: path)
+        var differences: [String] = []
+        if let shown {
+            if shown.label != entry.label { differences.append("its label") }
+            if shown.secret != entry.secret { differences.append("its secret") }
+            let attributes = entry.attributes.keys.sorted().filter { shown.attributes[$0] != entry.attributes[$0] }
+            if !attributes.isEmpty { differences.append("attribute(s) \(attributes.map { "'\($0)'" }.joined(separator: ", "))") }
+        }
+        guard shown == nil || !differences.isEmpty else { return }
+        let what = shown == nil ? "it is not there" : differences.joined(separator: ", ") + " differ"
+        throw .io("\(provider.program.rawValue) did not keep the item '\(entry.label)' as it was given: read back, \(what)\(refusal(of: entry, by: provider.program))")
+    }
+
+    /// Which of the item's attributes the provider refuses to be given, said in parentheses;
+    /// empty when none.
+    private static func refusal(of entry: ServedItems.Entry, by program: SecretServiceProgram) -> String {
+        let refused = program.refusedAttributes.filter { entry.attributes[$0] != nil }.sorted()
+        return refused.isEmpty ? "" : " (\(program.rawValue) refuses the attribute(s) \(refused.map { "'\($0)'" }.joined(separator: ", ")) of the item '\(entry.label)')"
+    }
+
+    /// Unlocks each locked collection of the provider before anything is read
+    /// (``ProviderCollectionUnlock``): gnome-keyring's with its password through its own
+    /// interface, as a server has no desktop for its prompt (one password read serves every
+    /// collection it opens); KWallet's through the Secret Service's `Unlock`, which kwalletd
+    /// answers itself. KeePassXC opens its databases only in its own window or interface.
     private static func unlockProvider(_ context: Context, timeout: Duration) throws(CommandFailure) {
         guard let owner = try self.context({ () throws(StoreError) in try SecretServiceOwner.current(timeout: timeout) }) else {
             throw CommandFailure("nothing owns org.freedesktop.secrets on this bus: start the provider first (--unlock opens its collections)", code: .failure)
         }
         let locked = try self.context { () throws(StoreError) in try ProviderCollectionUnlock.lockedCollections(of: owner, timeout: timeout) }
+        if !locked.isEmpty && owner.program == .keepassxc {
+            throw CommandFailure(
+                "--unlock opens gnome-keyring's collections with their password, and KWallet's through its own prompt; KeePassXC's locked collection(s) (\(locked.map { "'\($0.label)'" }.joined(separator: ", "))) are unlocked \(unlockHint(owner.program)); nothing was moved",
+                code: .locked)
+        }
+        if owner.program == .kwallet {
+            // kwalletd asks for a wallet's password itself (or has it from pam_kwallet): none is read here.
+            for collection in locked {
+                do throws(StoreError) {
+                    try ProviderCollectionUnlock.unlockThroughService(collection, of: owner, wait: max(timeout, .seconds(300)), timeout: timeout)
+                } catch {
+                    throw CommandFailure(
+                        "KWallet did not open the wallet '\(collection.label)' (\(error.description)): \(unlockHint(.kwallet)); nothing was moved", code: .locked)
+                }
+                context.terminal.writeError("keychain: unlocked the Secret Service's collection '\(collection.label)' (KWallet's wallet)\n")
+            }
+            return
+        }
         var password: SecretBytes?
         for collection in locked {
             let given: SecretBytes
@@ -264,8 +327,16 @@ enum ProviderSwitch {
     }
 
     /// How to unlock a provider's collection, on a desktop and on a server without one.
-    static let unlockHint =
-        "on a desktop, in the keyring manager; headless, give --unlock: its password, read as the vault's passphrase is (KEYCHAIN_PROVIDER_PASSWORD_FILE, standard input, or a prompt), opens it through gnome-keyring's own unlock"
+    static func unlockHint(_ program: SecretServiceProgram) -> String {
+        switch program {
+        case .keepassxc:
+            "in KeePassXC, which opens its databases only itself: in its window, or headless through its own D-Bus method openDatabase (org.keepassxc.KeePassXC.MainWindow) with the database's file and password"
+        case .kwallet:
+            "in KWallet: give --unlock, and kwalletd opens the wallet (without asking when pam_kwallet opened it at login, else in its own password window), or open it in KWallet's manager"
+        default:
+            "on a desktop, in the keyring manager; headless, give --unlock: its password, read as the vault's passphrase is (KEYCHAIN_PROVIDER_PASSWORD_FILE, standard input, or a prompt), opens it through gnome-keyring's own unlock"
+        }
+    }
 
     // MARK: - Which provider
 
@@ -274,11 +345,13 @@ enum ProviderSwitch {
     /// and the vault that owner says it serves (``SecretServiceOwner``), which any user may ask
     /// of a daemon of their own; only for a daemon that does not say (an older `keychain
     /// serve`), by its open files where they can be read.
-    static func refuseServingThisVault(_ vault: Vault, timeout: Duration) throws(CommandFailure) {
-        guard let owner = try context({ () throws(StoreError) in try SecretServiceOwner.current(timeout: timeout) }) else { return }
+    /// Returns the owner, or nil when nothing owns the name.
+    @discardableResult
+    static func refuseServingThisVault(_ vault: Vault, timeout: Duration) throws(CommandFailure) -> SecretServiceOwner? {
+        guard let owner = try context({ () throws(StoreError) in try SecretServiceOwner.current(timeout: timeout) }) else { return nil }
         let process = owner.processID.map { "process \($0)" } ?? "bus name \(owner.uniqueName)"
         let serving = owner.servedVault == nil ? owner.processID.map { opensFile(of: vault, $0) } ?? false : owner.serves(vault)
-        guard serving else { return }
+        guard serving else { return owner }
         throw CommandFailure(
             "the Secret Service on this bus is keychain serve (\(process)) serving this same vault: stop it, or give the name back to the old provider (gnome-keyring-daemon --replace), first; nothing was moved",
             code: .failure)

@@ -47,7 +47,7 @@ enum TransferCommands {
                 .flag("foreign", "switch providers: every program's items of every collection, into the vault as keychain serve keeps them, or back"),
                 .flag(
                     "unlock",
-                    "with --foreign: first open the provider's locked collections with their password (gnome-keyring's own unlock; KEYCHAIN_PROVIDER_PASSWORD_FILE, standard input or a prompt)"
+                    "with --foreign: first open the provider's locked collections: gnome-keyring's with their password (its own unlock; KEYCHAIN_PROVIDER_PASSWORD_FILE, standard input or a prompt), KWallet's through the Secret Service's Unlock (kwalletd asks, or opens a wallet pam_kwallet opened); KeePassXC's are opened in KeePassXC"
                 ),
             ],
             examples: [

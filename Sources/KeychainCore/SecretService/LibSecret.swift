@@ -91,6 +91,7 @@ struct LibSecret: @unchecked Sendable {
     let variantNChildren: @convention(c) (Pointer?) -> Int
     let variantNewObjectPath: @convention(c) (UnsafePointer<CChar>?) -> Pointer?
     let variantNewVariant: @convention(c) (Pointer?) -> Pointer?
+    let variantNewObjv: @convention(c) (UnsafePointer<UnsafePointer<CChar>?>?, Int) -> Pointer?
     let variantNewFixedArray: @convention(c) (UnsafePointer<CChar>?, UnsafeRawPointer?, Int, Int) -> Pointer?
 
     // Flags, as in libsecret's headers.
@@ -204,6 +205,7 @@ struct LibSecret: @unchecked Sendable {
             variantNChildren: symbol("g_variant_n_children", as: (@convention(c) (Pointer?) -> Int).self) ?? { _ in 0 },
             variantNewObjectPath: symbol("g_variant_new_object_path", as: (@convention(c) (UnsafePointer<CChar>?) -> Pointer?).self) ?? { _ in nil },
             variantNewVariant: symbol("g_variant_new_variant", as: (@convention(c) (Pointer?) -> Pointer?).self) ?? { _ in nil },
+            variantNewObjv: symbol("g_variant_new_objv", as: (@convention(c) (UnsafePointer<UnsafePointer<CChar>?>?, Int) -> Pointer?).self) ?? { _, _ in nil },
             variantNewFixedArray: symbol("g_variant_new_fixed_array", as: (@convention(c) (UnsafePointer<CChar>?, UnsafeRawPointer?, Int, Int) -> Pointer?).self) ?? {
                 _, _, _, _ in nil
             }

@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A locked collection of the provider on the bus, unlocked headless with its password through
 /// gnome-keyring's own interface (`UnlockWithMasterPassword` of
 /// `org.gnome.keyring.InternalUnsupportedGuiltRiddenInterface`, what its unlock screen uses):
@@ -80,6 +84,48 @@ public enum ProviderCollectionUnlock {
         }
         guard bus.booleanProperty(of: owner.uniqueName, "org.freedesktop.Secret.Collection", "Locked", at: collection.path) == false else {
             throw .authenticationFailed
+        }
+    }
+
+    /// Unlocks `collection` through the Secret Service's own `Unlock` and its prompt, which
+    /// the provider answers in its own way: kwalletd opens a wallet pam_kwallet opened at login
+    /// (or one of an empty password) without asking, and asks for any other's password in its
+    /// own window. Waits up to `wait` for the collection to be unlocked.
+    /// - Throws: ``StoreError/unavailable(_:)`` when the provider refuses the call,
+    ///   ``StoreError/userCancelled`` when the collection is still locked after `wait` (its
+    ///   prompt is dismissed then).
+    public static func unlockThroughService(_ collection: LockedCollection, of owner: SecretServiceOwner, wait: Duration, timeout: Duration = .seconds(5)) throws(StoreError) {
+        let bus = try SessionBus(timeout: timeout)
+        let library = bus.library
+        let objects = collection.path.withCString { path in
+            var paths: [UnsafePointer<CChar>?] = [path]
+            return library.variantNewObjv(&paths, 1)
+        }
+        let asked = bus.call(owner.uniqueName, "/org/freedesktop/secrets", "org.freedesktop.Secret.Service", "Unlock", values: [objects])
+        guard case .success(let reply) = asked else {
+            if case .failure(let error) = asked { throw .unavailable("the Secret Service did not unlock '\(collection.label)': \(error.message)") }
+            return
+        }
+        let promptValue = library.variantGetChildValue(reply, 1)
+        let prompt = bus.string(promptValue) ?? "/"
+        library.variantUnref(promptValue)
+        library.variantUnref(reply)
+        if prompt != "/",
+            case .success(let shown) = bus.call(owner.uniqueName, prompt, "org.freedesktop.Secret.Prompt", "Prompt", values: [library.variantNewString("")])
+        {
+            library.variantUnref(shown)
+        }
+        // The prompt's Completed signal is not listened for: the collection's Locked property
+        // says the same, asked until it changes.
+        let deadline = ContinuousClock.now + wait
+        while bus.booleanProperty(of: owner.uniqueName, "org.freedesktop.Secret.Collection", "Locked", at: collection.path) != false {
+            guard ContinuousClock.now < deadline else {
+                if prompt != "/", case .success(let dismissed) = bus.call(owner.uniqueName, prompt, "org.freedesktop.Secret.Prompt", "Dismiss", values: []) {
+                    library.variantUnref(dismissed)
+                }
+                throw .userCancelled
+            }
+            usleep(50_000)
         }
     }
 }

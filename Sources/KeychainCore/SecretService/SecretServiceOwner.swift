@@ -27,6 +27,8 @@ public struct SecretServiceOwner: Sendable, Equatable {
     public let processID: Int32?
     /// The vault it serves, when the owner is `keychain serve`; nil for any other provider.
     public let servedVault: ServedVault?
+    /// Which program it is, by the names it owns beside the Secret Service's.
+    public let program: SecretServiceProgram
 
     /// The name's owner now, or nil when nothing owns it (nothing is started to find out).
     /// - Parameter timeout: the longest each call to the bus or the owner may take.
@@ -40,7 +42,9 @@ public struct SecretServiceOwner: Sendable, Equatable {
         if let identifier = bus.stringProperty(of: unique, identityInterface, "VaultID"), let path = bus.stringProperty(of: unique, identityInterface, "VaultPath") {
             served = ServedVault(identifier: identifier, path: path)
         }
-        return SecretServiceOwner(uniqueName: unique, processID: pid, servedVault: served)
+        let program =
+            served != nil ? .keychainServe : SecretServiceProgram.ownNames.first { (try? bus.nameOwner(of: $0.name)) == unique }?.program ?? .unknown
+        return SecretServiceOwner(uniqueName: unique, processID: pid, servedVault: served, program: program)
     }
 
     /// Makes the session bus read its configuration and activation files again
@@ -127,13 +131,13 @@ final class SessionBus {
         library.variantGetString(value, nil).map { String(cString: $0) }
     }
 
-    /// The unique name owning the Secret Service's name, or nil when none does.
-    func nameOwner() throws(StoreError) -> String? {
-        switch call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner", [SecretServiceOwner.busName]) {
+    /// The unique name owning `name` (the Secret Service's by default), or nil when none does.
+    func nameOwner(of name: String = SecretServiceOwner.busName) throws(StoreError) -> String? {
+        switch call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner", [name]) {
         case .success(let reply): return first(reply, string)
         case .failure(let error):
             if error.message.contains("NameHasNoOwner") { return nil }
-            throw .unavailable("the session bus did not say who owns \(SecretServiceOwner.busName): \(error.message)")
+            throw .unavailable("the session bus did not say who owns \(name): \(error.message)")
         }
     }
 

@@ -48,17 +48,23 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
     private let library: LibSecret
     /// The longest one call to the provider may take.
     public let timeout: Duration
+    /// Which program the provider is: what of each item's shown attributes is read as stored
+    /// in it (``SecretServiceProgram/storedAttributes(_:)``).
+    public let program: SecretServiceProgram
     private var service: LibSecret.Pointer?
     /// The collections' proxies by path, listed or created, released with this object.
     private var proxies: [String: LibSecret.Pointer] = [:]
 
     /// Loads libsecret; connecting happens on first use.
-    /// - Parameter timeout: the longest one call to the provider may take (clamped to
-    ///   ``SecretServiceStore/Configuration/timeoutRange``).
+    /// - Parameters:
+    ///   - timeout: the longest one call to the provider may take (clamped to
+    ///     ``SecretServiceStore/Configuration/timeoutRange``).
+    ///   - program: which program the provider is (``SecretServiceOwner/program``).
     /// - Throws: ``StoreError/unavailable(_:)`` when libsecret is not installed.
-    public init(timeout: Duration = .seconds(5)) throws(StoreError) {
+    public init(timeout: Duration = .seconds(5), program: SecretServiceProgram = .unknown) throws(StoreError) {
         library = try LibSecret.shared.get()
         self.timeout = SecretServiceStore.Configuration(timeout: timeout).timeout
+        self.program = program
     }
 
     deinit {
@@ -91,10 +97,46 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
         return connected!
     }
 
+    /// How many sessions a listing is tried on when the provider and libsecret do not agree on
+    /// the session's key: kwalletd refuses a public key shorter than 128 bytes and derives its
+    /// key from the shared secret without its leading zero bytes, so now and then a
+    /// `dh-ietf1024-sha256-aes128-cbc-pkcs7` session fails with it ("Client public key size is
+    /// invalid", or "Received invalid secret" for every secret read).
+    static let sessionAttempts = 4
+
+    /// Whether `error` is such a failed session: another session (a new key) may do.
+    static func isSessionKeyMismatch(_ error: StoreError) -> Bool {
+        let text = error.description
+        return text.contains("Client public key size is invalid") || text.contains("Received invalid secret")
+    }
+
     /// Every collection with its items; the secrets of each unlocked, persistent one's items
-    /// are read when `readingSecrets`.
+    /// are read when `readingSecrets`. A session whose key the provider and libsecret did not
+    /// agree on is replaced by a new one (up to `sessionAttempts` in all).
     /// - Throws: ``StoreError/unavailable(_:)`` with no provider, and the provider's errors.
     public func collections(readingSecrets: Bool) throws(StoreError) -> [ProviderCollection] {
+        var attempt = 1
+        while true {
+            do {
+                return try listCollections(readingSecrets: readingSecrets)
+            } catch  where attempt < Self.sessionAttempts && Self.isSessionKeyMismatch(error) {
+                attempt += 1
+                dropSession()
+            }
+        }
+    }
+
+    /// Releases the connection and its session (libsecret's shared one), so that the next call
+    /// opens a new session with a new key.
+    private func dropSession() {
+        for proxy in proxies.values { library.objectUnref(proxy) }
+        proxies = [:]
+        if let service { library.objectUnref(service) }
+        service = nil
+        library.serviceDisconnect()
+    }
+
+    private func listCollections(readingSecrets: Bool) throws(StoreError) -> [ProviderCollection] {
         let service = try connected()
         let library = self.library
         try call().succeed("list the collections", .read, proxies: [service]) { cancellable, error in
@@ -134,12 +176,15 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
         return path.flatMap { $0 == "/" ? nil : $0 }
     }
 
-    private func read(_ item: LibSecret.Pointer, secret: Bool) throws(StoreError) -> ProviderItem {
+    /// One item; its attributes every one the provider shows when `asShown`, else those
+    /// stored in it.
+    private func read(_ item: LibSecret.Pointer, secret: Bool, asShown: Bool = false) throws(StoreError) -> ProviderItem {
         let library = self.library
         let path = library.proxyGetObjectPath(item).map { String(cString: $0) } ?? ""
         let table = library.itemGetAttributes(item)
-        let attributes = library.dictionary(table)
+        let shown = library.dictionary(table)
         library.hashTableUnref(table)
+        let attributes = asShown ? shown : program.storedAttributes(shown)
         let label = library.takeString(library.itemGetLabel(item)) ?? ""
         let created = library.itemGetCreated(item), modified = library.itemGetModified(item)
         guard secret else {
@@ -155,6 +200,24 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
         let bytes = library.valueGet(value, &length)
         let copied = bytes.map { SecretBytes(UnsafeRawBufferPointer(start: $0, count: length)) } ?? SecretBytes([])
         return ProviderItem(path: path, label: label, attributes: attributes, secret: copied, contentType: contentType, created: created, modified: modified)
+    }
+
+    /// The item at `path` read back with its secret and every attribute the provider shows,
+    /// or nil when there is none there: whether an item was kept as it was given.
+    /// - Throws: the provider's errors (``StoreError/collectionLocked(_:)`` when its secret
+    ///   cannot be read).
+    public func itemAsShown(at path: String) throws(StoreError) -> ProviderItem? {
+        let service = try connected()
+        let library = self.library
+        guard
+            let item = try call().objectUnlessGone(
+                "load an item", proxies: [service],
+                { cancellable, error in
+                    library.itemNewForPathSync(service, path, 0, cancellable, error)
+                })
+        else { return nil }
+        defer { library.objectUnref(item) }
+        return try read(item, secret: true, asShown: true)
     }
 
     /// Deletes the items at `paths`, each on its own; the paths that could not be deleted.
