@@ -201,14 +201,20 @@ final class EtcdClient: Sendable {
     /// (read from etcd's history, as a watch replays it); nil when that history was compacted
     /// away (then it cannot be told).
     /// Reading to the present (`modRevision` beyond any put) ends after `idleSeconds` of a
-    /// quiet watch.
+    /// quiet watch; a key that keeps changing for longer than `historyDeadline` cannot be
+    /// told either (nil), rather than holding the round for as long as someone writes.
     func history(of key: [UInt8], from startRevision: Int64, through modRevision: Int64, idleSeconds: Int = 2) throws(SyncError) -> [KeyValue]? {
         let seen = HistoryCollector()
+        let deadline = ContinuousClock.now + Self.historyDeadline
         try watch(prefix: key, startRevision: max(1, startRevision), idleSeconds: idleSeconds) { event in
             switch event {
             case .changed(_, let puts):
                 let mine = puts.filter { $0.key == key }
                 seen.puts += mine
+                if ContinuousClock.now > deadline {
+                    seen.compacted = true
+                    return false
+                }
                 return !mine.contains { $0.modRevision >= modRevision }
             case .compacted:
                 seen.compacted = true
@@ -217,6 +223,9 @@ final class EtcdClient: Sendable {
         }
         return seen.compacted ? nil : seen.puts
     }
+
+    /// The longest a history read waits on a key that keeps changing.
+    static let historyDeadline = Duration.seconds(10)
 
     private final class HistoryCollector {
         var puts: [KeyValue] = []

@@ -31,19 +31,22 @@ extension SyncEngine {
         let head = try Self.epochHead(state.prefix, client: client)
         let lists = try Self.memberLists(state.prefix, client: client)
         let held = try heldMembers(state)
-        if let head, head.epoch > state.epoch, (lists.keys.max() ?? 0) < head.epoch {
-            throw .tampered(
-                "the group's epoch head names epoch \(head.epoch), whose member list is not on etcd: it was deleted (a removed device may have done it); nothing is sent under epoch \(state.epoch) until a member that holds epoch \(head.epoch) puts it back (its next round does)"
-            )
-        }
         guard let newest = lists.keys.max() else {
             // A cluster that lost the lists (wiped): the held one goes back, with its shares.
             try putBackHeldList(state, held: held, client: client)
-            try confirmHead(head, &state, client: client)
+            try confirmHead(head, listCreated: nil, &state, client: client)
             return
         }
-        if newest > state.epoch { return try follow(lists, to: newest, head: head, held: held, &state, client: client) }
-        if head?.epoch ?? 0 < state.epoch || head?.modRevision != state.headRevision { try confirmHead(head, &state, client: client) }
+        if newest > state.epoch {
+            try follow(lists, to: newest, head: head, held: held, &state, client: client)
+            if state.headRevision != head?.modRevision { try confirmHead(head, listCreated: lists[state.epoch]?.createRevision, &state, client: client) }
+            return
+        }
+        // A head that names another epoch than this one (a newer one whose list is gone, an
+        // older one, or none: rewritten), or that this device did not confirm.
+        if head?.epoch != state.epoch || head?.modRevision != state.headRevision {
+            try confirmHead(head, listCreated: lists[state.epoch]?.createRevision, &state, client: client)
+        }
         guard let current = lists[state.epoch] else {
             // This epoch's list is gone and an older one is the newest: rolled back. The list
             // goes back with its members' key shares, so a device that had not yet followed it
@@ -74,6 +77,7 @@ extension SyncEngine {
             return try raise(forked ? .forked : .rolledBack, servedEpoch: state.epoch, &state)
         }
         if !served.members.contains(where: { $0.deviceID == me.deviceID }) { return try raise(.removed, servedEpoch: state.epoch, &state) }
+        try putBackMissingShares(state, members: served.members, client: client)
         if state.members != current.value {
             state.members = current.value
             try save(state)
@@ -86,29 +90,48 @@ extension SyncEngine {
         var modRevision: Int64
     }
 
-    static func epochHead(_ prefix: [UInt8], client: EtcdClient) throws(SyncError) -> EpochHead? {
-        guard let kv = try client.range(SyncRecords.headKey(prefix)).kvs.first else { return nil }
-        guard let epoch = SyncRecords.headEpoch(kv.value) else { throw .tampered("the group's epoch head on etcd is not an epoch number") }
-        return EpochHead(epoch: epoch, modRevision: kv.modRevision)
+    /// Whether `head` vouches for the epoch `number` whose list is `list`: it moved past it, or
+    /// moved to it in the transaction that wrote the list (an epoch's start). A group made
+    /// before heads has none to ask, and every list is taken at its word there.
+    static func headVouches(_ head: EpochHead?, for number: UInt32, list: EtcdClient.KeyValue) -> Bool {
+        guard let head else { return true }
+        return head.epoch > number || (head.epoch == number && head.modRevision == list.createRevision)
     }
 
-    /// Takes a head that names no newer epoch than this device's, but is not the one it
-    /// confirmed (rewritten, deleted, rolled back, or seen for the first time), once etcd's
-    /// history says that no list of the next epoch was written since this device learned its
-    /// epoch: a newer list written and deleted means a newer epoch existed (a removal,
-    /// perhaps), and whoever deleted it may be the removed device, which holds this epoch's
-    /// key. A history compacted away cannot say, and then nothing is taken either. A head
-    /// gone or behind this device's epoch goes back to it (a rollback, reported).
-    private func confirmHead(_ head: EpochHead?, _ state: inout SyncState, client: EtcdClient) throws(SyncError) {
+    /// The head as etcd holds it; one that is not a number (no device of ours wrote it) names
+    /// epoch 0, which no group has, and is put back like any head that names the wrong epoch.
+    static func epochHead(_ prefix: [UInt8], client: EtcdClient) throws(SyncError) -> EpochHead? {
+        guard let kv = try client.range(SyncRecords.headKey(prefix)).kvs.first else { return nil }
+        return EpochHead(epoch: SyncRecords.headEpoch(kv.value) ?? 0, modRevision: kv.modRevision)
+    }
+
+    /// Takes a head that names this device's epoch but is not the one it confirmed, or puts
+    /// back one that names another epoch (a newer one whose list is gone, an older one, none),
+    /// once etcd's history says that no list of the next epoch was written since this device
+    /// learned its epoch: a newer list written and deleted means a newer epoch existed (a
+    /// removal, perhaps), and whoever deleted it may be the removed device, which holds this
+    /// epoch's key. A head put in the same transaction as this epoch's list (`listCreated`) is
+    /// the epoch's start, and taken as it is. A history compacted away cannot say, and then
+    /// nothing is taken, except by a device of a group made before heads that never confirmed
+    /// one: it takes the group's first head as it took lists before. A cluster whose revisions
+    /// are behind this device's epoch was wiped or replaced: its whole history is read.
+    private func confirmHead(_ head: EpochHead?, listCreated: Int64?, _ state: inout SyncState, client: EtcdClient) throws(SyncError) {
+        if let head, head.epoch == state.epoch, head.modRevision == listCreated {
+            state.headRevision = head.modRevision
+            return try save(state)
+        }
         let next = Self.nextEpochKey(state)
-        guard let puts = try client.history(of: next, from: max(1, state.epochSince), through: .max, idleSeconds: 1) else {
+        let clusterRevision = try client.range(next).revision
+        let from = state.epochSince > clusterRevision ? 1 : max(1, state.epochSince)
+        if let puts = try client.history(of: next, from: from, through: .max, idleSeconds: 1) {
+            guard puts.isEmpty else {
+                throw .tampered(
+                    "a member list of epoch \(state.epoch + 1) was written on etcd and then deleted; nothing is sent under epoch \(state.epoch), which a removed device may hold (the next round of a member that followed epoch \(state.epoch + 1) puts it back, then this device follows it)"
+                )
+            }
+        } else if state.headRevision != 0 || (head.map { $0.epoch != state.epoch } ?? false) {
             throw .tampered(
                 "the group's epoch head moved, and etcd's history since this device learned epoch \(state.epoch) was compacted, so it cannot confirm that no list of epoch \(state.epoch + 1) was written and deleted; nothing is sent under epoch \(state.epoch) (a member that follows the newest epoch repairs a deleted list; or leave and join again)"
-            )
-        }
-        guard puts.isEmpty else {
-            throw .tampered(
-                "a member list of epoch \(state.epoch + 1) was written on etcd and then deleted; nothing is sent under epoch \(state.epoch), which a removed device may hold (the next round of a member that followed epoch \(state.epoch + 1) puts it back, then this device follows it)"
             )
         }
         if let head, head.epoch == state.epoch {
@@ -118,10 +141,24 @@ extension SyncEngine {
         let written = try client.put(SyncRecords.headKey(state.prefix), SyncRecords.headValue(epoch: state.epoch), ifModRevision: head?.modRevision ?? 0)
         guard written.succeeded else { return }
         state.headRevision = written.revision
-        // A head that was there and named an older epoch was rolled back; one missing from a
+        // A head that was there and named another epoch was rewritten; one missing from a
         // group that never had one (made before heads) was not.
         if head != nil { return try raise(.rolledBack, servedEpoch: head?.epoch ?? state.epoch, &state) }
         try save(state)
+    }
+
+    /// Puts back a key share of this epoch missing for one of `members` (deleted: a device that
+    /// has not followed the epoch could not), sealed anew to the same key; one keys-only read.
+    private func putBackMissingShares(_ state: SyncState, members: [SyncRecords.Member], client: EtcdClient) throws(SyncError) {
+        guard state.epoch > 1, let previousKey = state.epochKeys[state.epoch - 1] else { return }
+        let prefix = state.prefix + Array("k/\(state.epoch)/".utf8)
+        let present = Set(try client.keys(prefix, rangeEnd: EtcdClient.rangeEnd(ofPrefix: prefix), keysOnly: true).keys)
+        for member in members {
+            let key = try SyncRecords.shareKey(state.prefix, epoch: state.epoch, device: member.deviceID, previousKey: previousKey)
+            guard !present.contains(key) else { continue }
+            let share = try SyncRecords.sealShare(state.epochKey, epoch: state.epoch, to: member, previousKey: previousKey, prefix: state.prefix)
+            _ = try client.put(key, share, ifModRevision: 0)
+        }
     }
 
     /// Puts the held list of this device's epoch back where none is, and a key share for each
@@ -159,6 +196,12 @@ extension SyncEngine {
                 if let puts = try client.history(of: shareKey, from: max(1, next.epochSince), through: .max, idleSeconds: 1), !puts.isEmpty {
                     throw .tampered("this device's key share of epoch \(number) was deleted from etcd; it follows that epoch once a member puts the share back")
                 }
+                // Removed only when the group's head vouches for the epoch: it moved past it, or
+                // moved to it in the transaction that wrote the list (a group made before heads
+                // has none to ask). A list no epoch start wrote says nothing about this device.
+                guard Self.headVouches(head, for: number, list: kv) else {
+                    throw .tampered("a member list of epoch \(number) is on etcd with no key share for this device, and the group's epoch head does not vouch for it")
+                }
                 return try raise(.removed, servedEpoch: number, &state)
             }
             guard let key = SyncRecords.openShare(share.value, epoch: number, state: next, previousKey: next.epochKey) else {
@@ -176,12 +219,14 @@ extension SyncEngine {
             next.epochKeys[number] = key
             next.epoch = number
             next.members = kv.value
-            next.epochSince = kv.createRevision
+            // From the list's first put: one put back since (a member's repair) does not hide
+            // what etcd's history holds between the two.
+            next.epochSince = min(kv.createRevision, puts?.first?.modRevision ?? kv.createRevision)
             previous = list.members
         }
-        // The head that names the epoch followed is the one every write now compares; one
-        // that names none of it is confirmed by the next round.
-        if let head, head.epoch == newest { next.headRevision = head.modRevision }
+        // The head put with the newest list, in its start's transaction, is the one every write
+        // now compares; any other is confirmed against etcd's history by the caller.
+        if let head, head.epoch == newest, head.modRevision == lists[newest]?.createRevision { next.headRevision = head.modRevision }
         next.retiredRecords = true
         if next.alarm?.kind == .forkedHistory || next.alarm?.kind == .removed { next.alarm = nil }
         state = next
@@ -237,7 +282,7 @@ extension SyncEngine {
     /// epoch head in one transaction, written only where none of them is and while the head
     /// is the one this device confirmed. False when another device started that epoch first,
     /// or the head moved.
-    func startEpoch(_ state: inout SyncState, members: [SyncRecords.Member], client: EtcdClient) throws(SyncError) -> Bool {
+    func startEpoch(_ state: inout SyncState, members: [SyncRecords.Member], client: EtcdClient, guards: [EtcdClient.Guard] = []) throws(SyncError) -> Bool {
         let epoch = state.epoch + 1
         let newKey = SecretBytes.random(count: 32)
         var writes: [(key: [UInt8], value: [UInt8], ifModRevision: Int64)] = []
@@ -248,7 +293,7 @@ extension SyncEngine {
         let sealed = try SyncRecords.sealMembers(members, epoch: epoch, key: newKey, prefix: state.prefix, signer: state)
         writes.append((SyncRecords.membersKey(state.prefix, epoch: epoch), sealed, 0))
         writes.append((SyncRecords.headKey(state.prefix), SyncRecords.headValue(epoch: epoch), state.headRevision))
-        let written = try client.putAll(writes)
+        let written = try client.putAll(writes, guards: guards)
         guard written.succeeded else { return false }
         state.epochKeys[epoch] = newKey
         state.epoch = epoch
@@ -286,7 +331,11 @@ extension SyncEngine {
                 }
                 guard removed.deviceID != state.deviceID else { throw .invalidArgument("a device cannot remove itself; use 'keychain sync leave'") }
                 members.removeAll { $0.deviceID == removed.deviceID }
-                if try startEpoch(&state, members: members, client: client) { return }
+                // Only over the list as read: a device that joins meanwhile is kept (the
+                // transaction fails, and the list is read again).
+                let listKey = SyncRecords.membersKey(state.prefix, epoch: state.epoch)
+                guard let current = try client.range(listKey).kvs.first, current.value == state.members else { continue }
+                if try startEpoch(&state, members: members, client: client, guards: [EtcdClient.Guard(key: listKey, modRevision: current.modRevision)]) { return }
             }
             throw .unreachable("the member list kept changing")
         }
@@ -329,7 +378,10 @@ extension SyncEngine {
                     "the group's epoch head names epoch \(head.epoch), which this device never followed (a device may have been removed there): resolving from this device's list could give a removed device the new key. Resolve on a device that followed epoch \(head.epoch), or leave ('keychain sync leave') and join again"
                 )
             }
-            if head?.modRevision != state.headRevision || head == nil { try confirmHead(head, &state, client: client) }
+            if head?.modRevision != state.headRevision || head?.epoch != state.epoch {
+                let listCreated = try client.range(SyncRecords.membersKey(state.prefix, epoch: state.epoch)).kvs.first?.createRevision
+                try confirmHead(head, listCreated: listCreated, &state, client: client)
+            }
             guard try startEpoch(&state, members: members, client: client) else {
                 throw .tampered("a list of epoch \(state.epoch + 1) already exists, or the group's epoch head moved; this history cannot continue there")
             }

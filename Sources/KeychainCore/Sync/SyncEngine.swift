@@ -205,8 +205,11 @@ public final class SyncEngine: Sendable {
                     status.members = ((try? SyncRecords.openMembers(list.value, key: key, prefix: state.prefix)) ?? []).map {
                         SyncStatus.Device(id: Digest.hex($0.deviceID), name: $0.name)
                     }
-                } else if epoch > state.epoch {
-                    // A newer epoch with no key sealed to this device: it was left out of it.
+                } else if epoch > state.epoch, let next = lists[state.epoch + 1],
+                    Self.headVouches(try Self.epochHead(state.prefix, client: client), for: state.epoch + 1, list: next)
+                {
+                    // A newer epoch, which the group's head vouches for, with no key sealed to
+                    // this device: it was left out of it.
                     status.removed = try client.range(try SyncRecords.shareKey(state.prefix, epoch: state.epoch + 1, device: state.deviceID, previousKey: state.epochKey)).kvs
                         .isEmpty
                 }
