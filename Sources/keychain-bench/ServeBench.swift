@@ -201,18 +201,21 @@ struct ServeBench {
         return measured
     }
 
+    /// The passphrase of the vaults `keychain serve` is measured over.
+    static let passphrase = "keychain-bench"
+
     /// `keychain serve` (the command beside this benchmark) over a new vault, filled with the
-    /// same items through CreateItem.
+    /// same items in one write (``ServedFill``).
     private func served(size: Int, operations: Int, stores: Int) throws -> [String: [Double]] {
         let served = try ServedVault(serving: false)
         // A passphrase, as gnome-keyring's login keyring has one: each start unlocks with it.
         let passphrase = served.directory.path + "/passphrase"
-        _ = FileManager.default.createFile(atPath: passphrase, contents: Data("keychain-bench".utf8), attributes: [.posixPermissions: 0o600])
+        _ = FileManager.default.createFile(atPath: passphrase, contents: Data(Self.passphrase.utf8), attributes: [.posixPermissions: 0o600])
         let set = try Subprocess.run(KeychainExecutable.path, ["passwd"], environment: served.environment.merging(["KEYCHAIN_NEW_PASSPHRASE_FILE": passphrase]) { $1 })
         guard set.status == 0 else { throw BenchError("keychain passwd failed: \(set.stderr)") }
+        try ServedFill.fill(vault: served.vaultPath, passphrase: Self.passphrase, items: size)
         try served.startServing(environment: ["KEYCHAIN_PASSPHRASE_FILE": passphrase])
         guard served.waitForProvider() else { throw BenchError("keychain serve did not take the name") }
-        try Peers.run(python, [Self.benchmarks + "/secret_service_compare.py", "fill", String(size)], environment: served.environment)
         var measured = try rates(served.environment, size: size, operations: operations, stores: stores)
         served.stopServing()
         // From here on the bus starts it at the first call (D-Bus activation), with the passphrase.

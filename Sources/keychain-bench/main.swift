@@ -12,6 +12,7 @@ import Valet
 //   --serve-only: only `keychain serve` against gnome-keyring-daemon (100 and 10,000 items).
 //   --serve-sizes N,N,...: the collection sizes `keychain serve` is measured at (e.g. 100,10000,100000);
 //   --serve-peer-max N: the largest of them gnome-keyring-daemon is measured at too (10,000 by default).
+//   --serve-fill VAULT N: only fill a served vault with N items (see below), for profiling.
 
 let arguments = CommandLine.arguments.dropFirst()
 let quick = arguments.contains("--quick")
@@ -57,6 +58,20 @@ if let target = option("--profile") {
             log(String(format: "allKeys: %.4f s (system %.4f s, %d page faults)", seconds, system, after.ru_minflt - before.ru_minflt))
         }
     }
+    finish()
+}
+
+// `--serve-fill VAULT N`: fills `keychain serve`'s collection in VAULT (passphrase "keychain-bench",
+// set before with `keychain passwd`) with the benchmark's N items, for profiling a served vault
+// of that size by hand.
+if let path = option("--serve-fill") {
+    guard let fillIndex = arguments.firstIndex(of: "--serve-fill"), arguments.count > arguments.distance(from: arguments.startIndex, to: fillIndex) + 2,
+        let items = Int(arguments[arguments.index(fillIndex, offsetBy: 2)])
+    else {
+        log("usage: keychain-bench --serve-fill VAULT N")
+        exit(2)
+    }
+    try ServedFill.fill(vault: path, passphrase: ServeBench.passphrase, items: items)
     finish()
 }
 
