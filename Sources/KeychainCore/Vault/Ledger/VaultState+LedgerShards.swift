@@ -131,12 +131,12 @@ extension VaultState {
         let vaultID = header.vaultID
         var counting = scope
         var counted = census
+        var elements = LedgerRowElements(key: key, vaultID: vaultID)
         try sql { () throws(SQLiteError) in
             let text = counting == nil && counted == nil ? VaultSchema.selectLedgerRows : VaultSchema.selectLedgerRowsWithScope
             try connection.statement(text).with([]) { (s: Statement) throws(SQLiteError) in
                 while try s.step() {
-                    let row = Self.ledgerRow(s)
-                    found.count(ItemLedger.element(row, key: key, vaultID: vaultID), at: state.shard(ofItem: row.identity), inserted: true)
+                    elements.count(s, into: &found, state: state)
                     counting?.count(s, scope: 4, itemClass: 1, protection: 5)
                     counted?.count(s, scope: 4, itemClass: 1)
                 }
@@ -171,16 +171,13 @@ extension VaultState {
             case LedgerShards.itemShards - 1: (VaultSchema.selectLastShardRows, [.blob(LedgerShards.lowerBound(shard))])
             default: (VaultSchema.selectShardRows, [.blob(LedgerShards.lowerBound(shard)), .blob(LedgerShards.lowerBound(shard + 1))])
             }
+        var elements = LedgerRowElements(key: key, vaultID: vaultID)
         try sql { () throws(SQLiteError) in
             try connection.statement(slot).with(bounds) { (s: Statement) throws(SQLiteError) in
-                while try s.step() { found.count(ItemLedger.element(Self.ledgerRow(s), key: key, vaultID: vaultID), at: 0, inserted: true) }
+                while try s.step() { elements.count(s, into: &found) }
             }
         }
         return found[0]
-    }
-
-    private static func ledgerRow(_ s: Statement) -> ItemLedger.Row {
-        ItemLedger.Row(id: s.integer(0), itemClass: UInt8(truncatingIfNeeded: s.integer(1)), identity: s.blob(2), generation: UInt64(bitPattern: s.integer(3)))
     }
 
     /// A format-3 shard's tally as its group's record holds it: from the tallies a full check
