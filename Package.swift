@@ -37,7 +37,7 @@ let package = Package(
         .target(name: "KeychainCLI", dependencies: ["KeychainCore", "ValetNaming", "KeychainServe"]),
         .executableTarget(name: "keychain", dependencies: ["KeychainCLI"]),
         // The benchmark against the floors (raw SQLite, raw AES-GCM) and the peers: a program, not a test.
-        .executableTarget(name: "keychain-bench", dependencies: ["KeychainCore", "Valet", "ValetNaming", "KeychainTestSupport", "CSQLite", "COpenSSL"]),
+        .executableTarget(name: "keychain-bench", dependencies: ["KeychainCore", "KeychainServe", "Valet", "ValetNaming", "KeychainTestSupport", "CSQLite", "COpenSSL"]),
         // The reliability suite (crashes, contention, corruption) and the worker processes it kills.
         .executableTarget(name: "keychain-reliability", dependencies: ["KeychainCore", "Valet", "ValetNaming", "KeychainTestSupport", "CSQLite", "CKeyring", "COpenSSL"]),
 

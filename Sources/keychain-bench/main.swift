@@ -9,9 +9,10 @@ import Valet
 //   --install-peers: the Python peers (keyring, keyrings.alt, secretstorage) installed from PyPI
 //   into a private virtual environment (.build/bench-peers, reused), and keyctl from Debian's
 //   keyutils when run as root, so the peer table is whole.
-//   --serve-only: only `keychain serve` against gnome-keyring-daemon (100 and 10,000 items).
+//   --serve-only: only `keychain serve` against gnome-keyring-daemon (100 and 10,000 items; ours at 100,000 too).
 //   --serve-sizes N,N,...: the collection sizes `keychain serve` is measured at (e.g. 100,10000,100000);
 //   --serve-peer-max N: the largest of them gnome-keyring-daemon is measured at too (10,000 by default).
+//   --serve-fill VAULT N: only fill a served vault with N items (see below), for profiling.
 
 let arguments = CommandLine.arguments.dropFirst()
 let quick = arguments.contains("--quick")
@@ -60,6 +61,20 @@ if let target = option("--profile") {
     finish()
 }
 
+// `--serve-fill VAULT N`: fills `keychain serve`'s collection in VAULT (passphrase "keychain-bench",
+// set before with `keychain passwd`) with the benchmark's N items, for profiling a served vault
+// of that size by hand.
+if let path = option("--serve-fill") {
+    guard let fillIndex = arguments.firstIndex(of: "--serve-fill"), arguments.count > arguments.distance(from: arguments.startIndex, to: fillIndex) + 2,
+        let items = Int(arguments[arguments.index(fillIndex, offsetBy: 2)])
+    else {
+        log("usage: keychain-bench --serve-fill VAULT N")
+        exit(2)
+    }
+    try ServedFill.fill(vault: path, passphrase: ServeBench.passphrase, items: items)
+    finish()
+}
+
 // `--sync-only`: just the sync figures (propagation and a first sync), for work on the engine.
 if arguments.contains("--sync-only") {
     var syncReport = Report(machine: [:])
@@ -79,7 +94,7 @@ func peersPython() -> (interpreter: String?, skipped: String?) {
     }
 }
 
-let serveSizes = option("--serve-sizes").map { $0.split(separator: ",").compactMap { Int($0) } } ?? (quick ? [100, 1_000] : [100, 10_000])
+let serveSizes = option("--serve-sizes").map { $0.split(separator: ",").compactMap { Int($0) } } ?? (quick ? [100, 1_000] : [100, 10_000, 100_000])
 let servePeerLimit = option("--serve-peer-max").flatMap(Int.init) ?? 10_000
 
 if arguments.contains("--serve-only") {

@@ -45,6 +45,14 @@ final class HMACKey: Sendable {
 
     func authenticationCode(_ message: [UInt8]) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: Digest.size)
+        authenticate(message, into: &out)
+        return out
+    }
+
+    /// As ``authenticationCode(_:)``, into `out` (``Digest/size`` bytes): a pass that digests
+    /// every row of a vault reuses one array.
+    func authenticate(_ message: [UInt8], into out: inout [UInt8]) {
+        precondition(out.count == Digest.size)
         var length = 0
         // A NULL key re-uses the key the context was initialised with.
         let ok = template.withLock { template in
@@ -54,6 +62,5 @@ final class HMACKey: Sendable {
             }
         }
         precondition(ok && length == Digest.size, "HMAC-SHA256 failed")
-        return out
     }
 }

@@ -165,6 +165,10 @@ final class Connection {
         do { return try body() } catch { throw .body(error) }
     }
 
+    /// How many rows this connection's statements have inserted, changed or deleted since it
+    /// opened (`sqlite3_total_changes64`): grows with every write of its own, committed or not.
+    func totalChanges() -> Int64 { sqlite3_total_changes64(handle) }
+
     /// Changes whenever another connection commits to the file (`PRAGMA data_version`); stable
     /// within a transaction.
     func dataVersion() throws(SQLiteError) -> Int64 {

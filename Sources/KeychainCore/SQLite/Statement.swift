@@ -83,6 +83,25 @@ final class Statement {
         return Array(UnsafeRawBufferPointer(start: pointer, count: count))
     }
 
+    /// Runs `body` on the column's bytes where SQLite keeps them (no copy), valid until the
+    /// statement steps or resets.
+    func withBlob<R>(_ column: Int32, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count > 0, let pointer = sqlite3_column_blob(handle, column) else { return body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        return body(UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+
+    /// The column's first eight bytes (fewer, zero-padded, for a shorter blob) mixed with its
+    /// length, read where SQLite keeps it (no copy): a key to count blobs by.
+    func blobKey(_ column: Int32) -> UInt64 {
+        let count = Int(sqlite3_column_bytes(handle, column))
+        var key: UInt64 = 0
+        if count > 0, let pointer = sqlite3_column_blob(handle, column) {
+            withUnsafeMutableBytes(of: &key) { $0.copyMemory(from: UnsafeRawBufferPointer(start: pointer, count: min(count, 8))) }
+        }
+        return key ^ UInt64(count) &* 0x9E37_79B9_7F4A_7C15
+    }
+
     /// Whether the column holds exactly `bytes`, compared where SQLite keeps it (no copy).
     func blobEquals(_ column: Int32, _ bytes: [UInt8]) -> Bool {
         let count = Int(sqlite3_column_bytes(handle, column))

@@ -117,10 +117,14 @@ package enum ServedItems {
             // Vault items this plan already answers for: one vault item stands for one source
             // item, so that two source items of one identity never fall on the same vault item.
             var claimed = Set<String>()
-            var earlier: [[String: String]] = []
+            // The group's earlier entries by their attributes without a schema, which two
+            // entries ``isSameItem(_:_:)`` calls the same share: each entry is compared with
+            // those alone, not with every entry before it.
+            var earlier: [[String: String]: [[String: String]]] = [:]
             for entry in group.entries {
-                if earlier.contains(where: { isSameItem($0, entry.attributes) }) { plan.sharingIdentity.append(entry.label) }
-                earlier.append(entry.attributes)
+                let unschemed = entry.attributes.filter { $0.key != schemaKey }
+                if earlier[unschemed, default: []].contains(where: { isSameItem($0, entry.attributes) }) { plan.sharingIdentity.append(entry.label) }
+                earlier[unschemed, default: []].append(entry.attributes)
                 let record = SecretItemRecord(label: entry.label, attributes: entry.attributes, contentType: entry.contentType, kept: entry.keptDates)
                 let matching = try sameAttributes(entry.attributes, in: collection).filter { !claimed.contains($0) }
                 // Moved by an earlier run that stopped before it deleted it from the source.

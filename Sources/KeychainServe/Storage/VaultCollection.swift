@@ -154,6 +154,11 @@ final class VaultCollection: SecretCollection {
                 return try matching(ids, attributes)
             }
         }
+        // A collection without items finds none. Asked first, as the same lookup every time, so
+        // that a search of an empty collection without a tally (the synchronized one, unless
+        // the machine syncs) never reads a pair's index rows: a lookup of a scope not read
+        // before is held to the whole table (a count over every row of the vault).
+        guard try one(named(Self.itemGroup, scope)) != nil else { return [] }
         guard let (key, value) = Self.mostSelective(attributes, counts: { name, _ in sizes[name] }) else { return try itemIDs() }
         // One pair's index rows name the candidates; each candidate's own sealed attributes
         // (one row read by its identity) decide on the others.

@@ -11,7 +11,9 @@
 /// Together they mean the index returned exactly those rows. The count comes from the ledger's
 /// pass over the table when the read makes one (``ScopeCount``), else from a count of its own,
 /// and a lookup confirmed stays so until another connection commits: only a commit changes the
-/// index, and this connection's own writes keep it consistent.
+/// index, and this connection's own writes keep it consistent. A lookup the read's own pass did
+/// not count may be confirmed by the counts of the last pass over the whole table
+/// (``ScopeCensus``), while nothing was written since; else it is counted.
 extension VaultState {
     /// Why a read through the scope index is refused: it disagrees with the table.
     static func scopeIndexDisagrees(_ path: String, _ how: String) -> StoreError {
@@ -36,6 +38,9 @@ extension VaultState {
         let stored: Int64
         if let rows = counted?.rows {
             stored = rows
+        } else if !byProtection, let census = ledger.census(changes: connection.totalChanges()), census.rows(under: values) == Int64(returned) {
+            // The pass over the table this connection made since the last write counted as many.
+            stored = Int64(returned)
         } else {
             stored = try sql { () throws(SQLiteError) -> Int64 in
                 try connection.statement(slot).with(values) { (s: Statement) throws(SQLiteError) -> Int64 in try s.step() ? s.integer(0) : -1 }

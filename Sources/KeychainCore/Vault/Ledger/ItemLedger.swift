@@ -79,7 +79,7 @@ struct ItemLedger: Equatable {
         bytes[offset..<(offset + 8)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
     }
 
-    private static let rowLabel = Array("swift-keychain ledger row v2".utf8)
+    static let rowLabel = Array("swift-keychain ledger row v2".utf8)
     private static let journalLabel = Array("swift-keychain ledger journal v1".utf8)
     private static let ledgerLabel = Array("swift-keychain ledger v2".utf8)
 }

@@ -9,6 +9,10 @@ struct Ledger {
     private(set) var dataVersion: Int64 = -1
     private var confirmedLookups: Set<[UInt8]> = []
     private var lookupsVersion: Int64 = -1
+    /// The rows under each scope as the last pass over the whole table found them, the
+    /// `data_version` that pass ran at and this connection's change count then: it stands for
+    /// the table only while both are unchanged (no connection wrote since).
+    private var census: (rows: ScopeCensus, version: Int64, changes: Int64)?
 
     /// Whether what was verified still stands at `version` for a vault of `format` (format 1
     /// has no ledger to hold).
@@ -48,6 +52,20 @@ struct Ledger {
     mutating func forget() {
         state = nil
         dataVersion = -1
+        census = nil
+    }
+
+    /// Keeps `rows`, taken by a pass over the whole table at the current `data_version` when
+    /// this connection's change count was `changes`.
+    mutating func keep(_ rows: ScopeCensus, changes: Int64) {
+        census = (rows, dataVersion, changes)
+    }
+
+    /// The census of the last pass over the whole table, if nothing was written since: the
+    /// `data_version` is the current one and this connection's change count is still `changes`.
+    func census(changes: Int64) -> ScopeCensus? {
+        guard let census, census.version == dataVersion, dataVersion != -1, census.changes == changes else { return nil }
+        return census.rows
     }
 
     /// Whether the scope-index lookup `key` was confirmed at the current `data_version`.

@@ -28,6 +28,11 @@ enum LedgerShards {
     /// bytes (never written by the vault, but a hostile row may hold one) falls where SQLite
     /// sorts it, so that a range scan and a full scan put every row in the same shard.
     static func shard(of identity: [UInt8]) -> Int {
+        identity.withUnsafeBytes { shard(of: $0) }
+    }
+
+    /// As ``shard(of:)-([UInt8])``, of an identity where SQLite keeps it.
+    static func shard(of identity: UnsafeRawBufferPointer) -> Int {
         switch identity.count {
         case 0: return 0
         case 1: return max(0, (Int(identity[0]) << 2) - 1)

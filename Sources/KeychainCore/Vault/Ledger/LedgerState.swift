@@ -56,6 +56,9 @@ struct LedgerState {
     /// The shard an item row with `identity` counts in.
     func shard(ofItem identity: [UInt8]) -> Int { root == nil ? 0 : LedgerShards.shard(of: identity) }
 
+    /// As ``shard(ofItem:)``, of an identity where SQLite keeps it.
+    func shard(ofItem identity: UnsafeRawBufferPointer) -> Int { root == nil ? 0 : LedgerShards.shard(of: identity) }
+
     /// The shard the sync journal's rows count in.
     var journalShard: Int { root == nil ? 0 : LedgerShards.journalShard }
 

@@ -62,11 +62,13 @@ extension VaultState {
         guard header.version >= 2 else { return }
         guard var state = ledger.state else { throw lostTrackOfLedger }
         guard state.unverified > 0 else { return }
-        let found = try tallyEveryShard(of: state, key: try ledgerKey(), counting: &scope)
+        var census: ScopeCensus? = ScopeCensus()
+        let found = try tallyEveryShard(of: state, key: try ledgerKey(), counting: &scope, census: &census)
         let agree = state.isLoaded ? compare(found, with: state.tallies, &state) : try compareWithGroupRecords(found, &state)
         // The shards that agree stay checked: a read of one of them need not scan it again.
         ledger.hold(state)
         guard agree else { throw rowsDisagree }
+        if let census { ledger.keep(census, changes: connection.totalChanges()) }
     }
 
     /// Marks the shards whose tallies agree verified; whether all did.
@@ -118,25 +120,30 @@ extension VaultState {
     /// its identity falls in, every journal row in the journal's.
     func tallyEveryShard(of state: LedgerState, key: HMACKey) throws(StoreError) -> LedgerTallies {
         var uncounted: ScopeCount?
-        return try tallyEveryShard(of: state, key: key, counting: &uncounted)
+        var noCensus: ScopeCensus?
+        return try tallyEveryShard(of: state, key: key, counting: &uncounted, census: &noCensus)
     }
 
-    /// As ``tallyEveryShard(of:key:)``, also counting `scope`'s rows.
-    func tallyEveryShard(of state: LedgerState, key: HMACKey, counting scope: inout ScopeCount?) throws(StoreError) -> LedgerTallies {
+    /// As ``tallyEveryShard(of:key:)``, also counting `scope`'s rows, and every scope's rows
+    /// into `census` (unless nil).
+    func tallyEveryShard(of state: LedgerState, key: HMACKey, counting scope: inout ScopeCount?, census: inout ScopeCensus?) throws(StoreError) -> LedgerTallies {
         var found = LedgerTallies(count: state.shardCount)
         let vaultID = header.vaultID
         var counting = scope
+        var counted = census
+        var elements = LedgerRowElements(key: key, vaultID: vaultID)
         try sql { () throws(SQLiteError) in
-            let text = counting == nil ? VaultSchema.selectLedgerRows : VaultSchema.selectLedgerRowsWithScope
+            let text = counting == nil && counted == nil ? VaultSchema.selectLedgerRows : VaultSchema.selectLedgerRowsWithScope
             try connection.statement(text).with([]) { (s: Statement) throws(SQLiteError) in
                 while try s.step() {
-                    let row = Self.ledgerRow(s)
-                    found.count(ItemLedger.element(row, key: key, vaultID: vaultID), at: state.shard(ofItem: row.identity), inserted: true)
+                    elements.count(s, into: &found, state: state)
                     counting?.count(s, scope: 4, itemClass: 1, protection: 5)
+                    counted?.count(s, scope: 4, itemClass: 1)
                 }
             }
         }
         scope = counting
+        census = counted
         if syncEnrolled { try countJournal(into: &found, at: state.journalShard, key: key) }
         return found
     }
@@ -164,16 +171,13 @@ extension VaultState {
             case LedgerShards.itemShards - 1: (VaultSchema.selectLastShardRows, [.blob(LedgerShards.lowerBound(shard))])
             default: (VaultSchema.selectShardRows, [.blob(LedgerShards.lowerBound(shard)), .blob(LedgerShards.lowerBound(shard + 1))])
             }
+        var elements = LedgerRowElements(key: key, vaultID: vaultID)
         try sql { () throws(SQLiteError) in
             try connection.statement(slot).with(bounds) { (s: Statement) throws(SQLiteError) in
-                while try s.step() { found.count(ItemLedger.element(Self.ledgerRow(s), key: key, vaultID: vaultID), at: 0, inserted: true) }
+                while try s.step() { elements.count(s, into: &found) }
             }
         }
         return found[0]
-    }
-
-    private static func ledgerRow(_ s: Statement) -> ItemLedger.Row {
-        ItemLedger.Row(id: s.integer(0), itemClass: UInt8(truncatingIfNeeded: s.integer(1)), identity: s.blob(2), generation: UInt64(bitPattern: s.integer(3)))
     }
 
     /// A format-3 shard's tally as its group's record holds it: from the tallies a full check
