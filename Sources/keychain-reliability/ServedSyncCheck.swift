@@ -156,7 +156,7 @@ enum ServedSyncCheck {
         if !census.orphans.isEmpty { result.fail("\(when): rows of \(census.orphans.count) items the vault does not list") }
         if let expected, census.items.count != expected { result.fail("\(when): \(census.items.count) items, not \(expected)") }
         guard viaBus else { return census.items.count }
-        let listed = try machine.listed()
+        let listed = Set(try machine.items(of: "sync"))
         if listed != census.items { result.fail("\(when): the daemon lists \(listed.count) items, the vault holds \(census.items.count) records") }
         let found = try machine.search(["team", "rel"])
         if Set(found.keys) != listed { result.fail("\(when): a search on the pair every item carries finds \(found.count) of the \(listed.count) listed") }
@@ -172,13 +172,4 @@ enum ServedSyncCheck {
         return listed.count
     }
 
-    /// Whether `condition` holds within `seconds`, asked every 100 ms.
-    private static func eventually(seconds: Double = 30, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        repeat {
-            if try condition() { return true }
-            usleep(100_000)
-        } while Date() < deadline
-        return false
-    }
 }

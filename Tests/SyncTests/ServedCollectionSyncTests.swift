@@ -179,47 +179,7 @@ struct ServedCollectionSyncTests {
     }
 }
 
-/// A machine of the test: a home of its own whose vault `keychain serve` serves on the home's
-/// own bus; its commands start no sync agent.
-struct ServedMachine {
-    let served: ServedVault
-    static let environment = ["KEYCHAIN_SYNC_AGENT": "off"]
-
-    init() throws { served = try ServedVault(serving: false) }
-
-    @discardableResult
-    func ok(_ arguments: [String], input: String = "") throws -> String {
-        let result = try KeychainExecutable.run(arguments, input: Data(input.utf8), environment: Self.environment, home: served.directory.path)
-        guard result.status == 0 else { throw Failure("keychain \(arguments.joined(separator: " ")) exited \(result.status): \(result.stderr)") }
-        return result.output
-    }
-
-    func serve() throws {
-        try served.startServing(environment: Self.environment)
-        guard served.waitForProvider() else { throw Failure("keychain serve did not start: \(served.serveErrors)") }
-    }
-
-    func secretTool(_ arguments: [String], input: String = "") throws -> CommandResult {
-        try served.run("/usr/bin/secret-tool", arguments, input: input)
-    }
-
-    /// The ids of the items a collection lists (its `Items` property, read with dbus-send).
-    func items(of collection: String) throws -> [String] {
-        let result = try served.run(
-            "/usr/bin/dbus-send",
-            [
-                "--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets/collection/\(collection)",
-                "org.freedesktop.DBus.Properties.Get", "string:org.freedesktop.Secret.Collection", "string:Items",
-            ])
-        guard result.status == 0 else { throw Failure("reading the Items of \(collection) failed: \(result.stderr)") }
-        let prefix = "object path \"/org/freedesktop/secrets/collection/\(collection)/"
-        return result.output.split(separator: "\n").compactMap { line in
-            let text = line.trimmingCharacters(in: .whitespaces)
-            guard text.hasPrefix(prefix) else { return nil }
-            return String(text.dropFirst(prefix.count).dropLast())
-        }.sorted()
-    }
-
+extension ServedMachine {
     /// Runs `statement` with `item` the only item of the sync collection (Python secretstorage).
     func python(_ statement: String) throws -> CommandResult {
         let script = """
@@ -230,20 +190,4 @@ struct ServedMachine {
             """
         return try served.run(ServedCollectionSyncTests.python ?? "/usr/bin/false", ["-c", script])
     }
-
-    /// The secret `secret-tool lookup` prints, or nil when it finds none.
-    func lookup(_ attributes: [String]) throws -> String? {
-        let result = try secretTool(["lookup"] + attributes)
-        return result.status == 0 ? result.output : nil
-    }
-}
-
-/// Whether `condition` holds within `seconds`, asked every 100 ms.
-func eventually(seconds: Double = 30, _ condition: () throws -> Bool) rethrows -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    repeat {
-        if try condition() { return true }
-        usleep(100_000)
-    } while Date() < deadline
-    return false
 }

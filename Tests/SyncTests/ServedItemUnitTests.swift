@@ -41,17 +41,17 @@ struct ServedItemUnitTests {
                 ["-f", "-qq", "-o", "/dev/null", "-e", "trace=sendto", "-e", "inject=sendto:signal=SIGKILL:when=\(point)", KeychainExecutable.path, "sync", "run", "--once"])
             finished = run.status == 0
             usleep(700_000)
-            let rows = try ServedRows(alpha.served.vaultPath)
+            let rows = try ServedRowCensus(alpha.served.vaultPath)
             seen.append(rows.items.count)
-            #expect(rows.halfItems.isEmpty, "after a kill at request \(point): \(rows.halfItems.count) half items of \(rows.items.count)")
+            #expect(rows.halfItems(pairsPerItem: 3).isEmpty, "after a kill at request \(point): \(rows.halfItems(pairsPerItem: 3).count) half items of \(rows.items.count)")
             #expect(rows.orphans.isEmpty, "after a kill at request \(point): rows of no item \(rows.orphans.count)")
             point += 1
         }
         #expect(finished)
         #expect(seen.contains { $0 > 0 && $0 < count }, "no kill fell in the middle of the push: \(seen)")
-        #expect(try eventually { try ServedRows(alpha.served.vaultPath).items.count == count })
-        let rows = try ServedRows(alpha.served.vaultPath)
-        #expect(rows.halfItems.isEmpty && rows.orphans.isEmpty)
+        #expect(try eventually { try ServedRowCensus(alpha.served.vaultPath).items.count == count })
+        let rows = try ServedRowCensus(alpha.served.vaultPath)
+        #expect(rows.halfItems(pairsPerItem: 3).isEmpty && rows.orphans.isEmpty)
         for n in [0, count / 2, count - 1] { #expect(try alpha.lookup(["team", "ops", "n", "\(n)"]) == "s\(n)") }
     }
 
@@ -76,8 +76,10 @@ struct ServedItemUnitTests {
         for member in 1...3 { try cluster.restart(member) }
         // alpha's daemon sends what it can open (a full round every 5 s).
         usleep(7_000_000)
-        let early = try ServedRows(beta.served.vaultPath)
-        #expect(early.items.isEmpty && early.halfItems.isEmpty && early.orphans.isEmpty, "beta lists \(early.items.count) items, \(early.halfItems.count) half")
+        let early = try ServedRowCensus(beta.served.vaultPath)
+        #expect(
+            early.items.isEmpty && early.halfItems(pairsPerItem: 3).isEmpty && early.orphans.isEmpty,
+            "beta lists \(early.items.count) items, \(early.halfItems(pairsPerItem: 3).count) half")
         #expect(try beta.lookup(["name", "x"]) == nil)
         #expect(alpha.served.serveErrors.contains("of this machine's wait for the vault to be unlocked"), "\(alpha.served.serveErrors)")
 
@@ -85,8 +87,8 @@ struct ServedItemUnitTests {
         _ = alpha.served.stopServing()
         try alpha.served.startServing(environment: unlocked)
         #expect(try eventually { try beta.lookup(["name", "x"]) == "secret-x" && beta.lookup(["name", "y"]) == "secret-y" }, "\(alpha.served.serveErrors)")
-        let rows = try ServedRows(beta.served.vaultPath)
-        #expect(rows.items.count == 2 && rows.orphans.isEmpty && rows.halfItems.filter { rows.pairs[$0] != 2 || !rows.secrets.contains($0) }.isEmpty)
+        let rows = try ServedRowCensus(beta.served.vaultPath)
+        #expect(rows.items.count == 2 && rows.orphans.isEmpty && rows.halfItems(pairsPerItem: 3).filter { rows.pairs[$0] != 2 || !rows.secrets.contains($0) }.isEmpty)
     }
 
     @Test(
@@ -111,11 +113,11 @@ struct ServedItemUnitTests {
         for member in 1...3 { try cluster.resume(member) }
         let settled = try eventually(seconds: 30) {
             try [alpha, beta].allSatisfy { machine in
-                let rows = try ServedRows(machine.served.vaultPath)
+                let rows = try ServedRowCensus(machine.served.vaultPath)
                 return rows.items.isEmpty && rows.secrets.isEmpty && rows.pairs.isEmpty
             }
         }
-        let left = try [alpha, beta].map { try ServedRows($0.served.vaultPath) }.map { "\($0.items.count) items, \($0.secrets.count) secrets, \($0.pairs) index rows" }
+        let left = try [alpha, beta].map { try ServedRowCensus($0.served.vaultPath) }.map { "\($0.items.count) items, \($0.secrets.count) secrets, \($0.pairs) index rows" }
         #expect(settled, "left: \(left)")
         #expect(try alpha.lookup(["extra", "new"]) == nil)
     }
@@ -253,32 +255,5 @@ extension ServedMachine {
             ])
         guard result.status == 0, let value = result.output.split(separator: " ").last else { return nil }
         return UInt64(value.trimmingCharacters(in: .whitespacesAndNewlines))
-    }
-}
-
-/// The served rows of a vault's `sync` collection, by item id, read from the vault file.
-struct ServedRows {
-    /// The ids with a record row (what the collection lists).
-    var items: Set<String> = []
-    var secrets: Set<String> = []
-    /// How many index rows each id has.
-    var pairs: [String: Int] = [:]
-
-    init(_ path: String) throws {
-        let vault = try Vault(VaultConfiguration(location: VaultLocation(path: path), usesKernelKeyring: false, syncsInBackground: false))
-        items = Set(try Self.accounts(vault, Attributes(service: "sync", accessGroup: "org.freedesktop.secrets.item", synchronizable: true)))
-        secrets = Set(try Self.accounts(vault, Attributes(service: "sync", accessGroup: "org.freedesktop.secrets.secret", synchronizable: true)))
-        for id in try Self.accounts(vault, Attributes(accessGroup: "org.freedesktop.secrets.attribute", synchronizable: true)) { pairs[id, default: 0] += 1 }
-    }
-
-    /// Listed items without their secret or without an index row of each of their three pairs.
-    var halfItems: [String] { items.filter { !secrets.contains($0) || pairs[$0] != 3 } }
-    /// Secret and index rows of no listed item.
-    var orphans: [String] { Array(secrets.union(pairs.keys).subtracting(items)) }
-
-    private static func accounts(_ vault: Vault, _ attributes: Attributes) throws(StoreError) -> [String] {
-        let rows: [Item]
-        do { rows = try vault.copyMatching(Query(.genericPassword, attributes: attributes)) } catch .itemNotFound { return [] }
-        return rows.compactMap { $0.attributes.account }
     }
 }

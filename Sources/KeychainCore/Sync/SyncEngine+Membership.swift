@@ -25,7 +25,7 @@ extension SyncEngine {
     /// A list of this device's epoch gone (rolled back) or lacking members is repaired and
     /// reported; one that does not open with this epoch's key, or a new epoch that breaks the
     /// chain, is a fork: reported, and this device sends nothing until a person resolves it
-    /// (``resolveFork()``), or it follows a newer epoch that extends its own list.
+    /// (``resolveFork(excluding:)``), or it follows a newer epoch that extends its own list.
     func refreshMembership(_ state: inout SyncState, client: EtcdClient) throws(SyncError) {
         // The head first: an epoch started after this read shows in the lists, never the reverse.
         let head = try Self.epochHead(state.prefix, client: client)

@@ -23,7 +23,7 @@ public enum SyncError: Error, Sendable, Equatable, CustomStringConvertible {
     /// This device was removed from the sync group: it receives nothing written since.
     case removed
     /// etcd showed this device a member list from another history of the group (a fork): it
-    /// sends nothing until a person resolves it (``SyncEngine/resolveFork()``).
+    /// sends nothing until a person resolves it (``SyncEngine/resolveFork(excluding:)``).
     case forked
     /// The group's records on etcd do not open with this device's keys: they were edited,
     /// replaced or forged.

@@ -18,7 +18,7 @@ public struct SyncMembershipAlarm: Sendable, Equatable {
         /// Two histories of the group: a list of this device's epoch that does not open with
         /// its key, or a new epoch that does not extend its list (not signed by one of its
         /// members, naming others, or written where another list of that epoch had been).
-        /// This device sends nothing until a person resolves it (``SyncEngine/resolveFork()``
+        /// This device sends nothing until a person resolves it (``SyncEngine/resolveFork(excluding:)``
         /// on the device whose history is trusted; the others join again).
         case forkedHistory = 4
     }

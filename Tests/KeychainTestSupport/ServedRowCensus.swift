@@ -3,14 +3,14 @@ import KeychainCore
 /// The rows of a vault's `sync` collection, by item id, read from the vault file as the next
 /// process finds it: what a listing shows is the record rows; a whole item also has its secret
 /// and one index row per attribute pair.
-struct ServedRowCensus {
+public struct ServedRowCensus {
     /// The ids with a record row (what the collection lists).
-    var items: Set<String> = []
-    var secrets: Set<String> = []
+    public var items: Set<String> = []
+    public var secrets: Set<String> = []
     /// How many index rows each id has.
-    var pairs: [String: Int] = [:]
+    public var pairs: [String: Int] = [:]
 
-    init(_ path: String) throws {
+    public init(_ path: String) throws {
         let vault = try Vault(VaultConfiguration(location: VaultLocation(path: path), usesKernelKeyring: false, syncsInBackground: false))
         items = Set(try Self.accounts(vault, Attributes(service: "sync", accessGroup: "org.freedesktop.secrets.item", synchronizable: true)))
         secrets = Set(try Self.accounts(vault, Attributes(service: "sync", accessGroup: "org.freedesktop.secrets.secret", synchronizable: true)))
@@ -18,9 +18,9 @@ struct ServedRowCensus {
     }
 
     /// Listed items without their secret or without an index row of each of their `pairsPerItem` pairs.
-    func halfItems(pairsPerItem: Int) -> [String] { items.filter { !secrets.contains($0) || pairs[$0] != pairsPerItem }.sorted() }
+    public func halfItems(pairsPerItem: Int) -> [String] { items.filter { !secrets.contains($0) || pairs[$0] != pairsPerItem }.sorted() }
     /// Secret and index rows of no listed item.
-    var orphans: [String] { secrets.union(pairs.keys).subtracting(items).sorted() }
+    public var orphans: [String] { secrets.union(pairs.keys).subtracting(items).sorted() }
 
     private static func accounts(_ vault: Vault, _ attributes: Attributes) throws(StoreError) -> [String] {
         let rows: [Item]
