@@ -168,6 +168,19 @@ extension SyncTests {
 }
 
 extension SyncTests {
+    @Test("remove-device by a name that is also the start of another device's id removes the device of that name")
+    func removeDeviceByNamePrefersTheName() throws {
+        let machines = try group(["alpha", "beta"], on: cluster)
+        let betaID = try #require(machines[1].status()["device"] as? String)
+        let named = Machine(String(betaID.prefix(1)), cluster)
+        try named.join(try machines[0].invite())
+        try machines[0].ok(["sync", "remove-device", named.name])
+        let names = (try machines[0].status()["devices"] as? [[String: Any]])?.compactMap { $0["name"] as? String }
+        #expect(names?.sorted() == ["alpha", "beta"], "\(names ?? [])")
+    }
+}
+
+extension SyncTests {
     @Test("etcd learns no device id from a key, an item record, a member list or a key share, and a member list's size does not tell the names' lengths")
     func etcdSeesNoDeviceIdentity() throws {
         let machines = try group(["a", "b", "a-much-longer-device-name"], on: cluster)

@@ -309,6 +309,19 @@ extension SyncEngine {
         return true
     }
 
+    /// The member `which` names: the one of that name (names are unique in a group), else the
+    /// one whose id starts with it. `place` names the list in the error.
+    ///
+    /// - Throws: ``SyncError/invalidArgument(_:)`` when no member matches, or more than one id.
+    static func member(_ which: String, of members: [SyncRecords.Member], _ place: String) throws(SyncError) -> SyncRecords.Member {
+        if let named = members.first(where: { $0.name == which }) { return named }
+        let matches = members.filter { Digest.hex($0.deviceID).hasPrefix(which.lowercased()) }
+        guard matches.count == 1, let match = matches.first else {
+            throw .invalidArgument(matches.isEmpty ? "no device of \(place) is '\(which)'" : "'\(which)' names \(matches.count) devices; give more of the id")
+        }
+        return match
+    }
+
     /// Removes a device (by the start of its id, or its name: names are unique in a group)
     /// from the group: a new group key goes to every other member, so it reads nothing
     /// written from now on, and what it writes is refused (it is no longer a member whose
@@ -325,10 +338,7 @@ extension SyncEngine {
             for _ in 0..<16 {
                 try refreshMembership(&state, client: client)
                 var members = try heldMembers(state)
-                let matches = members.filter { Digest.hex($0.deviceID).hasPrefix(which.lowercased()) || $0.name == which }
-                guard matches.count == 1, let removed = matches.first else {
-                    throw .invalidArgument(matches.isEmpty ? "no device of the group is '\(which)'" : "'\(which)' names \(matches.count) devices; give more of the id")
-                }
+                let removed = try Self.member(which, of: members, "the group")
                 guard removed.deviceID != state.deviceID else { throw .invalidArgument("a device cannot remove itself; use 'keychain sync leave'") }
                 members.removeAll { $0.deviceID == removed.deviceID }
                 // Only over the list as read: a device that joins meanwhile is kept (the
@@ -364,10 +374,7 @@ extension SyncEngine {
             guard state.alarm?.kind == .forkedHistory else { throw .invalidArgument("this device has met no forked history; there is nothing to resolve") }
             var members = try heldMembers(state)
             for which in excluded {
-                let matches = members.filter { Digest.hex($0.deviceID).hasPrefix(which.lowercased()) || $0.name == which }
-                guard matches.count == 1, let dropped = matches.first else {
-                    throw .invalidArgument(matches.isEmpty ? "no device of this device's list is '\(which)'" : "'\(which)' names \(matches.count) devices; give more of the id")
-                }
+                let dropped = try Self.member(which, of: members, "this device's list")
                 guard dropped.deviceID != state.deviceID else { throw .invalidArgument("a device cannot exclude itself") }
                 members.removeAll { $0.deviceID == dropped.deviceID }
             }
