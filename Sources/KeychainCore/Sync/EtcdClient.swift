@@ -212,16 +212,16 @@ final class EtcdClient: Sendable {
                 let mine = puts.filter { $0.key == key }
                 seen.puts += mine
                 if ContinuousClock.now > deadline {
-                    seen.compacted = true
+                    seen.undecidable = true
                     return false
                 }
                 return !mine.contains { $0.modRevision >= modRevision }
             case .compacted:
-                seen.compacted = true
+                seen.undecidable = true
                 return false
             }
         }
-        return seen.compacted ? nil : seen.puts
+        return seen.undecidable ? nil : seen.puts
     }
 
     /// The longest a history read waits on a key that keeps changing.
@@ -229,7 +229,8 @@ final class EtcdClient: Sendable {
 
     private final class HistoryCollector {
         var puts: [KeyValue] = []
-        var compacted = false
+        /// The history cannot tell: compacted away, or still moving at the deadline.
+        var undecidable = false
     }
 
     // MARK: - Transport

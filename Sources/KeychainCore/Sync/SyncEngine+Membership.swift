@@ -42,11 +42,7 @@ extension SyncEngine {
             if state.headRevision != head?.modRevision { try confirmHead(head, listCreated: lists[state.epoch]?.createRevision, &state, client: client) }
             return
         }
-        // A head that names another epoch than this one (a newer one whose list is gone, an
-        // older one, or none: rewritten), or that this device did not confirm.
-        if head?.epoch != state.epoch || head?.modRevision != state.headRevision {
-            try confirmHead(head, listCreated: lists[state.epoch]?.createRevision, &state, client: client)
-        }
+        if Self.headUnconfirmed(head, state) { try confirmHead(head, listCreated: lists[state.epoch]?.createRevision, &state, client: client) }
         guard let current = lists[state.epoch] else {
             // This epoch's list is gone and an older one is the newest: rolled back. The list
             // goes back with its members' key shares, so a device that had not yet followed it
@@ -96,6 +92,12 @@ extension SyncEngine {
     static func headVouches(_ head: EpochHead?, for number: UInt32, list: EtcdClient.KeyValue) -> Bool {
         guard let head else { return true }
         return head.epoch > number || (head.epoch == number && head.modRevision == list.createRevision)
+    }
+
+    /// Whether `head` is not the one `state` confirmed: it names another epoch than this
+    /// device's (a newer one whose list is gone, an older one, none: rewritten), or moved.
+    static func headUnconfirmed(_ head: EpochHead?, _ state: SyncState) -> Bool {
+        head?.epoch != state.epoch || head?.modRevision != state.headRevision
     }
 
     /// The head as etcd holds it; one that is not a number (no device of ours wrote it) names
@@ -385,7 +387,7 @@ extension SyncEngine {
                     "the group's epoch head names epoch \(head.epoch), which this device never followed (a device may have been removed there): resolving from this device's list could give a removed device the new key. Resolve on a device that followed epoch \(head.epoch), or leave ('keychain sync leave') and join again"
                 )
             }
-            if head?.modRevision != state.headRevision || head?.epoch != state.epoch {
+            if Self.headUnconfirmed(head, state) {
                 let listCreated = try client.range(SyncRecords.membersKey(state.prefix, epoch: state.epoch)).kvs.first?.createRevision
                 try confirmHead(head, listCreated: listCreated, &state, client: client)
             }
