@@ -6,6 +6,9 @@
 #
 #   scripts/install.sh                 # into ~/.local (root: /usr/local)
 #   scripts/install.sh --prefix DIR    # anywhere; DESTDIR is honoured for packaging
+#
+# The login's PAM module, which opens the vault with the login password, is installed apart, as
+# root: scripts/install-pam.sh (docs/login.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,7 +17,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --prefix) prefix=${2:?--prefix needs a directory}; shift 2 ;;
         --prefix=*) prefix=${1#--prefix=}; shift ;;
-        -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "install.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
