@@ -31,6 +31,10 @@ final class SecretServiceDaemon {
     /// When the daemon last answered a call (not when a client left: every program leaving the
     /// bus says so, whether it ever called the daemon or not).
     private(set) var lastActivity = ContinuousClock.now
+    /// Whether the vault was locked when clients were last told (nil before the first look),
+    /// and when the daemon last looked (``followLockState(at:)``).
+    var toldLocked: Bool?
+    var lockLookedAt = ContinuousClock.now
 
     /// Whether no client holds anything of the daemon's: no session open, no prompt handed out,
     /// no dialog showing (what an activated daemon waits for before it exits when idle).
@@ -42,6 +46,8 @@ final class SecretServiceDaemon {
         self.collections = CollectionRegistry(collections)
         self.collections.setAlias("default", to: defaultCollection)
         loadVaultContents()
+        // The state clients find at start, to tell them from here on what changes.
+        announceLockChanges()
     }
 
     // MARK: - Dispatch

@@ -12,7 +12,10 @@ import KeychainCore
 /// vault it also keeps it in step with its sync group, unless a sync agent already does.
 public enum SecretServiceProvider {
     /// Serves `vault` on the session bus until another provider takes the name (`--replace`)
-    /// or the bus connection ends; runs on the calling thread.
+    /// or the bus connection ends; runs on the calling thread. Clients are told of a lock or
+    /// unlock that another process made within a second, as of the provider's own, unless
+    /// `vault` locks after an idle time of its process's own
+    /// (`VaultConfiguration.idleTimeout`): a look at its lock state would count as a use.
     ///
     /// - Parameters:
     ///   - replace: take the name from a provider that owns it (and allows replacement, as
@@ -41,12 +44,13 @@ public enum SecretServiceProvider {
                 bus.stop("another provider replaced this one as \(SecretServiceDaemon.busName)")
             }
         }
-        if let idleExit {
-            bus.check(everySeconds: Int(clamping: min(max(idleExit.components.seconds, 1), 30))) { [unowned bus] in
-                guard daemon.holdsNothing, ContinuousClock.now - daemon.lastActivity >= idleExit else { return nil }
-                bus.releaseName(SecretServiceDaemon.busName)
-                return "no client for \(idleExit.components.seconds) s: stopped until the next Secret Service call starts keychain serve again"
-            }
+        // Clients hear of a lock or unlock that another process made within a second.
+        bus.check(everySeconds: 1) { [unowned bus] in
+            let now = ContinuousClock.now
+            daemon.followLockState(at: now)
+            guard let idleExit, daemon.holdsNothing, now - daemon.lastActivity >= idleExit else { return nil }
+            bus.releaseName(SecretServiceDaemon.busName)
+            return "no client for \(idleExit.components.seconds) s: stopped until the next Secret Service call starts keychain serve again"
         }
         try bus.requestName(SecretServiceDaemon.busName, replace: replace)
         // Items of the synchronized collection that other machines store arrive while it serves.
@@ -55,7 +59,7 @@ public enum SecretServiceProvider {
         sync.start()
         defer { sync.stop() }
         // Locked when the machine sleeps or the user's session locks.
-        let leaving = SessionLockWatch(locking: vault, beside: bus)
+        let leaving = SessionLockWatch(locking: vault, beside: bus) { daemon.announceLockChanges() }
         ready()
         return try withExtendedLifetime((daemon, leaving)) { () throws(ServeError) -> String in try bus.run() }
     }

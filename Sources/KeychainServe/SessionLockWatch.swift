@@ -13,12 +13,14 @@ final class SessionLockWatch {
     static let logind = "org.freedesktop.login1"
     private let bus: BusConnection
 
-    /// Starts listening, or nil (with the reason in the daemon's log) when there is no system bus.
-    init?(locking vault: Vault, beside session: BusConnection) {
+    /// Starts listening, or nil (with the reason in the daemon's log) when there is no system bus;
+    /// `locked` runs after each lock (the daemon tells its clients).
+    init?(locking vault: Vault, beside session: BusConnection, then locked: @escaping () -> Void) {
         let lock = { (why: String) in
             guard vault.hasPassphrase else { return }
             vault.lockForUser()
             SecretServiceDaemon.log("locked the vault: \(why)")
+            locked()
         }
         do throws(ServeError) {
             bus = try BusConnection(system: true)

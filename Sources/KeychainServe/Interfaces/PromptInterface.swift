@@ -40,6 +40,8 @@ extension SecretServiceDaemon {
         let vaultCollections = collections.vaultCollections
         if vaultCollections.allSatisfy({ !$0.isLocked }) {
             prompts.remove(id)?.cancel()
+            // Opened meanwhile (`keychain unlock`): clients hear of it now, not at the next look.
+            announceLockChanges()
             promptCompleted(id, dismissed: false, vaultCollections.map { ObjectPath.collectionPath($0.name) })
             return []
         }
@@ -93,9 +95,7 @@ extension SecretServiceDaemon {
         }
         guard unlocked else { return }
         loadVaultContents()
-        for collection in vaultCollections {
-            propertiesChanged(ObjectPath.collectionPath(collection.name), CollectionInterface.name, [("Locked", .boolean(false))])
-        }
+        announceLockChanges()
     }
 
     /// One line on the daemon's standard error: what happened, never a value.

@@ -100,10 +100,7 @@ extension SecretServiceDaemon {
         }
         guard let vault, vault.hasPassphrase, !named.isEmpty else { return [.paths([]), .objectPath(ObjectPath.none)] }
         vault.lockForUser()
-        for collection in collections.all where collection.isKeptInVault {
-            propertiesChanged(ObjectPath.collectionPath(collection.name), CollectionInterface.name, [("Locked", .boolean(true))])
-            collectionChanged(collection.name)
-        }
+        announceLockChanges()
         return [.paths(named), .objectPath(ObjectPath.none)]
     }
 
