@@ -80,14 +80,18 @@ struct LockSignalsTests {
         #expect(served.waitForProvider())
         let stored = try served.run("/usr/bin/secret-tool", ["store", "--label=t", "service", "x"], input: "value")
         #expect(stored.status == 0, "\(stored.stderr) \(served.serveErrors)")
+        return (file, try itemPath(served))
+    }
+
+    /// The path of the login collection's one item.
+    static func itemPath(_ served: ServedVault) throws -> String {
         let search = try served.run(
             "/usr/bin/dbus-send",
             [
                 "--session", "--print-reply", "--dest=org.freedesktop.secrets", login, "org.freedesktop.DBus.Properties.Get", "string:org.freedesktop.Secret.Collection",
                 "string:Items",
             ])
-        let item = try #require(search.output.split(separator: "\"").map(String.init).first { $0.hasPrefix(login + "/") }, "\(search.output)")
-        return (file, item)
+        return try #require(search.output.split(separator: "\"").map(String.init).first { $0.hasPrefix(login + "/") }, "\(search.output)")
     }
 
     @Test(
@@ -116,6 +120,22 @@ struct LockSignalsTests {
         #expect(SignalMonitor.has(unlocking, "CollectionChanged", from: "/org/freedesktop/secrets", naming: Self.login), "\(unlocking)")
         // Told once: a lock state is not announced again at each look.
         #expect(!SignalMonitor.saysLocked(unlocking, path: Self.login, true), "\(unlocking)")
+    }
+
+    @Test(
+        "a suspend (logind's PrepareForSleep) is told to clients as a lock: Locked=true on the collection and its items",
+        .enabled(if: MockLogindNeeds.unavailableReason == nil, "\(MockLogindNeeds.unavailableReason ?? "")"))
+    func suspendIsSignalled() throws {
+        let served = try ServedVault(serving: false)
+        let logind = try MockLogind(in: served.directory)
+        _ = try LeavingLocksTests.unlockedServe(served, logind)
+        let item = try Self.itemPath(served)
+        let monitor = try SignalMonitor(served)
+        let mark = monitor.seen.endIndex
+        try logind.prepareForSleep(true)
+        let heard = monitor.wait { _ in SignalMonitor.saysLocked(monitor.signals(since: mark), path: Self.login, true) }
+        #expect(heard, "no Locked=true after PrepareForSleep(true): \(monitor.seen) \(served.serveErrors)")
+        #expect(SignalMonitor.saysLocked(monitor.signals(since: mark), path: item, true), "\(monitor.signals(since: mark))")
     }
 
     @Test(
