@@ -2,9 +2,10 @@ import KeychainCore
 
 /// What clients are told when the vault locks or unlocks, whoever did it: a client
 /// (`Service.Lock`, an unlock prompt), `keychain lock` or `keychain unlock` in another process,
-/// the idle lock, a suspend or a session lock. As gnome-keyring tells it, for each collection
-/// kept in the vault: `ItemChanged` for each of its items, the service's `CollectionChanged`,
-/// then `PropertiesChanged` with the new `Locked` on each item and on the collection.
+/// a suspend or a session lock, the idle lock once a use of the vault found it. As
+/// gnome-keyring tells it, for each collection kept in the vault: `ItemChanged` for each of its
+/// items, the service's `CollectionChanged`, then `PropertiesChanged` with the new `Locked` on
+/// each item and on the collection.
 ///
 /// Another process's lock reaches this one as a new stamp in the user's kernel keyring, and the
 /// idle lock as the expiry of the user's unlocked state there. Neither wakes the daemon: the
