@@ -49,9 +49,12 @@ struct LockSignalsTests {
             return true
         }
 
+        /// How much the monitor has printed so far: a mark for ``signals(since:)``.
+        var mark: Int { seen.utf8.count }
+
         /// The signals seen since `mark`, one string each (its header line and its body).
-        func signals(since mark: String.Index) -> [String] {
-            seen[mark...].components(separatedBy: "\nsignal ").map { $0.hasPrefix("signal ") ? String($0.dropFirst(7)) : $0 }
+        func signals(since mark: Int) -> [String] {
+            String(decoding: seen.utf8.dropFirst(mark), as: UTF8.self).components(separatedBy: "\nsignal ").map { $0.hasPrefix("signal ") ? String($0.dropFirst(7)) : $0 }
         }
 
         /// Whether a `PropertiesChanged` from `path` says `Locked` is now `locked`.
@@ -102,7 +105,7 @@ struct LockSignalsTests {
         let (file, item) = try Self.servedWithItem(served)
         let monitor = try SignalMonitor(served)
 
-        let beforeLock = monitor.seen.endIndex
+        let beforeLock = monitor.mark
         #expect(try OneLockStateTests.keychain(served, ["lock"]).status == 0)
         let lockHeard = monitor.wait { _ in SignalMonitor.saysLocked(monitor.signals(since: beforeLock), path: Self.login, true) }
         #expect(lockHeard, "no Locked=true after keychain lock: \(monitor.seen) \(served.serveErrors)")
@@ -111,10 +114,10 @@ struct LockSignalsTests {
         #expect(SignalMonitor.has(locking, "CollectionChanged", from: "/org/freedesktop/secrets", naming: Self.login), "\(locking)")
         #expect(SignalMonitor.has(locking, "ItemChanged", from: Self.login, naming: item), "\(locking)")
 
-        let beforeUnlock = monitor.seen.endIndex
+        let beforeUnlock = monitor.mark
         #expect(try OneLockStateTests.keychain(served, ["unlock"], ["KEYCHAIN_PASSPHRASE_FILE": file]).status == 0)
         let unlockHeard = monitor.wait { _ in SignalMonitor.saysLocked(monitor.signals(since: beforeUnlock), path: Self.login, false) }
-        #expect(unlockHeard, "no Locked=false after keychain unlock: \(monitor.seen[beforeUnlock...]) \(served.serveErrors)")
+        #expect(unlockHeard, "no Locked=false after keychain unlock: \(monitor.signals(since: beforeUnlock)) \(served.serveErrors)")
         let unlocking = monitor.signals(since: beforeUnlock)
         #expect(SignalMonitor.saysLocked(unlocking, path: item, false), "the item's Locked: \(unlocking)")
         #expect(SignalMonitor.has(unlocking, "CollectionChanged", from: "/org/freedesktop/secrets", naming: Self.login), "\(unlocking)")
@@ -131,7 +134,7 @@ struct LockSignalsTests {
         _ = try LeavingLocksTests.unlockedServe(served, logind)
         let item = try Self.itemPath(served)
         let monitor = try SignalMonitor(served)
-        let mark = monitor.seen.endIndex
+        let mark = monitor.mark
         try logind.prepareForSleep(true)
         let heard = monitor.wait { _ in SignalMonitor.saysLocked(monitor.signals(since: mark), path: Self.login, true) }
         #expect(heard, "no Locked=true after PrepareForSleep(true): \(monitor.seen) \(served.serveErrors)")
@@ -147,7 +150,7 @@ struct LockSignalsTests {
         let served = try ServedVault(serving: false)
         _ = try Self.servedWithItem(served, unlockTimeout: "2")
         let monitor = try SignalMonitor(served)
-        let mark = monitor.seen.endIndex
+        let mark = monitor.mark
         let heard = monitor.wait { _ in SignalMonitor.saysLocked(monitor.signals(since: mark), path: Self.login, true) }
         #expect(heard, "no Locked=true after the idle lock: \(monitor.seen) \(served.serveErrors)")
     }
