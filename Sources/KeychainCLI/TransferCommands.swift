@@ -46,13 +46,17 @@ enum TransferCommands {
                 .flag("skip-locked", "leave the items of a locked class (with --foreign: a locked collection) behind (and say how many) instead of failing"),
                 .flag("foreign", "switch providers: every program's items of every collection, into the vault as keychain serve keeps them, or back"),
                 .flag(
+                    "switch",
+                    "with --foreign: make the move the change of provider, none left behind: into the vault, install keychain serve waiting for the name, move, stop the old provider (the bus hands the name over), and fail naming anything it took meanwhile; back, stop keychain serve and remove its activation file first"
+                ),
+                .flag(
                     "unlock",
                     "with --foreign: first open the provider's locked collections: gnome-keyring's with their password (its own unlock; KEYCHAIN_PROVIDER_PASSWORD_FILE, standard input or a prompt), KWallet's through the Secret Service's Unlock (kwalletd asks, or opens a wallet pam_kwallet opened); KeePassXC's are opened in KeePassXC"
                 ),
             ],
             examples: [
                 "keychain migrate --from secret-service --to vault", "keychain migrate --from vault --to secret-service --keep-source",
-                "keychain migrate --foreign --from secret-service --to vault   # then stop gnome-keyring, start keychain serve",
+                "keychain migrate --foreign --from secret-service --to vault --switch   # from gnome-keyring to keychain serve",
                 "keychain migrate --foreign --from vault --to secret-service --keep-source",
             ],
             notes:
@@ -136,6 +140,9 @@ enum TransferCommands {
         }
         guard from != to else { throw CommandFailure("--from and --to name the same store (\(fromName))", code: .usage) }
         let rule = try conflictRule(context)
+        if context.arguments.has("switch") && !context.arguments.has("foreign") {
+            throw CommandFailure("--switch changes the Secret Service provider: give it with --foreign", code: .usage)
+        }
         if context.arguments.has("foreign") { return try ProviderSwitch.migrate(context, from: from, to: to, rule: rule) }
         let source = try context.store(of: from)
         let destination = try context.store(of: to)

@@ -20,6 +20,7 @@ typedef int (*csdbus_handler)(csdbus_message *message, void *userdata, void *ret
 enum {
     CSDBUS_NAME_REPLACE_EXISTING = 1,   // SD_BUS_NAME_REPLACE_EXISTING
     CSDBUS_NAME_ALLOW_REPLACEMENT = 2,  // SD_BUS_NAME_ALLOW_REPLACEMENT
+    CSDBUS_NAME_QUEUE = 4,              // SD_BUS_NAME_QUEUE
     CSDBUS_MESSAGE_METHOD_CALL = 1,     // SD_BUS_MESSAGE_METHOD_CALL
 };
 
