@@ -25,8 +25,9 @@ import KeychainServe
 enum ProviderHandover {
     /// How long a provider may take to end once asked to stop.
     static let endLimit: Duration = .seconds(15)
-    /// How many listings a switch makes at most while items keep arriving in the old provider.
-    static let passes = 4
+    /// How long a switch goes on moving what keeps arriving in the old provider before it
+    /// gives up (leaving it serving, and holding what arrived).
+    static let catchUpLimit: Duration = .seconds(10)
 
     // MARK: - Into the vault
 
@@ -88,7 +89,8 @@ enum ProviderHandover {
             throw CommandFailure("could not watch \(describe(old)) on the session bus (\(error.description)); nothing was moved", code: .failure)
         }
         var listed = Set<String>()
-        var pass = 1
+        var passes = 1
+        let catchUpDeadline = ContinuousClock.now + catchUpLimit
         while true {
             listed = []
             let moved = try ProviderSwitch.move(context, from: .secretService, to: .vault, rule: rule, listed: &listed)
@@ -97,13 +99,13 @@ enum ProviderHandover {
             }
             let arrived = watch.takeStored().subtracting(listed)
             if arrived.isEmpty { break }
-            guard pass < passes else {
+            guard ContinuousClock.now < catchUpDeadline else {
                 throw CommandFailure(
-                    "items kept arriving in \(describe(old)) during \(passes) moves (\(arrived.count) since the last listing); it still serves and keeps them: run this again when programs store less",
+                    "items kept arriving in \(describe(old)) for \(catchUpLimit.components.seconds) s, over \(passes) moves (\(arrived.count) since the last listing); it still serves and keeps them: run this again when programs store less",
                     code: .failure)
             }
             context.terminal.writeError("keychain: \(arrived.count) item(s) arrived in \(describe(old)) during the move: moving again\n")
-            pass += 1
+            passes += 1
         }
         // libsecret is connected to it: from here the questions about the name are the bus's own.
         unsetenv("SECRET_SERVICE_BUS_NAME")

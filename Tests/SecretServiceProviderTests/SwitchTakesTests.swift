@@ -1,0 +1,143 @@
+import Foundation
+import KeychainTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A switch that takes, run as the ordinary user who makes it (whose own provider is the only
+/// one a switch may stop): the very next call reaches `keychain serve`, and nothing a program
+/// stores during the switch is left behind unsaid.
+@Suite(
+    "a switch to keychain serve takes on the running bus",
+    .enabled(if: ServedVault.unavailableReason == nil, "\(ServedVault.unavailableReason ?? "")"),
+    .enabled(if: PrivateSecretService.unavailableReason == nil, "\(PrivateSecretService.unavailableReason ?? "")"),
+    .enabled(if: OrdinaryUser.unavailableReason == nil, "\(OrdinaryUser.unavailableReason ?? "")"))
+struct SwitchTakesTests {
+    /// The ordinary user's session with gnome-keyring (unlocked, the user's own process)
+    /// owning the name, and a passphrase for the vault the switch fills.
+    final class KeyringSession {
+        let session: OrdinaryUserSession
+        let keyring: pid_t
+
+        init() throws {
+            session = try OrdinaryUserSession()
+            let passphrase = session.directory.path + "/passphrase"
+            try "vault-passphrase\n".write(toFile: passphrase, atomically: true, encoding: .utf8)
+            let (uid, gid) = try OrdinaryUser.ids()
+            chown(passphrase, uid, gid)
+            let started = try session.run("/usr/bin/gnome-keyring-daemon", ["--unlock", "--components=secrets", "--daemonize"], input: "test-password")
+            #expect(started.status == 0, "\(started.stderr)")
+            var owner: pid_t?
+            for _ in 0..<400 where owner == nil {
+                owner = session.ownerProcessID()
+                if owner == nil { usleep(25_000) }
+            }
+            keyring = owner ?? 0
+        }
+
+        var passphraseEnvironment: [String: String] { ["KEYCHAIN_PASSPHRASE_FILE": session.directory.path + "/passphrase"] }
+
+        func keychain(_ arguments: [String]) throws -> CommandResult {
+            try session.run(session.keychain, arguments, environment: passphraseEnvironment)
+        }
+
+        func store(_ label: String, _ attributes: [String], _ secret: String) throws -> Int32 {
+            try session.run("/usr/bin/secret-tool", ["store", "--label=\(label)"] + attributes, input: secret).status
+        }
+
+        func lookup(_ attributes: [String]) throws -> String {
+            try session.run("/usr/bin/secret-tool", ["lookup"] + attributes).output
+        }
+
+        deinit {
+            // Whatever serves at the end (the keychain serve the switch started), and gnome-keyring if it still runs.
+            if let owner = session.ownerProcessID(), owner != keyring { kill(owner, SIGTERM) }
+            if keyring > 0 { kill(keyring, SIGTERM) }
+        }
+    }
+
+    /// Whether process `pid` has ended (gone, or a zombie that nobody reaped yet).
+    static func hasEnded(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
+        return stat.contains(") Z ")
+    }
+
+    @Test("serve --install takes the name from another vault's keychain serve, which allows it: the very next call reaches this vault")
+    func installReplacesAnotherVaultsServe() throws {
+        let session = try OrdinaryUserSession()
+        let other = session.directory.path + "/other.keychain"
+        let old = try session.startServing(["--vault", other])
+        #expect(session.waitForProvider())
+        #expect(try session.run("/usr/bin/secret-tool", ["store", "--label=old", "service", "old"], input: "old").status == 0)
+        #expect(session.servedVaultPath() == other)
+
+        let installed = try session.keychain(["serve", "--install"])
+        #expect(installed.status == 0, "\(installed.stderr)")
+        #expect(installed.stderr.contains("took org.freedesktop.secrets from keychain serve of another vault (\(other), process \(old))"), "\(installed.stderr)")
+        #expect(session.servedVaultPath() == session.vaultPath)
+        #expect(try session.run("/usr/bin/secret-tool", ["store", "--label=new", "service", "new"], input: "new").status == 0)
+        #expect(try session.run("/usr/bin/secret-tool", ["lookup", "service", "new"]).output == "new")
+        #expect(session.ownerProcessID() != old)
+        if let served = session.ownerProcessID() { kill(served, SIGTERM) }
+    }
+
+    @Test(
+        "migrate --foreign --switch from gnome-keyring, which never lets its name go: keychain serve waits for it, gnome-keyring is emptied and stopped, and the very next call reaches keychain serve with the moved items"
+    )
+    func switchFromGnomeKeyringTakes() throws {
+        let setup = try KeyringSession()
+        #expect(setup.keyring > 0)
+        #expect(try setup.store("Deploy token", ["service", "api.example.com"], "s3cret") == 0)
+        #expect(try setup.store("Mail", ["service", "mail"], "mail-pw") == 0)
+
+        let switched = try setup.keychain(["migrate", "--foreign", "--from", "secret-service", "--to", "vault", "--switch"])
+        #expect(switched.status == 0, "\(switched.stderr)")
+        #expect(switched.stderr.contains("waits in the session bus's queue"), "\(switched.stderr)")
+        #expect(switched.stderr.contains("switched: keychain serve of this vault"), "\(switched.stderr)")
+        #expect(try setup.lookup(["service", "api.example.com"]) == "s3cret")
+        #expect(try setup.lookup(["service", "mail"]) == "mail-pw")
+        #expect(setup.session.servedVaultPath() == setup.session.vaultPath)
+        #expect(Self.hasEnded(setup.keyring), "gnome-keyring still runs")
+    }
+
+    @Test(
+        "items stored into gnome-keyring while the switch runs are all in the vault when it exits 0; when it cannot prove one moved, it exits non-zero naming what stayed"
+    )
+    func storesDuringTheSwitchAreNotLost() throws {
+        let setup = try KeyringSession()
+        #expect(try setup.store("before", ["service", "before"], "before-pw") == 0)
+        let home = setup.session.directory.path
+        // A program storing item after item, through the switch: each one it was told was stored is listed.
+        let loop = "for i in $(seq 1 40); do printf v$i | /usr/bin/secret-tool store --label=loop$i loop $i && echo $i >> \(home)/stored; done"
+        let (setpriv, wrapped) = OrdinaryUser.wrap("/bin/sh", ["-c", loop])
+        let storing = try Subprocess.start(setpriv, wrapped, environment: setup.session.environment)
+        usleep(300_000)
+        let switched = try setup.keychain(["migrate", "--foreign", "--from", "secret-service", "--to", "vault", "--switch"])
+        Subprocess.wait(for: storing)
+        let stored = ((try? String(contentsOfFile: home + "/stored", encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        #expect(!stored.isEmpty)
+        // Where each item the program stored is now: the vault (as keychain list shows it), or
+        // the provider that answers the next call; missing from both, only if the command named it.
+        let listed = try setup.keychain(["list"])
+        #expect(listed.status == 0, "\(listed.stderr)")
+        let inVault = Set(stored.filter { listed.output.contains("\tloop=\($0)\n") || listed.output.contains("\tloop=\($0)\t") })
+        var missing: [String] = []
+        for index in stored where !inVault.contains(index) {
+            if try setup.lookup(["loop", index]) != "v\(index)" { missing.append(index) }
+        }
+        if switched.status == 0 {
+            #expect(
+                inVault.count == stored.count, "exit 0, but item(s) \(Set(stored).subtracting(inVault).sorted()) stored during the switch are not in the vault: \(switched.stderr)")
+            #expect(setup.session.servedVaultPath() == setup.session.vaultPath)
+            for index in stored { #expect(try setup.lookup(["loop", index]) == "v\(index)") }
+            #expect(try setup.lookup(["service", "before"]) == "before-pw")
+        } else {
+            let named =
+                switched.stderr.range(of: #"(\d+) item\(s\) were stored into"#, options: .regularExpression).flatMap { Int(switched.stderr[$0].prefix { $0.isNumber }) } ?? 0
+            #expect(missing.count <= named, "item(s) \(missing) are neither in the vault nor served, and the command named \(named): \(switched.stderr)")
+            #expect(switched.stderr.contains("run this again") || switched.stderr.contains("run this command again"), "\(switched.stderr)")
+        }
+    }
+}
