@@ -140,4 +140,32 @@ struct SwitchTakesTests {
             #expect(switched.stderr.contains("run this again") || switched.stderr.contains("run this command again"), "\(switched.stderr)")
         }
     }
+
+    @Test(
+        "back with --switch: the activation file goes, keychain serve of this vault stops, gnome-keyring waiting in the queue gets the name, and the items move into it"
+    )
+    func switchBackHandsTheNameToTheOldProvider() throws {
+        let session = try OrdinaryUserSession()
+        #expect(try session.keychain(["serve", "--install"]).status == 0)
+        // The first call starts keychain serve by activation.
+        #expect(try session.run("/usr/bin/secret-tool", ["store", "--label=Deploy token", "service", "api.example.com"], input: "s3cret").status == 0)
+        let serving = try #require(session.ownerProcessID())
+        #expect(session.servedVaultPath() == session.vaultPath)
+        let started = try session.run("/usr/bin/gnome-keyring-daemon", ["--unlock", "--components=secrets", "--daemonize"], input: "test-password")
+        #expect(started.status == 0, "\(started.stderr)")
+        defer {
+            if let owner = session.ownerProcessID() { kill(owner, SIGTERM) }
+            kill(serving, SIGTERM)
+        }
+
+        let back = try session.keychain(["migrate", "--foreign", "--from", "vault", "--to", "secret-service", "--switch"])
+        #expect(back.status == 0, "\(back.stderr)")
+        #expect(back.stderr.contains("stopped keychain serve of this vault"), "\(back.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: session.directory.path + "/data/dbus-1/services/org.freedesktop.secrets.service"))
+        let keyring = session.ownerProcessID()
+        #expect(keyring != nil && keyring != serving)
+        #expect(session.servedVaultPath() == nil)
+        #expect(try session.run("/usr/bin/secret-tool", ["lookup", "service", "api.example.com"]).output == "s3cret")
+        #expect(Self.hasEnded(serving))
+    }
 }
