@@ -168,4 +168,33 @@ struct SwitchTakesTests {
         #expect(try session.run("/usr/bin/secret-tool", ["lookup", "service", "api.example.com"]).output == "s3cret")
         #expect(Self.hasEnded(serving))
     }
+
+    @Test(
+        "migrate --foreign --switch from KWallet and from KeePassXC, which do not let their name go either: they are emptied and stopped, and the next call reaches keychain serve",
+        arguments: PrivateProvider.Kind.allCases)
+    func switchFromTheOtherProvidersTakes(_ kind: PrivateProvider.Kind) throws {
+        try #require(kind.unavailableReason == nil, "\(kind.unavailableReason ?? "")")
+        let provider = try PrivateProvider(kind, [kind == .kwallet ? "kdewallet" : "Passwords"])
+        let home = try ServedVault(serving: false)
+        let environment = home.environment.merging(["DBUS_SESSION_BUS_ADDRESS": provider.busAddress]) { $1 }
+        // kwalletd fails a libsecret session now and then (docs/secret-service-provider.md): a store is tried again.
+        var stored: CommandResult?
+        for _ in 0..<4 where stored?.status != 0 {
+            stored = try Subprocess.run(
+                "/usr/bin/secret-tool", ["store", "--label=Deploy token", "service", "api.example.com"], environment: environment, input: Data("s3cret".utf8))
+        }
+        #expect(stored?.status == 0, "\(stored?.stderr ?? "")")
+        let old = try ProviderSwitchTests.owner(environment)
+
+        let switched = try Subprocess.run(
+            KeychainExecutable.path, ["migrate", "--foreign", "--from", "secret-service", "--to", "vault", "--switch"] + (kind == .kwallet ? ["--unlock"] : []),
+            environment: environment)
+        #expect(switched.status == 0, "\(switched.stderr)")
+        #expect(switched.stderr.contains("switched: keychain serve of this vault"), "\(switched.stderr)")
+        let serving = try ProviderSwitchTests.owner(environment)
+        defer { if let serving { kill(serving, SIGTERM) } }
+        #expect(serving != nil && serving != old)
+        #expect(try Subprocess.run("/usr/bin/secret-tool", ["lookup", "service", "api.example.com"], environment: environment).output == "s3cret")
+        if let old { #expect(Self.hasEnded(old)) }
+    }
 }
