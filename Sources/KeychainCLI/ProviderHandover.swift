@@ -64,12 +64,12 @@ enum ProviderHandover {
             }
             context.terminal.writeError("keychain: keychain serve (process \(serving!)) waits in the session bus's queue for org.freedesktop.secrets behind \(describe(old))\n")
         }
-        var stopped = false
+        var stopping = false
         do {
-            return try empty(old, into: vault, context, rule: rule, serving: serving, stopped: &stopped)
+            return try empty(old, into: vault, context, rule: rule, serving: serving, stopping: &stopping)
         } catch {
-            // Until the old provider is asked to stop, it serves on: the waiting keychain serve goes.
-            if let serving, !stopped { ServeSwitch.stop(serving) }
+            // Until the old provider is to stop, it serves on: the waiting keychain serve goes.
+            if let serving, !stopping { ServeSwitch.stop(serving) }
             throw error
         }
     }
@@ -77,7 +77,7 @@ enum ProviderHandover {
     /// Moves everything from `old` (while it runs), stops it, and proves that nothing it took
     /// meanwhile stayed in it.
     private static func empty(
-        _ old: SecretServiceOwner, into vault: Vault, _ context: Context, rule: ItemTransfer.ConflictRule, serving: pid_t?, stopped: inout Bool
+        _ old: SecretServiceOwner, into vault: Vault, _ context: Context, rule: ItemTransfer.ConflictRule, serving: pid_t?, stopping: inout Bool
     ) throws(CommandFailure) -> ExitCode {
         // libsecret calls the name this variable gives, read when it first connects (below):
         // the old provider itself, by its unique name, whoever owns the well-known one.
@@ -110,8 +110,10 @@ enum ProviderHandover {
         // libsecret is connected to it: from here the questions about the name are the bus's own.
         unsetenv("SECRET_SERVICE_BUS_NAME")
         // Every item it listed is in the vault: it stops now, and the bus hands the name on.
+        // From here keychain serve keeps waiting for the name, whatever fails: the old provider
+        // holds nothing the vault lacks, and the moment it ends the name is served.
+        stopping = true
         try stop(old, what: "the old provider", waiting: serving != nil)
-        stopped = true
         let ended = watch.waitForEnd(within: endLimit)
         let lateArrivals = watch.takeStored().subtracting(listed)
         guard ended else {
