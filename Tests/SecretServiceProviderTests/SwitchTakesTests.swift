@@ -1,4 +1,5 @@
 import Foundation
+import KeychainServe
 import KeychainTestSupport
 import Testing
 
@@ -214,5 +215,34 @@ struct SwitchTakesTests {
         #expect(serving != nil && serving != old)
         #expect(try Subprocess.run("/usr/bin/secret-tool", ["lookup", "service", "api.example.com"], environment: environment).output == "s3cret")
         if let old { #expect(Self.hasEnded(old)) }
+    }
+
+    @Test(
+        "a provider's stores reach the switch's watch before the end of its connection: once it has stopped, every item it took after its last listing is known"
+    )
+    func watchSeesLastStoresBeforeTheEnd() throws {
+        let keyring = try PrivateSecretService()
+        let environment = ["PATH": "/usr/bin:/bin", "DBUS_SESSION_BUS_ADDRESS": keyring.busAddress]
+        let asked = try Subprocess.run(
+            "/usr/bin/dbus-send",
+            ["--session", "--print-reply", "--dest=org.freedesktop.DBus", "/", "org.freedesktop.DBus.GetNameOwner", "string:org.freedesktop.secrets"],
+            environment: environment)
+        let unique = try #require(asked.output.split(separator: "\"").dropFirst().first.map(String.init))
+        let watch = try ProviderActivityWatch(of: unique, address: keyring.busAddress)
+        for index in 1...3 {
+            let stored = try Subprocess.run(
+                "/usr/bin/secret-tool", ["store", "--label=late\(index)", "late", "\(index)"], environment: environment, input: Data("v\(index)".utf8))
+            #expect(stored.status == 0, "\(stored.stderr)")
+        }
+        // Changing an item (a store over the same attributes) is seen too.
+        #expect(try Subprocess.run("/usr/bin/secret-tool", ["store", "--label=late1", "late", "1"], environment: environment, input: Data("again".utf8)).status == 0)
+        kill(keyring.keyringPID, SIGTERM)
+        // Stopped here, it is not the fixture's to stop again (its process id may be another's by then).
+        try "".write(toFile: keyring.directory + "/keyring.pid", atomically: true, encoding: .utf8)
+        #expect(watch.waitForEnd(within: .seconds(15)))
+        let seen = watch.takeStored()
+        #expect(seen.count == 3, "\(seen)")
+        #expect(seen.allSatisfy { $0.hasPrefix("/org/freedesktop/secrets/collection/login/") }, "\(seen)")
+        #expect(watch.takeStored().isEmpty)
     }
 }

@@ -30,13 +30,13 @@ final class BusConnection {
 
     /// Connects to the session bus, or with `system` to the system bus (logind's signals).
     /// - Throws: ``ServeError/unavailable(_:)`` when libsystemd cannot be loaded or there is no bus.
-    init(system: Bool = false) throws(ServeError) {
+    init(system: Bool = false, address: String? = nil) throws(ServeError) {
         var message = [CChar](repeating: 0, count: 256)
         guard csdbus_load(&message) == 0 else {
             throw .unavailable(String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
         var bus: OpaquePointer?
-        let opened = system ? csdbus_open_system(&bus) : csdbus_open_user(&bus)
+        let opened = address.map { csdbus_open_address($0, &bus) } ?? (system ? csdbus_open_system(&bus) : csdbus_open_user(&bus))
         if system, opened < 0 || bus == nil { throw .unavailable("no system bus (\(String(cString: strerror(-opened))))") }
         guard opened >= 0, let bus else {
             throw .unavailable(

@@ -21,11 +21,12 @@ public final class ProviderActivityWatch {
     private var stored: Set<String> = []
     private var ended = false
 
-    /// Starts watching the connection `uniqueName` (`:1.42`) on the session bus. Signals sent
-    /// after this returns are all seen (the bus has the match rules by then).
+    /// Starts watching the connection `uniqueName` (`:1.42`) on the session bus, or on the bus
+    /// at `address` (a D-Bus address). Signals sent after this returns are all seen (the bus
+    /// has the match rules by then).
     /// - Throws: ``ServeError/unavailable(_:)`` without libsystemd or a session bus.
-    public init(of uniqueName: String) throws(ServeError) {
-        bus = try BusConnection()
+    public init(of uniqueName: String, address: String? = nil) throws(ServeError) {
+        bus = try BusConnection(address: address)
         watched = uniqueName
         // Asking for its own name waits until the connection is up, so that the match rules
         // below are installed by the time each call returns, not queued for later.
