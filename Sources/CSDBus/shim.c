@@ -10,6 +10,11 @@ typedef struct { const char *name; const char *message; int _need_free; } sd_bus
 static struct {
     int (*open_user)(csdbus_bus **);
     int (*open_system)(csdbus_bus **);
+    int (*bus_new)(csdbus_bus **);
+    int (*set_address)(csdbus_bus *, const char *);
+    int (*set_bus_client)(csdbus_bus *, int);
+    int (*start)(csdbus_bus *);
+    csdbus_bus *(*unref)(csdbus_bus *);
     int (*request_name)(csdbus_bus *, const char *, uint64_t);
     int (*release_name)(csdbus_bus *, const char *);
     int (*get_unique_name)(csdbus_bus *, const char **);
@@ -58,6 +63,11 @@ static void load(void) {
 #define SYM(field, name) if (!(*(void **)&lib.field = dlsym(handle, name))) { snprintf(lib.error, sizeof lib.error, "libsystemd.so.0 lacks %s (systemd too old)", name); return; }
     SYM(open_user, "sd_bus_open_user")
     SYM(open_system, "sd_bus_open_system")
+    SYM(bus_new, "sd_bus_new")
+    SYM(set_address, "sd_bus_set_address")
+    SYM(set_bus_client, "sd_bus_set_bus_client")
+    SYM(start, "sd_bus_start")
+    SYM(unref, "sd_bus_unref")
     SYM(request_name, "sd_bus_request_name")
     SYM(release_name, "sd_bus_release_name")
     SYM(get_unique_name, "sd_bus_get_unique_name")
@@ -105,6 +115,17 @@ int csdbus_load(char *errbuf) {
 // Every call below runs after a successful csdbus_load (the Swift side loads first).
 int csdbus_open_user(csdbus_bus **bus) { return lib.open_user(bus); }
 int csdbus_open_system(csdbus_bus **bus) { return lib.open_system(bus); }
+int csdbus_open_address(const char *address, csdbus_bus **bus) {
+    csdbus_bus *opened = NULL;
+    int r = lib.bus_new(&opened);
+    if (r < 0) return r;
+    if ((r = lib.set_address(opened, address)) < 0 || (r = lib.set_bus_client(opened, 1)) < 0 || (r = lib.start(opened)) < 0) {
+        lib.unref(opened);
+        return r;
+    }
+    *bus = opened;
+    return 0;
+}
 int csdbus_request_name(csdbus_bus *bus, const char *name, uint64_t flags) { return lib.request_name(bus, name, flags); }
 int csdbus_release_name(csdbus_bus *bus, const char *name) { return lib.release_name(bus, name); }
 int csdbus_get_unique_name(csdbus_bus *bus, const char **name) { return lib.get_unique_name(bus, name); }

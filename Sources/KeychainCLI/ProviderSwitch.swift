@@ -11,6 +11,18 @@ import KeychainServe
 /// switches providers losing nothing.
 enum ProviderSwitch {
     static func migrate(_ context: Context, from: StoreKind, to: StoreKind, rule: ItemTransfer.ConflictRule) throws(CommandFailure) -> ExitCode {
+        if context.arguments.has("switch") {
+            return from == .secretService ? try ProviderHandover.intoServe(context, rule: rule) : try ProviderHandover.backFromServe(context, rule: rule)
+        }
+        var listed = Set<String>()
+        return try move(context, from: from, to: to, rule: rule, listed: &listed)
+    }
+
+    /// Moves every item one way; `listed` gets the object paths of every item the provider
+    /// listed (into the vault), which a switch compares with what the provider says it stored.
+    static func move(_ context: Context, from: StoreKind, to: StoreKind, rule: ItemTransfer.ConflictRule, listed: inout Set<String>) throws(CommandFailure)
+        -> ExitCode
+    {
         let timeout: Duration
         do {
             timeout = try SecretServiceStore.Configuration.timeout(in: context.environment) ?? SecretServiceStore.Configuration().timeout
@@ -27,17 +39,20 @@ enum ProviderSwitch {
         } catch {
             throw CommandFailure(error)
         }
+        // A switch lists again after this move: libsecret must not answer from this one's proxies.
+        defer { provider.disconnect() }
         try context.ensureAvailable(.whenUnlocked)
         if context.arguments.has("unlock") { try unlockProvider(context, timeout: timeout) }
-        return from == .secretService ? try intoVault(context, provider, vault, rule) : try outOfVault(context, provider, vault, rule)
+        return from == .secretService ? try intoVault(context, provider, vault, rule, listed: &listed) : try outOfVault(context, provider, vault, rule)
     }
 
     // MARK: - Provider to vault
 
-    private static func intoVault(_ context: Context, _ provider: SecretServiceProviderContents, _ vault: Vault, _ rule: ItemTransfer.ConflictRule) throws(CommandFailure)
-        -> ExitCode
-    {
+    private static func intoVault(
+        _ context: Context, _ provider: SecretServiceProviderContents, _ vault: Vault, _ rule: ItemTransfer.ConflictRule, listed: inout Set<String>
+    ) throws(CommandFailure) -> ExitCode {
         let collections = try context.store { () throws(StoreError) in try provider.collections(readingSecrets: true) }
+        listed.formUnion(collections.flatMap { $0.items.map(\.path) })
         try refuseServingThisVault(vault, timeout: provider.timeout)
         let persistent = collections.filter { !$0.isMemoryOnly }
         let locked = persistent.filter(\.isLocked)

@@ -10,10 +10,11 @@ enum ServeCommand {
     static let command = Command(
         name: "serve", summary: "serve the vault to every program as the Secret Service (org.freedesktop.secrets on the session bus)",
         options: [
-            .flag("replace", "take the name from the provider that owns it (gnome-keyring, another keychain serve)"),
+            .flag("replace", "take the name from the provider that owns it, where it lets another take it (another keychain serve; gnome-keyring, KWallet and KeePassXC do not)"),
+            .flag("queue", "where the provider that owns the name does not let it go, wait in the bus's queue and serve from the moment it stops"),
             .flag(
                 "install",
-                "write the D-Bus activation file and a systemd user unit, so that the first Secret Service call starts keychain serve, make the running bus read them, say who the next call reaches; then exit"
+                "write the D-Bus activation file and a systemd user unit, so that the first Secret Service call starts keychain serve, make the running bus read them, take the name from another vault's keychain serve, say who the next call reaches; then exit"
             ),
             .value(
                 "idle-exit", "SECONDS",
@@ -22,7 +23,7 @@ enum ServeCommand {
         examples: [
             "keychain serve &                      # then: secret-tool store --label=Token service api",
             "dbus-run-session -- sh -c 'keychain serve & sleep 1; secret-tool lookup service api'",
-            "keychain serve --replace             # instead of gnome-keyring",
+            "keychain serve --replace             # instead of another vault's keychain serve",
             "keychain serve --install             # started on demand from now on",
         ],
         notes:
@@ -44,11 +45,15 @@ enum ServeCommand {
         }
         let idleExit = try idleExit(context)
         let replace = context.arguments.has("replace")
+        let queue = context.arguments.has("queue")
         let location = vault.location.path
         let why: String
         do {
-            why = try SecretServiceProvider.serve(vault: vault, replace: replace, idleExit: idleExit) {
-                context.terminal.writeError("keychain: serving \(location) as org.freedesktop.secrets on the session bus\n")
+            why = try SecretServiceProvider.serve(vault: vault, replace: replace, queue: queue, idleExit: idleExit) { queued in
+                context.terminal.writeError(
+                    queued
+                        ? "keychain: waiting in the session bus's queue for org.freedesktop.secrets, to serve \(location) the moment its owner stops\n"
+                        : "keychain: serving \(location) as org.freedesktop.secrets on the session bus\n")
             }
         } catch {
             switch error {
@@ -82,22 +87,8 @@ enum ServeCommand {
     }
 
     private static func install(_ context: Context) throws(CommandFailure) -> ExitCode {
-        guard try context.storeKind() == .vault else { throw CommandFailure("serve --install serves the vault; --backend secret-service is the provider itself", code: .usage) }
-        // A vault chosen by --vault or KEYCHAIN_PATH is named in the files; the default one is
-        // found as every command finds it, in the environment of the session that starts it.
-        let chosen = context.arguments.value("vault") != nil || context.environment["KEYCHAIN_PATH"] != nil
-        var executable = ServeInstallation.executable
-        if ServeInstallation.isTransient(executable, environment: context.environment) {
-            let copy = try ServeInstallation.copyToStablePlace(executable, environment: context.environment)
-            context.terminal.writeError(
-                "keychain: \(executable) is in a build folder or a temporary directory, which cleaning or moving removes: copied it to \(copy), which the files name (install the command with scripts/install.sh, then run keychain serve --install again, to name the installed one)\n"
-            )
-            executable = copy
-        }
-        let installation = try ServeInstallation(executable: executable, vault: chosen ? try context.location.path : nil, environment: context.environment)
-        try installation.write()
-        context.terminal.writeError("keychain: wrote \(installation.activationFile) and \(installation.unitFile)\n")
-        context.terminal.writeError("keychain: \(ServeSwitch.takeEffect(context, vault: try? context.vault()))\n")
+        let installed = try ServeSwitch.install(context)
+        context.terminal.writeError("keychain: \(ServeSwitch.takeEffect(context, vault: try? context.vault(), installed: installed))\n")
         return .success
     }
 }

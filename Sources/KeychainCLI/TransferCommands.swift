@@ -46,17 +46,21 @@ enum TransferCommands {
                 .flag("skip-locked", "leave the items of a locked class (with --foreign: a locked collection) behind (and say how many) instead of failing"),
                 .flag("foreign", "switch providers: every program's items of every collection, into the vault as keychain serve keeps them, or back"),
                 .flag(
+                    "switch",
+                    "with --foreign: make the move the change of provider, none left behind: into the vault, install keychain serve waiting for the name, move, stop the old provider (the bus hands the name over), and fail naming anything it took meanwhile; back, stop keychain serve and remove its activation file first"
+                ),
+                .flag(
                     "unlock",
                     "with --foreign: first open the provider's locked collections: gnome-keyring's with their password (its own unlock; KEYCHAIN_PROVIDER_PASSWORD_FILE, standard input or a prompt), KWallet's through the Secret Service's Unlock (kwalletd asks, or opens a wallet pam_kwallet opened); KeePassXC's are opened in KeePassXC"
                 ),
             ],
             examples: [
                 "keychain migrate --from secret-service --to vault", "keychain migrate --from vault --to secret-service --keep-source",
-                "keychain migrate --foreign --from secret-service --to vault   # then stop gnome-keyring, start keychain serve",
+                "keychain migrate --foreign --from secret-service --to vault --switch   # from gnome-keyring to keychain serve",
                 "keychain migrate --foreign --from vault --to secret-service --keep-source",
             ],
             notes:
-                "Without --foreign, only this tool's items move (other programs' Secret Service items stay theirs); ThisDeviceOnly and access-controlled items stay behind, and the command says how many. An item of a locked class makes it fail with status 3, moving nothing, unless --skip-locked. With --foreign, to switch from gnome-keyring (KWallet, KeePassXC) to keychain serve: every item of every persistent collection of the provider, with its label, attributes, secret and content type, goes into the vault in one write (the default collection becomes login, each other one the vault collection of its label, made if missing); the memory-only session collection stays behind; a locked collection fails with status 3 unless --skip-locked; an item whose attributes one of its vault collection has exactly is a conflict, two items of one identity in the source are each kept, and an item the vault holds as it is counts as moved (so running it again finishes a move that stopped early); only items read back from the vault leave the provider. Then stop the old provider (gnome-keyring does not let keychain serve --replace take its name) and start keychain serve. Back (--from vault --to secret-service, with the old provider owning the name again: start it, then stop keychain serve): each served item into the provider's collection of the same label (login: its default one), created where missing and the provider allows it, undone if anything fails; the vault's rows go in one write after. Refused while keychain serve of this same vault is the provider.",
+                "Without --foreign, only this tool's items move (other programs' Secret Service items stay theirs); ThisDeviceOnly and access-controlled items stay behind, and the command says how many. An item of a locked class makes it fail with status 3, moving nothing, unless --skip-locked. With --foreign, to switch from gnome-keyring (KWallet, KeePassXC) to keychain serve: every item of every persistent collection of the provider, with its label, attributes, secret and content type, goes into the vault in one write (the default collection becomes login, each other one the vault collection of its label, made if missing); the memory-only session collection stays behind; a locked collection fails with status 3 unless --skip-locked; an item whose attributes one of its vault collection has exactly is a conflict, two items of one identity in the source are each kept, and an item the vault holds as it is counts as moved (so running it again finishes a move that stopped early); only items read back from the vault leave the provider. With --switch the move is the change of provider: keychain serve --install, keychain serve waiting in the bus's queue for the name (no provider lets another take it), the move from the old provider by its unique name while its signals are watched (what arrives meanwhile is moved again), then the old provider, if it is the user's own, stopped (its systemd user unit, else SIGTERM) so that the bus hands the name over; it exits 0 only once keychain serve of this vault owns the name and nothing the old provider took is left in it, and otherwise names what stayed and how to finish. Back (--from vault --to secret-service; with --switch, the activation file and unit are removed and keychain serve of this vault stopped first, else start the old provider, then stop keychain serve): each served item into the provider's collection of the same label (login: its default one), created where missing and the provider allows it, undone if anything fails; the vault's rows go in one write after. Refused while keychain serve of this same vault is the provider.",
             run: migrate),
     ]
 
@@ -136,6 +140,9 @@ enum TransferCommands {
         }
         guard from != to else { throw CommandFailure("--from and --to name the same store (\(fromName))", code: .usage) }
         let rule = try conflictRule(context)
+        if context.arguments.has("switch") && !context.arguments.has("foreign") {
+            throw CommandFailure("--switch changes the Secret Service provider: give it with --foreign", code: .usage)
+        }
         if context.arguments.has("foreign") { return try ProviderSwitch.migrate(context, from: from, to: to, rule: rule) }
         let source = try context.store(of: from)
         let destination = try context.store(of: to)

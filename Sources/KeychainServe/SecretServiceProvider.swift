@@ -23,11 +23,15 @@ public enum SecretServiceProvider {
     ///   - idleExit: when given, stop serving (giving up the name first, so that the next call
     ///     starts the provider again through its activation file) once no client has held a
     ///     session or a prompt, and no call has come, for that long.
-    ///   - ready: called once the name is owned and every object answers.
+    ///   - queue: where the owner of the name does not let it go (gnome-keyring, KWallet,
+    ///     KeePassXC), wait in the bus's queue and serve from the moment that owner ends, rather
+    ///     than refuse to start: how a switch hands the name over with no moment unserved.
+    ///   - ready: called once every object answers and the name is owned, or this provider
+    ///     waits in the queue for it (`true`).
     /// - Returns: why it stopped serving (the name was taken over, or it was idle).
     /// - Throws: ``ServeError/nameTaken(_:replaceRefused:)`` when another provider owns the name;
     ///   ``ServeError/unavailable(_:)`` with no session bus, no libsystemd, or a failed connection.
-    public static func serve(vault: Vault, replace: Bool, idleExit: Duration? = nil, ready: () -> Void = {}) throws(ServeError) -> String {
+    public static func serve(vault: Vault, replace: Bool, queue: Bool = false, idleExit: Duration? = nil, ready: (_ queued: Bool) -> Void = { _ in }) throws(ServeError) -> String {
         let bus = try BusConnection()
         let daemon = SecretServiceDaemon(serving: vault, on: bus)
         try bus.serve(under: ObjectPath.root) { message in daemon.handle(message) }
@@ -52,7 +56,7 @@ public enum SecretServiceProvider {
             bus.releaseName(SecretServiceDaemon.busName)
             return "no client for \(idleExit.components.seconds) s: stopped until the next Secret Service call starts keychain serve again"
         }
-        try bus.requestName(SecretServiceDaemon.busName, replace: replace)
+        let owned = try bus.requestName(SecretServiceDaemon.busName, replace: replace, queue: queue)
         // Items of the synchronized collection that other machines store arrive while it serves.
         let sync = ServedSync(vault: vault)
         bus.watch(sync.arrivalDescriptor) { daemon.itemsArrived(sync.takeArrivals()) }
@@ -60,7 +64,7 @@ public enum SecretServiceProvider {
         defer { sync.stop() }
         // Locked when the machine sleeps or the user's session locks.
         let leaving = SessionLockWatch(locking: vault, beside: bus) { daemon.announceLockChanges() }
-        ready()
+        ready(!owned)
         return try withExtendedLifetime((daemon, leaving)) { () throws(ServeError) -> String in try bus.run() }
     }
 }

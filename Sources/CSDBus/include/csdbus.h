@@ -20,6 +20,7 @@ typedef int (*csdbus_handler)(csdbus_message *message, void *userdata, void *ret
 enum {
     CSDBUS_NAME_REPLACE_EXISTING = 1,   // SD_BUS_NAME_REPLACE_EXISTING
     CSDBUS_NAME_ALLOW_REPLACEMENT = 2,  // SD_BUS_NAME_ALLOW_REPLACEMENT
+    CSDBUS_NAME_QUEUE = 4,              // SD_BUS_NAME_QUEUE
     CSDBUS_MESSAGE_METHOD_CALL = 1,     // SD_BUS_MESSAGE_METHOD_CALL
 };
 
@@ -29,6 +30,8 @@ int csdbus_load(char *errbuf);
 int csdbus_open_user(csdbus_bus **bus);
 // The system bus (DBUS_SYSTEM_BUS_ADDRESS, else the standard socket): logind's signals.
 int csdbus_open_system(csdbus_bus **bus);
+// The bus at a D-Bus address (`unix:path=...`), as a client of it (Hello sent).
+int csdbus_open_address(const char *address, csdbus_bus **bus);
 int csdbus_request_name(csdbus_bus *bus, const char *name, uint64_t flags);
 int csdbus_release_name(csdbus_bus *bus, const char *name);
 int csdbus_get_unique_name(csdbus_bus *bus, const char **name);

@@ -31,12 +31,32 @@ public struct SecretServiceOwner: Sendable, Equatable {
     public let program: SecretServiceProgram
 
     /// The name's owner now, or nil when nothing owns it (nothing is started to find out).
+    /// Where `SECRET_SERVICE_BUS_NAME` names another bus name, as libsecret honours it (a
+    /// switch sets it to the old provider's unique name), that name's owner.
     /// - Parameter timeout: the longest each call to the bus or the owner may take.
     /// - Throws: ``StoreError/unavailable(_:)`` without libsecret (whose GLib asks the bus) or
     ///   without a session bus to ask.
     public static func current(timeout: Duration = .seconds(2)) throws(StoreError) -> SecretServiceOwner? {
         let bus = try SessionBus(timeout: timeout)
-        guard let unique = try bus.nameOwner() else { return nil }
+        guard let unique = try bus.nameOwner(of: addressedName) else { return nil }
+        return describe(unique, on: bus)
+    }
+
+    /// The name libsecret calls: `SECRET_SERVICE_BUS_NAME` where set, else ``busName``.
+    public static var addressedName: String {
+        guard let named = ProcessEnvironment.current["SECRET_SERVICE_BUS_NAME"], !named.isEmpty else { return busName }
+        return named
+    }
+
+    /// The connections waiting in the bus's queue for ``busName`` behind its owner
+    /// (`ListQueuedOwners`), in the order they would get it; empty when none waits.
+    /// - Throws: ``StoreError/unavailable(_:)`` without a session bus to ask.
+    public static func waiting(timeout: Duration = .seconds(2)) throws(StoreError) -> [SecretServiceOwner] {
+        let bus = try SessionBus(timeout: timeout)
+        return bus.queuedOwners().dropFirst().map { describe($0, on: bus) }
+    }
+
+    private static func describe(_ unique: String, on bus: SessionBus) -> SecretServiceOwner {
         let pid = bus.processID(of: unique)
         var served: ServedVault?
         if let identifier = bus.stringProperty(of: unique, identityInterface, "VaultID"), let path = bus.stringProperty(of: unique, identityInterface, "VaultPath") {
@@ -45,6 +65,13 @@ public struct SecretServiceOwner: Sendable, Equatable {
         let program =
             served != nil ? .keychainServe : SecretServiceProgram.ownNames.first { (try? bus.nameOwner(of: $0.name)) == unique }?.program ?? .unknown
         return SecretServiceOwner(uniqueName: unique, processID: pid, servedVault: served, program: program)
+    }
+
+    /// The user id the owner's process runs as, as the bus reports it (`GetConnectionUnixUser`);
+    /// nil when the bus does not say.
+    public func userID(timeout: Duration = .seconds(2)) -> UInt32? {
+        guard let bus = try? SessionBus(timeout: timeout) else { return nil }
+        return bus.userID(of: uniqueName)
     }
 
     /// Makes the session bus read its configuration and activation files again
@@ -146,6 +173,25 @@ final class SessionBus {
         case .success(let reply): library.variantUnref(reply)
         case .failure(let error): throw .unavailable("the session bus did not read its configuration again: \(error.message)")
         }
+    }
+
+    /// Every connection that asked for ``SecretServiceOwner/busName``: its owner first, then
+    /// those waiting in its queue.
+    func queuedOwners() -> [String] {
+        guard case .success(let reply) = call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "ListQueuedOwners", [SecretServiceOwner.busName])
+        else { return [] }
+        return first(reply) { list in
+            (0..<library.variantNChildren(list)).compactMap { index in
+                let child = library.variantGetChildValue(list, index)
+                defer { library.variantUnref(child) }
+                return string(child)
+            }
+        } ?? []
+    }
+
+    func userID(of unique: String) -> UInt32? {
+        guard case .success(let reply) = call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetConnectionUnixUser", [unique]) else { return nil }
+        return first(reply) { library.variantGetUInt32($0) }
     }
 
     func processID(of unique: String) -> Int32? {

@@ -126,6 +126,11 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
         }
     }
 
+    /// Lets go of the provider: what a later listing, by this object or another, asks is
+    /// answered anew, never from the proxies libsecret keeps of this one's items (which an
+    /// earlier move deleted).
+    public func disconnect() { dropSession() }
+
     /// Releases the connection and its session (libsecret's shared one), so that the next call
     /// opens a new session with a new key.
     private func dropSession() {

@@ -30,13 +30,13 @@ final class BusConnection {
 
     /// Connects to the session bus, or with `system` to the system bus (logind's signals).
     /// - Throws: ``ServeError/unavailable(_:)`` when libsystemd cannot be loaded or there is no bus.
-    init(system: Bool = false) throws(ServeError) {
+    init(system: Bool = false, address: String? = nil) throws(ServeError) {
         var message = [CChar](repeating: 0, count: 256)
         guard csdbus_load(&message) == 0 else {
             throw .unavailable(String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
         var bus: OpaquePointer?
-        let opened = system ? csdbus_open_system(&bus) : csdbus_open_user(&bus)
+        let opened = address.map { csdbus_open_address($0, &bus) } ?? (system ? csdbus_open_system(&bus) : csdbus_open_user(&bus))
         if system, opened < 0 || bus == nil { throw .unavailable("no system bus (\(String(cString: strerror(-opened))))") }
         guard opened >= 0, let bus else {
             throw .unavailable(
@@ -55,14 +55,21 @@ final class BusConnection {
     }
 
     /// Takes `name` on the bus, letting a later provider replace this one; with `replace`, takes
-    /// it from its current owner if that owner allows it.
+    /// it from its current owner if that owner allows it; with `queue`, an owner that does not
+    /// let it go keeps it, and this connection waits in the bus's queue, getting the name the
+    /// moment that owner ends or gives it up.
+    /// - Returns: whether this connection owns the name now (false: it waits in the queue).
     /// - Throws: ``ServeError/nameTaken(_:replaceRefused:)`` when another connection owns it (and would not
-    ///   give it up).
-    func requestName(_ name: String, replace: Bool) throws(ServeError) {
-        let flags = UInt64(CSDBUS_NAME_ALLOW_REPLACEMENT) | (replace ? UInt64(CSDBUS_NAME_REPLACE_EXISTING) : 0)
+    ///   give it up) and `queue` is not given.
+    @discardableResult
+    func requestName(_ name: String, replace: Bool, queue: Bool = false) throws(ServeError) -> Bool {
+        let flags =
+            UInt64(CSDBUS_NAME_ALLOW_REPLACEMENT) | (replace ? UInt64(CSDBUS_NAME_REPLACE_EXISTING) : 0) | (queue ? UInt64(CSDBUS_NAME_QUEUE) : 0)
         let result = csdbus_request_name(pointer, name, flags)
         if result == -EEXIST { throw .nameTaken(name, replaceRefused: replace) }
         if result < 0 { throw .unavailable("requesting \(name) on the session bus failed: \(String(cString: strerror(-result)))") }
+        // sd-bus: 1 for the primary owner, 0 for a place in the queue.
+        return result > 0
     }
 
     /// Gives up `name` on the bus: calls to it from now on go to whoever takes it next, or
