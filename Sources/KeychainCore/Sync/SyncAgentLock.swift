@@ -6,7 +6,7 @@
 /// held for as long as the agent runs and released by the kernel when it exits, however it
 /// exits. Whoever wants to know whether an agent runs asks the kernel who holds the lock, so
 /// a stale file means nothing and asking writes nothing.
-public final class SyncAgentLock: Sendable {
+package final class SyncAgentLock: Sendable {
     private let descriptor: Int32
 
     private init(descriptor: Int32) { self.descriptor = descriptor }
@@ -22,7 +22,7 @@ public final class SyncAgentLock: Sendable {
     /// - Throws: ``StoreError/io(_:)`` when the lock file cannot be made (its directory
     ///   missing or not writable), ``StoreError/untrusted(path:reason:)`` when it is not a
     ///   regular file of this user.
-    public static func acquire(for location: VaultLocation) throws(StoreError) -> SyncAgentLock? {
+    package static func acquire(for location: VaultLocation) throws(StoreError) -> SyncAgentLock? {
         let path = path(location)
         let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0o600)
         guard fd >= 0 else { throw .io("cannot open \(path): \(String(cString: strerror(errno)))") }
@@ -44,7 +44,7 @@ public final class SyncAgentLock: Sendable {
     /// The process id of the sync agent of the vault at `location`, or nil when none runs.
     /// Opens the lock file for reading and asks the kernel; changes nothing. Never for the
     /// agent itself: a POSIX lock goes with the first descriptor of the file its process closes.
-    public static func holder(for location: VaultLocation) -> pid_t? {
+    package static func holder(for location: VaultLocation) -> pid_t? {
         let fd = open(path(location), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
