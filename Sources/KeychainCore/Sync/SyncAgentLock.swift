@@ -11,7 +11,7 @@ package final class SyncAgentLock: Sendable {
 
     private init(descriptor: Int32) { self.descriptor = descriptor }
 
-    deinit { close(descriptor) }
+    deinit { SystemCall.close(descriptor) }
 
     /// The lock file of the vault at `location`.
     static func path(_ location: VaultLocation) -> String { location.path + ".sync-agent" }
@@ -24,18 +24,16 @@ package final class SyncAgentLock: Sendable {
     ///   regular file of this user.
     package static func acquire(for location: VaultLocation) throws(StoreError) -> SyncAgentLock? {
         let path = path(location)
-        let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0o600)
-        guard fd >= 0 else { throw .io("cannot open \(path): \(String(cString: strerror(errno)))") }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == getuid() else {
-            close(fd)
+        let fd: Int32
+        do { fd = try SystemCall.open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY, mode: 0o600) } catch {
+            throw .io("cannot open \(path): \(error.reason)")
+        }
+        guard let info = try? SystemCall.fstat(fd, path: path), info.st_mode & S_IFMT == S_IFREG, info.st_uid == getuid() else {
+            SystemCall.close(fd)
             throw .untrusted(path: path, reason: "the sync agent's lock is not a regular file of this user")
         }
-        var lock = flock()
-        lock.l_type = Int16(F_WRLCK)
-        lock.l_whence = Int16(SEEK_SET)
-        guard fcntl(fd, F_SETLK, &lock) == 0 else {
-            close(fd)
+        guard (try? SystemCall.tryWriteLock(fd, path: path)) == true else {
+            SystemCall.close(fd)
             return nil
         }
         return SyncAgentLock(descriptor: fd)
@@ -45,13 +43,9 @@ package final class SyncAgentLock: Sendable {
     /// Opens the lock file for reading and asks the kernel; changes nothing. Never for the
     /// agent itself: a POSIX lock goes with the first descriptor of the file its process closes.
     package static func holder(for location: VaultLocation) -> pid_t? {
-        let fd = open(path(location), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var lock = flock()
-        lock.l_type = Int16(F_WRLCK)
-        lock.l_whence = Int16(SEEK_SET)
-        guard fcntl(fd, F_GETLK, &lock) == 0, lock.l_type != Int16(F_UNLCK) else { return nil }
-        return lock.l_pid
+        let path = path(location)
+        guard let fd = try? SystemCall.open(path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK) else { return nil }
+        defer { SystemCall.close(fd) }
+        return try? SystemCall.writeLockHolder(fd, path: path)
     }
 }
