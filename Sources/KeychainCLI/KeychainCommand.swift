@@ -16,7 +16,7 @@ package enum KeychainCommand {
         Terminal.guardStandardDescriptors()
         // A reader that went away is a write that failed (exit 4, as the README says), not a
         // signal that ends the command halfway with 141.
-        signal(SIGPIPE, SIG_IGN)
+        SystemCall.ignoreSignal(SIGPIPE)
         // Keys and secrets pass through this process: no core dump of it, no tracing.
         ProcessHygiene.keepKeysInMemory()
         var arguments: [String] = []
