@@ -4,15 +4,18 @@
 # SwiftPM's API-breakage diagnosis (swift-api-digester) against the baseline commit, which
 # .ci/api-baseline names (or, while it names none, the commit that added that file).
 #
-# Two corrections to the diagnosis, both open upstream (swiftlang/swift#81003, #79990;
-# swift-package-manager#10010, #8352): it reports changes to `package` and SPI declarations,
-# which are no library user's API, so those reports are dropped; and it does not report a
-# public declaration made `package` or internal, so every public declaration of the baseline
-# is looked for among the public symbols of this build (swift-symbolgraph-extract, as
-# scripts/docs.sh does).
+# Two corrections to the diagnosis. It reports changes to `package` and SPI declarations,
+# which are no library user's API (open upstream: swiftlang/swift#81003 and #79990,
+# swift-package-manager#10010 and #8352): those reports are dropped. And it does not report a
+# public declaration made `package` or internal (it matches declarations whatever their
+# access): every public declaration of the baseline is looked for among the public symbols of
+# this build (swift-symbolgraph-extract, as scripts/docs.sh does).
 #
-# The baseline's products are built under .build/api-baseline (kept: a second run against the
-# same baseline takes seconds).
+# ValetNaming, whose types Valet's API names through typealiases, is in no product and is not
+# compared (SwiftPM compares product modules only): a change to it is found by review.
+#
+# The baseline is built in a checkout under .build, and its API kept in .build/api-baseline (a
+# second run against the same baseline takes seconds).
 #
 #   scripts/api-check.sh                # against the baseline
 #   scripts/api-check.sh COMMIT         # against another commit
