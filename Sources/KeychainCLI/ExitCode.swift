@@ -1,7 +1,7 @@
 import KeychainCore
 
 /// The exit statuses scripts can rely on (listed in the README).
-public enum ExitCode: Int32, Sendable, CaseIterable {
+package enum ExitCode: Int32, Sendable, CaseIterable {
     /// Done; for `get`/`contains`, the item exists.
     case success = 0
     /// No such item.

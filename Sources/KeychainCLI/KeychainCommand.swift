@@ -7,16 +7,16 @@ import KeychainCore
 
 /// The `keychain` command: parses `arguments` (without the program name), runs the command,
 /// and returns the exit status. Errors go to standard error in one line, never with a secret.
-public enum KeychainCommand {
+package enum KeychainCommand {
     /// The program's entry point: guards the standard descriptors, makes the process
     /// non-dumpable, takes the arguments from
     /// the raw `argv` (refusing bytes that are not UTF-8, which would otherwise all become
     /// U+FFFD and name one item), and runs them.
-    public static func main() -> Int32 {
+    package static func main() -> Int32 {
         Terminal.guardStandardDescriptors()
         // A reader that went away is a write that failed (exit 4, as the README says), not a
         // signal that ends the command halfway with 141.
-        signal(SIGPIPE, SIG_IGN)
+        SystemCall.ignoreSignal(SIGPIPE)
         // Keys and secrets pass through this process: no core dump of it, no tracing.
         ProcessHygiene.keepKeysInMemory()
         var arguments: [String] = []
@@ -35,7 +35,7 @@ public enum KeychainCommand {
 
     /// Runs one command line (without the program name) and returns its exit status. Global
     /// options (`--vault`, `--backend`) may come before the command or after it, as with git.
-    public static func run(_ arguments: [String], environment: [String: String] = ProcessEnvironment.current) -> Int32 {
+    package static func run(_ arguments: [String], environment: [String: String] = ProcessEnvironment.current) -> Int32 {
         let terminal = Terminal()
         do {
             return try dispatch(commandFirst(arguments), environment: environment, terminal: terminal).rawValue

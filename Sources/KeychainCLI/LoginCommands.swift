@@ -34,7 +34,7 @@ enum LoginCommands {
             throw CommandFailure("pam takes auth, session or password, not '\(step)'", code: .usage)
         }
         if step == "session" { return try startBus(context) }
-        guard isatty(STDIN_FILENO) == 0 else {
+        guard !SystemCall.isTerminal(STDIN_FILENO) else {
             throw CommandFailure("keychain pam \(step) is run by the PAM module with the password on standard input (docs/login.md)", code: .usage)
         }
         let input = try context.terminal.readAll(STDIN_FILENO, limit: passwordLimit, what: "standard input")

@@ -132,7 +132,7 @@ enum StatusCommand {
     /// is there.
     static func noSessionBus(_ environment: [String: String]) -> String? {
         if let address = environment["DBUS_SESSION_BUS_ADDRESS"], !address.isEmpty { return nil }
-        if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty, access(runtime + "/bus", F_OK) == 0 { return nil }
+        if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty, SystemCall.accessible(runtime + "/bus", F_OK) { return nil }
         return "none here (no session bus: DBUS_SESSION_BUS_ADDRESS is unset and there is no $XDG_RUNTIME_DIR/bus); the vault needs none, keychain serve needs one"
     }
 }

@@ -216,9 +216,9 @@ enum SyncCommand {
         let secret: SecretBytes
         if let file = context.arguments.value("code-file") {
             let path = try context.absolutePath(file)
-            let fd = open(path, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else { throw CommandFailure("cannot read \(path): \(String(cString: strerror(errno)))", code: .failure) }
-            defer { close(fd) }
+            let fd: Int32
+            do { fd = try SystemCall.open(path, O_RDONLY) } catch { throw CommandFailure("cannot read \(path): \(error.reason)", code: .failure) }
+            defer { SystemCall.close(fd) }
             secret = try context.terminal.readAll(fd, limit: 4_096, what: path)
         } else if context.terminal.stdinIsTerminal {
             guard let typed = try context.terminal.prompt("Invitation code: ") else { throw CommandFailure("no terminal to read the code from", code: .usage) }

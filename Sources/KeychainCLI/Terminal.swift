@@ -18,17 +18,13 @@ struct Terminal {
     /// the process opens later (the vault!) becomes its standard output, and remembers which
     /// were closed. Call once, first thing.
     static func guardStandardDescriptors() {
-        for fd in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] where fcntl(fd, F_GETFD) == -1 && errno == EBADF {
+        for fd in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] where !SystemCall.isOpen(fd) {
             closedAtStart.insert(fd)
-            let opened = open("/dev/null", fd == STDIN_FILENO ? O_RDONLY : O_WRONLY)
-            if opened >= 0 && opened != fd {
-                dup2(opened, fd)
-                close(opened)
-            }
+            try? SystemCall.openStandard(fd, "/dev/null", fd == STDIN_FILENO ? O_RDONLY : O_WRONLY)
         }
     }
 
-    var stdinIsTerminal: Bool { isatty(STDIN_FILENO) == 1 }
+    var stdinIsTerminal: Bool { SystemCall.isTerminal(STDIN_FILENO) }
 
     /// Writes to standard output.
     /// - Throws: a failure (exit 4) when the output cannot be written: closed, full, a broken pipe.

@@ -10,7 +10,7 @@ import KeychainCore
 /// become vault items (``VaultCollection`` says how they are stored and searched); their
 /// secrets are whenUnlocked, so that a locked vault serves none. While it serves an enrolled
 /// vault it also keeps it in step with its sync group, unless a sync agent already does.
-public enum SecretServiceProvider {
+package enum SecretServiceProvider {
     /// Serves `vault` on the session bus until another provider takes the name (`--replace`)
     /// or the bus connection ends; runs on the calling thread. Clients are told of a lock or
     /// unlock that another process made within a second, as of the provider's own, unless
@@ -31,7 +31,7 @@ public enum SecretServiceProvider {
     /// - Returns: why it stopped serving (the name was taken over, or it was idle).
     /// - Throws: ``ServeError/nameTaken(_:replaceRefused:)`` when another provider owns the name;
     ///   ``ServeError/unavailable(_:)`` with no session bus, no libsystemd, or a failed connection.
-    public static func serve(vault: Vault, replace: Bool, queue: Bool = false, idleExit: Duration? = nil, ready: (_ queued: Bool) -> Void = { _ in }) throws(ServeError) -> String {
+    package static func serve(vault: Vault, replace: Bool, queue: Bool = false, idleExit: Duration? = nil, ready: (_ queued: Bool) -> Void = { _ in }) throws(ServeError) -> String {
         let bus = try BusConnection()
         let daemon = SecretServiceDaemon(serving: vault, on: bus)
         try bus.serve(under: ObjectPath.root) { message in daemon.handle(message) }

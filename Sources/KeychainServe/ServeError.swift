@@ -1,7 +1,7 @@
 import KeychainCore
 
 /// Why `keychain serve` could not start or stopped serving.
-public enum ServeError: Error, Sendable, CustomStringConvertible {
+package enum ServeError: Error, Sendable, CustomStringConvertible {
     /// No session bus, or libsystemd could not be loaded; the reason says which.
     case unavailable(String)
     /// Another program (gnome-keyring, KWallet, KeePassXC, another `keychain serve`) owns the
@@ -11,7 +11,7 @@ public enum ServeError: Error, Sendable, CustomStringConvertible {
     /// The vault refused to open.
     case store(StoreError)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .unavailable(let why): why
         case .nameTaken(let name, false):

@@ -239,4 +239,55 @@ struct SystemCallTests {
         #expect(UnixSocketAddress(path: "/" + String(repeating: "a", count: UnixSocketAddress.capacity)) == nil)
         #expect(UnixSocketAddress(path: "/" + String(repeating: "a", count: UnixSocketAddress.capacity - 1)) != nil)
     }
+
+    @Test("a pipe's ends are close-on-exec and, when asked, non-blocking: reading an empty one is EAGAIN, not a wait")
+    func pipeEndsAreCloseOnExecAndNonBlocking() throws {
+        let ends = try SystemCall.pipe(nonBlocking: true)
+        defer { [ends.read, ends.write].forEach(SystemCall.close) }
+        for end in [ends.read, ends.write] {
+            #expect(fcntl(end, F_GETFD) & FD_CLOEXEC != 0)
+            #expect(fcntl(end, F_GETFL) & O_NONBLOCK != 0)
+        }
+        var byte: UInt8 = 0
+        #expect(throws: Errno(EAGAIN, call: "read")) { try withUnsafeMutableBytes(of: &byte) { buffer throws(Errno) in _ = try SystemCall.read(ends.read, into: buffer) } }
+        #expect(try [UInt8(9)].withUnsafeBytes { bytes throws(Errno) in try SystemCall.write(ends.write, bytes) } == 1)
+        #expect(try withUnsafeMutableBytes(of: &byte) { buffer throws(Errno) in try SystemCall.read(ends.read, into: buffer) } == 1 && byte == 9)
+        let blocking = try SystemCall.pipe()
+        defer { [blocking.read, blocking.write].forEach(SystemCall.close) }
+        #expect(fcntl(blocking.read, F_GETFD) & FD_CLOEXEC != 0)
+        #expect(fcntl(blocking.read, F_GETFL) & O_NONBLOCK == 0)
+    }
+
+    @Test("a standard descriptor opened on a file is kept across exec, unlike every other descriptor open makes")
+    func standardDescriptorIsInherited() throws {
+        // A number far above what the test process uses stands for a closed standard descriptor
+        // (closing the runner's own would take its output).
+        let target: Int32 = 900
+        #expect(!SystemCall.isOpen(target))
+        try SystemCall.openStandard(target, "/dev/null", O_RDONLY)
+        defer { SystemCall.close(target) }
+        #expect(SystemCall.isOpen(target))
+        #expect(fcntl(target, F_GETFD) & FD_CLOEXEC == 0)
+        let ordinary = try SystemCall.open("/dev/null", O_RDONLY)
+        defer { SystemCall.close(ordinary) }
+        #expect(fcntl(ordinary, F_GETFD) & FD_CLOEXEC != 0)
+    }
+
+    @Test("a terminal is told from a pipe, and named by the path of its device")
+    func terminalIsToldAndNamed() throws {
+        let ends = try SystemCall.pipe()
+        defer { [ends.read, ends.write].forEach(SystemCall.close) }
+        #expect(!SystemCall.isTerminal(ends.read))
+        #expect(SystemCall.terminalName(ends.read) == nil)
+        // A pseudo-terminal: the multiplexer, its slave unlocked (TIOCSPTLCK) and numbered (TIOCGPTN).
+        let master = try SystemCall.open("/dev/ptmx", O_RDWR | O_NOCTTY)
+        defer { SystemCall.close(master) }
+        var unlock: Int32 = 0
+        var number: UInt32 = 0
+        try #require(ioctl(master, UInt(0x4004_5431), &unlock) == 0 && ioctl(master, UInt(0x8004_5430), &number) == 0)
+        let slave = try SystemCall.open("/dev/pts/\(number)", O_RDWR | O_NOCTTY)
+        defer { SystemCall.close(slave) }
+        #expect(SystemCall.isTerminal(slave))
+        #expect(SystemCall.terminalName(slave) == "/dev/pts/\(number)")
+    }
 }

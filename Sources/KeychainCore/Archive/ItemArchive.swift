@@ -10,31 +10,31 @@ import FoundationEssentials
 ///
 /// ThisDeviceOnly items (bound to this machine) and items under an access control (bound to
 /// this vault's passphrase) are never exported, as Apple's keychain never moves them.
-public enum ItemArchive {
+package enum ItemArchive {
     static let magic = Array("SKCX".utf8)
     static let version: UInt8 = 1
 
     /// What an export left out, and why.
-    public struct Leftovers: Sendable, Equatable {
+    package struct Leftovers: Sendable, Equatable {
         /// ThisDeviceOnly items: bound to this machine.
-        public var thisDeviceOnly = 0
+        package var thisDeviceOnly = 0
         /// Items under an access control: bound to this vault's passphrase.
-        public var accessControlled = 0
+        package var accessControlled = 0
         /// Items of a class that is locked here (whenUnlocked after an idle timeout, say): they
         /// could not be read. Left behind only when the caller asked to skip them.
-        public var locked = 0
+        package var locked = 0
         /// Every item that stayed behind.
-        public var total: Int { thisDeviceOnly + accessControlled + locked }
+        package var total: Int { thisDeviceOnly + accessControlled + locked }
     }
 
     /// Whether an item may leave this machine in an archive (or through sync).
-    public static func mayLeave(_ attributes: Attributes) -> Bool {
+    package static func mayLeave(_ attributes: Attributes) -> Bool {
         !(attributes.accessibility?.isThisDeviceOnly ?? false) && attributes.accessControl == nil
     }
 
     /// The archive of `items`, sealed under `passphrase`.
     /// - Throws: ``StoreError/invalidArgument(_:)`` for an empty passphrase.
-    public static func seal(_ items: [Item], passphrase: SecretBytes, parameters: ScryptParameters = .default) throws(StoreError) -> [UInt8] {
+    package static func seal(_ items: [Item], passphrase: SecretBytes, parameters: ScryptParameters = .default) throws(StoreError) -> [UInt8] {
         guard passphrase.count > 0 else { throw .invalidArgument("the archive passphrase is empty") }
         let salt = Random.bytes(32)
         let header = magic + [version, parameters.logN] + salt
@@ -49,7 +49,7 @@ public enum ItemArchive {
     /// - Throws: ``StoreError/corrupted(_:)`` for what is not an archive (or is cut short),
     ///   ``StoreError/wrongPassphrase`` when it does not open (a wrong passphrase and an altered
     ///   archive look alike by design), ``StoreError/unsupportedFormatVersion(_:)``.
-    public static func open(_ bytes: [UInt8], passphrase: SecretBytes) throws(StoreError) -> [Item] {
+    package static func open(_ bytes: [UInt8], passphrase: SecretBytes) throws(StoreError) -> [Item] {
         let headerSize = magic.count + 2 + 32
         guard bytes.count > headerSize + 28, bytes.starts(with: magic) else { throw .corrupted("not a keychain archive, or cut short") }
         guard bytes[4] == version else { throw .unsupportedFormatVersion(Int(bytes[4])) }
@@ -66,7 +66,7 @@ public enum ItemArchive {
 
     /// Writes an archive to a new file (mode 0600), whole and synced; never over an existing one.
     /// - Throws: ``StoreError/invalidArgument(_:)`` when `path` exists, ``StoreError/io(_:)``.
-    public static func write(_ archive: [UInt8], toNewFile path: String) throws(StoreError) {
+    package static func write(_ archive: [UInt8], toNewFile path: String) throws(StoreError) {
         guard try VaultFile.createExclusively(SecretBytes(archive), at: path) else {
             throw .invalidArgument("\(path) already exists; an export never writes over a file")
         }
@@ -74,10 +74,10 @@ public enum ItemArchive {
 
     /// Whether `bytes` begin as an archive ``seal(_:passphrase:parameters:)`` writes does: a
     /// file that does not is no export at all, whatever passphrase is tried on it.
-    public static func isArchive(_ bytes: [UInt8]) -> Bool { bytes.starts(with: magic) }
+    package static func isArchive(_ bytes: [UInt8]) -> Bool { bytes.starts(with: magic) }
 
     /// An archive file's bytes (at most 64 MiB).
-    public static func read(file path: String) throws(StoreError) -> [UInt8] {
+    package static func read(file path: String) throws(StoreError) -> [UInt8] {
         do {
             return try FileSystem.readAll(path, limit: 64 << 20).withUnsafeBytes { Array($0) }
         } catch {

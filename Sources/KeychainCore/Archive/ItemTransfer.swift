@@ -1,8 +1,8 @@
 /// Moving items between stores and archives: what may be read out of a store, and how items
 /// are merged into one, in one transaction of the destination.
-public enum ItemTransfer {
+package enum ItemTransfer {
     /// What to do with an item whose identity the destination already holds.
-    public enum ConflictRule: String, Sendable, CaseIterable {
+    package enum ConflictRule: String, Sendable, CaseIterable {
         /// Keep the destination's item; skip the incoming one.
         case keep
         /// Replace the destination's item with the incoming one.
@@ -12,13 +12,13 @@ public enum ItemTransfer {
     }
 
     /// What a merge did.
-    public struct Outcome: Sendable, Equatable {
+    package struct Outcome: Sendable, Equatable {
         /// Items that were not there and were added.
-        public var added = 0
+        package var added = 0
         /// Items that were there and were replaced (`--conflict replace`).
-        public var replaced = 0
+        package var replaced = 0
         /// Items that were there and were kept as they were (`--conflict keep`).
-        public var kept = 0
+        package var kept = 0
     }
 
     /// Every item of `store` that may leave it (with its value), and what stays behind:
@@ -30,7 +30,7 @@ public enum ItemTransfer {
     ///
     /// - Throws: ``StoreError/locked`` when an item that would leave is in a locked class and
     ///   `skipLocked` is false.
-    public static func transferableItems(of store: any Store, skipLocked: Bool = false) throws(StoreError) -> (
+    package static func transferableItems(of store: any Store, skipLocked: Bool = false) throws(StoreError) -> (
         items: [Item], leftovers: ItemArchive.Leftovers
     ) {
         var leftovers = ItemArchive.Leftovers()
@@ -58,7 +58,7 @@ public enum ItemTransfer {
     /// How many items that could leave `store` (not ThisDeviceOnly) are in a class locked here,
     /// so that a transfer would leave them behind. A vault counts them by their stored
     /// protection alone, which needs no key.
-    public static func lockedItemCount(of store: any Store) throws(StoreError) -> Int {
+    package static func lockedItemCount(of store: any Store) throws(StoreError) -> Int {
         var count = 0
         for accessibility in Accessibility.allCases where !accessibility.isThisDeviceOnly && !store.isAvailable(accessibility) {
             do {
@@ -72,7 +72,7 @@ public enum ItemTransfer {
     /// - Throws: ``StoreError/duplicateItem`` under ``ConflictRule/refuse`` when an identity
     ///   is taken (nothing is written), and the store's errors (nothing is written).
     @discardableResult
-    public static func merge(_ items: [Item], into store: any Store, rule: ConflictRule) throws(StoreError) -> Outcome {
+    package static func merge(_ items: [Item], into store: any Store, rule: ConflictRule) throws(StoreError) -> Outcome {
         try plannedMerge(items, into: store, rule: rule).outcome
     }
 
@@ -108,7 +108,7 @@ public enum ItemTransfer {
     ///
     /// - Throws: ``StoreError/locked``, before anything is written, when an item that would
     ///   move is in a class locked here, unless `skipLocked` (see ``transferableItems(of:skipLocked:)``).
-    public static func move(
+    package static func move(
         from source: any Store, to destination: any Store, rule: ConflictRule,
         keepSource: Bool, skipLocked: Bool = false
     ) throws(StoreError) -> (Outcome, ItemArchive.Leftovers) {

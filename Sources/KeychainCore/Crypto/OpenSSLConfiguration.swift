@@ -11,7 +11,7 @@ internal import COpenSSL
 /// KeychainCore can skip both; a program with TLS of its own (libcurl, a server) should let
 /// OpenSSL read its configuration, since system policy (minimum TLS versions, crypto policies)
 /// lives there.
-public enum OpenSSLConfiguration {
+package enum OpenSSLConfiguration {
     /// Initialises OpenSSL for a short-lived program: without reading the system configuration
     /// file, without its error texts (an OpenSSL failure, which only a failed allocation causes
     /// on the paths KeychainCore takes, is then reported by its code), without its clean-up
@@ -23,7 +23,7 @@ public enum OpenSSLConfiguration {
     /// this). Call it before anything in the process uses OpenSSL; afterwards it changes
     /// nothing (OpenSSL initialises once). Never throws: a failed initialisation shows at the
     /// first use.
-    public static func setUpForShortLivedProgram() {
+    package static func setUpForShortLivedProgram() {
         let options =
             UInt64(OPENSSL_INIT_NO_LOAD_CONFIG) | UInt64(OPENSSL_INIT_NO_ATEXIT) | UInt64(OPENSSL_INIT_NO_LOAD_CRYPTO_STRINGS)
             | UInt64(OPENSSL_INIT_NO_ADD_ALL_CIPHERS) | UInt64(OPENSSL_INIT_NO_ADD_ALL_DIGESTS)

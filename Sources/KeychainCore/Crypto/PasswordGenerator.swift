@@ -2,7 +2,7 @@
 /// (`xxx-xxx-xxx-xxx`), from a 55-character alphabet without look-alikes, with at least one
 /// lowercase letter, one uppercase letter and one digit from 3-9, as Apple's
 /// `SecCreateSharedWebCredentialPassword` makes them.
-public enum PasswordGenerator {
+package enum PasswordGenerator {
     static let lowercase = Array("abcdefghkmnopqrstuvwxyz".utf8)
     static let uppercase = Array("ABCDEFGHJKLMNPQRSTUVWXYZ".utf8)
     static let digits = Array("23456789".utf8)
@@ -13,7 +13,7 @@ public enum PasswordGenerator {
 
     /// A new password, drawn from OpenSSL's CSPRNG without modulo bias (rejection sampling);
     /// a draw missing a required class is discarded whole and drawn again.
-    public static func safari() -> String {
+    package static func safari() -> String {
         while true {
             let characters = (0..<12).map { _ in alphabet[Int(Random.uniform(below: UInt32(alphabet.count)))] }
             guard characters.contains(where: lowercase.contains), characters.contains(where: uppercase.contains),
@@ -29,7 +29,7 @@ public enum PasswordGenerator {
     }
 
     /// The characters ``password(length:characters:)`` draws from.
-    public enum Characters: String, Sendable, CaseIterable {
+    package enum Characters: String, Sendable, CaseIterable {
         /// Safari's alphabet without look-alikes (no i, j, l, I, O, 0 or 1): lowercase,
         /// uppercase and a digit from 3-9 each at least once.
         case safari
@@ -57,12 +57,12 @@ public enum PasswordGenerator {
     }
 
     /// The shortest and longest passwords ``password(length:characters:)`` makes.
-    public static let lengths = 4...1024
+    package static let lengths = 4...1024
 
     /// A new password of `length` characters from `characters`, drawn from OpenSSL's CSPRNG
     /// without modulo bias; a draw missing one of the set's classes is discarded and drawn again.
     /// - Throws: ``StoreError/invalidArgument(_:)`` for a length outside ``lengths``.
-    public static func password(length: Int, characters: Characters) throws(StoreError) -> String {
+    package static func password(length: Int, characters: Characters) throws(StoreError) -> String {
         guard lengths.contains(length) else {
             throw .invalidArgument("a generated password has \(lengths.lowerBound) to \(lengths.upperBound) characters, not \(length)")
         }

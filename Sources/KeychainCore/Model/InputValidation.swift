@@ -8,7 +8,7 @@ extension Attributes {
     /// Refuses a NUL character in any text attribute: C strings (libsecret, D-Bus) end there,
     /// so `"admin\0x"` would silently become `"admin"` and name another item.
     /// - Throws: ``StoreError/invalidArgument(_:)`` naming the attribute (never its value).
-    public func validate() throws(StoreError) {
+    package func validate() throws(StoreError) {
         // Field by field, without building a collection: this runs on every read.
         func check(_ value: String?, _ name: String) throws(StoreError) {
             if let value, Self.containsNUL(value) { throw .invalidArgument("the \(name) contains a NUL character") }
@@ -40,12 +40,12 @@ extension Attributes {
 
 extension Query {
     /// ``Attributes/validate()`` for the attributes the query names.
-    public func validate() throws(StoreError) { try attributes.validate() }
+    package func validate() throws(StoreError) { try attributes.validate() }
 }
 
 extension WriteOperation {
     /// ``Attributes/validate()`` for every attribute set the operation carries.
-    public func validate() throws(StoreError) {
+    package func validate() throws(StoreError) {
         switch self {
         case .add(let item), .upsert(let item): try item.attributes.validate()
         case .update(let query, let attributes, _): try query.validate(); try attributes.validate()

@@ -9,13 +9,13 @@
 ///
 /// Every call goes to the owner by its unique name (nothing is started), over a `plain`
 /// session of this process's own, on the session bus only this user reaches.
-public enum ProviderCollectionUnlock {
+package enum ProviderCollectionUnlock {
     /// One locked collection: its object path and label.
-    public struct LockedCollection: Sendable, Equatable {
+    package struct LockedCollection: Sendable, Equatable {
         /// Its D-Bus object path.
-        public let path: String
+        package let path: String
         /// Its `Label`, to name it to the user.
-        public let label: String
+        package let label: String
     }
 
     static let gnomeKeyringInterface = "org.gnome.keyring.InternalUnsupportedGuiltRiddenInterface"
@@ -24,7 +24,7 @@ public enum ProviderCollectionUnlock {
     /// memory, never locked by a password).
     /// - Throws: ``StoreError/unavailable(_:)`` without a session bus, or when the owner does
     ///   not list its collections.
-    public static func lockedCollections(of owner: SecretServiceOwner, timeout: Duration = .seconds(5)) throws(StoreError) -> [LockedCollection] {
+    package static func lockedCollections(of owner: SecretServiceOwner, timeout: Duration = .seconds(5)) throws(StoreError) -> [LockedCollection] {
         let bus = try SessionBus(timeout: timeout)
         let library = bus.library
         let paths: [String]? = bus.property(of: owner.uniqueName, "org.freedesktop.Secret.Service", "Collections", at: "/org/freedesktop/secrets") { list in
@@ -51,7 +51,7 @@ public enum ProviderCollectionUnlock {
     /// - Throws: ``StoreError/unavailable(_:)`` when the provider has no such interface (only
     ///   gnome-keyring has), ``StoreError/authenticationFailed`` when the collection stays
     ///   locked (a wrong password).
-    public static func unlock(_ collection: LockedCollection, of owner: SecretServiceOwner, password: SecretBytes, timeout: Duration = .seconds(5)) throws(StoreError) {
+    package static func unlock(_ collection: LockedCollection, of owner: SecretServiceOwner, password: SecretBytes, timeout: Duration = .seconds(5)) throws(StoreError) {
         let bus = try SessionBus(timeout: timeout)
         let library = bus.library
         let opened = bus.call(
@@ -94,7 +94,7 @@ public enum ProviderCollectionUnlock {
     /// - Throws: ``StoreError/unavailable(_:)`` when the provider refuses the call,
     ///   ``StoreError/userCancelled`` when the collection is still locked after `wait` (its
     ///   prompt is dismissed then).
-    public static func unlockThroughService(_ collection: LockedCollection, of owner: SecretServiceOwner, wait: Duration, timeout: Duration = .seconds(5)) throws(StoreError) {
+    package static func unlockThroughService(_ collection: LockedCollection, of owner: SecretServiceOwner, wait: Duration, timeout: Duration = .seconds(5)) throws(StoreError) {
         let bus = try SessionBus(timeout: timeout)
         let library = bus.library
         let objects = collection.path.withCString { path in

@@ -6,29 +6,29 @@
 /// by its unique name (`:1.42`), which D-Bus activation never acts on. So `keychain status`
 /// and the checks before `migrate --foreign` and `serve` leave the bus as they found it, and
 /// they work as an ordinary user, for whom the daemon's `/proc` entries are closed.
-public struct SecretServiceOwner: Sendable, Equatable {
+package struct SecretServiceOwner: Sendable, Equatable {
     /// The vault a `keychain serve` on the bus says it serves.
-    public struct ServedVault: Sendable, Equatable {
+    package struct ServedVault: Sendable, Equatable {
         /// The vault's id (``Vault/identifier``).
-        public let identifier: String
+        package let identifier: String
         /// The vault file's path as the daemon opened it.
-        public let path: String
+        package let path: String
     }
 
     /// The interface of `keychain serve`'s own on the service object `/org/freedesktop/secrets`,
     /// whose read-only properties `VaultID` and `VaultPath` name the vault it serves.
-    public static let identityInterface = "keychain.Serve"
+    package static let identityInterface = "keychain.Serve"
     /// The bus name of every Secret Service provider.
-    public static let busName = "org.freedesktop.secrets"
+    package static let busName = "org.freedesktop.secrets"
 
     /// The owner's unique name on the bus.
-    public let uniqueName: String
+    package let uniqueName: String
     /// The owner's process, as the bus reports it; nil when the bus does not say.
-    public let processID: Int32?
+    package let processID: Int32?
     /// The vault it serves, when the owner is `keychain serve`; nil for any other provider.
-    public let servedVault: ServedVault?
+    package let servedVault: ServedVault?
     /// Which program it is, by the names it owns beside the Secret Service's.
-    public let program: SecretServiceProgram
+    package let program: SecretServiceProgram
 
     /// The name's owner now, or nil when nothing owns it (nothing is started to find out).
     /// Where `SECRET_SERVICE_BUS_NAME` names another bus name, as libsecret honours it (a
@@ -36,14 +36,14 @@ public struct SecretServiceOwner: Sendable, Equatable {
     /// - Parameter timeout: the longest each call to the bus or the owner may take.
     /// - Throws: ``StoreError/unavailable(_:)`` without libsecret (whose GLib asks the bus) or
     ///   without a session bus to ask.
-    public static func current(timeout: Duration = .seconds(2)) throws(StoreError) -> SecretServiceOwner? {
+    package static func current(timeout: Duration = .seconds(2)) throws(StoreError) -> SecretServiceOwner? {
         let bus = try SessionBus(timeout: timeout)
         guard let unique = try bus.nameOwner(of: addressedName) else { return nil }
         return describe(unique, on: bus)
     }
 
     /// The name libsecret calls: `SECRET_SERVICE_BUS_NAME` where set, else ``busName``.
-    public static var addressedName: String {
+    package static var addressedName: String {
         guard let named = ProcessEnvironment.current["SECRET_SERVICE_BUS_NAME"], !named.isEmpty else { return busName }
         return named
     }
@@ -51,7 +51,7 @@ public struct SecretServiceOwner: Sendable, Equatable {
     /// The connections waiting in the bus's queue for ``busName`` behind its owner
     /// (`ListQueuedOwners`), in the order they would get it; empty when none waits.
     /// - Throws: ``StoreError/unavailable(_:)`` without a session bus to ask.
-    public static func waiting(timeout: Duration = .seconds(2)) throws(StoreError) -> [SecretServiceOwner] {
+    package static func waiting(timeout: Duration = .seconds(2)) throws(StoreError) -> [SecretServiceOwner] {
         let bus = try SessionBus(timeout: timeout)
         return bus.queuedOwners().dropFirst().map { describe($0, on: bus) }
     }
@@ -69,7 +69,7 @@ public struct SecretServiceOwner: Sendable, Equatable {
 
     /// The user id the owner's process runs as, as the bus reports it (`GetConnectionUnixUser`);
     /// nil when the bus does not say.
-    public func userID(timeout: Duration = .seconds(2)) -> UInt32? {
+    package func userID(timeout: Duration = .seconds(2)) -> UInt32? {
         guard let bus = try? SessionBus(timeout: timeout) else { return nil }
         return bus.userID(of: uniqueName)
     }
@@ -79,12 +79,12 @@ public struct SecretServiceOwner: Sendable, Equatable {
     /// activation files say now: the bus otherwise keeps starting the provider it read at its
     /// start when a newer file of the user's names another.
     /// - Throws: ``StoreError/unavailable(_:)`` without a session bus, or when it refuses.
-    public static func reloadBusConfiguration(timeout: Duration = .seconds(2)) throws(StoreError) {
+    package static func reloadBusConfiguration(timeout: Duration = .seconds(2)) throws(StoreError) {
         try SessionBus(timeout: timeout).reloadConfiguration()
     }
 
     /// Whether the owner is `keychain serve` serving `vault`: the same vault id, or the same file.
-    public func serves(_ vault: Vault) -> Bool {
+    package func serves(_ vault: Vault) -> Bool {
         guard let servedVault else { return false }
         if let identifier = vault.identifier, identifier == servedVault.identifier { return true }
         return servedVault.path == vault.location.path
@@ -92,7 +92,7 @@ public struct SecretServiceOwner: Sendable, Equatable {
 
     /// The label of the collection the owner's `default` alias names and whether it is locked,
     /// asked of the owner by its unique name; nil when it names none or does not answer.
-    public func defaultCollection(timeout: Duration = .seconds(2)) -> (label: String, locked: Bool)? {
+    package func defaultCollection(timeout: Duration = .seconds(2)) -> (label: String, locked: Bool)? {
         guard let bus = try? SessionBus(timeout: timeout), let path = bus.defaultCollectionPath(of: uniqueName), path != "/",
             let label = bus.stringProperty(of: uniqueName, "org.freedesktop.Secret.Collection", "Label", at: path),
             let locked = bus.booleanProperty(of: uniqueName, "org.freedesktop.Secret.Collection", "Locked", at: path)

@@ -3,7 +3,7 @@
 ///
 /// It decides what of an item's shown attributes were stored in it: KeePassXC shows each
 /// entry's fields and its own records as attributes beside what clients stored.
-public enum SecretServiceProgram: String, Sendable, Equatable, CaseIterable {
+package enum SecretServiceProgram: String, Sendable, Equatable, CaseIterable {
     /// `keychain serve` (it says which vault it serves).
     case keychainServe = "keychain serve"
     /// gnome-keyring-daemon (`org.gnome.keyring`).
@@ -29,7 +29,7 @@ public enum SecretServiceProgram: String, Sendable, Equatable, CaseIterable {
 
     /// The attributes the program refuses to be given with a new item: KeePassXC's `Uuid`,
     /// `Path` and `TOTP`, which it works out itself.
-    public var refusedAttributes: Set<String> { self == .keepassxc ? Self.keepassxcComputed : [] }
+    package var refusedAttributes: Set<String> { self == .keepassxc ? Self.keepassxcComputed : [] }
 
     /// The attributes of an item that were stored in it, out of those the provider shows: what
     /// moves with the item to another provider.
@@ -39,7 +39,7 @@ public enum SecretServiceProgram: String, Sendable, Equatable, CaseIterable {
     /// the content type), the title (`Title`: the label) and the entry's fields while empty
     /// (`UserName`, `URL`, `Notes`). Filled fields stay: they are the entry's data. Given back,
     /// KeePassXC shows the same again. Every other provider's are kept as they are.
-    public func storedAttributes(_ shown: [String: String]) -> [String: String] {
+    package func storedAttributes(_ shown: [String: String]) -> [String: String] {
         guard self == .keepassxc else { return shown }
         return shown.filter { name, value in
             if Self.keepassxcComputed.contains(name) || name == "FDO_SECRETS_CONTENT_TYPE" || name == "Title" { return false }

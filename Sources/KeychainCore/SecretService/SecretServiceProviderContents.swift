@@ -9,48 +9,48 @@ import FoundationEssentials
 /// label, attributes, secret and content type, untranslated. It never unlocks a collection;
 /// only ``createCollection(label:)`` may make the provider prompt. Each libsecret call is
 /// bounded by the timeout on its own, so that a large keyring is read whole.
-public final class SecretServiceProviderContents: @unchecked Sendable {
+package final class SecretServiceProviderContents: @unchecked Sendable {
     /// One item as the provider shows it.
-    public struct ProviderItem: Sendable {
+    package struct ProviderItem: Sendable {
         /// Its D-Bus object path.
-        public let path: String
+        package let path: String
         /// Its `Label`.
-        public let label: String
+        package let label: String
         /// Its attributes, as the provider shows them.
-        public let attributes: [String: String]
+        package let attributes: [String: String]
         /// Nil when not read (a locked collection, or a listing without secrets).
-        public let secret: SecretBytes?
+        package let secret: SecretBytes?
         /// The secret's content type (`text/plain`, `application/octet-stream`...).
-        public let contentType: String
+        package let contentType: String
         /// Its `Created`, in seconds since the epoch (0 where the provider shows none).
-        public let created: UInt64
+        package let created: UInt64
         /// Its `Modified`, in seconds since the epoch (0 where the provider shows none).
-        public let modified: UInt64
+        package let modified: UInt64
     }
 
     /// One collection as the provider shows it.
-    public struct ProviderCollection: Sendable {
+    package struct ProviderCollection: Sendable {
         /// Its D-Bus object path.
-        public let path: String
+        package let path: String
         /// Its `Label`.
-        public let label: String
+        package let label: String
         /// The collection the `default` alias names.
-        public let isDefault: Bool
+        package let isDefault: Bool
         /// The collection the `session` alias names: kept in memory until the provider stops
         /// (gnome-keyring's and `keychain serve`'s `session`), so never moved.
-        public let isMemoryOnly: Bool
+        package let isMemoryOnly: Bool
         /// Whether the provider holds its secrets closed (`Locked`): nothing is unlocked here.
-        public let isLocked: Bool
+        package let isLocked: Bool
         /// Its items, secrets unread while it is locked.
-        public let items: [ProviderItem]
+        package let items: [ProviderItem]
     }
 
     private let library: LibSecret
     /// The longest one call to the provider may take.
-    public let timeout: Duration
+    package let timeout: Duration
     /// Which program the provider is: what of each item's shown attributes is read as stored
     /// in it (``SecretServiceProgram/storedAttributes(_:)``).
-    public let program: SecretServiceProgram
+    package let program: SecretServiceProgram
     private var service: LibSecret.Pointer?
     /// The collections' proxies by path, listed or created, released with this object.
     private var proxies: [String: LibSecret.Pointer] = [:]
@@ -61,7 +61,7 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
     ///     ``SecretServiceStore/Configuration/timeoutRange``).
     ///   - program: which program the provider is (``SecretServiceOwner/program``).
     /// - Throws: ``StoreError/unavailable(_:)`` when libsecret is not installed.
-    public init(timeout: Duration = .seconds(5), program: SecretServiceProgram = .unknown) throws(StoreError) {
+    package init(timeout: Duration = .seconds(5), program: SecretServiceProgram = .unknown) throws(StoreError) {
         library = try LibSecret.shared.get()
         self.timeout = SecretServiceStore.Configuration(timeout: timeout).timeout
         self.program = program
@@ -114,7 +114,7 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
     /// are read when `readingSecrets`. A session whose key the provider and libsecret did not
     /// agree on is replaced by a new one (up to `sessionAttempts` in all).
     /// - Throws: ``StoreError/unavailable(_:)`` with no provider, and the provider's errors.
-    public func collections(readingSecrets: Bool) throws(StoreError) -> [ProviderCollection] {
+    package func collections(readingSecrets: Bool) throws(StoreError) -> [ProviderCollection] {
         var attempt = 1
         while true {
             do {
@@ -129,7 +129,7 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
     /// Lets go of the provider: what a later listing, by this object or another, asks is
     /// answered anew, never from the proxies libsecret keeps of this one's items (which an
     /// earlier move deleted).
-    public func disconnect() { dropSession() }
+    package func disconnect() { dropSession() }
 
     /// Releases the connection and its session (libsecret's shared one), so that the next call
     /// opens a new session with a new key.
@@ -211,7 +211,7 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
     /// or nil when there is none there: whether an item was kept as it was given.
     /// - Throws: the provider's errors (``StoreError/collectionLocked(_:)`` when its secret
     ///   cannot be read).
-    public func itemAsShown(at path: String) throws(StoreError) -> ProviderItem? {
+    package func itemAsShown(at path: String) throws(StoreError) -> ProviderItem? {
         let service = try connected()
         let library = self.library
         guard
@@ -226,7 +226,7 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
     }
 
     /// Deletes the items at `paths`, each on its own; the paths that could not be deleted.
-    public func deleteItems(_ paths: [String]) -> [String] {
+    package func deleteItems(_ paths: [String]) -> [String] {
         guard let service = try? connected() else { return paths }
         let library = self.library
         return paths.filter { path in
@@ -251,7 +251,7 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
     /// to `promptTimeout`), or refuse.
     /// - Throws: the provider's refusal (``StoreError/io(_:)``, ``StoreError/userCancelled``
     ///   for a dismissed prompt) or ``StoreError/unavailable(_:)`` when it did not answer in time.
-    public func createCollection(label: String) throws(StoreError) -> String {
+    package func createCollection(label: String) throws(StoreError) -> String {
         let service = try connected()
         let library = self.library
         let created = try call(timeout: max(timeout, Self.promptTimeout)).object("create a collection", .write, proxies: [service], allowNil: true) { cancellable, error in
@@ -267,7 +267,7 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
     /// Deletes the collection at `path` (one listed or created through this object) with its items.
     /// - Throws: ``StoreError/itemNotFound`` for a path not listed or created here, and the
     ///   provider's errors.
-    public func deleteCollection(_ path: String) throws(StoreError) {
+    package func deleteCollection(_ path: String) throws(StoreError) {
         let service = try connected()
         guard let collection = proxies[path] else { throw .itemNotFound }
         let library = self.library
@@ -280,7 +280,7 @@ public final class SecretServiceProviderContents: @unchecked Sendable {
     /// object) with exactly these attributes (no schema added); the new item's path.
     /// - Throws: ``StoreError/itemNotFound`` for a path not listed or created here, and the
     ///   provider's errors (``StoreError/outcomeUnknown(_:)`` when it did not answer in time).
-    public func createItem(
+    package func createItem(
         in path: String, label: String, attributes: [String: String], secret: SecretBytes, contentType: String
     ) throws(StoreError) -> String {
         let service = try connected()

@@ -76,7 +76,7 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
 
         /// The timeout `KEYCHAIN_TIMEOUT` gives in `environment`, or nil when it gives none.
         /// - Throws: ``StoreError/invalidArgument(_:)`` as ``timeout(parsing:)`` does.
-        public static func timeout(in environment: [String: String]) throws(StoreError) -> Duration? {
+        package static func timeout(in environment: [String: String]) throws(StoreError) -> Duration? {
             guard let text = environment["KEYCHAIN_TIMEOUT"], !text.isEmpty else { return nil }
             return try timeout(parsing: text)
         }
@@ -85,7 +85,7 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
         /// within ``timeoutRange``.
         /// - Throws: ``StoreError/invalidArgument(_:)`` for anything else (`5s`, `-1`, `NaN`,
         ///   `inf`, `1e10`), naming the range, rather than silently using another timeout.
-        public static func timeout(parsing text: String) throws(StoreError) -> Duration {
+        package static func timeout(parsing text: String) throws(StoreError) -> Duration {
             let range = "a number of seconds from 0.01 to 3600"
             guard let seconds = Double(text), seconds.isFinite else { throw .invalidArgument("KEYCHAIN_TIMEOUT must be \(range), not '\(text)'") }
             guard seconds >= 0.01, seconds <= 3600 else { throw .invalidArgument("KEYCHAIN_TIMEOUT must be \(range); \(text) is out of range") }
@@ -95,11 +95,11 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
 
     /// A write the Secret Service did not confirm (``StoreError/outcomeUnknown(_:)``), as the
     /// next call that reached it found it.
-    public struct RecheckedWrite: Sendable, Equatable {
+    package struct RecheckedWrite: Sendable, Equatable {
         /// The operation's position in its batch (0 for a single add, update or delete).
-        public let operation: Int
+        package let operation: Int
         /// Whether the change had taken effect after all.
-        public let applied: Bool
+        package let applied: Bool
     }
 
     /// How this store was opened.
@@ -116,7 +116,7 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
     /// The unconfirmed writes re-checked since the last call, oldest first (then forgotten):
     /// each ``StoreError/outcomeUnknown(_:)`` write is looked up again on the first later call
     /// that reaches the Secret Service.
-    public func takeRecheckedWrites() -> [RecheckedWrite] {
+    package func takeRecheckedWrites() -> [RecheckedWrite] {
         uncertain.withLock { uncertain in
             defer { uncertain.rechecked = [] }
             return uncertain.rechecked
@@ -140,7 +140,7 @@ public final class SecretServiceStore: Store, @unchecked Sendable {
     }
 
     /// Connects and describes the default collection: its label and whether it is locked.
-    public func probe() throws(StoreError) -> (label: String, locked: Bool) {
+    package func probe() throws(StoreError) -> (label: String, locked: Bool) {
         try session { (session) throws(StoreError) in
             (session.label, library.collectionGetLocked(session.collection) != 0)
         }

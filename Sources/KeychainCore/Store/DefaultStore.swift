@@ -44,7 +44,7 @@ public enum DefaultStore {
     }
 
     /// The store chosen so far, without opening the default vault: nil until one is set or opened.
-    public static var chosen: (any Store)? {
+    package static var chosen: (any Store)? {
         if let override { return override }
         return processDefault.withLock { $0.store }
     }
@@ -52,7 +52,7 @@ public enum DefaultStore {
     /// A key naming a chosen store (or the default), for the faces' instance caches: the same
     /// before and after the default store is opened on first use, so that equal configurations
     /// give the identical instance whenever they are made.
-    public static func identity(of store: (any Store)?) -> String {
+    package static func identity(of store: (any Store)?) -> String {
         guard let store else { return "default" }
         let isDefault = processDefault.withLock { $0.openedOnFirstUse && $0.store === store }
         return isDefault ? "default" : "\(ObjectIdentifier(store).hashValue)"

@@ -1,17 +1,17 @@
 import FoundationEssentials
 
 /// Which store to use: chosen explicitly, never guessed, and never switched silently.
-public enum StoreKind: String, Sendable, CaseIterable, CustomStringConvertible {
+package enum StoreKind: String, Sendable, CaseIterable, CustomStringConvertible {
     /// The embedded encrypted vault (the default).
     case vault
     /// The desktop's Secret Service (GNOME Keyring, KWallet, KeePassXC).
     case secretService = "secret-service"
 
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 
     /// `KEYCHAIN_BACKEND` (`vault` or `secret-service`), or the vault when it is not set.
     /// - Throws: ``StoreError/invalidArgument(_:)`` for any other value.
-    public static func fromEnvironment(_ environment: [String: String] = ProcessEnvironment.current) throws(StoreError) -> StoreKind {
+    package static func fromEnvironment(_ environment: [String: String] = ProcessEnvironment.current) throws(StoreError) -> StoreKind {
         guard let name = environment["KEYCHAIN_BACKEND"], !name.isEmpty else { return .vault }
         guard let kind = StoreKind(rawValue: name) else {
             throw .invalidArgument("KEYCHAIN_BACKEND must be vault or secret-service, not '\(name)'")
@@ -28,7 +28,7 @@ public enum StoreKind: String, Sendable, CaseIterable, CustomStringConvertible {
     /// - Throws: ``StoreError/invalidArgument(_:)`` for a `KEYCHAIN_TIMEOUT` that is not a
     ///   number of seconds in ``SecretServiceStore/Configuration/timeoutRange``, and for the
     ///   vault's variables as ``VaultConfiguration/fromEnvironment(_:)`` says.
-    public func open(
+    package func open(
         environment: [String: String] = ProcessEnvironment.current,
         foreignItems: SecretServiceStore.ForeignItems = .hidden
     ) throws(StoreError) -> any Store {

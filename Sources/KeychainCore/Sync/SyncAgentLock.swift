@@ -6,12 +6,12 @@
 /// held for as long as the agent runs and released by the kernel when it exits, however it
 /// exits. Whoever wants to know whether an agent runs asks the kernel who holds the lock, so
 /// a stale file means nothing and asking writes nothing.
-public final class SyncAgentLock: Sendable {
+package final class SyncAgentLock: Sendable {
     private let descriptor: Int32
 
     private init(descriptor: Int32) { self.descriptor = descriptor }
 
-    deinit { close(descriptor) }
+    deinit { SystemCall.close(descriptor) }
 
     /// The lock file of the vault at `location`.
     static func path(_ location: VaultLocation) -> String { location.path + ".sync-agent" }
@@ -22,20 +22,18 @@ public final class SyncAgentLock: Sendable {
     /// - Throws: ``StoreError/io(_:)`` when the lock file cannot be made (its directory
     ///   missing or not writable), ``StoreError/untrusted(path:reason:)`` when it is not a
     ///   regular file of this user.
-    public static func acquire(for location: VaultLocation) throws(StoreError) -> SyncAgentLock? {
+    package static func acquire(for location: VaultLocation) throws(StoreError) -> SyncAgentLock? {
         let path = path(location)
-        let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0o600)
-        guard fd >= 0 else { throw .io("cannot open \(path): \(String(cString: strerror(errno)))") }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == getuid() else {
-            close(fd)
+        let fd: Int32
+        do { fd = try SystemCall.open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY, mode: 0o600) } catch {
+            throw .io("cannot open \(path): \(error.reason)")
+        }
+        guard let info = try? SystemCall.fstat(fd, path: path), info.st_mode & S_IFMT == S_IFREG, info.st_uid == getuid() else {
+            SystemCall.close(fd)
             throw .untrusted(path: path, reason: "the sync agent's lock is not a regular file of this user")
         }
-        var lock = flock()
-        lock.l_type = Int16(F_WRLCK)
-        lock.l_whence = Int16(SEEK_SET)
-        guard fcntl(fd, F_SETLK, &lock) == 0 else {
-            close(fd)
+        guard (try? SystemCall.tryWriteLock(fd, path: path)) == true else {
+            SystemCall.close(fd)
             return nil
         }
         return SyncAgentLock(descriptor: fd)
@@ -44,14 +42,10 @@ public final class SyncAgentLock: Sendable {
     /// The process id of the sync agent of the vault at `location`, or nil when none runs.
     /// Opens the lock file for reading and asks the kernel; changes nothing. Never for the
     /// agent itself: a POSIX lock goes with the first descriptor of the file its process closes.
-    public static func holder(for location: VaultLocation) -> pid_t? {
-        let fd = open(path(location), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var lock = flock()
-        lock.l_type = Int16(F_WRLCK)
-        lock.l_whence = Int16(SEEK_SET)
-        guard fcntl(fd, F_GETLK, &lock) == 0, lock.l_type != Int16(F_UNLCK) else { return nil }
-        return lock.l_pid
+    package static func holder(for location: VaultLocation) -> pid_t? {
+        let path = path(location)
+        guard let fd = try? SystemCall.open(path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK) else { return nil }
+        defer { SystemCall.close(fd) }
+        return try? SystemCall.writeLockHolder(fd, path: path)
     }
 }

@@ -203,7 +203,7 @@ extension SyncEngine {
     /// every write is a compare-and-swap and the outbox is acknowledged only after etcd took it).
     ///
     /// - Returns: how many changes etcd took, or nil when it did not answer in time or failed.
-    public func sendNow(within milliseconds: Int) -> Int? {
+    package func sendNow(within milliseconds: Int) -> Int? {
         let outcome = Outcome()
         DispatchQueue(label: "keychain.sync.send").async { [self] in
             outcome.finish(try? pushOnly(timeoutMilliseconds: milliseconds))
@@ -229,7 +229,7 @@ extension SyncEngine {
 
     /// How long ago, in milliseconds, this engine was made or last sent or applied a change:
     /// a sync agent that has exchanged nothing for a while exits.
-    public var millisecondsSinceExchange: UInt64 { SyncChange.nowMilliseconds() &- lastExchangeMilliseconds.withLock { $0 } }
+    package var millisecondsSinceExchange: UInt64 { SyncChange.nowMilliseconds() &- lastExchangeMilliseconds.withLock { $0 } }
 
     func noteExchange() { lastExchangeMilliseconds.withLock { $0 = SyncChange.nowMilliseconds() } }
 
@@ -258,7 +258,7 @@ extension SyncEngine {
     }
 
     /// How many changes wait in the outbox.
-    public func outboxLength() throws(SyncError) -> Int {
+    package func outboxLength() throws(SyncError) -> Int {
         return try Self.onVault(vault) { (open) throws(StoreError) in try open.outbox(limit: 0).pending }
     }
 

@@ -95,7 +95,7 @@ extension SyncEngine {
     /// What waits for the vault to be unlocked: received changes held back (applied at the
     /// first round after the unlock), and outbox rows of items whose secret a locked class
     /// keeps (sent whole after it).
-    public var waitingForUnlock: (received: Int, outbox: Int) {
+    package var waitingForUnlock: (received: Int, outbox: Int) {
         revisions.withLock { ($0.heldCount, $0.waitingCount) }
     }
 

@@ -13,7 +13,7 @@ import Synchronization
 /// written to standard error, one line each, `keychain: ` then the reason (under systemd that
 /// is the journal). Reasons name paths and causes, never a secret, an account or a value. A
 /// missing item is not a failure here: every face has room for it.
-public enum FailureLog {
+package enum FailureLog {
     /// Kept per thread, as `errno` is: the faces' calls are synchronous, so the thread that
     /// got the error is the one that asks, and another thread's failure never replaces it.
     private final class Entry {
@@ -34,7 +34,7 @@ public enum FailureLog {
 
     /// The reason of the most recent failure a face reported on the calling thread, or nil
     /// when none was.
-    public static var last: StoreError? {
+    package static var last: StoreError? {
         pthread_getspecific(slot).map { Unmanaged<Entry>.fromOpaque($0).takeUnretainedValue().error }
     }
 

@@ -10,13 +10,13 @@ import FoundationEssentials
 /// for services using the library.
 public enum PassphraseFile {
     /// The longest passphrase accepted; a longer one is refused, never cut.
-    public static let maximumLength = TerminalInput.maximumLineLength
+    package static let maximumLength = TerminalInput.maximumLineLength
 
     /// The passphrase the environment offers, or nil when it offers none.
     /// - Throws: ``StoreError/untrusted(path:reason:)`` for a passphrase file (or credential)
     ///   of another user's or one others can read, and
     ///   ``StoreError/invalidArgument(_:)`` for one that cannot be read or is too long.
-    public static func fromEnvironment(_ environment: [String: String]) throws(StoreError) -> SecretBytes? {
+    package static func fromEnvironment(_ environment: [String: String]) throws(StoreError) -> SecretBytes? {
         if let path = environment["KEYCHAIN_PASSPHRASE_FILE"], !path.isEmpty {
             return try read(path, what: "KEYCHAIN_PASSPHRASE_FILE", checkOwnership: true)
         }
@@ -34,7 +34,7 @@ public enum PassphraseFile {
     }
 
     /// Whether the environment names a passphrase (without reading it).
-    public static func isOffered(by environment: [String: String]) -> Bool {
+    package static func isOffered(by environment: [String: String]) -> Bool {
         if let path = environment["KEYCHAIN_PASSPHRASE_FILE"], !path.isEmpty { return true }
         guard let directory = environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty else { return false }
         if case .present? = try? VaultFile.entry(directory + "/keychain-passphrase") { return true }
@@ -43,7 +43,7 @@ public enum PassphraseFile {
 
     /// A passphrase file's contents without one trailing newline (`\n` or `\r\n`); `what`
     /// names it in errors. Refused as ``fromEnvironment(_:)`` says.
-    public static func read(_ path: String, what: String, checkOwnership: Bool = true) throws(StoreError) -> SecretBytes {
+    package static func read(_ path: String, what: String, checkOwnership: Bool = true) throws(StoreError) -> SecretBytes {
         try read(path, what: what, checkOwnership: checkOwnership, rootOwnedAllowed: false)
     }
 

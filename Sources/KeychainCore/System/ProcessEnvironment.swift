@@ -7,10 +7,10 @@
 /// Foundation's `ProcessInfo.environment` splits every entry at its `=` character by
 /// character (grapheme breaking included), a visible share of a short-lived command's work
 /// (keychain-bench's `keychain get (fresh process)` row). Entries are read here as bytes.
-public enum ProcessEnvironment {
+@usableFromInline package enum ProcessEnvironment {
     /// Every variable of the process, as `ProcessInfo.processInfo.environment` gives them
     /// (an entry without `=` is left out; for a name given twice, the first wins, as `getenv`).
-    public static var current: [String: String] {
+    @usableFromInline package static var current: [String: String] {
         var result: [String: String] = [:]
         var entry = environ
         while let pointer = entry.pointee {
@@ -28,7 +28,7 @@ public enum ProcessEnvironment {
     }
 
     /// One variable, without reading the others.
-    public static func value(_ name: String) -> String? {
+    package static func value(_ name: String) -> String? {
         getenv(name).map { String(cString: $0) }
     }
 }

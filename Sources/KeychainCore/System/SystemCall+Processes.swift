@@ -2,7 +2,8 @@
     import Glibc
 #endif
 
-/// The calls on child processes: signalling one, and waiting for one to end.
+/// The calls on processes: signalling one, waiting for a child to end, and this process's
+/// own signal dispositions.
 extension SystemCall {
     /// `kill(2)`: sends `signal` to `pid` (a negative `pid`: to that process group).
     package static func kill(_ pid: pid_t, _ signal: Int32) throws(Errno) {
@@ -23,5 +24,10 @@ extension SystemCall {
         var info = siginfo_t()
         _ = try valueOrErrno("waitid", path: nil) { waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) }
         return info._sifields._sigchld.si_pid == pid
+    }
+
+    /// `signal(2)` with `SIG_IGN`: this process ignores `signal` from now on.
+    package static func ignoreSignal(_ signal: Int32) {
+        _ = Glibc.signal(signal, SIG_IGN)
     }
 }

@@ -17,15 +17,15 @@ private func restoreTerminalAndResignal(_ signal: Int32) {
 }
 
 /// Secrets typed on the controlling terminal: read with echo off straight into ``SecretBytes``.
-public enum TerminalInput {
+package enum TerminalInput {
     /// The longest line a prompt accepts; a longer one is refused, never cut.
-    public static let maximumLineLength = 4096
+    package static let maximumLineLength = 4096
 
     /// The signals that end a process at a prompt (Ctrl-C, Ctrl-\\, a closed terminal, kill).
     private static let endingSignals: [Int32] = [SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGTSTP]
 
     /// Whether the process has a controlling terminal to prompt on (`/dev/tty` opens).
-    public static var hasControllingTerminal: Bool {
+    package static var hasControllingTerminal: Bool {
         guard let fd = try? SystemCall.open("/dev/tty", O_RDWR | O_NOCTTY) else { return false }
         SystemCall.close(fd)
         return true
@@ -35,7 +35,7 @@ public enum TerminalInput {
     /// Echo comes back on every way out: return, error, and a signal that ends the process.
     /// - Returns: nil when the process has no controlling terminal.
     /// - Throws: ``StoreError/invalidArgument(_:)`` for a line over ``maximumLineLength`` bytes.
-    public static func readSecret(prompt: String) throws(StoreError) -> SecretBytes? {
+    package static func readSecret(prompt: String) throws(StoreError) -> SecretBytes? {
         guard let fd = try? SystemCall.open("/dev/tty", O_RDWR | O_NOCTTY) else { return nil }
         defer { SystemCall.close(fd) }
         var original = termios()

@@ -38,9 +38,9 @@ public struct VaultLocation: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The key file used when the vault has no passphrase (mode 0600).
-    public var keyFilePath: String { path + ".key" }
+    package var keyFilePath: String { path + ".key" }
     /// The directory that holds the vault and its key file.
-    public var directory: String { FileSystem.parent(of: path) }
+    package var directory: String { FileSystem.parent(of: path) }
 
     /// Why no vault can be made here, when its directory does not exist and is not the default
     /// vault's (which the first write creates): a mistyped `KEYCHAIN_PATH` or `--vault`. Nil
@@ -50,7 +50,7 @@ public struct VaultLocation: Sendable, Hashable, CustomStringConvertible {
         return "the directory \(directory) does not exist; only the default vault's directory is created: create it (mode 0700) or correct the path"
     }
     /// SQLite's companion files in WAL mode.
-    public var companionPaths: [String] { [path + "-wal", path + "-shm"] }
+    package var companionPaths: [String] { [path + "-wal", path + "-shm"] }
     public var description: String { path }
 
     /// `KEYCHAIN_PATH` if set; else `$XDG_DATA_HOME/keychain/default.keychain`, falling back

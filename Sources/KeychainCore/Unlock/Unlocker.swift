@@ -7,28 +7,28 @@
 /// (`$CREDENTIALS_DIRECTORY/keychain-passphrase`), else, where the program asks for it and has a
 /// controlling terminal, a no-echo prompt there. The one rule for a library program's vault
 /// (``VaultConfiguration/passphraseEnvironment``, which never prompts) and the `keychain` command.
-public struct Unlocker: Sendable {
+package struct Unlocker: Sendable {
     /// The environment that names the passphrase file or the credentials directory.
-    public var environment: [String: String]
+    package var environment: [String: String]
     /// What to ask on the controlling terminal when neither file offers a passphrase; nil never
     /// prompts (a library program, a daemon).
-    public var terminalPrompt: String?
+    package var terminalPrompt: String?
 
     /// An unlocker reading `environment`, prompting with `terminalPrompt` as the last resort.
-    public init(environment: [String: String], terminalPrompt: String? = nil) {
+    package init(environment: [String: String], terminalPrompt: String? = nil) {
         self.environment = environment
         self.terminalPrompt = terminalPrompt
     }
 
     /// Whether a passphrase could come from somewhere (without reading it or asking for it).
-    public var offersPassphrase: Bool {
+    package var offersPassphrase: Bool {
         PassphraseFile.isOffered(by: environment) || (terminalPrompt != nil && TerminalInput.hasControllingTerminal)
     }
 
     /// The passphrase from the first source that offers one; nil when none does.
     /// - Throws: as ``PassphraseFile/fromEnvironment(_:)`` does for a file or credential that
     ///   cannot be trusted or read, and ``StoreError/invalidArgument(_:)`` for a typed line too long.
-    public func passphrase() throws(StoreError) -> SecretBytes? {
+    package func passphrase() throws(StoreError) -> SecretBytes? {
         if let passphrase = try PassphraseFile.fromEnvironment(environment) { return passphrase }
         guard let terminalPrompt else { return nil }
         return try TerminalInput.readSecret(prompt: terminalPrompt)
@@ -41,7 +41,7 @@ public struct Unlocker: Sendable {
     /// - Throws: ``StoreError/locked`` when `accessibility` is locked and no source offers a
     ///   passphrase; ``StoreError/wrongPassphrase`` and the errors of ``passphrase()``.
     @discardableResult
-    public func unlockIfNeeded(_ vault: Vault, for accessibility: Accessibility?) throws(StoreError) -> Bool {
+    package func unlockIfNeeded(_ vault: Vault, for accessibility: Accessibility?) throws(StoreError) -> Bool {
         guard vault.hasPassphrase, !vault.isAvailable(accessibility ?? .whenUnlocked) else { return false }
         if accessibility == nil && !offersPassphrase { return false }
         guard try unlock(with: { (passphrase) throws(StoreError) in try vault.unlock(passphrase: passphrase) }) else {

@@ -4,7 +4,7 @@
 extension Vault {
     /// The vault's id in lowercase hexadecimal, set when the file was created and kept through
     /// every rotation and passphrase change; nil while no vault file exists.
-    public var identifier: String? {
+    package var identifier: String? {
         guard let engine = try? vault(creating: false) else { return nil }
         let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []

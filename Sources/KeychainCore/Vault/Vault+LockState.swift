@@ -103,7 +103,7 @@ extension Vault {
     /// Runs SQLite's full integrity check of the vault file (every page, index and row).
     /// - Throws: ``StoreError/corrupted(_:)`` with SQLite's first complaint when it fails,
     ///   ``StoreError/noVault(path:)`` when there is no vault.
-    public func verifyIntegrity() throws(StoreError) {
+    package func verifyIntegrity() throws(StoreError) {
         guard let vault = try vault(creating: false) else { throw .noVault(path: location.path) }
         try vault.verifyIntegrity()
     }

@@ -3,12 +3,12 @@
 extension Vault {
     /// Whether the vault exists and is enrolled in a sync group (`keychain sync init` or
     /// `join`). Reads the vault's schema as last opened; creates nothing.
-    public var isEnrolledInSync: Bool { ((try? vault(creating: false)) ?? nil)?.isEnrolledInSync ?? false }
+    package var isEnrolledInSync: Bool { ((try? vault(creating: false)) ?? nil)?.isEnrolledInSync ?? false }
 
     /// Whether a write by this process changed a synchronizable item of an enrolled vault
     /// (the change waits in the outbox until it is sent): a short-lived program sends it
     /// before it exits (``SyncEngine/sendNow(within:)``).
-    public var journaledSyncChange: Bool { withSession { $0.journaledAChange } }
+    package var journaledSyncChange: Bool { withSession { $0.journaledAChange } }
 
     /// Starts syncing in the background the first time this process reads or writes a
     /// synchronizable item of a vault enrolled in sync (``VaultConfiguration/syncsInBackground``).

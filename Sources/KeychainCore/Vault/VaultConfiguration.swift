@@ -134,7 +134,7 @@ extension VaultConfiguration {
     /// on first need, when one is offered.
     /// - Throws: ``StoreError/invalidArgument(_:)`` for a `KEYCHAIN_KERNEL_KEYRING` other than
     ///   `on` or `off`, or a `KEYCHAIN_UNLOCK_TIMEOUT` that is not 0 to 604800 seconds.
-    public static func fromEnvironment(_ environment: [String: String] = ProcessEnvironment.current) throws(StoreError) -> VaultConfiguration {
+    package static func fromEnvironment(_ environment: [String: String] = ProcessEnvironment.current) throws(StoreError) -> VaultConfiguration {
         let kernelKeyring: Bool
         switch environment["KEYCHAIN_KERNEL_KEYRING"] ?? "" {
         case "", "on": kernelKeyring = true
@@ -148,12 +148,12 @@ extension VaultConfiguration {
     }
 
     /// The longest user unlock a timeout may ask for: a week.
-    public static let longestUserUnlock = 604_800
+    package static let longestUserUnlock = 604_800
 
     /// A user-unlock timeout as written in `KEYCHAIN_UNLOCK_TIMEOUT` or `keychain unlock
     /// --timeout`: whole seconds, `0` for this process only (nil), empty for the default 300.
     /// - Throws: ``StoreError/invalidArgument(_:)`` for anything else.
-    public static func userUnlockTimeout(parsing text: String) throws(StoreError) -> Duration? {
+    package static func userUnlockTimeout(parsing text: String) throws(StoreError) -> Duration? {
         guard !text.isEmpty else { return .seconds(300) }
         guard let seconds = Int(text), (0...longestUserUnlock).contains(seconds) else {
             throw .invalidArgument("the unlock timeout must be a whole number of seconds from 0 to \(longestUserUnlock), not '\(text)'")

@@ -15,7 +15,7 @@ import KeychainCore
 /// provider running any more, whether anything arrived in it after its last listing.
 ///
 /// Not `Sendable`: one thread uses it.
-public final class ProviderActivityWatch {
+package final class ProviderActivityWatch {
     private let bus: BusConnection
     private let watched: String
     private var stored: Set<String> = []
@@ -25,7 +25,7 @@ public final class ProviderActivityWatch {
     /// at `address` (a D-Bus address). Signals sent after this returns are all seen (the bus
     /// has the match rules by then).
     /// - Throws: ``ServeError/unavailable(_:)`` without libsystemd or a session bus.
-    public init(of uniqueName: String, address: String? = nil) throws(ServeError) {
+    package init(of uniqueName: String, address: String? = nil) throws(ServeError) {
         bus = try BusConnection(address: address)
         watched = uniqueName
         // Asking for its own name waits until the connection is up, so that the match rules
@@ -44,7 +44,7 @@ public final class ProviderActivityWatch {
 
     /// The items (object paths) the provider said it created or changed since the last call,
     /// from every signal received so far.
-    public func takeStored() -> Set<String> {
+    package func takeStored() -> Set<String> {
         _ = bus.processPending()
         defer { stored = [] }
         return stored
@@ -52,7 +52,7 @@ public final class ProviderActivityWatch {
 
     /// Waits, at most `limit`, until the provider's connection has ended; whether it has. The
     /// signals it sent before its end are all taken in by then (``takeStored()`` returns them).
-    public func waitForEnd(within limit: Duration) -> Bool {
+    package func waitForEnd(within limit: Duration) -> Bool {
         let deadline = ContinuousClock.now + limit
         while !ended {
             guard bus.processPending(), ContinuousClock.now < deadline else { return ended }

@@ -100,7 +100,6 @@ extension SecretServiceDaemon {
 
     /// One line on the daemon's standard error: what happened, never a value.
     static func log(_ line: String) {
-        let text = Array("keychain: \(line)\n".utf8)
-        _ = text.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+        try? SystemCall.writeAll(STDERR_FILENO, "keychain: \(line)\n")
     }
 }

@@ -57,12 +57,11 @@ struct PinentryChoice: Sendable {
 
     /// The terminal on the daemon's standard input, when it has one.
     static var standardInputTerminal: String? {
-        guard isatty(0) == 1, let name = ttyname(0) else { return nil }
-        return String(cString: name)
+        SystemCall.isTerminal(STDIN_FILENO) ? SystemCall.terminalName(STDIN_FILENO) : nil
     }
 
     private static func isTerminal(_ path: String) -> Bool {
-        var status = stat()
-        return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFCHR
+        guard let status = try? SystemCall.stat(path) else { return false }
+        return (status.st_mode & S_IFMT) == S_IFCHR
     }
 }

@@ -42,19 +42,12 @@ final class ServedSync: Sendable {
 
     init(vault: Vault) {
         self.vault = vault
-        var ends: [Int32] = [-1, -1]
-        if pipe(&ends) == 0 {
-            for end in ends {
-                _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
-                _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-            }
-        }
-        pipeEnds = (ends[0], ends[1])
+        pipeEnds = (try? SystemCall.pipe(nonBlocking: true)) ?? (-1, -1)
     }
 
     deinit {
-        if pipeEnds.read >= 0 { close(pipeEnds.read) }
-        if pipeEnds.write >= 0 { close(pipeEnds.write) }
+        if pipeEnds.read >= 0 { SystemCall.close(pipeEnds.read) }
+        if pipeEnds.write >= 0 { SystemCall.close(pipeEnds.write) }
     }
 
     /// Readable when items arrived: the bus thread then takes them (``takeArrivals()``).
@@ -63,7 +56,7 @@ final class ServedSync: Sendable {
     /// What arrived since the last call, each once.
     func takeArrivals() -> [SyncArrival] {
         var drain = [UInt8](repeating: 0, count: 64)
-        while read(pipeEnds.read, &drain, drain.count) > 0 {}
+        while drain.withUnsafeMutableBytes({ (try? SystemCall.read(pipeEnds.read, into: $0)) ?? 0 }) > 0 {}
         return arrivals.withLock { (pending: inout [SyncArrival]) -> [SyncArrival] in
             defer { pending = [] }
             return pending
@@ -73,8 +66,7 @@ final class ServedSync: Sendable {
     fileprivate func noteArrivals(_ more: [SyncArrival]) {
         guard !more.isEmpty else { return }
         arrivals.withLock { $0 += more }
-        var byte: UInt8 = 1
-        _ = write(pipeEnds.write, &byte, 1)
+        _ = [UInt8(1)].withUnsafeBytes { try? SystemCall.write(pipeEnds.write, $0) }
     }
 
     private var isStopping: Bool { stopping.withLock { $0 } }
@@ -127,8 +119,7 @@ final class ServedSync: Sendable {
 
     /// One line on standard error (the journal, under systemd); a sync error names no item.
     private static func report(_ error: SyncError) {
-        let line = Array("keychain serve: sync: \(error.description)\n".utf8)
-        _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+        try? SystemCall.writeAll(STDERR_FILENO, "keychain serve: sync: \(error.description)\n")
     }
 }
 
@@ -161,10 +152,10 @@ private final class EngineWatch {
                 return last.received != now.received || last.outbox != now.outbox
             }
             guard changed, now.received > 0 || now.outbox > 0 else { return }
-            let line = Array(
-                ("keychain serve: sync: \(now.received) received changes and \(now.outbox) of this machine's wait for the vault to be unlocked "
-                    + "(items whose secrets a locked vault cannot seal or open travel whole after the unlock)\n").utf8)
-            _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+            try? SystemCall.writeAll(
+                STDERR_FILENO,
+                "keychain serve: sync: \(now.received) received changes and \(now.outbox) of this machine's wait for the vault to be unlocked "
+                    + "(items whose secrets a locked vault cannot seal or open travel whole after the unlock)\n")
         }
         timer.resume()
     }
