@@ -151,6 +151,13 @@ enum VaultSchema {
     static let selectFirstShardRows = StatementSlot(selectLedgerRows + " WHERE identity < ?")
     static let selectShardRows = StatementSlot(selectLedgerRows + " WHERE identity >= ? AND identity < ?")
     static let selectLastShardRows = StatementSlot(selectLedgerRows + " WHERE identity >= ?")
+    /// The rows of one format-4 scope shard's range of the scope index, with their scope
+    /// digests and protection (``VaultState/verifyScopeShard(_:counting:)``): read through that
+    /// index, which the shard's tally holds to the ledger.
+    static let selectFirstScopeShardRows = StatementSlot(selectScopeShardRowsBase + " WHERE scope < ?")
+    static let selectScopeShardRows = StatementSlot(selectScopeShardRowsBase + " WHERE scope >= ? AND scope < ?")
+    static let selectLastScopeShardRows = StatementSlot(selectScopeShardRowsBase + " WHERE scope >= ?")
+    private static let selectScopeShardRowsBase = "SELECT id, class, identity, generation, scope, protection FROM items INDEXED BY items_scope"
     /// A `meta` value by its name: format 2's ledger or format 3's root (`ledger`,
     /// ``LedgerRoot``), and format 3's records of groups of shards (`ledger/NN`,
     /// ``LedgerShards/recordName(ofGroup:)``). A slot, as every process's first read runs it.

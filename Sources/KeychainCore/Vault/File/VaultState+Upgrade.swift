@@ -60,7 +60,7 @@ extension VaultState {
                     generation = ledger.state!.generation + 1
                 }
                 database.replaceHeader(with: replacement)
-                ledger.hold(LedgerState(LedgerRoot.empty))
+                ledger.hold(LedgerState(LedgerRoot.empty(groups: LedgerShards.groupCount(format: replacement.version))))
                 try recountLedger()
                 try storeLedger(generation: generation)
                 try database.storeHeader(replacement)
