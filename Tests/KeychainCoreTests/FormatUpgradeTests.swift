@@ -146,6 +146,26 @@ struct FormatUpgradeTests {
         }
     }
 
+    @Test("the mark that spares an unlock the search for carried-over rows is there only once none is left")
+    func noCarriedRowsMark() throws {
+        let home = try copy("passphrase")
+        var elsewhere = home
+        elsewhere.machineIdentity = MachineIdentity(paths: [directory.file("other-machine-id", "another machine")])
+        try Vault(elsewhere).unlock(passphrase: SecretBytes(utf8: Self.passphrase))
+        let raw = try RawVault(home.location.path)
+        func marked() throws -> Bool { try !raw.blobs("SELECT 0, value FROM meta WHERE name = 'carried/none'").isEmpty }
+        func carried() throws -> Int { try raw.blobs("SELECT id, value FROM items WHERE generation = 0").count }
+        #expect(try carried() > 0 && !marked(), "another machine's ThisDeviceOnly items are carried over, and the vault says so")
+        let back = try Vault(home)
+        try back.unlock(passphrase: SecretBytes(utf8: Self.passphrase))
+        #expect(try carried() == 0 && marked(), "re-sealed by an unlock where they open, and marked")
+        try expectEveryItem(back, withPasscode: true)
+
+        let fresh = directory.vaultConfiguration(name: "fresh.keychain")
+        try Vault(fresh).add(Item(.genericPassword, attributes: Attributes(service: "s", account: "a"), value: SecretBytes(utf8: "v")))
+        #expect(try !RawVault(fresh.location.path).blobs("SELECT 0, value FROM meta WHERE name = 'carried/none'").isEmpty, "a new vault is marked")
+    }
+
     @Test("a locked format-1 passphrase vault is not written before its unlock upgrades it")
     func lockedWriteWaitsForUnlock() throws {
         let configuration = try copy("passphrase")

@@ -155,6 +155,7 @@ struct FormatThreeUpgradeTests {
         try reopened.unlock(passphrase: secret(Self.passphrase))
         try expectEveryItem(reopened)
         #expect(try reopened.verify().ledger == "ok")
+        #expect(try !RawVault(configuration.location.path).blobs("SELECT 0, value FROM meta WHERE name = 'carried/none'").isEmpty, "no row carried over")
     }
 
     @Test("a row deleted from an upgraded vault is caught by its scope's listing")

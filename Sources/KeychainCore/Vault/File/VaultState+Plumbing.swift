@@ -112,6 +112,7 @@ extension VaultState {
                 try connection.execute(VaultSchema.create)
                 try connection.statement(VaultSchema.writeHeader).run([.blob(header.encoded())])
                 try connection.statement(VaultSchema.writeMeta).run([.text(VaultSchema.ledgerName), .blob(ledger)])
+                try connection.statement(VaultSchema.writeMeta).run([.text(VaultSchema.noCarriedRowsName), .blob([1])])
             }
         }
     }

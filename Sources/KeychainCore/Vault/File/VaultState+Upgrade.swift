@@ -63,6 +63,7 @@ extension VaultState {
                 ledger.hold(LedgerState(LedgerRoot.empty(groups: LedgerShards.groupCount(format: replacement.version))))
                 try recountLedger()
                 try storeLedger(generation: generation)
+                try noteIfNoCarriedRows()
                 try database.storeHeader(replacement)
                 // The ledger just stored is current as of this transaction's snapshot, which
                 // this connection's own commit does not move: read after the commit, the
