@@ -6,7 +6,7 @@ import Testing
 
 /// Vaults written by earlier releases (format 1 in `Fixtures/format1`, format 2 in
 /// `Fixtures/format2`, each made by its folder's `MakeFixture.swift.txt` on that release) open,
-/// are read as they are, and are upgraded to format 3 in place at their first write or unlock,
+/// are read as they are, and are upgraded to the current format in place at their first write or unlock,
 /// nothing lost.
 @Suite("Vaults of earlier releases (formats 1 and 2): read as they are, upgraded in place")
 struct FormatUpgradeTests {
@@ -63,12 +63,12 @@ struct FormatUpgradeTests {
         #expect(fileBytes(configuration.location.path) == before && vault.status().formatVersion == format)
     }
 
-    @Test("the first write upgrades a format-1 key-file vault in one step: format 3, every item kept, re-sealed and padded, the ledger sound")
+    @Test("the first write upgrades a format-1 key-file vault in one step: the current format, every item kept, re-sealed and padded, the ledger sound")
     func firstWriteUpgrades() throws {
         let configuration = try copy("keyfile")
         let vault = try Vault(configuration)
         try vault.add(Item(.genericPassword, attributes: Attributes(service: "fixture", account: "new"), value: SecretBytes(utf8: "after")))
-        #expect(vault.status().formatVersion == 3)
+        #expect(vault.status().formatVersion == Int(VaultHeader.currentVersion))
         try expectEveryItem(try Vault(configuration), withPasscode: false)
         let report = try Vault(configuration).verify()
         #expect(report.isSound && report.ledger == "ok" && report.damaged.isEmpty && report.intact == report.items, "\(report)")
@@ -90,7 +90,7 @@ struct FormatUpgradeTests {
         let vault = try Vault(configuration)
         #expect(vault.status().formatVersion == format)
         try vault.unlock(passphrase: SecretBytes(utf8: Self.passphrase))
-        #expect(vault.status().formatVersion == 3)
+        #expect(vault.status().formatVersion == Int(VaultHeader.currentVersion))
         try expectEveryItem(vault, withPasscode: true)
         let authenticator = ScriptedAuthenticator([.passphrase(Self.passphrase)])
         let presence = try vault.copyMatching(
@@ -146,6 +146,26 @@ struct FormatUpgradeTests {
         }
     }
 
+    @Test("the mark that spares an unlock the search for carried-over rows is there only once none is left")
+    func noCarriedRowsMark() throws {
+        let home = try copy("passphrase")
+        var elsewhere = home
+        elsewhere.machineIdentity = MachineIdentity(paths: [directory.file("other-machine-id", "another machine")])
+        try Vault(elsewhere).unlock(passphrase: SecretBytes(utf8: Self.passphrase))
+        let raw = try RawVault(home.location.path)
+        func marked() throws -> Bool { try !raw.blobs("SELECT 0, value FROM meta WHERE name = 'carried/none'").isEmpty }
+        func carried() throws -> Int { try raw.blobs("SELECT id, value FROM items WHERE generation = 0").count }
+        #expect(try carried() > 0 && !marked(), "another machine's ThisDeviceOnly items are carried over, and the vault says so")
+        let back = try Vault(home)
+        try back.unlock(passphrase: SecretBytes(utf8: Self.passphrase))
+        #expect(try carried() == 0 && marked(), "re-sealed by an unlock where they open, and marked")
+        try expectEveryItem(back, withPasscode: true)
+
+        let fresh = directory.vaultConfiguration(name: "fresh.keychain")
+        try Vault(fresh).add(Item(.genericPassword, attributes: Attributes(service: "s", account: "a"), value: SecretBytes(utf8: "v")))
+        #expect(try !RawVault(fresh.location.path).blobs("SELECT 0, value FROM meta WHERE name = 'carried/none'").isEmpty, "a new vault is marked")
+    }
+
     @Test("a locked format-1 passphrase vault is not written before its unlock upgrades it")
     func lockedWriteWaitsForUnlock() throws {
         let configuration = try copy("passphrase")
@@ -167,7 +187,7 @@ struct FormatUpgradeTests {
         let vault = try Vault(configuration)
         try vault.add(Item(.genericPassword, attributes: Attributes(service: "fixture", account: "new"), value: SecretBytes(utf8: "after")))
         let report = try Vault(configuration).verify()
-        #expect(vault.status().formatVersion == 3 && report.ledger == "ok" && report.damaged.map(\.row) == [target.0], "\(report)")
+        #expect(vault.status().formatVersion == Int(VaultHeader.currentVersion) && report.ledger == "ok" && report.damaged.map(\.row) == [target.0], "\(report)")
     }
 
     @Test(
@@ -208,19 +228,20 @@ struct FormatUpgradeTests {
         let ledgerBefore = try raw.blobs("SELECT 0, value FROM meta WHERE name = 'ledger'")[0].1
         try Vault(configuration).add(Item(.genericPassword, attributes: Attributes(service: "fixture", account: "new"), value: SecretBytes(utf8: "after")))
         let vault = try Vault(configuration)
-        #expect(vault.status().formatVersion == 3)
+        #expect(vault.status().formatVersion == Int(VaultHeader.currentVersion))
         #expect(Array(try storedRows(raw).prefix(rowsBefore.count)) == rowsBefore, "the upgrade re-seals nothing")
         let root = try raw.blobs("SELECT 0, value FROM meta WHERE name = 'ledger'")[0].1
         // The upgrade took the next generation, and the write the one after it.
-        #expect(root.count == LedgerRoot.encodedSize && ItemLedger.integer(root, at: 0) == ItemLedger.integer(ledgerBefore, at: 0) + 2)
-        let groupsHoldingRows = Set(try storedRows(raw).map { LedgerShards.group(of: LedgerShards.shard(of: $0[3])) })
+        #expect(root.count == LedgerRoot.encodedSize(groups: LedgerShards.scopedGroupCount) && ItemLedger.integer(root, at: 0) == ItemLedger.integer(ledgerBefore, at: 0) + 2)
+        let groupsHoldingRows = Set(
+            try storedRows(raw).flatMap { [LedgerShards.group(of: LedgerShards.shard(of: $0[3])), LedgerShards.group(of: LedgerShards.scopeShard(of: $0[4]))] })
         #expect(try raw.blobs("SELECT 0, value FROM meta WHERE name LIKE 'ledger/%'").count == groupsHoldingRows.count, "one record per group that holds rows")
         try expectEveryItem(vault, withPasscode: false)
         let report = try vault.verify()
         #expect(report.isSound && report.ledger == "ok" && report.intact == report.items, "\(report)")
     }
 
-    @Test("a vault opened at format 2 reads on after another process upgraded it to format 3")
+    @Test("a vault opened at format 2 reads on after another process upgraded it to the current format")
     func openedBeforeAnotherProcessUpgraded() throws {
         let configuration = try copy("keyfile", format: 2)
         let vault = try Vault(configuration)
@@ -229,6 +250,6 @@ struct FormatUpgradeTests {
             ["set", "--vault", configuration.location.path, "--service", "fixture", "new"], input: Data("after".utf8), home: directory.path)
         #expect(command.status == 0, "\(command.stderr)")
         try expectEveryItem(vault, withPasscode: false)
-        #expect(vault.status().formatVersion == 3)
+        #expect(vault.status().formatVersion == Int(VaultHeader.currentVersion))
     }
 }

@@ -112,7 +112,7 @@ struct VanishedGenerationRecordTests {
         let vaultID = opened.vaultID
         let raw = try RawVault(configuration.location.path)
         let stored = try raw.blobs("SELECT 0, value FROM meta WHERE name = 'ledger'")[0].1
-        let bodySize = 8 + 8 * LedgerShards.groupCount
+        let bodySize = 8 + 8 * LedgerShards.groupCount(format: VaultHeader.currentVersion)
         let bootless = TaggedRecord.seal(Array(stored[0..<bodySize]), context: Array("swift-keychain ledger root v3".utf8) + vaultID, key: key)
         try withExtendedLifetime(raw) { try raw.connection.statement("UPDATE meta SET value = ? WHERE name = 'ledger'").run([.blob(bootless)]) }
         try forgetRecord(configuration)

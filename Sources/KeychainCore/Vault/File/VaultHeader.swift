@@ -8,7 +8,7 @@
 /// SHA-256 of everything before it (32).
 struct VaultHeader: Equatable {
     static let magic: [UInt8] = Array("SKCV".utf8)
-    static let currentVersion: UInt16 = 3
+    static let currentVersion: UInt16 = 4
     static let vaultIDSize = 16
     static let saltSize = 32
 

@@ -151,6 +151,13 @@ enum VaultSchema {
     static let selectFirstShardRows = StatementSlot(selectLedgerRows + " WHERE identity < ?")
     static let selectShardRows = StatementSlot(selectLedgerRows + " WHERE identity >= ? AND identity < ?")
     static let selectLastShardRows = StatementSlot(selectLedgerRows + " WHERE identity >= ?")
+    /// The rows of one format-4 scope shard's range of the scope index, with their scope
+    /// digests and protection (``VaultState/verifyScopeShard(_:counting:)``): read through that
+    /// index, which the shard's tally holds to the ledger.
+    static let selectFirstScopeShardRows = StatementSlot(selectScopeShardRowsBase + " WHERE scope < ?")
+    static let selectScopeShardRows = StatementSlot(selectScopeShardRowsBase + " WHERE scope >= ? AND scope < ?")
+    static let selectLastScopeShardRows = StatementSlot(selectScopeShardRowsBase + " WHERE scope >= ?")
+    private static let selectScopeShardRowsBase = "SELECT id, class, identity, generation, scope, protection FROM items INDEXED BY items_scope"
     /// A `meta` value by its name: format 2's ledger or format 3's root (`ledger`,
     /// ``LedgerRoot``), and format 3's records of groups of shards (`ledger/NN`,
     /// ``LedgerShards/recordName(ofGroup:)``). A slot, as every process's first read runs it.
@@ -159,6 +166,14 @@ enum VaultSchema {
     static let writeMeta = "INSERT OR REPLACE INTO meta(name, value) VALUES(?, ?)"
     /// The `meta` name of format 2's ledger and format 3's root.
     static let ledgerName = "ledger"
+    /// The `meta` row that says the table holds no carried-over row (generation 0), written
+    /// when the vault is made or upgraded to format 4 and when the last such row is re-sealed:
+    /// an unlock then need not look for them (``VaultState/resealCarriedRows(passphraseKey:)``),
+    /// which reads every row, there being no index on the generation. It vouches for nothing:
+    /// a carried-over row is refused by every read whatever it says.
+    static let noCarriedRowsName = "carried/none"
+    /// Whether any row is carried over, found without reading more than the first.
+    static let anyCarriedItem = "SELECT 1 FROM items WHERE generation = 0 LIMIT 1"
     /// Format 3's records of groups of shards, every one (``LedgerShards/recordName(ofGroup:)``).
     static let readGroupRecords = "SELECT name, value FROM meta WHERE name >= 'ledger/' AND name < 'ledger0'"
 

@@ -102,7 +102,8 @@ extension VaultState {
     /// `path`. The connection is closed on return: SQLite checkpoints the WAL into the file and
     /// removes it.
     static func initializeFile(_ path: String, header: VaultHeader, master: SecretBytes) throws(StoreError) {
-        let ledger = LedgerRoot.empty.encoded(key: try ledgerKey(lookup: try lookupKey(master: master)), vaultID: header.vaultID)
+        let ledger = LedgerRoot.empty(groups: LedgerShards.groupCount(format: header.version)).encoded(
+            key: try ledgerKey(lookup: try lookupKey(master: master)), vaultID: header.vaultID)
         let connection: Connection
         // The file is renamed into place after this: sidecars named after it must not stay.
         do { connection = try Connection(path: path, create: false, persistentSidecars: false) } catch { throw map(error, path: path) }
@@ -111,6 +112,7 @@ extension VaultState {
                 try connection.execute(VaultSchema.create)
                 try connection.statement(VaultSchema.writeHeader).run([.blob(header.encoded())])
                 try connection.statement(VaultSchema.writeMeta).run([.text(VaultSchema.ledgerName), .blob(ledger)])
+                try connection.statement(VaultSchema.writeMeta).run([.text(VaultSchema.noCarriedRowsName), .blob([1])])
             }
         }
     }

@@ -60,9 +60,10 @@ extension VaultState {
                     generation = ledger.state!.generation + 1
                 }
                 database.replaceHeader(with: replacement)
-                ledger.hold(LedgerState(LedgerRoot.empty))
+                ledger.hold(LedgerState(LedgerRoot.empty(groups: LedgerShards.groupCount(format: replacement.version))))
                 try recountLedger()
                 try storeLedger(generation: generation)
+                try noteIfNoCarriedRows()
                 try database.storeHeader(replacement)
                 // The ledger just stored is current as of this transaction's snapshot, which
                 // this connection's own commit does not move: read after the commit, the

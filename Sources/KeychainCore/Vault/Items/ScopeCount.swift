@@ -18,6 +18,11 @@ struct ScopeCount {
         if values.count > 2, case .integer(let protection) = values[2] { self.protection = protection } else { protection = nil }
     }
 
+    /// Records that a pass over every row that could be the lookup's ran (and may have met none).
+    mutating func passed() {
+        if rows == nil { rows = 0 }
+    }
+
     /// Counts the row `s` is on, whose scope, class and protection are in those columns.
     mutating func count(_ s: Statement, scope: Int32, itemClass: Int32, protection: Int32) {
         if rows == nil { rows = 0 }

@@ -22,7 +22,7 @@ extension VaultState {
     /// here now (mutex held, the master key in hand); `passphraseKey` opens the presence
     /// private key for presence items. Rows that still do not open stay as they are.
     func resealCarriedRows(passphraseKey: SecretBytes?) throws(StoreError) {
-        guard header.version >= 2 else { return }
+        guard header.version >= 2, try metaValue(named: VaultSchema.noCarriedRowsName) == nil else { return }
         guard try !carriedRows().isEmpty else { return }
         var context = ReadContext(presenceKey: try passphraseKey.flatMap { (key) throws(StoreError) in try presencePrivateKey(passphraseKey: key) })
         try ledgerWrite { (transaction) throws(StoreError) in
@@ -41,6 +41,17 @@ extension VaultState {
                     row, protection: RecordCoding.protectionCode(row.accessibility, row.accessControl), with: sealed,
                     missing: "a re-seal did not rewrite the row it read", generation: transaction.generation)
             }
+            if header.version >= 4 { try noteIfNoCarriedRows() }
+        }
+    }
+
+    /// Inside a write transaction: records (``VaultSchema/noCarriedRowsName``) that the table
+    /// holds no carried-over row, if it holds none.
+    func noteIfNoCarriedRows() throws(StoreError) {
+        try sql { () throws(SQLiteError) in
+            let any = try connection.statement(VaultSchema.anyCarriedItem).with([]) { (s: Statement) throws(SQLiteError) -> Bool in try s.step() }
+            guard !any else { return }
+            try connection.statement(VaultSchema.writeMeta).run([.text(VaultSchema.noCarriedRowsName), .blob([1])])
         }
     }
 

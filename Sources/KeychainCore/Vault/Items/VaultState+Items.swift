@@ -84,7 +84,7 @@ extension VaultState {
                 .blob(sealed.identity), .blob(sealed.scope), .blob(sealed.attributes), .blob(sealed.value), .integer(Int64(transaction.generation)),
             ])
         }
-        try ledgerInsert(id: connection.lastInsertRowID, itemClass: item.itemClass, identity: sealed.identity, generation: transaction.generation)
+        try ledgerInsert(id: connection.lastInsertRowID, itemClass: item.itemClass, identity: sealed.identity, scope: sealed.scope, generation: transaction.generation)
         journal(item.itemClass, attributes, identity: sealed.identity, deleted: false, in: &transaction)
     }
 
@@ -142,7 +142,7 @@ extension VaultState {
         }
         guard changed == 1 else { throw .tampered(missing) }
         try ledgerRemove(row)
-        try ledgerInsert(id: row.id, itemClass: row.itemClass, identity: sealed.identity, generation: generation)
+        try ledgerInsert(id: row.id, itemClass: row.itemClass, identity: sealed.identity, scope: sealed.scope, generation: generation)
     }
 
     struct SealedRecord {

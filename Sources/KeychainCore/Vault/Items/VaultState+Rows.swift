@@ -169,7 +169,8 @@ extension VaultState {
             values.reserveCapacity(3)
             var covered = AttributeField.Mask([.accessibility, .accessControl]).bits | AttributeField.dates.bits
             // Only rows the ledger vouches for are read: the shard an identity digest falls in
-            // is checked, or every shard for a lookup by scope or class.
+            // is checked, the scope shard (format 4) or every shard for a lookup by scope, or
+            // every shard for a lookup by class.
             if present.contains(all: RecordCoding.identityMask(itemClass)) {
                 path = .identity
                 let identity = try identityDigest(itemClass, wanted)
@@ -190,7 +191,13 @@ extension VaultState {
             var scopeCount: ScopeCount?
             if path == .scope {
                 scopeCount = ScopeCount(values)
-                try verifyLedgerShard(holding: nil, counting: &scopeCount)
+                // Format 4 checks the one scope shard the digest falls in (once per lookup while
+                // the file is unchanged); earlier formats every shard.
+                if ledger.state?.isScoped == true {
+                    if !scopeLookupConfirmed(values) { try verifyScopeShard(scopeDigest!, counting: &scopeCount) }
+                } else {
+                    try verifyLedgerShard(holding: nil, counting: &scopeCount)
+                }
             }
             // The digests already matched the covered fields; only the others need the decrypted attributes.
             let uncoveredMask = present.subtracting(AttributeField.Mask(bits: covered))

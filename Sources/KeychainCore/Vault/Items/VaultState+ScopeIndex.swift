@@ -25,14 +25,7 @@ extension VaultState {
     /// another number of rows under them: `counted`, when the ledger's pass in this read
     /// counted them, else counted here.
     func confirmScopeIndex(returned: Int, values: [Statement.Value], byProtection: Bool, counted: ScopeCount?) throws(StoreError) {
-        var key: [UInt8] = []
-        for value in values {
-            switch value {
-            case .blob(let bytes): key += bytes
-            case .integer(let number): key += withUnsafeBytes(of: number.littleEndian, Array.init)
-            default: break
-            }
-        }
+        let key = Self.scopeLookupKey(values)
         if ledger.confirmed(lookup: key) { return }
         let slot = byProtection ? VaultSchema.countScopeByProtection : VaultSchema.countScope
         let stored: Int64
@@ -50,5 +43,25 @@ extension VaultState {
             throw Self.scopeIndexDisagrees(location.path, "it returned \(returned) row(s) for a scope the table holds \(stored) of")
         }
         ledger.confirm(lookup: key)
+    }
+
+    /// What a lookup through the scope index is remembered by once confirmed: the values it binds.
+    static func scopeLookupKey(_ values: [Statement.Value]) -> [UInt8] {
+        var key: [UInt8] = []
+        for value in values {
+            switch value {
+            case .blob(let bytes): key += bytes
+            case .integer(let number): key += withUnsafeBytes(of: number.littleEndian, Array.init)
+            default: break
+            }
+        }
+        return key
+    }
+
+    /// Whether a lookup through the scope index binding `values` was confirmed since the file
+    /// last changed: its rows are vouched for as they were then, and this connection's own
+    /// writes since kept the index and the ledger in step.
+    func scopeLookupConfirmed(_ values: [Statement.Value]) -> Bool {
+        ledger.confirmed(lookup: Self.scopeLookupKey(values))
     }
 }

@@ -49,6 +49,21 @@ struct ItemLedger: Equatable {
         return key.authenticationCode(message)
     }
 
+    /// What one row contributes to its format-4 scope shard (``LedgerShards``): the fields of
+    /// ``element(_:key:vaultID:)`` and the row's scope digest, under a label of its own, so that
+    /// a row whose scope digest was changed no longer adds up in either scope's shard.
+    static func scopeElement(_ row: Row, scope: [UInt8], key: HMACKey, vaultID: [UInt8]) -> [UInt8] {
+        var message = scopeRowLabel
+        message.append(contentsOf: vaultID)
+        message.append(contentsOf: [UInt8](bigEndian: UInt64(bitPattern: row.id)))
+        message.append(row.itemClass)
+        message.append(contentsOf: [UInt8](bigEndian: row.generation))
+        message.append(UInt8(truncatingIfNeeded: row.identity.count))
+        message.append(contentsOf: row.identity)
+        message.append(contentsOf: scope)
+        return key.authenticationCode(message)
+    }
+
     /// The element of a sync journal row (``VaultSchema/syncObjects``): its identity, whether
     /// it is pending, and its sealed record, so that a journal row deleted, put back from an
     /// older copy or flipped from pending to sent is caught like an item row.
@@ -80,6 +95,7 @@ struct ItemLedger: Equatable {
     }
 
     static let rowLabel = Array("swift-keychain ledger row v2".utf8)
+    static let scopeRowLabel = Array("swift-keychain ledger scope row v4".utf8)
     private static let journalLabel = Array("swift-keychain ledger journal v1".utf8)
     private static let ledgerLabel = Array("swift-keychain ledger v2".utf8)
 }

@@ -33,8 +33,8 @@ struct Ledger {
 
     /// Counts `element` in or out of `shard` of the held ledger; false when none is held or the
     /// shard's tally is not loaded.
-    mutating func count(_ element: [UInt8], shard: Int, inserted: Bool) -> Bool {
-        state?.count(element, shard: shard, inserted: inserted) == true
+    mutating func count(_ element: [UInt8], shard: Int, inserted: Bool, unchecked: Bool = false) -> Bool {
+        state?.count(element, shard: shard, inserted: inserted, unchecked: unchecked) == true
     }
 
     /// Records that this boot's record of the held ledger's generation is back.

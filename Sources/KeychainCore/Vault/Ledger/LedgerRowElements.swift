@@ -8,16 +8,23 @@ struct LedgerRowElements {
     /// The message's length before its row's fields: the label and the vault's id.
     private let fixed: Int
     private var element = [UInt8](repeating: 0, count: Digest.size)
+    /// The same for format 4's scope elements (``ItemLedger/scopeElement(_:scope:key:vaultID:)``).
+    private var scopeMessage: [UInt8]
+    private let scopeFixed: Int
 
     init(key: HMACKey, vaultID: [UInt8]) {
         self.key = key
         message = ItemLedger.rowLabel + vaultID
         fixed = message.count
         message.reserveCapacity(fixed + 17 + Digest.size)
+        scopeMessage = ItemLedger.scopeRowLabel + vaultID
+        scopeFixed = scopeMessage.count
+        scopeMessage.reserveCapacity(scopeFixed + 18 + 2 * Digest.size)
     }
 
     /// Counts the row `s` is on, whose id, class, identity and generation are its columns 0 to
-    /// 3, into its shard of `tallies` under `state`.
+    /// 3 (and its scope digest column 4, for a ledger with scope shards), into its shard of
+    /// `tallies` under `state`, and into its scope shard when the ledger has them.
     mutating func count(_ s: Statement, into tallies: inout LedgerTallies, state: LedgerState) {
         message.removeSubrange(fixed...)
         message.appendBigEndian(UInt64(bitPattern: s.integer(0)))
@@ -29,6 +36,26 @@ struct LedgerRowElements {
         }
         key.authenticate(message, into: &element)
         tallies.count(element, at: shard, inserted: true)
+        if state.isScoped { countScope(s, into: &tallies, at: nil) }
+    }
+
+    /// Counts the row `s` is on (columns as ``count(_:into:state:)``, scope digest column 4) by
+    /// its scope element: into tally `index` of `tallies`, or (nil) into its scope shard.
+    mutating func countScope(_ s: Statement, into tallies: inout LedgerTallies, at index: Int?) {
+        scopeMessage.removeSubrange(scopeFixed...)
+        scopeMessage.appendBigEndian(UInt64(bitPattern: s.integer(0)))
+        scopeMessage.append(UInt8(truncatingIfNeeded: s.integer(1)))
+        scopeMessage.appendBigEndian(UInt64(bitPattern: s.integer(3)))
+        s.withBlob(2) { identity in
+            scopeMessage.append(UInt8(truncatingIfNeeded: identity.count))
+            scopeMessage.append(contentsOf: identity)
+        }
+        let shard = s.withBlob(4) { scope in
+            scopeMessage.append(contentsOf: scope)
+            return LedgerShards.scopeShard(of: scope)
+        }
+        key.authenticate(scopeMessage, into: &element)
+        tallies.count(element, at: index ?? shard, inserted: true)
     }
 
     /// As ``count(_:into:state:)``, into tally 0 of `tallies` (one shard's).

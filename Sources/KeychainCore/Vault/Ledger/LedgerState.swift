@@ -45,13 +45,16 @@ struct LedgerState {
         generation = root.generation
         self.root = root
         tallies = LedgerTallies(count: 0)
-        loadedGroups = [UInt8](repeating: 0, count: LedgerShards.groupCount)
-        verified = [UInt8](repeating: 0, count: LedgerShards.count)
-        unverified = LedgerShards.count
+        loadedGroups = [UInt8](repeating: 0, count: root.groupCount)
+        verified = [UInt8](repeating: 0, count: LedgerShards.count(groups: root.groupCount))
+        unverified = verified.count
         isChanged = verified
     }
 
     var shardCount: Int { verified.count }
+
+    /// Whether item rows also count in scope shards (format 4, ``LedgerShards``).
+    var isScoped: Bool { verified.count > LedgerShards.count }
 
     /// The shard an item row with `identity` counts in.
     func shard(ofItem identity: [UInt8]) -> Int { root == nil ? 0 : LedgerShards.shard(of: identity) }
@@ -78,10 +81,13 @@ struct LedgerState {
         loadedGroups[LedgerShards.group(of: shard)] != 0
     }
 
+    /// The shards group `group` holds.
+    func shards(ofGroup group: Int) -> Range<Int> { LedgerShards.shards(ofGroup: group, of: shardCount) }
+
     /// Takes a format-3 group's tallies as its record holds them.
     mutating func load(_ groupTallies: LedgerTallies, ofGroup group: Int) {
         if tallies.count == 0 { tallies = LedgerTallies(count: shardCount) }
-        tallies.replace(from: LedgerShards.shards(ofGroup: group).lowerBound, with: groupTallies)
+        tallies.replace(from: shards(ofGroup: group).lowerBound, with: groupTallies)
         loadedGroups[group] = 1
     }
 
@@ -94,9 +100,11 @@ struct LedgerState {
 
     /// XORs a row's element into (`inserted`) or out of its shard's tally, in a write that
     /// verified the shard before changing its rows; false when it did not, or the shard's tally
-    /// is not loaded.
-    mutating func count(_ element: [UInt8], shard: Int, inserted: Bool) -> Bool {
-        guard isVerified(shard), holdsTally(of: shard) else { return false }
+    /// is not loaded. A scope shard's tally (`unchecked`) is changed as stored, checked or not:
+    /// a write never reads rows by scope, and rows that disagree with a tally still disagree
+    /// once the same element is XORed into both.
+    mutating func count(_ element: [UInt8], shard: Int, inserted: Bool, unchecked: Bool = false) -> Bool {
+        guard unchecked || isVerified(shard), holdsTally(of: shard) else { return false }
         tallies.count(element, at: shard, inserted: inserted)
         markChanged(shard)
         return true

@@ -78,7 +78,8 @@ extension VaultState {
         var state: LedgerState
         guard let stored = try storedLedger() else { throw try ledgerUnreadable() }
         if header.version >= 3 {
-            guard let root = LedgerRoot.decode(stored, key: key, vaultID: header.vaultID) else { throw try ledgerUnreadable() }
+            let groups = LedgerShards.groupCount(format: header.version)
+            guard let root = LedgerRoot.decode(stored, key: key, vaultID: header.vaultID, groups: groups) else { throw try ledgerUnreadable() }
             state = LedgerState(root)
         } else {
             guard let decoded = ItemLedger.decode(stored, key: key, vaultID: header.vaultID) else { throw try ledgerUnreadable() }
@@ -193,7 +194,7 @@ extension VaultState {
             if !groups.isEmpty {
                 let write = try connection.statement(VaultSchema.writeMeta)
                 for group in groups {
-                    let tallies = state.tallies.slice(LedgerShards.shards(ofGroup: group))
+                    let tallies = state.tallies.slice(state.shards(ofGroup: group))
                     let record = LedgerShards.encodedRecord(tallies, group: group, generation: generation, key: key, vaultID: vaultID)
                     try write.run([.text(LedgerShards.recordName(ofGroup: group)), .blob(record)])
                 }
@@ -215,14 +216,25 @@ extension VaultState {
         ledger.hold(state)
     }
 
-    func ledgerInsert(id: Int64, itemClass: ItemClass, identity: [UInt8], generation: UInt64) throws(StoreError) {
+    func ledgerInsert(id: Int64, itemClass: ItemClass, identity: [UInt8], scope: [UInt8], generation: UInt64) throws(StoreError) {
         let row = ItemLedger.Row(id: id, itemClass: itemClass.code, identity: identity, generation: generation)
         try count(ItemLedger.element(row, key: try ledgerKey(), vaultID: header.vaultID), in: ledger.state?.shard(ofItem: identity), inserted: true)
+        try countScope(row, scope: scope, inserted: true)
     }
 
     func ledgerRemove(_ row: Row) throws(StoreError) {
         let entry = ItemLedger.Row(id: row.id, itemClass: row.itemClass.code, identity: row.identity, generation: row.generation)
         try count(ItemLedger.element(entry, key: try ledgerKey(), vaultID: header.vaultID), in: ledger.state?.shard(ofItem: row.identity), inserted: false)
+        try countScope(entry, scope: row.scope, inserted: false)
+    }
+
+    /// A format-4 row's scope element, into (`inserted`) or out of its scope shard's tally.
+    private func countScope(_ row: ItemLedger.Row, scope: [UInt8], inserted: Bool) throws(StoreError) {
+        guard let state = ledger.state, state.isScoped else { return }
+        let shard = LedgerShards.scopeShard(of: scope)
+        try loadGroupTallies(holding: shard)
+        let element = ItemLedger.scopeElement(row, scope: scope, key: try ledgerKey(), vaultID: header.vaultID)
+        guard ledger.count(element, shard: shard, inserted: inserted, unchecked: true) else { throw lostTrackOfLedger }
     }
 
     /// The ledger's account of a journal row written (`inserted`) or removed in the write in progress.

@@ -44,6 +44,45 @@ extension VaultState {
         try verify(shard, found: found[0])
     }
 
+    /// Checks a format-4 read by `scope` (a scope digest): the rows of the scope shard it falls
+    /// in, read through the scope index, add up to that shard's tally, and `lookup`'s rows
+    /// among them are counted as the table holds them (``ScopeCount``), for
+    /// ``confirmScopeIndex(returned:values:byProtection:counted:)``. The elements bind each
+    /// row's scope digest: a row deleted, put back from an older copy, renumbered, moved into
+    /// or out of the scope, or left out of the index (or listed there under another digest)
+    /// makes the tally disagree or the count differ from what the lookup returns.
+    ///
+    /// - Throws: ``StoreError/tampered(_:)`` when the shard's rows are not the set its tally
+    ///   vouches for, or its group's record is missing or fails authentication.
+    func verifyScopeShard(_ scope: [UInt8], counting lookup: inout ScopeCount?) throws(StoreError) {
+        guard let state = ledger.state, state.isScoped else { throw lostTrackOfLedger }
+        let shard = LedgerShards.scopeShard(of: scope), index = LedgerShards.shard(of: scope)
+        let (slot, bounds): (StatementSlot, [Statement.Value]) =
+            switch index {
+            case 0: (VaultSchema.selectFirstScopeShardRows, [.blob(LedgerShards.lowerBound(1))])
+            case LedgerShards.scopeShards - 1: (VaultSchema.selectLastScopeShardRows, [.blob(LedgerShards.lowerBound(index))])
+            default: (VaultSchema.selectScopeShardRows, [.blob(LedgerShards.lowerBound(index)), .blob(LedgerShards.lowerBound(index + 1))])
+            }
+        var found = LedgerTallies(count: 1)
+        var elements = LedgerRowElements(key: try ledgerKey(), vaultID: header.vaultID)
+        var counting = lookup
+        counting?.passed()
+        try sql { () throws(SQLiteError) in
+            try connection.statement(slot).with(bounds) { (s: Statement) throws(SQLiteError) in
+                while try s.step() {
+                    elements.countScope(s, into: &found, at: 0)
+                    counting?.count(s, scope: 4, itemClass: 1, protection: 5)
+                }
+            }
+        }
+        guard found[0] == (try storedTally(shard)) else {
+            throw .tampered(
+                "\(location.path): the rows under a scope are not the set the ledger vouches for (a row deleted, restored from an older copy, renumbered, moved between scopes, or left out of the scope index); keychain verify shows what opens, keychain recover saves it"
+            )
+        }
+        lookup = counting
+    }
+
     private func verify(_ shard: Int, found: LedgerTally) throws(StoreError) {
         guard found == (try storedTally(shard)) else { throw rowsDisagree }
         ledger.markVerified(shard)
@@ -88,22 +127,24 @@ extension VaultState {
         guard let root = state.root else { return false }
         let key = try ledgerKey(), vaultID = header.vaultID
         var agree = true
-        var read = [UInt8](repeating: 0, count: LedgerShards.groupCount)
+        let groups = root.groupCount, total = state.shardCount
+        var read = [UInt8](repeating: 0, count: groups)
         try sql { () throws(SQLiteError) in
             try connection.statement(VaultSchema.readGroupRecords).with([]) { (s: Statement) throws(SQLiteError) in
                 while try s.step() {
-                    guard let group = LedgerShards.group(ofRecordName: s.blob(0)), root.generation(ofGroup: group) > 0, read[group] == 0,
-                        let stored = LedgerShards.decodeRecord(s.blob(1), group: group, generation: root.generation(ofGroup: group), key: key, vaultID: vaultID)
+                    guard let group = LedgerShards.group(ofRecordName: s.blob(0), groups: groups), root.generation(ofGroup: group) > 0, read[group] == 0,
+                        let stored = LedgerShards.decodeRecord(
+                            s.blob(1), group: group, generation: root.generation(ofGroup: group), key: key, vaultID: vaultID, of: total)
                     else { continue }
                     read[group] = 1
-                    let shards = LedgerShards.shards(ofGroup: group)
+                    let shards = LedgerShards.shards(ofGroup: group, of: total)
                     if !compare(found.slice(shards), with: stored, from: shards.lowerBound, &state) { agree = false }
                 }
             }
         }
-        for group in 0..<LedgerShards.groupCount where read[group] == 0 {
+        for group in 0..<groups where read[group] == 0 {
             guard root.generation(ofGroup: group) == 0 else { throw try ledgerUnreadable() }
-            let shards = LedgerShards.shards(ofGroup: group)
+            let shards = LedgerShards.shards(ofGroup: group, of: total)
             if !compare(found.slice(shards), with: LedgerTallies(count: shards.count), from: shards.lowerBound, &state) { agree = false }
         }
         if agree { state.load(found) }
@@ -133,7 +174,7 @@ extension VaultState {
         var counted = census
         var elements = LedgerRowElements(key: key, vaultID: vaultID)
         try sql { () throws(SQLiteError) in
-            let text = counting == nil && counted == nil ? VaultSchema.selectLedgerRows : VaultSchema.selectLedgerRowsWithScope
+            let text = counting == nil && counted == nil && !state.isScoped ? VaultSchema.selectLedgerRows : VaultSchema.selectLedgerRowsWithScope
             try connection.statement(text).with([]) { (s: Statement) throws(SQLiteError) in
                 while try s.step() {
                     elements.count(s, into: &found, state: state)
@@ -186,7 +227,7 @@ extension VaultState {
     private func storedTally(_ shard: Int) throws(StoreError) -> LedgerTally {
         if ledger.state!.holdsTally(of: shard) { return ledger.state!.tallies[shard] }
         let group = LedgerShards.group(of: shard)
-        return try storedGroupTallies(group)[shard - LedgerShards.shards(ofGroup: group).lowerBound]
+        return try storedGroupTallies(group)[shard - ledger.state!.shards(ofGroup: group).lowerBound]
     }
 
     /// Before a write changes a format-3 shard's tally: its group's tallies as stored, which
@@ -204,8 +245,10 @@ extension VaultState {
     /// A group's tallies from its record (`stored`), which must verify at the generation the
     /// root names for it; a group at generation 0 was never written, and its shards are empty.
     private func groupTallies(_ group: Int, stored: [UInt8]?, generation: UInt64) throws(StoreError) -> LedgerTallies {
-        guard generation > 0 else { return LedgerTallies(count: LedgerShards.shards(ofGroup: group).count) }
-        guard let stored, let tallies = LedgerShards.decodeRecord(stored, group: group, generation: generation, key: try ledgerKey(), vaultID: header.vaultID)
+        let total = ledger.state!.shardCount
+        guard generation > 0 else { return LedgerTallies(count: LedgerShards.shards(ofGroup: group, of: total).count) }
+        guard let stored,
+            let tallies = LedgerShards.decodeRecord(stored, group: group, generation: generation, key: try ledgerKey(), vaultID: header.vaultID, of: total)
         else { throw try ledgerUnreadable() }
         return tallies
     }
