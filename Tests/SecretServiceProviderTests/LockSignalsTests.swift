@@ -141,11 +141,7 @@ struct LockSignalsTests {
         #expect(SignalMonitor.saysLocked(monitor.signals(since: mark), path: item, true), "\(monitor.signals(since: mark))")
     }
 
-    @Test(
-        "the idle lock, which no process makes: clients are told Locked=true once the user's unlock timed out",
-        .disabled(
-            "the vault notices the end of the user's unlock only at a use (Vault.isAvailable looks at the lock stamp alone): clients hear of an idle lock after their next call"
-        ))
+    @Test("the idle lock, which no process makes: clients are told Locked=true once the user's unlock timed out")
     func idleLockIsSignalled() throws {
         let served = try ServedVault(serving: false)
         _ = try Self.servedWithItem(served, unlockTimeout: "2")

@@ -8,7 +8,7 @@ import FoundationEssentials
 /// names, or a systemd credential (`LoadCredential=keychain-passphrase:...`, read from
 /// `$CREDENTIALS_DIRECTORY/keychain-passphrase`). The one reader of both, for the command and
 /// for services using the library.
-public enum PassphraseFile {
+package enum PassphraseFile {
     /// The longest passphrase accepted; a longer one is refused, never cut.
     package static let maximumLength = TerminalInput.maximumLineLength
 

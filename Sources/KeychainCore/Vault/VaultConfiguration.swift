@@ -21,7 +21,7 @@ public struct VaultConfiguration: Sendable {
     /// The largest value accepted. Default 1 MiB.
     public var maximumValueSize: Int
     /// Where a locked vault finds its passphrase on first need, without the program asking:
-    /// the environment read by ``PassphraseFile`` (`KEYCHAIN_PASSPHRASE_FILE`, or a systemd
+    /// the environment the command reads a passphrase from (`KEYCHAIN_PASSPHRASE_FILE`, or a systemd
     /// credential). Set for the default store the faces use; nil (never unlock by itself) otherwise.
     public var passphraseEnvironment: [String: String]?
     /// Whether the first write to a missing vault creates it (with a key file, no passphrase).

@@ -138,6 +138,7 @@ final class VaultEngine: Sendable {
     func isAvailable(_ accessibility: Accessibility) -> Bool {
         locked { state in
             state.followLockStamp()
+            state.noticeUserUnlockEnded()
             return state.isAvailable(accessibility)
         }
     }

@@ -40,6 +40,13 @@ extension VaultState {
         }
     }
 
+    /// Drops the keys held through the user's unlocked state once it ended (a lock, its idle
+    /// timeout), without pushing its timeout back: a look at the lock state is not a use.
+    func noticeUserUnlockEnded() {
+        guard keyBag.heldThroughUserUnlock, keyBag.keys.master == nil, kernelKeyring.load(unlockedDescription) == nil else { return }
+        keyBag.userUnlockEnded()
+    }
+
     /// The user's lock stamp: random bytes replaced by every lock of the vault (`keychain lock`,
     /// `Service.Lock`, a suspend or a session lock), in the kernel keyring until reboot. A process
     /// that unlocked, by any means, before the stamp it read changed is locked at its next use:
