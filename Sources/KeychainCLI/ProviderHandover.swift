@@ -114,7 +114,14 @@ enum ProviderHandover {
         // holds nothing the vault lacks, and the moment it ends the name is served.
         stopping = true
         try stop(old, what: "the old provider", waiting: serving != nil)
-        let ended = watch.waitForEnd(within: endLimit)
+        // KeePassXC now and then passes over a request to quit that reaches it while it saves
+        // the deletes just made: until it ends, it is asked again (others have no such request).
+        let endDeadline = ContinuousClock.now + endLimit
+        var ended = false
+        while !ended, ContinuousClock.now < endDeadline {
+            ended = watch.waitForEnd(within: min(.seconds(2), endDeadline - ContinuousClock.now))
+            if !ended { _ = old.askToQuit() }
+        }
         let lateArrivals = watch.takeStored().subtracting(listed)
         guard ended else {
             throw CommandFailure(
@@ -188,7 +195,8 @@ enum ProviderHandover {
     // MARK: - Stopping a provider
 
     /// Stops `owner`'s process where it is this user's: its systemd user unit where it runs in
-    /// one (else systemd would start it again), else with SIGTERM. Refuses another user's.
+    /// one (else systemd would start it again), else through its own interface where it has one
+    /// (``SecretServiceOwner/askToQuit(timeout:)``), else with SIGTERM. Refuses another user's.
     private static func stop(_ owner: SecretServiceOwner, what: String, waiting: Bool) throws(CommandFailure) {
         let handover = waiting ? "keychain serve waits in the bus's queue and takes the name the moment it ends" : "the next call starts the provider the activation files name"
         guard let pid = owner.processID, let user = owner.userID(), user == getuid() else {
@@ -200,7 +208,7 @@ enum ProviderHandover {
             guard ChildProcess.run(["systemctl", "--user", "stop", unit]) == 0 else {
                 throw CommandFailure("systemctl --user stop \(unit) failed: \(what) (\(describe(owner))) still serves; stop it, then run this again", code: .failure)
             }
-        } else {
+        } else if !owner.askToQuit() {
             do { try SystemCall.kill(pid, SIGTERM) } catch {
                 throw CommandFailure("could not stop \(what) (\(describe(owner))): \(error.description)", code: .failure)
             }

@@ -74,6 +74,20 @@ package struct SecretServiceOwner: Sendable, Equatable {
         return bus.userID(of: uniqueName)
     }
 
+    /// Asks the owner to quit through its own program's interface, where it has one: KeePassXC's
+    /// `appExit` (its window's Quit), which it honours where it now and then leaves a SIGTERM
+    /// unanswered. Sent to the unique name, so nothing is started. False when the program has
+    /// no such interface or the call failed: the caller then sends a signal.
+    package func askToQuit(timeout: Duration = .seconds(5)) -> Bool {
+        guard program == .keepassxc, let bus = try? SessionBus(timeout: timeout) else { return false }
+        switch bus.call(uniqueName, "/keepassxc", "org.keepassxc.KeePassXC.MainWindow", "appExit", values: []) {
+        case .success(let reply):
+            bus.library.variantUnref(reply)
+            return true
+        case .failure: return false
+        }
+    }
+
     /// Makes the session bus read its configuration and activation files again
     /// (`ReloadConfig`), so that the next call for a name that has no owner starts what the
     /// activation files say now: the bus otherwise keeps starting the provider it read at its
