@@ -88,16 +88,17 @@ enum ProviderHandover {
         } catch {
             throw CommandFailure("could not watch \(describe(old)) on the session bus (\(error.description)); nothing was moved", code: .failure)
         }
-        var listed = Set<String>()
         var passes = 1
         let catchUpDeadline = ContinuousClock.now + catchUpLimit
         while true {
-            listed = []
-            let moved = try ProviderSwitch.move(context, from: .secretService, to: .vault, rule: rule, listed: &listed)
+            // Every item the provider stored from this listing on, listed or not: a store over
+            // an item's attributes keeps its path, so a path listed is no proof of what moved.
+            var arrived = Set<String>()
+            let moved = try ProviderSwitch.move(context, from: .secretService, to: .vault, rule: rule, watch: watch, storedSinceListing: &arrived)
             guard moved == .success else {
                 throw CommandFailure("the move from \(describe(old)) did not finish (above); it still serves, and keeps what stayed in it: run this again", code: .failure)
             }
-            let arrived = watch.takeStored().subtracting(listed)
+            arrived.formUnion(watch.takeStored())
             if arrived.isEmpty { break }
             guard ContinuousClock.now < catchUpDeadline else {
                 throw CommandFailure(
@@ -115,7 +116,7 @@ enum ProviderHandover {
         stopping = true
         try stop(old, what: "the old provider", waiting: serving != nil)
         let ended = watch.waitForEnd(within: endLimit)
-        let lateArrivals = watch.takeStored().subtracting(listed)
+        let lateArrivals = watch.takeStored()
         guard ended else {
             throw CommandFailure(
                 "\(describe(old)) was asked to stop but still runs after \(endLimit.components.seconds) s; it keeps serving: stop it, then run this again (keychain serve waits for the name)",
@@ -181,8 +182,8 @@ enum ProviderHandover {
                 "keychain: stopped keychain serve of this vault (\(describe(owner))): \(now.map { "\(describe($0)) owns org.freedesktop.secrets now" } ?? "the next call starts the provider the bus's activation files name")\n"
             )
         }
-        var listed = Set<String>()
-        return try ProviderSwitch.move(context, from: .vault, to: .secretService, rule: rule, listed: &listed)
+        var unused = Set<String>()
+        return try ProviderSwitch.move(context, from: .vault, to: .secretService, rule: rule, storedSinceListing: &unused)
     }
 
     // MARK: - Stopping a provider

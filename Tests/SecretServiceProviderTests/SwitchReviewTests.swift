@@ -1,0 +1,72 @@
+import Foundation
+import KeychainServe
+import KeychainTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Attacks on the switch to `keychain serve`, run as the ordinary user who makes it, against a
+/// real gnome-keyring: what a program stores into the old provider while the switch runs is
+/// either in the vault when it exits 0, or still served by the old provider when it fails.
+@Suite(
+    "a switch to keychain serve loses nothing stored while it runs",
+    .enabled(if: ServedVault.unavailableReason == nil, "\(ServedVault.unavailableReason ?? "")"),
+    .enabled(if: PrivateSecretService.unavailableReason == nil, "\(PrivateSecretService.unavailableReason ?? "")"),
+    .enabled(if: OrdinaryUser.unavailableReason == nil, "\(OrdinaryUser.unavailableReason ?? "")"))
+struct SwitchReviewTests {
+    /// Starts, as the user, a program that waits until the switch reads the secret of the item
+    /// at `path` and then stores over that item's attributes with `secret` (what `secret-tool
+    /// store` does for a program that saves a changed password): gnome-keyring keeps the item's
+    /// path and signals it as created. Writes `changed` into the home once the store succeeded.
+    static func storeOver(
+        _ setup: SwitchTakesTests.KeyringSession, path: String, label: String, attributes: [String], secret: String
+    ) throws -> pid_t {
+        let home = setup.session.directory.path
+        let match = "type='method_call',interface='org.freedesktop.Secret.Item',member='GetSecret',path='\(path)'"
+        let script = """
+            /usr/bin/dbus-monitor --session "\(match)" > \(home)/monitor 2>&1 & monitor=$!
+            for i in $(seq 1 3000); do grep -q 'member=GetSecret' \(home)/monitor && break; sleep 0.005; done
+            printf %s '\(secret)' | /usr/bin/secret-tool store --label='\(label)' \(attributes.joined(separator: " ")) && echo changed > \(home)/changed
+            kill $monitor; wait $monitor
+            """
+        let (setpriv, wrapped) = OrdinaryUser.wrap("/bin/sh", ["-c", script])
+        let pid = try Subprocess.start(setpriv, wrapped, environment: setup.session.environment)
+        // Until the monitor is on the bus: a switch started before would be read unwatched.
+        for _ in 0..<400 where !((try? String(contentsOfFile: home + "/monitor", encoding: .utf8)) ?? "").contains("NameAcquired") { usleep(10_000) }
+        return pid
+    }
+
+    @Test(
+        "an item stored over after the switch listed it (same attributes, same path in gnome-keyring) is not left behind: exit 0 only with the newer secret served",
+        arguments: [false, true])
+    func itemStoredOverAfterListingIsNotLost(keepSource: Bool) throws {
+        let setup = try SwitchTakesTests.KeyringSession()
+        #expect(setup.keyring > 0)
+        #expect(try setup.store("Deploy token", ["service", "api.example.com"], "old-secret") == 0)
+        // Items read after it: the store over lands while the switch still moves.
+        for index in 1...40 { #expect(try setup.store("filler\(index)", ["filler", "\(index)"], "f\(index)") == 0) }
+        let changer = try Self.storeOver(
+            setup, path: "/org/freedesktop/secrets/collection/login/1", label: "Deploy token", attributes: ["service", "api.example.com"], secret: "new-secret")
+
+        let switched = try setup.keychain(["migrate", "--foreign", "--from", "secret-service", "--to", "vault", "--switch"] + (keepSource ? ["--keep-source"] : []))
+        _ = Subprocess.wait(for: changer)
+        let home = setup.session.directory.path
+        let served = try setup.lookup(["service", "api.example.com"])
+        guard FileManager.default.fileExists(atPath: home + "/changed") else {
+            // The store over came as gnome-keyring stopped, and failed: the program was told so, and the listed version is served.
+            #expect(served == "old-secret", "exit \(switched.status), a store that failed, and the next call reads '\(served)': \(switched.stderr)")
+            return
+        }
+        if switched.status == 0 {
+            #expect(served == "new-secret", "exit 0, and keychain serve reads '\(served)': \(switched.stderr)")
+            #expect(setup.session.servedVaultPath() == setup.session.vaultPath)
+        } else {
+            // Still served by gnome-keyring, or named as left in its files.
+            let named = switched.stderr.contains("after its last listing") && switched.stderr.contains("/org/freedesktop/secrets/collection/login/1")
+            #expect(served == "new-secret" || named, "exit \(switched.status), the next call reads '\(served)', and the item is not named: \(switched.stderr)")
+            #expect(switched.stderr.contains("run this again") || switched.stderr.contains("command again") || switched.stderr.contains("--conflict replace"), "\(switched.stderr)")
+        }
+    }
+}
