@@ -107,10 +107,17 @@ enum ProviderSwitch {
         var stayed: [String] = [], storedOver: [String] = []
         if let watch {
             // An item stored over since it was listed holds what the vault lacks: it stays.
-            // Asked just before each deletion, for a program may store while others go.
+            // Asked just before each deletion, for a program may store while others go; its
+            // secret is read again too, since gnome-keyring signals no Item.SetSecret.
+            let listedSecrets = Dictionary(collections.flatMap { $0.items.map { ($0.path, $0.secret) } }) { first, _ in first }
             for path in held {
+                let secretNow = (try? provider.itemAsShown(at: path))??.secret
                 storedSinceListing.formUnion(watch.takeStored())
-                if storedSinceListing.contains(path) { storedOver.append(path) } else { stayed += provider.deleteItems([path]) }
+                if storedSinceListing.contains(path) || (secretNow != nil && secretNow != listedSecrets[path] ?? nil) {
+                    storedOver.append(path)
+                } else {
+                    stayed += provider.deleteItems([path])
+                }
             }
         } else {
             stayed = provider.deleteItems(held)

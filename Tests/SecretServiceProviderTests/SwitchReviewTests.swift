@@ -16,6 +16,9 @@ import Testing
     .enabled(if: PrivateSecretService.unavailableReason == nil, "\(PrivateSecretService.unavailableReason ?? "")"),
     .enabled(if: OrdinaryUser.unavailableReason == nil, "\(OrdinaryUser.unavailableReason ?? "")"))
 struct SwitchReviewTests {
+    /// Whether the system's python3 has dbus-python, whose Item.SetSecret the ordinary user runs.
+    static let hasDBusPython = (try? Subprocess.run("/usr/bin/python3", ["-c", "import dbus"], environment: ["PATH": "/usr/bin:/bin"]))?.status == 0
+
     /// Starts, as the user, a program that waits until the switch reads the secret of the item
     /// at `path` and then stores over that item's attributes with `secret` (what `secret-tool
     /// store` does for a program that saves a changed password): gnome-keyring keeps the item's
@@ -67,6 +70,62 @@ struct SwitchReviewTests {
             let named = switched.stderr.contains("after its last listing") && switched.stderr.contains("/org/freedesktop/secrets/collection/login/1")
             #expect(served == "new-secret" || named, "exit \(switched.status), the next call reads '\(served)', and the item is not named: \(switched.stderr)")
             #expect(switched.stderr.contains("run this again") || switched.stderr.contains("command again") || switched.stderr.contains("--conflict replace"), "\(switched.stderr)")
+        }
+    }
+
+    @Test(
+        "an item whose secret alone is changed (Item.SetSecret, which gnome-keyring signals to no one) after the switch listed it is not deleted with the older secret moved",
+        .enabled(if: Self.hasDBusPython, "needs python3 with dbus-python (python3-dbus, which python3-dbusmock brings)"))
+    func secretChangedWithoutSignalAfterListingIsNotLost() throws {
+        let setup = try SwitchTakesTests.KeyringSession()
+        #expect(try setup.store("Deploy token", ["service", "api.example.com"], "old-secret") == 0)
+        for index in 1...40 { #expect(try setup.store("filler\(index)", ["filler", "\(index)"], "f\(index)") == 0) }
+        let home = setup.session.directory.path
+        // Connected before the switch starts (dbus-python: the system python3 the user can run), it
+        // changes the secret the moment the switch has read it.
+        let program = """
+            import sys, time, dbus
+            bus = dbus.SessionBus()
+            service = bus.get_object('org.freedesktop.secrets', '/org/freedesktop/secrets')
+            _, session = service.OpenSession('plain', dbus.String('', variant_level=1), dbus_interface='org.freedesktop.Secret.Service')
+            item = bus.get_object('org.freedesktop.secrets', '/org/freedesktop/secrets/collection/login/1')
+            open(sys.argv[1] + '/ready', 'w').close()
+            for _ in range(6000):
+                if 'member=GetSecret' in open(sys.argv[1] + '/monitor').read():
+                    break
+                time.sleep(0.002)
+            secret = (session, dbus.ByteArray(b''), dbus.ByteArray(b'new-secret'), 'text/plain')
+            item.SetSecret(dbus.Struct(secret, signature='oayays'), dbus_interface='org.freedesktop.Secret.Item')
+            open(sys.argv[1] + '/changed', 'w').close()
+            """
+        try program.write(toFile: home + "/change.py", atomically: true, encoding: .utf8)
+        let match = "type='method_call',interface='org.freedesktop.Secret.Item',member='GetSecret',path='/org/freedesktop/secrets/collection/login/1'"
+        let script = """
+            /usr/bin/dbus-monitor --session "\(match)" > \(home)/monitor 2>&1 & monitor=$!
+            /usr/bin/python3 \(home)/change.py \(home) 2> \(home)/change.err
+            kill $monitor; wait $monitor
+            """
+        let (setpriv, wrapped) = OrdinaryUser.wrap("/bin/sh", ["-c", script])
+        let changer = try Subprocess.start(setpriv, wrapped, environment: setup.session.environment)
+        for _ in 0..<1000
+        where !FileManager.default.fileExists(atPath: home + "/ready") || !((try? String(contentsOfFile: home + "/monitor", encoding: .utf8)) ?? "").contains("NameAcquired") {
+            usleep(10_000)
+        }
+
+        let switched = try setup.keychain(["migrate", "--foreign", "--from", "secret-service", "--to", "vault", "--switch"])
+        _ = Subprocess.wait(for: changer)
+        let served = try setup.lookup(["service", "api.example.com"])
+        guard FileManager.default.fileExists(atPath: home + "/changed") else {
+            #expect(
+                served == "old-secret",
+                "\((try? String(contentsOfFile: home + "/change.err", encoding: .utf8)) ?? ""): exit \(switched.status), a change that failed, and the next call reads '\(served)': \(switched.stderr)"
+            )
+            return
+        }
+        if switched.status == 0 {
+            #expect(served == "new-secret", "exit 0, and keychain serve reads '\(served)': \(switched.stderr)")
+        } else {
+            #expect(served == "new-secret", "exit \(switched.status), and the next call reads '\(served)': \(switched.stderr)")
         }
     }
 }
