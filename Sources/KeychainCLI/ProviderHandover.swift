@@ -110,6 +110,11 @@ enum ProviderHandover {
         }
         // libsecret is connected to it: from here the questions about the name are the bus's own.
         unsetenv("SECRET_SERVICE_BUS_NAME")
+        if let memoryOnly = old.memoryOnlyItemCount(), memoryOnly > 0 {
+            throw CommandFailure(
+                "every item of \(describe(old))'s persistent collections moved, but it holds \(memoryOnly) item(s) in its memory-only session collection, which would end with it: it still serves; run this again once the programs that stored them are done with them",
+                code: .failure)
+        }
         // Every item it listed is in the vault: it stops now, and the bus hands the name on.
         // From here keychain serve keeps waiting for the name, whatever fails: the old provider
         // holds nothing the vault lacks, and the moment it ends the name is served.
@@ -155,6 +160,11 @@ enum ProviderHandover {
 
     static func backFromServe(_ context: Context, rule: ItemTransfer.ConflictRule) throws(CommandFailure) -> ExitCode {
         let vault = try context.vault()
+        if let owner = try? SecretServiceOwner.current(), owner.serves(vault), let memoryOnly = owner.memoryOnlyItemCount(), memoryOnly > 0 {
+            throw CommandFailure(
+                "keychain serve of this vault (\(describe(owner))) holds \(memoryOnly) item(s) in its memory-only session collection, which would end with it: it keeps serving; run this again once the programs that stored them are done with them; nothing was moved",
+                code: .failure)
+        }
         let files = try ServeInstallation(executable: "keychain", vault: nil, environment: context.environment)
         var removed: [String] = []
         for path in [files.activationFile, files.unitFile] where (try? SystemCall.unlink(path)) != nil { removed.append(path) }

@@ -128,4 +128,81 @@ struct SwitchReviewTests {
             #expect(served == "new-secret", "exit \(switched.status), and the next call reads '\(served)': \(switched.stderr)")
         }
     }
+
+    /// Stores an item into the memory-only `session` collection of whatever serves the user's
+    /// bus (dbus-python: secret-tool stores only into the default one); its path, or the error.
+    static func storeInSession(_ session: OrdinaryUserSession, attributes: [String: String], secret: String) throws -> CommandResult {
+        let program = """
+            import sys, dbus
+            bus = dbus.SessionBus()
+            service = bus.get_object('org.freedesktop.secrets', '/org/freedesktop/secrets')
+            _, opened = service.OpenSession('plain', dbus.String('', variant_level=1), dbus_interface='org.freedesktop.Secret.Service')
+            collection = bus.get_object('org.freedesktop.secrets', service.ReadAlias('session', dbus_interface='org.freedesktop.Secret.Service'))
+            attributes = dbus.Dictionary(dict(zip(sys.argv[1::2], sys.argv[2::2])), signature='ss')
+            properties = {'org.freedesktop.Secret.Item.Label': 'session item', 'org.freedesktop.Secret.Item.Attributes': attributes}
+            secret = dbus.Struct((opened, dbus.ByteArray(b''), dbus.ByteArray(sys.stdin.buffer.read()), 'text/plain'), signature='oayays')
+            item, _ = collection.CreateItem(properties, secret, False, dbus_interface='org.freedesktop.Secret.Collection')
+            print(item)
+            """
+        let file = session.directory.path + "/store-session.py"
+        try program.write(toFile: file, atomically: true, encoding: .utf8)
+        return try session.run("/usr/bin/python3", [file] + attributes.sorted { $0.key < $1.key }.flatMap { [$0.key, $0.value] }, input: secret)
+    }
+
+    @Test(
+        "serve --install does not replace another vault's keychain serve while it holds items in its memory-only session collection, which would end with it",
+        .enabled(if: Self.hasDBusPython, "needs python3 with dbus-python (python3-dbus, which python3-dbusmock brings)"))
+    func installKeepsAnotherServeHoldingSessionItems() throws {
+        let session = try OrdinaryUserSession()
+        let other = session.directory.path + "/other.keychain"
+        let old = try session.startServing(["--vault", other])
+        defer { kill(old, SIGTERM) }
+        #expect(session.waitForProvider())
+        let stored = try Self.storeInSession(session, attributes: ["memo": "1"], secret: "volatile")
+        #expect(stored.status == 0 && stored.output.contains("/collection/session/"), "\(stored.stderr)")
+        #expect(try session.run("/usr/bin/secret-tool", ["lookup", "memo", "1"]).output == "volatile")
+
+        let installed = try session.keychain(["serve", "--install"])
+        // Whatever it says, the item the other serve holds in memory is still served.
+        #expect(try session.run("/usr/bin/secret-tool", ["lookup", "memo", "1"]).output == "volatile", "\(installed.stderr)")
+        #expect(session.ownerProcessID() == old, "\(installed.stderr)")
+        #expect(installed.stderr.contains("session collection"), "\(installed.stderr)")
+        if let owner = session.ownerProcessID(), owner != old { kill(owner, SIGTERM) }
+    }
+
+    @Test(
+        "the switch does not stop gnome-keyring while it holds items in its memory-only session collection: it fails, and they are still served",
+        .enabled(if: Self.hasDBusPython, "needs python3 with dbus-python (python3-dbus, which python3-dbusmock brings)"))
+    func switchKeepsAProviderHoldingSessionItems() throws {
+        let setup = try SwitchTakesTests.KeyringSession()
+        #expect(try setup.store("Deploy token", ["service", "api.example.com"], "s3cret") == 0)
+        let stored = try Self.storeInSession(setup.session, attributes: ["memo": "1"], secret: "volatile")
+        #expect(stored.status == 0 && stored.output.contains("/collection/session/"), "\(stored.stderr)")
+
+        let switched = try setup.keychain(["migrate", "--foreign", "--from", "secret-service", "--to", "vault", "--switch"])
+        #expect(switched.status != 0, "\(switched.stderr)")
+        #expect(switched.stderr.contains("memory-only session collection"), "\(switched.stderr)")
+        #expect(setup.session.ownerProcessID() == setup.keyring)
+        #expect(try setup.lookup(["memo", "1"]) == "volatile")
+        #expect(try setup.lookup(["service", "api.example.com"]) == "")
+    }
+
+    @Test(
+        "back with --switch does not stop keychain serve of this vault while it holds items in its memory-only session collection: it fails, and they are still served",
+        .enabled(if: Self.hasDBusPython, "needs python3 with dbus-python (python3-dbus, which python3-dbusmock brings)"))
+    func switchBackKeepsAServeHoldingSessionItems() throws {
+        let session = try OrdinaryUserSession()
+        #expect(try session.keychain(["serve", "--install"]).status == 0)
+        // The first call starts keychain serve by activation.
+        let stored = try Self.storeInSession(session, attributes: ["memo": "1"], secret: "volatile")
+        #expect(stored.status == 0 && stored.output.contains("/collection/session/"), "\(stored.stderr)")
+        let serving = try #require(session.ownerProcessID())
+        defer { kill(serving, SIGTERM) }
+
+        let back = try session.keychain(["migrate", "--foreign", "--from", "vault", "--to", "secret-service", "--switch"])
+        #expect(back.status != 0, "\(back.stderr)")
+        #expect(back.stderr.contains("memory-only session collection"), "\(back.stderr)")
+        #expect(session.ownerProcessID() == serving)
+        #expect(try session.run("/usr/bin/secret-tool", ["lookup", "memo", "1"]).output == "volatile")
+    }
 }

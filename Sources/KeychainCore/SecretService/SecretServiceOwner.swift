@@ -74,6 +74,13 @@ public struct SecretServiceOwner: Sendable, Equatable {
         return bus.userID(of: uniqueName)
     }
 
+    /// How many items the owner keeps in its memory-only `session` collection (the one its
+    /// `session` alias names), which end with its process; nil when it does not say.
+    public func memoryOnlyItemCount(timeout: Duration = .seconds(2)) -> Int? {
+        guard let bus = try? SessionBus(timeout: timeout), let path = bus.aliasPath(of: uniqueName, "session"), path != "/" else { return nil }
+        return bus.property(of: uniqueName, "org.freedesktop.Secret.Collection", "Items", at: path) { bus.library.variantNChildren($0) }
+    }
+
     /// Makes the session bus read its configuration and activation files again
     /// (`ReloadConfig`), so that the next call for a name that has no owner starts what the
     /// activation files say now: the bus otherwise keeps starting the provider it read at its
@@ -219,8 +226,10 @@ final class SessionBus {
         property(of: unique, interface, name, at: path) { library.variantGetBoolean($0) != 0 }
     }
 
-    func defaultCollectionPath(of unique: String) -> String? {
-        guard case .success(let reply) = call(unique, "/org/freedesktop/secrets", "org.freedesktop.Secret.Service", "ReadAlias", ["default"]) else { return nil }
+    func defaultCollectionPath(of unique: String) -> String? { aliasPath(of: unique, "default") }
+
+    func aliasPath(of unique: String, _ alias: String) -> String? {
+        guard case .success(let reply) = call(unique, "/org/freedesktop/secrets", "org.freedesktop.Secret.Service", "ReadAlias", [alias]) else { return nil }
         return first(reply, string)
     }
 }
