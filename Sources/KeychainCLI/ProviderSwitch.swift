@@ -101,21 +101,23 @@ enum ProviderSwitch {
             )
         }
         reportLeftBehind(collections, context)
-        guard !context.arguments.has("keep-source") else { return .success }
+        let keepSource = context.arguments.has("keep-source")
+        guard !keepSource || watch != nil else { return .success }
         // Only what the vault is read to hold now leaves the provider.
         let held = ServedItems.held(plan, in: vault)
         var stayed: [String] = [], storedOver: [String] = []
         if let watch {
             // An item stored over since it was listed holds what the vault lacks: it stays.
-            // Asked just before each deletion, for a program may store while others go; its
-            // secret is read again too, since gnome-keyring signals no Item.SetSecret.
+            // Asked just before each deletion (or, copying, once all are copied), for a program
+            // may store while others go; its secret is read again too, since gnome-keyring
+            // signals no Item.SetSecret.
             let listedSecrets = Dictionary(collections.flatMap { $0.items.map { ($0.path, $0.secret) } }) { first, _ in first }
             for path in held {
                 let secretNow = (try? provider.itemAsShown(at: path))??.secret
                 storedSinceListing.formUnion(watch.takeStored())
                 if storedSinceListing.contains(path) || (secretNow != nil && secretNow != listedSecrets[path] ?? nil) {
                     storedOver.append(path)
-                } else {
+                } else if !keepSource {
                     stayed += provider.deleteItems([path])
                 }
             }
@@ -128,6 +130,7 @@ enum ProviderSwitch {
             )
             return .failure
         }
+        if keepSource { return .success }
         let unconfirmed = plan.moved.count - held.count
         if unconfirmed > 0 {
             context.terminal.writeError(
