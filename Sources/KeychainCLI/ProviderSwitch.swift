@@ -398,6 +398,12 @@ enum ProviderSwitch {
     static func refuseServingThisVault(_ vault: Vault, timeout: Duration) throws(CommandFailure) -> SecretServiceOwner? {
         guard let owner = try context({ () throws(StoreError) in try SecretServiceOwner.current(timeout: timeout) }) else { return nil }
         let process = owner.processID.map { "process \($0)" } ?? "bus name \(owner.uniqueName)"
+        // A provider of another user on this bus would be given every secret moved back, or
+        // would fill the vault with items of its choosing.
+        if let user = owner.userID(timeout: timeout), user != getuid() {
+            throw CommandFailure(
+                "the Secret Service on this bus (\(process)) runs as another user (uid \(user)): nothing is moved to or from it; nothing was moved", code: .failure)
+        }
         let serving = owner.servedVault == nil ? owner.processID.map { opensFile(of: vault, $0) } ?? false : owner.serves(vault)
         guard serving else { return owner }
         throw CommandFailure(

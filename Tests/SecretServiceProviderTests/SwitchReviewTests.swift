@@ -205,4 +205,71 @@ struct SwitchReviewTests {
         #expect(session.ownerProcessID() == serving)
         #expect(try session.run("/usr/bin/secret-tool", ["lookup", "memo", "1"]).output == "volatile")
     }
+
+    @Test(
+        "a provider of another user on the bus is neither given the vault's secrets nor lets its items into the vault: both moves refuse it, moving nothing"
+    )
+    func providerOfAnotherUserIsRefused() throws {
+        let session = try OrdinaryUserSession()
+        // The user's bus, admitting every user (as a bus shared between users does): root's
+        // provider on it is, to the user, another user's.
+        let home = session.directory.path
+        let configuration =
+            "<busconfig><type>session</type><listen>unix:path=\(home)/shared-bus</listen>"
+            + "<policy context=\"default\"><allow user=\"*\"/><allow send_destination=\"*\" eavesdrop=\"true\"/><allow eavesdrop=\"true\"/><allow own=\"*\"/></policy></busconfig>\n"
+        try configuration.write(toFile: home + "/shared-bus.conf", atomically: true, encoding: .utf8)
+        let (uid, gid) = try OrdinaryUser.ids()
+        chown(home + "/shared-bus.conf", uid, gid)
+        let (setpriv, arguments) = OrdinaryUser.wrap("/usr/bin/dbus-daemon", ["--config-file=\(home)/shared-bus.conf", "--fork", "--print-address=1", "--print-pid=1"])
+        let bus = try Subprocess.run(setpriv, arguments, environment: session.environment)
+        let lines = bus.output.split(separator: "\n").map(String.init)
+        try #require(bus.status == 0 && lines.count >= 2, "\(bus.stderr)")
+        let busPID = try #require(pid_t(lines[1]))
+        defer { kill(busPID, SIGTERM) }
+        let user = ["DBUS_SESSION_BUS_ADDRESS": lines[0]]
+        func owner() -> String {
+            (try? session.run(
+                "/usr/bin/dbus-send",
+                ["--session", "--print-reply", "--dest=org.freedesktop.DBus", "/", "org.freedesktop.DBus.GetConnectionUnixProcessID", "string:org.freedesktop.secrets"],
+                environment: user))?.output ?? ""
+        }
+
+        let (servePriv, serveArguments) = OrdinaryUser.wrap(session.keychain, ["serve"])
+        let mine = try Subprocess.launch(servePriv, serveArguments, environment: session.environment.merging(user) { $1 }, errorFile: "/dev/null")
+        close(mine.stdin)
+        for _ in 0..<400 where !owner().contains("uint32 \(mine.pid)") { usleep(25_000) }
+        #expect(try session.run("/usr/bin/secret-tool", ["store", "--label=Deploy token", "service", "api.example.com"], input: "s3cret", environment: user).status == 0)
+        kill(mine.pid, SIGTERM)
+        _ = Subprocess.wait(for: mine.pid)
+
+        let rootHome = TemporaryDirectory()
+        let environment = [
+            "PATH": "/usr/bin:/bin", "HOME": rootHome.path, "XDG_DATA_HOME": rootHome.path + "/data", "XDG_CONFIG_HOME": rootHome.path + "/config",
+            "XDG_RUNTIME_DIR": rootHome.path, "KEYCHAIN_KERNEL_KEYRING": "off", "DBUS_SESSION_BUS_ADDRESS": lines[0],
+        ]
+        let other = try Subprocess.launch(KeychainExecutable.path, ["serve"], environment: environment, errorFile: rootHome.path + "/serve.err")
+        close(other.stdin)
+        defer {
+            kill(other.pid, SIGTERM)
+            _ = Subprocess.wait(for: other.pid)
+        }
+        for _ in 0..<400 where !owner().contains("uint32 \(other.pid)") { usleep(25_000) }
+        try #require(
+            owner().contains("uint32 \(other.pid)"),
+            "root's keychain serve did not take the name: \((try? String(contentsOfFile: rootHome.path + "/serve.err", encoding: .utf8)) ?? "")")
+        let planted = try Subprocess.run(
+            "/usr/bin/secret-tool", ["store", "--label=Planted", "service", "planted"], environment: environment, input: Data("attacker".utf8))
+        #expect(planted.status == 0, "\(planted.stderr)")
+
+        let back = try session.run(session.keychain, ["migrate", "--foreign", "--from", "vault", "--to", "secret-service"], environment: user)
+        #expect(back.status != 0, "\(back.stderr)")
+        #expect(back.stderr.contains("another user"), "\(back.stderr)")
+        let into = try session.run(session.keychain, ["migrate", "--foreign", "--from", "secret-service", "--to", "vault"], environment: user)
+        #expect(into.status != 0, "\(into.stderr)")
+        // Root's provider holds only what root stored; the user's vault only what the user stored.
+        #expect(try Subprocess.run("/usr/bin/secret-tool", ["lookup", "service", "api.example.com"], environment: environment).output == "")
+        #expect(try Subprocess.run("/usr/bin/secret-tool", ["lookup", "service", "planted"], environment: environment).output == "attacker")
+        let listed = try session.run(session.keychain, ["list"], environment: user)
+        #expect(!listed.output.contains("planted"), "\(listed.output)")
+    }
 }
