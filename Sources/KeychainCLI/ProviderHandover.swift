@@ -174,6 +174,12 @@ enum ProviderHandover {
         } catch {
             throw CommandFailure("\(error.description): no session bus to switch on; nothing was moved", code: .failure)
         }
+        // One of this vault's waiting for the name (a switch into the vault that did not finish)
+        // would take it once the provider ends, serving a vault this move empties.
+        for queued in (try? SecretServiceOwner.waiting()) ?? [] where queued.serves(vault) {
+            try stop(queued, what: "keychain serve of this vault waiting in the bus's queue", waiting: false)
+            context.terminal.writeError("keychain: stopped keychain serve of this vault waiting in the bus's queue for the name (\(describe(queued)))\n")
+        }
         if let owner = try ask({ () throws(StoreError) in try SecretServiceOwner.current() }), owner.serves(vault) {
             let waiting = (try? SecretServiceOwner.waiting())?.first
             try stop(owner, what: "keychain serve of this vault", waiting: waiting != nil)

@@ -272,4 +272,38 @@ struct SwitchReviewTests {
         let listed = try session.run(session.keychain, ["list"], environment: user)
         #expect(!listed.output.contains("planted"), "\(listed.output)")
     }
+
+    @Test(
+        "back with --switch stops a keychain serve of this vault left waiting in the bus's queue, which would take the name serving the emptied vault once the provider ends"
+    )
+    func switchBackStopsAWaitingServeOfThisVault() throws {
+        let setup = try SwitchTakesTests.KeyringSession()
+        #expect(setup.keyring > 0)
+        // What a switch into the vault leaves when the old provider does not end: keychain serve waiting for the name.
+        let (setpriv, arguments) = OrdinaryUser.wrap(setup.session.keychain, ["serve", "--queue"])
+        let queued = try Subprocess.launch(
+            setpriv, arguments, environment: setup.session.environment.merging(setup.passphraseEnvironment) { $1 }, errorFile: "/dev/null")
+        close(queued.stdin)
+        defer {
+            kill(queued.pid, SIGTERM)
+            _ = Subprocess.wait(for: queued.pid)
+        }
+        func queue() -> String {
+            (try? setup.session.run(
+                "/usr/bin/dbus-send",
+                ["--session", "--print-reply", "--dest=org.freedesktop.DBus", "/", "org.freedesktop.DBus.ListQueuedOwners", "string:org.freedesktop.secrets"]))?.output ?? ""
+        }
+        for _ in 0..<400 where queue().components(separatedBy: "string \"").count < 3 { usleep(25_000) }
+        try #require(queue().components(separatedBy: "string \"").count == 3, "keychain serve --queue did not wait for the name: \(queue())")
+
+        let back = try setup.keychain(["migrate", "--foreign", "--from", "vault", "--to", "secret-service", "--switch"])
+        #expect(back.status == 0, "\(back.stderr)")
+        var ended = false
+        for _ in 0..<400 where !ended {
+            ended = SwitchTakesTests.hasEnded(queued.pid)
+            if !ended { usleep(25_000) }
+        }
+        #expect(ended, "keychain serve of this vault still waits for the name: \(queue()) \(back.stderr)")
+        #expect(queue().components(separatedBy: "string \"").count == 2, "\(queue())")
+    }
 }
