@@ -126,6 +126,12 @@ struct SwitchReviewTests {
             #expect(served == "new-secret", "exit 0, and keychain serve reads '\(served)': \(switched.stderr)")
         } else {
             #expect(served == "new-secret", "exit \(switched.status), and the next call reads '\(served)': \(switched.stderr)")
+            // As the command says: run again with --conflict replace, and the newer version is taken.
+            #expect(switched.stderr.contains("--conflict replace"), "\(switched.stderr)")
+            let again = try setup.keychain(["migrate", "--foreign", "--from", "secret-service", "--to", "vault", "--switch", "--conflict", "replace"])
+            #expect(again.status == 0, "\(again.stderr)")
+            #expect(try setup.lookup(["service", "api.example.com"]) == "new-secret")
+            #expect(setup.session.servedVaultPath() == setup.session.vaultPath)
         }
     }
 
