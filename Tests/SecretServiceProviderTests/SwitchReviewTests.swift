@@ -312,4 +312,37 @@ struct SwitchReviewTests {
         #expect(ended, "keychain serve of this vault still waits for the name: \(queue()) \(back.stderr)")
         #expect(queue().components(separatedBy: "string \"").count == 2, "\(queue())")
     }
+
+    @Test(
+        "an idle keychain serve does not stop while an old provider waits in the bus's queue (gnome-keyring started again after a switch): it would get the name, undoing the switch"
+    )
+    func idleServeKeepsTheNameFromAWaitingProvider() throws {
+        let session = try OrdinaryUserSession()
+        // Long enough for gnome-keyring to start and join the queue before the first idle check counts.
+        let serving = try session.startServing(["--idle-exit", "5"])
+        defer { session.stopServing() }
+        #expect(session.waitForProvider())
+        let started = try session.run("/usr/bin/gnome-keyring-daemon", ["--unlock", "--components=secrets", "--daemonize"], input: "test-password")
+        #expect(started.status == 0, "\(started.stderr)")
+        func queued() -> [String] {
+            let asked = try? session.run(
+                "/usr/bin/dbus-send",
+                ["--session", "--print-reply", "--dest=org.freedesktop.DBus", "/", "org.freedesktop.DBus.ListQueuedOwners", "string:org.freedesktop.secrets"])
+            return (asked?.output ?? "").components(separatedBy: "string \"").dropFirst().map { String($0.prefix { $0 != "\"" }) }
+        }
+        for _ in 0..<400 where queued().count < 2 { usleep(25_000) }
+        let waiting = queued()
+        try #require(waiting.count == 2, "gnome-keyring did not wait in the queue: \(waiting)")
+        defer {
+            // gnome-keyring, whichever place it has now.
+            let asked = try? session.run(
+                "/usr/bin/dbus-send",
+                ["--session", "--print-reply", "--dest=org.freedesktop.DBus", "/", "org.freedesktop.DBus.GetConnectionUnixProcessID", "string:\(waiting[1])"])
+            if let pid = asked?.output.split(separator: " ").last.flatMap({ pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }), pid != serving { kill(pid, SIGTERM) }
+        }
+        // The idle time passes, and several idle checks (one a second) after it.
+        usleep(8_000_000)
+        #expect(session.ownerProcessID() == serving, "the name went to \(session.ownerProcessID().map(String.init) ?? "nobody")")
+        #expect(session.servedVaultPath() == session.vaultPath)
+    }
 }

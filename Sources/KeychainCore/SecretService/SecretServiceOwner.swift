@@ -67,6 +67,13 @@ public struct SecretServiceOwner: Sendable, Equatable {
         return SecretServiceOwner(uniqueName: unique, processID: pid, servedVault: served, program: program)
     }
 
+    /// How many connections wait in the bus's queue for ``busName`` behind its owner; 0 when
+    /// none does, or the bus does not say.
+    public static func waitingCount(timeout: Duration = .seconds(2)) -> Int {
+        guard let bus = try? SessionBus(timeout: timeout) else { return 0 }
+        return max(bus.queuedOwners().count - 1, 0)
+    }
+
     /// The user id the owner's process runs as, as the bus reports it (`GetConnectionUnixUser`);
     /// nil when the bus does not say.
     public func userID(timeout: Duration = .seconds(2)) -> UInt32? {
