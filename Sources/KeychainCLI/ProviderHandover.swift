@@ -94,7 +94,16 @@ enum ProviderHandover {
             // Every item the provider stored from this listing on, listed or not: a store over
             // an item's attributes keeps its path, so a path listed is no proof of what moved.
             var arrived = Set<String>()
-            let moved = try ProviderSwitch.move(context, from: .secretService, to: .vault, rule: rule, watch: watch, storedSinceListing: &arrived)
+            let moved: ExitCode
+            do {
+                moved = try ProviderSwitch.move(context, from: .secretService, to: .vault, rule: rule, watch: watch, storedSinceListing: &arrived)
+            } catch  where passes > 1 {
+                // Its "nothing was moved" speaks of this move alone.
+                throw CommandFailure(
+                    "\(error.message) (move \(passes) of the switch: what the earlier moves took is in the vault; \(describe(old)) still serves, holding the rest)",
+                    code: error.code,
+                    command: error.command)
+            }
             guard moved == .success else {
                 throw CommandFailure("the move from \(describe(old)) did not finish (above); it still serves, and keeps what stayed in it: run this again", code: .failure)
             }

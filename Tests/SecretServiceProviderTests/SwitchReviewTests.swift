@@ -24,13 +24,13 @@ struct SwitchReviewTests {
     /// store` does for a program that saves a changed password): gnome-keyring keeps the item's
     /// path and signals it as created. Writes `changed` into the home once the store succeeded.
     static func storeOver(
-        _ setup: SwitchTakesTests.KeyringSession, path: String, label: String, attributes: [String], secret: String
+        _ setup: SwitchTakesTests.KeyringSession, path: String, label: String, attributes: [String], secret: String, after member: String = "GetSecret"
     ) throws -> pid_t {
         let home = setup.session.directory.path
-        let match = "type='method_call',interface='org.freedesktop.Secret.Item',member='GetSecret',path='\(path)'"
+        let match = "type='method_call',interface='org.freedesktop.Secret.Item',member='\(member)',path='\(path)'"
         let script = """
             /usr/bin/dbus-monitor --session "\(match)" > \(home)/monitor 2>&1 & monitor=$!
-            for i in $(seq 1 3000); do grep -q 'member=GetSecret' \(home)/monitor && break; sleep 0.005; done
+            for i in $(seq 1 3000); do grep -q 'member=\(member)' \(home)/monitor && break; sleep 0.005; done
             printf %s '\(secret)' | /usr/bin/secret-tool store --label='\(label)' \(attributes.joined(separator: " ")) && echo changed > \(home)/changed
             kill $monitor; wait $monitor
             """
@@ -344,5 +344,63 @@ struct SwitchReviewTests {
         usleep(8_000_000)
         #expect(session.ownerProcessID() == serving, "the name went to \(session.ownerProcessID().map(String.init) ?? "nobody")")
         #expect(session.servedVaultPath() == session.vaultPath)
+    }
+
+    @Test(
+        "an item stored again after the switch deleted it (a new item of the same attributes) fails the next move as a conflict, still served by gnome-keyring, and the failure does not deny what the first move took",
+        .enabled(if: Self.hasDBusPython, "needs python3 with dbus-python (python3-dbus, which python3-dbusmock brings)"))
+    func itemStoredAgainAfterItsDeletionIsNotLost() throws {
+        let setup = try SwitchTakesTests.KeyringSession()
+        #expect(try setup.store("Deploy token", ["service", "api.example.com"], "old-secret") == 0)
+        // Items deleted after it: the store lands while the switch still moves.
+        for index in 1...40 { #expect(try setup.store("filler\(index)", ["filler", "\(index)"], "f\(index)") == 0) }
+        let home = setup.session.directory.path
+        // Connected before the switch starts (dbus-python), it stores the item again the moment
+        // the switch deletes it: a new item, of the same attributes, in the same collection.
+        let program = """
+            import sys, time, dbus
+            bus = dbus.SessionBus()
+            service = bus.get_object('org.freedesktop.secrets', '/org/freedesktop/secrets')
+            _, session = service.OpenSession('plain', dbus.String('', variant_level=1), dbus_interface='org.freedesktop.Secret.Service')
+            collection = bus.get_object('org.freedesktop.secrets', '/org/freedesktop/secrets/collection/login')
+            attributes = dbus.Dictionary({'service': 'api.example.com'}, signature='ss')
+            properties = {'org.freedesktop.Secret.Item.Label': 'Deploy token', 'org.freedesktop.Secret.Item.Attributes': attributes}
+            secret = dbus.Struct((session, dbus.ByteArray(b''), dbus.ByteArray(b'new-secret'), 'text/plain'), signature='oayays')
+            open(sys.argv[1] + '/ready', 'w').close()
+            for _ in range(6000):
+                if 'member=Delete' in open(sys.argv[1] + '/monitor').read():
+                    break
+                time.sleep(0.002)
+            collection.CreateItem(properties, secret, True, dbus_interface='org.freedesktop.Secret.Collection')
+            open(sys.argv[1] + '/changed', 'w').close()
+            """
+        try program.write(toFile: home + "/again.py", atomically: true, encoding: .utf8)
+        let match = "type='method_call',interface='org.freedesktop.Secret.Item',member='Delete',path='/org/freedesktop/secrets/collection/login/1'"
+        let script = """
+            /usr/bin/dbus-monitor --session "\(match)" > \(home)/monitor 2>&1 & monitor=$!
+            /usr/bin/python3 \(home)/again.py \(home) 2> \(home)/again.err
+            kill $monitor; wait $monitor
+            """
+        let (setpriv, wrapped) = OrdinaryUser.wrap("/bin/sh", ["-c", script])
+        let changer = try Subprocess.start(setpriv, wrapped, environment: setup.session.environment)
+        for _ in 0..<1000
+        where !FileManager.default.fileExists(atPath: home + "/ready") || !((try? String(contentsOfFile: home + "/monitor", encoding: .utf8)) ?? "").contains("NameAcquired") {
+            usleep(10_000)
+        }
+
+        let switched = try setup.keychain(["migrate", "--foreign", "--from", "secret-service", "--to", "vault", "--switch"])
+        _ = Subprocess.wait(for: changer)
+        let served = try setup.lookup(["service", "api.example.com"])
+        guard FileManager.default.fileExists(atPath: home + "/changed") else {
+            #expect(served == "old-secret", "exit \(switched.status), a store that failed, and the next call reads '\(served)': \(switched.stderr)")
+            return
+        }
+        if switched.status == 0 {
+            #expect(served == "new-secret", "exit 0, and keychain serve reads '\(served)': \(switched.stderr)")
+        } else {
+            let named = switched.stderr.contains("after its last listing")
+            #expect(served == "new-secret" || named, "exit \(switched.status), the next call reads '\(served)': \(switched.stderr)")
+            #expect(!switched.stderr.contains("nothing was moved") || switched.stderr.contains("earlier moves"), "\(switched.stderr)")
+        }
     }
 }
