@@ -124,6 +124,12 @@ enum ProviderHandover {
                 "every item of \(describe(old))'s persistent collections moved, but it holds \(memoryOnly) item(s) in its memory-only session collection, which would end with it: it still serves; run this again once the programs that stored them are done with them",
                 code: .failure)
         }
+        // Left behind by --skip-locked, they would be where no program reaches them once it stops.
+        if let locked = try? ProviderCollectionUnlock.lockedCollections(of: old), !locked.isEmpty {
+            throw CommandFailure(
+                "every item of \(describe(old))'s unlocked collections moved, but \(locked.count) locked collection(s) (\(locked.map { "'\($0.label)'" }.joined(separator: ", "))) stayed behind: stopped, it would keep them where no program reaches them. It still serves: unlock them (--unlock, or in its own manager), then run this again",
+                code: .locked)
+        }
         // Every item it listed is in the vault: it stops now, and the bus hands the name on.
         // From here keychain serve keeps waiting for the name, whatever fails: the old provider
         // holds nothing the vault lacks, and the moment it ends the name is served.

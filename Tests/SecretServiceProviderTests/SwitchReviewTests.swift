@@ -403,4 +403,23 @@ struct SwitchReviewTests {
             #expect(!switched.stderr.contains("nothing was moved") || switched.stderr.contains("earlier moves"), "\(switched.stderr)")
         }
     }
+
+    @Test("the switch with --skip-locked does not stop a provider whose locked collection stayed behind: it fails with status 3, and the provider still serves")
+    func switchKeepsAProviderHoldingLockedCollections() throws {
+        let setup = try SwitchTakesTests.KeyringSession()
+        #expect(try setup.store("Deploy token", ["service", "api.example.com"], "s3cret") == 0)
+        let locked = try setup.session.run(
+            "/usr/bin/dbus-send",
+            [
+                "--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets", "org.freedesktop.Secret.Service.Lock",
+                "array:objpath:/org/freedesktop/secrets/collection/login",
+            ])
+        #expect(locked.status == 0, "\(locked.stderr)")
+
+        let switched = try setup.keychain(["migrate", "--foreign", "--from", "secret-service", "--to", "vault", "--switch", "--skip-locked"])
+        #expect(switched.status == 3, "\(switched.stderr)")
+        #expect(switched.stderr.contains("locked collection(s) ('Login') stayed behind"), "\(switched.stderr)")
+        #expect(setup.session.ownerProcessID() == setup.keyring)
+        #expect(!SwitchTakesTests.hasEnded(setup.keyring))
+    }
 }
