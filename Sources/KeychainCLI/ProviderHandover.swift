@@ -88,16 +88,26 @@ enum ProviderHandover {
         } catch {
             throw CommandFailure("could not watch \(describe(old)) on the session bus (\(error.description)); nothing was moved", code: .failure)
         }
-        var listed = Set<String>()
         var passes = 1
         let catchUpDeadline = ContinuousClock.now + catchUpLimit
         while true {
-            listed = []
-            let moved = try ProviderSwitch.move(context, from: .secretService, to: .vault, rule: rule, listed: &listed)
+            // Every item the provider stored from this listing on, listed or not: a store over
+            // an item's attributes keeps its path, so a path listed is no proof of what moved.
+            var arrived = Set<String>()
+            let moved: ExitCode
+            do {
+                moved = try ProviderSwitch.move(context, from: .secretService, to: .vault, rule: rule, watch: watch, storedSinceListing: &arrived)
+            } catch  where passes > 1 {
+                // Its "nothing was moved" speaks of this move alone.
+                throw CommandFailure(
+                    "\(error.message) (move \(passes) of the switch: what the earlier moves took is in the vault; \(describe(old)) still serves, holding the rest)",
+                    code: error.code,
+                    command: error.command)
+            }
             guard moved == .success else {
                 throw CommandFailure("the move from \(describe(old)) did not finish (above); it still serves, and keeps what stayed in it: run this again", code: .failure)
             }
-            let arrived = watch.takeStored().subtracting(listed)
+            arrived.formUnion(watch.takeStored())
             if arrived.isEmpty { break }
             guard ContinuousClock.now < catchUpDeadline else {
                 throw CommandFailure(
@@ -109,6 +119,17 @@ enum ProviderHandover {
         }
         // libsecret is connected to it: from here the questions about the name are the bus's own.
         unsetenv("SECRET_SERVICE_BUS_NAME")
+        if let memoryOnly = old.memoryOnlyItemCount(), memoryOnly > 0 {
+            throw CommandFailure(
+                "every item of \(describe(old))'s persistent collections moved, but it holds \(memoryOnly) item(s) in its memory-only session collection, which would end with it: it still serves; run this again once the programs that stored them are done with them",
+                code: .failure)
+        }
+        // Left behind by --skip-locked, they would be where no program reaches them once it stops.
+        if let locked = try? ProviderCollectionUnlock.lockedCollections(of: old), !locked.isEmpty {
+            throw CommandFailure(
+                "every item of \(describe(old))'s unlocked collections moved, but \(locked.count) locked collection(s) (\(locked.map { "'\($0.label)'" }.joined(separator: ", "))) stayed behind: stopped, it would keep them where no program reaches them. It still serves: unlock them (--unlock, or in its own manager), then run this again",
+                code: .locked)
+        }
         // Every item it listed is in the vault: it stops now, and the bus hands the name on.
         // From here keychain serve keeps waiting for the name, whatever fails: the old provider
         // holds nothing the vault lacks, and the moment it ends the name is served.
@@ -122,7 +143,7 @@ enum ProviderHandover {
             ended = watch.waitForEnd(within: min(.seconds(2), endDeadline - ContinuousClock.now))
             if !ended { _ = old.askToQuit() }
         }
-        let lateArrivals = watch.takeStored().subtracting(listed)
+        let lateArrivals = watch.takeStored()
         guard ended else {
             throw CommandFailure(
                 "\(describe(old)) was asked to stop but still runs after \(endLimit.components.seconds) s; it keeps serving: stop it, then run this again (keychain serve waits for the name)",
@@ -161,6 +182,11 @@ enum ProviderHandover {
 
     static func backFromServe(_ context: Context, rule: ItemTransfer.ConflictRule) throws(CommandFailure) -> ExitCode {
         let vault = try context.vault()
+        if let owner = try? SecretServiceOwner.current(), owner.serves(vault), let memoryOnly = owner.memoryOnlyItemCount(), memoryOnly > 0 {
+            throw CommandFailure(
+                "keychain serve of this vault (\(describe(owner))) holds \(memoryOnly) item(s) in its memory-only session collection, which would end with it: it keeps serving; run this again once the programs that stored them are done with them; nothing was moved",
+                code: .failure)
+        }
         let files = try ServeInstallation(executable: "keychain", vault: nil, environment: context.environment)
         var removed: [String] = []
         for path in [files.activationFile, files.unitFile] where (try? SystemCall.unlink(path)) != nil { removed.append(path) }
@@ -169,6 +195,12 @@ enum ProviderHandover {
             try SecretServiceOwner.reloadBusConfiguration()
         } catch {
             throw CommandFailure("\(error.description): no session bus to switch on; nothing was moved", code: .failure)
+        }
+        // One of this vault's waiting for the name (a switch into the vault that did not finish)
+        // would take it once the provider ends, serving a vault this move empties.
+        for queued in (try? SecretServiceOwner.waiting()) ?? [] where queued.serves(vault) {
+            try stop(queued, what: "keychain serve of this vault waiting in the bus's queue", waiting: false)
+            context.terminal.writeError("keychain: stopped keychain serve of this vault waiting in the bus's queue for the name (\(describe(queued)))\n")
         }
         if let owner = try ask({ () throws(StoreError) in try SecretServiceOwner.current() }), owner.serves(vault) {
             let waiting = (try? SecretServiceOwner.waiting())?.first
@@ -188,8 +220,8 @@ enum ProviderHandover {
                 "keychain: stopped keychain serve of this vault (\(describe(owner))): \(now.map { "\(describe($0)) owns org.freedesktop.secrets now" } ?? "the next call starts the provider the bus's activation files name")\n"
             )
         }
-        var listed = Set<String>()
-        return try ProviderSwitch.move(context, from: .vault, to: .secretService, rule: rule, listed: &listed)
+        var unused = Set<String>()
+        return try ProviderSwitch.move(context, from: .vault, to: .secretService, rule: rule, storedSinceListing: &unused)
     }
 
     // MARK: - Stopping a provider

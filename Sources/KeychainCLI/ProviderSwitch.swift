@@ -14,15 +14,19 @@ enum ProviderSwitch {
         if context.arguments.has("switch") {
             return from == .secretService ? try ProviderHandover.intoServe(context, rule: rule) : try ProviderHandover.backFromServe(context, rule: rule)
         }
-        var listed = Set<String>()
-        return try move(context, from: from, to: to, rule: rule, listed: &listed)
+        var stored = Set<String>()
+        return try move(context, from: from, to: to, rule: rule, storedSinceListing: &stored)
     }
 
-    /// Moves every item one way; `listed` gets the object paths of every item the provider
-    /// listed (into the vault), which a switch compares with what the provider says it stored.
-    static func move(_ context: Context, from: StoreKind, to: StoreKind, rule: ItemTransfer.ConflictRule, listed: inout Set<String>) throws(CommandFailure)
-        -> ExitCode
-    {
+    /// Moves every item one way. Into the vault, with a switch's `watch` of the provider,
+    /// `storedSinceListing` gets the object paths of every item the provider said it stored
+    /// from its listing on; none of them is deleted from it, since the vault holds the version
+    /// listed, not the one stored after (gnome-keyring signals a store over an item's
+    /// attributes as the creation of the item at its path).
+    static func move(
+        _ context: Context, from: StoreKind, to: StoreKind, rule: ItemTransfer.ConflictRule, watch: ProviderActivityWatch? = nil,
+        storedSinceListing: inout Set<String>
+    ) throws(CommandFailure) -> ExitCode {
         let timeout: Duration
         do {
             timeout = try SecretServiceStore.Configuration.timeout(in: context.environment) ?? SecretServiceStore.Configuration().timeout
@@ -43,16 +47,19 @@ enum ProviderSwitch {
         defer { provider.disconnect() }
         try context.ensureAvailable(.whenUnlocked)
         if context.arguments.has("unlock") { try unlockProvider(context, timeout: timeout) }
-        return from == .secretService ? try intoVault(context, provider, vault, rule, listed: &listed) : try outOfVault(context, provider, vault, rule)
+        return from == .secretService
+            ? try intoVault(context, provider, vault, rule, watch: watch, storedSinceListing: &storedSinceListing) : try outOfVault(context, provider, vault, rule)
     }
 
     // MARK: - Provider to vault
 
     private static func intoVault(
-        _ context: Context, _ provider: SecretServiceProviderContents, _ vault: Vault, _ rule: ItemTransfer.ConflictRule, listed: inout Set<String>
+        _ context: Context, _ provider: SecretServiceProviderContents, _ vault: Vault, _ rule: ItemTransfer.ConflictRule, watch: ProviderActivityWatch?,
+        storedSinceListing: inout Set<String>
     ) throws(CommandFailure) -> ExitCode {
+        // What the provider stored before this listing, the listing reads.
+        _ = watch?.takeStored()
         let collections = try context.store { () throws(StoreError) in try provider.collections(readingSecrets: true) }
-        listed.formUnion(collections.flatMap { $0.items.map(\.path) })
         try refuseServingThisVault(vault, timeout: provider.timeout)
         let persistent = collections.filter { !$0.isMemoryOnly }
         let locked = persistent.filter(\.isLocked)
@@ -94,10 +101,36 @@ enum ProviderSwitch {
             )
         }
         reportLeftBehind(collections, context)
-        guard !context.arguments.has("keep-source") else { return .success }
+        let keepSource = context.arguments.has("keep-source")
+        guard !keepSource || watch != nil else { return .success }
         // Only what the vault is read to hold now leaves the provider.
         let held = ServedItems.held(plan, in: vault)
-        let stayed = provider.deleteItems(held)
+        var stayed: [String] = [], storedOver: [String] = []
+        if let watch {
+            // An item stored over since it was listed holds what the vault lacks: it stays.
+            // Asked just before each deletion (or, copying, once all are copied), for a program
+            // may store while others go; its secret is read again too, since gnome-keyring
+            // signals no Item.SetSecret.
+            let listedSecrets = Dictionary(collections.flatMap { $0.items.map { ($0.path, $0.secret) } }) { first, _ in first }
+            for path in held {
+                let secretNow = (try? provider.itemAsShown(at: path))??.secret
+                storedSinceListing.formUnion(watch.takeStored())
+                if storedSinceListing.contains(path) || (secretNow != nil && secretNow != listedSecrets[path] ?? nil) {
+                    storedOver.append(path)
+                } else if !keepSource {
+                    stayed += provider.deleteItems([path])
+                }
+            }
+        } else {
+            stayed = provider.deleteItems(held)
+        }
+        if !storedOver.isEmpty {
+            context.terminal.writeError(
+                "keychain: \(storedOver.count) item(s) were stored over in the Secret Service after they were listed (\(storedOver.prefix(5).joined(separator: ", "))\(storedOver.count > 5 ? ", ..." : "")): the vault holds the version listed, and they stay in the provider; run the command again with --conflict replace to take the newer version\n"
+            )
+            return .failure
+        }
+        if keepSource { return .success }
         let unconfirmed = plan.moved.count - held.count
         if unconfirmed > 0 {
             context.terminal.writeError(
@@ -365,6 +398,12 @@ enum ProviderSwitch {
     static func refuseServingThisVault(_ vault: Vault, timeout: Duration) throws(CommandFailure) -> SecretServiceOwner? {
         guard let owner = try context({ () throws(StoreError) in try SecretServiceOwner.current(timeout: timeout) }) else { return nil }
         let process = owner.processID.map { "process \($0)" } ?? "bus name \(owner.uniqueName)"
+        // A provider of another user on this bus would be given every secret moved back, or
+        // would fill the vault with items of its choosing.
+        if let user = owner.userID(timeout: timeout), user != getuid() {
+            throw CommandFailure(
+                "the Secret Service on this bus (\(process)) runs as another user (uid \(user)): nothing is moved to or from it; nothing was moved", code: .failure)
+        }
         let serving = owner.servedVault == nil ? owner.processID.map { opensFile(of: vault, $0) } ?? false : owner.serves(vault)
         guard serving else { return owner }
         throw CommandFailure(

@@ -60,6 +60,10 @@ enum ServeSwitch {
         let process = owner.processID.map { "process \($0)" } ?? owner.uniqueName
         if let vault, owner.serves(vault) { return "keychain serve of this vault (\(process)) serves the session bus already" }
         if let served = owner.servedVault {
+            if let memoryOnly = owner.memoryOnlyItemCount(), memoryOnly > 0 {
+                return
+                    "keychain serve of another vault (\(served.path), \(process)) keeps org.freedesktop.secrets: it holds \(memoryOnly) item(s) in its memory-only session collection, which would end with it. The next call after it stops starts keychain serve (keychain serve --replace takes the name now, ending them)"
+            }
             // keychain serve lets another take its name (and then stops): the items it served stay in its vault.
             switch start(installed, context, ["--replace"]) {
             case .owns(let pid):

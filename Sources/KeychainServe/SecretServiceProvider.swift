@@ -22,7 +22,8 @@ package enum SecretServiceProvider {
     ///     `keychain serve` does; gnome-keyring never does); without it, refuse to start.
     ///   - idleExit: when given, stop serving (giving up the name first, so that the next call
     ///     starts the provider again through its activation file) once no client has held a
-    ///     session or a prompt, and no call has come, for that long.
+    ///     session or a prompt, and no call has come, for that long, and no other connection
+    ///     waits in the bus's queue for the name (it would get the name instead).
     ///   - queue: where the owner of the name does not let it go (gnome-keyring, KWallet,
     ///     KeePassXC), wait in the bus's queue and serve from the moment that owner ends, rather
     ///     than refuse to start: how a switch hands the name over with no moment unserved.
@@ -53,6 +54,10 @@ package enum SecretServiceProvider {
             let now = ContinuousClock.now
             daemon.followLockState(at: now)
             guard let idleExit, daemon.holdsNothing, now - daemon.lastActivity >= idleExit else { return nil }
+            // Stopping now would hand the name to whatever waits in the bus's queue (an old
+            // provider started again after a switch), not to the next call's activation of
+            // keychain serve: it serves on while anything waits.
+            guard SecretServiceOwner.waitingCount() == 0 else { return nil }
             bus.releaseName(SecretServiceDaemon.busName)
             return "no client for \(idleExit.components.seconds) s: stopped until the next Secret Service call starts keychain serve again"
         }

@@ -67,6 +67,13 @@ package struct SecretServiceOwner: Sendable, Equatable {
         return SecretServiceOwner(uniqueName: unique, processID: pid, servedVault: served, program: program)
     }
 
+    /// How many connections wait in the bus's queue for ``busName`` behind its owner; 0 when
+    /// none does, or the bus does not say.
+    package static func waitingCount(timeout: Duration = .seconds(2)) -> Int {
+        guard let bus = try? SessionBus(timeout: timeout) else { return 0 }
+        return max(bus.queuedOwners().count - 1, 0)
+    }
+
     /// The user id the owner's process runs as, as the bus reports it (`GetConnectionUnixUser`);
     /// nil when the bus does not say.
     package func userID(timeout: Duration = .seconds(2)) -> UInt32? {
@@ -86,6 +93,13 @@ package struct SecretServiceOwner: Sendable, Equatable {
             return true
         case .failure: return false
         }
+    }
+
+    /// How many items the owner keeps in its memory-only `session` collection (the one its
+    /// `session` alias names), which end with its process; nil when it does not say.
+    package func memoryOnlyItemCount(timeout: Duration = .seconds(2)) -> Int? {
+        guard let bus = try? SessionBus(timeout: timeout), let path = bus.aliasPath(of: uniqueName, "session"), path != "/" else { return nil }
+        return bus.property(of: uniqueName, "org.freedesktop.Secret.Collection", "Items", at: path) { bus.library.variantNChildren($0) }
     }
 
     /// Makes the session bus read its configuration and activation files again
@@ -233,8 +247,10 @@ final class SessionBus {
         property(of: unique, interface, name, at: path) { library.variantGetBoolean($0) != 0 }
     }
 
-    func defaultCollectionPath(of unique: String) -> String? {
-        guard case .success(let reply) = call(unique, "/org/freedesktop/secrets", "org.freedesktop.Secret.Service", "ReadAlias", ["default"]) else { return nil }
+    func defaultCollectionPath(of unique: String) -> String? { aliasPath(of: unique, "default") }
+
+    func aliasPath(of unique: String, _ alias: String) -> String? {
+        guard case .success(let reply) = call(unique, "/org/freedesktop/secrets", "org.freedesktop.Secret.Service", "ReadAlias", [alias]) else { return nil }
         return first(reply, string)
     }
 }
