@@ -31,10 +31,8 @@ final class SecretServiceDaemon {
     /// When the daemon last answered a call (not when a client left: every program leaving the
     /// bus says so, whether it ever called the daemon or not).
     private(set) var lastActivity = ContinuousClock.now
-    /// Whether the vault was locked when clients were last told (nil before the first look),
-    /// and when the daemon last looked (``followLockState(at:)``).
-    var toldLocked: Bool?
-    var lockLookedAt = ContinuousClock.now
+    /// What clients were last told of the vault's lock state (``followLockState(at:)``).
+    var lockAnnouncement = LockAnnouncement()
 
     /// Whether no client holds anything of the daemon's: no session open, no prompt handed out,
     /// no dialog showing (what an activated daemon waits for before it exits when idle).

@@ -2,7 +2,7 @@ import KeychainCore
 
 /// What clients are told when the vault locks or unlocks, whoever did it: a client
 /// (`Service.Lock`, an unlock prompt), `keychain lock` or `keychain unlock` in another process,
-/// a suspend or a session lock, the idle lock once a use of the vault found it. As
+/// a suspend or a session lock, the idle lock. As
 /// gnome-keyring tells it, for each collection kept in the vault: `ItemChanged` for each of its
 /// items, the service's `CollectionChanged`, then `PropertiesChanged` with the new `Locked` on
 /// each item and on the collection.
@@ -22,8 +22,7 @@ extension SecretServiceDaemon {
     /// idle timeout of its process's own (`keychain serve` has none): each look would count as
     /// a use, and that lock would never come.
     func followLockState(at now: ContinuousClock.Instant) {
-        guard now - lockLookedAt >= .seconds(1), vault?.configuration.idleTimeout == nil else { return }
-        lockLookedAt = now
+        guard vault?.configuration.idleTimeout == nil, lockAnnouncement.lookDue(at: now) else { return }
         announceLockChanges()
     }
 
@@ -32,8 +31,7 @@ extension SecretServiceDaemon {
     func announceLockChanges() {
         guard let vault else { return }
         let locked = !vault.isAvailable(.whenUnlocked)
-        defer { toldLocked = locked }
-        guard let told = toldLocked, told != locked else { return }
+        guard lockAnnouncement.changed(to: locked) else { return }
         for collection in collections.all where collection.isKeptInVault { announce(collection, locked: locked) }
     }
 
