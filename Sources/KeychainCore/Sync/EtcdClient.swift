@@ -222,11 +222,14 @@ final class EtcdClient: Sendable {
     /// revision the cluster had when it began; a cluster that sends none at a short interval
     /// (etcd's default is minutes) ends it after `idleSeconds` of a quiet watch instead. A key
     /// that keeps changing for longer than `historyDeadline` cannot be told either (nil),
-    /// rather than holding the round for as long as someone writes.
-    func history(of key: [UInt8], from startRevision: Int64, through modRevision: Int64, idleSeconds: Int = 2) throws(SyncError) -> [KeyValue]? {
+    /// rather than holding the round for as long as someone writes. Without `progress`, only
+    /// the quiet watch ends it.
+    func history(of key: [UInt8], from startRevision: Int64, through modRevision: Int64, idleSeconds: Int = 2, progress: Bool = true) throws(SyncError)
+        -> [KeyValue]?
+    {
         let seen = HistoryCollector()
         let deadline = ContinuousClock.now + Self.historyDeadline
-        try watch(prefix: key, startRevision: max(1, startRevision), idleSeconds: idleSeconds, progress: true) { event in
+        try watch(prefix: key, startRevision: max(1, startRevision), idleSeconds: idleSeconds, progress: progress) { event in
             switch event {
             case .caughtUp:
                 return false
