@@ -36,6 +36,7 @@ enum {
     CURLOPT_XFERINFODATA = 10057,
     CURLOPT_XFERINFOFUNCTION = 20219,
     CURLINFO_RESPONSE_CODE = 0x200002,
+    CURLINFO_PRETRANSFER_TIME_T = 0x600035,
 };
 
 static struct {
@@ -78,10 +79,12 @@ static void load(void) {
 
 struct sink { ccurl_body_cb cb; void *context; };
 
-// Silence on a stream, measured from the last byte received: libcurl's own low-speed check
-// averages the speed over a window of seconds, so a stream that said a little and then
-// nothing ran on for several seconds past the idle time asked for.
+// Silence on a stream, measured from the last byte received (or from the request going out,
+// the connection being bounded by its own timeout): libcurl's own low-speed check averages the
+// speed over a window of seconds, so a stream that said a little and then nothing ran on for
+// several seconds past the idle time asked for.
 struct idle {
+    CURL *handle;
     long long limit_ms;
     curl_off_t received;
     long long last_ms;
@@ -99,7 +102,10 @@ static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_of
     (void)dltotal; (void)ultotal; (void)ulnow;
     struct idle *idle = user;
     long long now = monotonic_ms();
-    if (dlnow != idle->received) {
+    // Still connecting (a libcurl that cannot say counts from the start).
+    curl_off_t connected = 0;
+    int connecting = lib.easy_getinfo(idle->handle, CURLINFO_PRETRANSFER_TIME_T, &connected) == CURLE_OK && connected == 0;
+    if (connecting || dlnow != idle->received) {
         idle->received = dlnow;
         idle->last_ms = now;
         return 0;
@@ -145,7 +151,7 @@ int ccurl_post(const struct ccurl_request *r, ccurl_body_cb on_body, void *conte
     if (r->key_file) lib.easy_setopt(h, CURLOPT_SSLKEY, r->key_file);
     if (r->connect_timeout_ms) lib.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, r->connect_timeout_ms);
     if (r->timeout_ms) lib.easy_setopt(h, CURLOPT_TIMEOUT_MS, r->timeout_ms);
-    struct idle idle = { (long long)r->idle_timeout_s * 1000, 0, monotonic_ms(), 0 };
+    struct idle idle = { h, (long long)r->idle_timeout_s * 1000, 0, monotonic_ms(), 0 };
     if (r->idle_timeout_s) {
         lib.easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
         lib.easy_setopt(h, CURLOPT_XFERINFODATA, &idle);
