@@ -169,16 +169,24 @@ final class EtcdClient: Sendable {
         case changed(revision: Int64, puts: [KeyValue])
         /// The history before `revision` was compacted away: read the current state instead.
         case compacted(revision: Int64)
+        /// Every change up to `revision`, which is at least the cluster's revision when the
+        /// watch began, has been reported: etcd's progress notification, which it sends (to a
+        /// watch that asks for them, at the cluster's own interval) only once the watch has
+        /// caught up with the present.
+        case caughtUp(revision: Int64)
     }
 
     /// Watches the keys under `prefix` from `startRevision`, calling `onEvent` for each batch
     /// of changes until it returns false, the stream has been idle for `idleSeconds`, or the
-    /// endpoint goes away (then it returns, and the caller reads and watches again).
-    func watch(prefix: [UInt8], startRevision: Int64, idleSeconds: Int, onEvent: @escaping (WatchEvent) -> Bool) throws(SyncError) {
+    /// endpoint goes away (then it returns, and the caller reads and watches again). With
+    /// `progress`, etcd's progress notifications are asked for and reported too.
+    func watch(prefix: [UInt8], startRevision: Int64, idleSeconds: Int, progress: Bool = false, onEvent: @escaping (WatchEvent) -> Bool) throws(SyncError) {
         let body = """
             {"create_request":{"key":"\(Self.base64(prefix))","range_end":"\(Self.base64(Self.rangeEnd(ofPrefix: prefix)))",\
-            "start_revision":"\(startRevision)"}}
+            "start_revision":"\(startRevision)"\(progress ? ",\"progress_notify\":true" : "")}}
             """
+        // The cluster's revision when the watch began (its creation's answer); nil before.
+        var began: Int64?
         let lines = LineSplitter { line in
             guard let result = (try? JSONDecoder().decode(EtcdJSON.WatchLine.self, from: Data(line)))?.result else { return true }
             if let compacted = EtcdRevision.parse(result.compact_revision), compacted > 0 {
@@ -186,7 +194,16 @@ final class EtcdClient: Sendable {
                 return false
             }
             if result.canceled == true { return false }
-            guard let events = result.events, !events.isEmpty else { return true }
+            if result.created == true {
+                began = try? result.header.number()
+                return true
+            }
+            guard let events = result.events, !events.isEmpty else {
+                // No events and no creation: a progress notification (this stream sends no
+                // progress request, whose answer could come before the history it covers).
+                guard progress, let began, let revision = try? result.header.number(), revision >= began else { return true }
+                return onEvent(.caughtUp(revision: revision))
+            }
             // A batch whose numbers are out of range ends the watch: the next full round reads
             // (and checks) the same changes again.
             guard let puts = try? EtcdJSON.keyValues(events.filter { $0.type == nil || $0.type == "PUT" }.compactMap(\.kv)),
@@ -200,14 +217,22 @@ final class EtcdClient: Sendable {
     /// Every value `key` was put with since `startRevision`, up to its put at `modRevision`
     /// (read from etcd's history, as a watch replays it); nil when that history was compacted
     /// away (then it cannot be told).
-    /// Reading to the present (`modRevision` beyond any put) ends after `idleSeconds` of a
-    /// quiet watch; a key that keeps changing for longer than `historyDeadline` cannot be
-    /// told either (nil), rather than holding the round for as long as someone writes.
-    func history(of key: [UInt8], from startRevision: Int64, through modRevision: Int64, idleSeconds: Int = 2) throws(SyncError) -> [KeyValue]? {
+    /// Reading to the present (`modRevision` beyond any put) ends at etcd's first progress
+    /// notification, which comes only once the watch has reported every change up to the
+    /// revision the cluster had when it began; a cluster that sends none at a short interval
+    /// (etcd's default is minutes) ends it after `idleSeconds` of a quiet watch instead. A key
+    /// that keeps changing for longer than `historyDeadline` cannot be told either (nil),
+    /// rather than holding the round for as long as someone writes. Without `progress`, only
+    /// the quiet watch ends it.
+    func history(of key: [UInt8], from startRevision: Int64, through modRevision: Int64, idleSeconds: Int = 2, progress: Bool = true) throws(SyncError)
+        -> [KeyValue]?
+    {
         let seen = HistoryCollector()
         let deadline = ContinuousClock.now + Self.historyDeadline
-        try watch(prefix: key, startRevision: max(1, startRevision), idleSeconds: idleSeconds) { event in
+        try watch(prefix: key, startRevision: max(1, startRevision), idleSeconds: idleSeconds, progress: progress) { event in
             switch event {
+            case .caughtUp:
+                return false
             case .changed(_, let puts):
                 let mine = puts.filter { $0.key == key }
                 seen.puts += mine

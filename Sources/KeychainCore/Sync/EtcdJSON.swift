@@ -56,6 +56,7 @@ enum EtcdJSON {
                 var kv: KeyValue?
             }
             var header: Header
+            var created: Bool?
             var canceled: Bool?
             var compact_revision: String?
             var events: [Event]?

@@ -63,6 +63,7 @@ extension SyncEngine {
                         switch event {
                         case .changed(let revision, let puts): inbox.post(puts: puts, revision: revision)
                         case .compacted: inbox.post(fullRound: true)
+                        case .caughtUp: break
                         }
                         return !shouldStop()
                     }
