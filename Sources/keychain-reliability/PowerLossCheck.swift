@@ -168,7 +168,9 @@ enum PowerLossCheck {
         for (index, watched) in files.enumerated() { acceptable[index] += operation.intermediates[watched] ?? [] }
         if operation.upgrades {
             for (index, reading) in before.enumerated() {
-                if case .vault(_, let passphrase, let items, let keys) = reading { acceptable[index].append(.vault(format: 3, passphrase: passphrase, items: items, keys: keys)) }
+                if case .vault(_, let passphrase, let items, let keys) = reading {
+                    acceptable[index].append(.vault(format: VaultReading.currentFormat, passphrase: passphrase, items: items, keys: keys))
+                }
             }
         }
         let check: (CrashState, Bool) -> String? = { state, final in

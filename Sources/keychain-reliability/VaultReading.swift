@@ -15,8 +15,10 @@ enum VaultReading: Equatable, CustomStringConvertible {
     /// An archive `keychain export` wrote, opened, with every item it holds.
     case archive(items: [String])
 
+    /// The format a vault is made in, and upgraded to, by the command under test.
+    static let currentFormat = 4
     /// A new vault with a key file and nothing in it yet (created by a first write, which then adds).
-    static let emptyVault = VaultReading.vault(format: 3, passphrase: nil, items: [])
+    static let emptyVault = VaultReading.vault(format: currentFormat, passphrase: nil, items: [])
 
     var description: String {
         switch self {
