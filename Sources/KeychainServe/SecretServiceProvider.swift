@@ -32,7 +32,8 @@ package enum SecretServiceProvider {
     /// - Returns: why it stopped serving (the name was taken over, or it was idle).
     /// - Throws: ``ServeError/nameTaken(_:replaceRefused:)`` when another provider owns the name;
     ///   ``ServeError/unavailable(_:)`` with no session bus, no libsystemd, or a failed connection.
-    package static func serve(vault: Vault, replace: Bool, queue: Bool = false, idleExit: Duration? = nil, ready: (_ queued: Bool) -> Void = { _ in }) throws(ServeError) -> String {
+    package static func serve(vault: Vault, replace: Bool, queue: Bool = false, idleExit: Duration? = nil, ready: (_ queued: Bool) -> Void = { _ in }) throws(ServeError) -> String
+    {
         let bus = try BusConnection()
         let daemon = SecretServiceDaemon(serving: vault, on: bus)
         try bus.serve(under: ObjectPath.root) { message in daemon.handle(message) }
