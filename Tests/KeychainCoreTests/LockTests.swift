@@ -82,6 +82,29 @@ struct LockTests {
         #expect(try get("wu", "whenUnlocked").status == 3)
     }
 
+    @Test(
+        "a process with no idle lock of its own that unlocked for the user (keychain serve) keeps that unlock alive by its uses, and locks when it times out",
+        .enabled(if: KernelKeyring().probe().isSuccess, "the kernel keyring (keyctl) is refused here"))
+    func unlockForTheUserEndsInTheProcessThatMadeIt() throws {
+        var configuration = directory.vaultConfiguration(kernelKeyring: true)
+        configuration.idleTimeout = nil
+        configuration.userUnlockTimeout = .seconds(3)
+        let vault = try Vault(configuration)
+        defer { vault.forgetCachedKeys() }
+        try vault.changePassphrase(from: nil, to: secret("pw"))
+        try vault.add(item("wu", .whenUnlocked))
+        try vault.unlock(forUser: secret("pw"))
+        // Used for longer than the timeout: each use is the user's, and pushes it back.
+        for _ in 0..<10 {
+            #expect(try read(vault, "wu") == "v-wu")
+            Thread.sleep(forTimeInterval: 0.5)
+        }
+        #expect(vault.isAvailable(.whenUnlocked))
+        Thread.sleep(forTimeInterval: 5)
+        #expect(!vault.isAvailable(.whenUnlocked), "the user's unlock timed out: the process that made it locked too")
+        #expect(throws: StoreError.locked) { try read(vault, "wu") }
+    }
+
     @Test("ThisDeviceOnly items do not open on another machine; the others do")
     func thisDeviceOnlyBoundToMachine() throws {
         do {

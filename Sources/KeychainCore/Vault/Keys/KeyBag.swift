@@ -87,6 +87,18 @@ struct KeyBag {
         return true
     }
 
+    /// Whether the user's unlocked state this process published, holding the master key, is due
+    /// to be checked at `now` (at most once a second); the check is then counted as made.
+    mutating func publishedUnlockCheckDue(at now: ContinuousClock.Instant) -> Bool {
+        guard holdsPublishedUnlock, now - userUnlockConfirmed >= .seconds(1) else { return false }
+        userUnlockConfirmed = now
+        return true
+    }
+
+    /// Whether this process unlocked for the user (``publishesUserUnlock``) and still holds the
+    /// master key it unlocked with.
+    var holdsPublishedUnlock: Bool { publishesUserUnlock && keys.master != nil }
+
     /// Records that the whenUnlocked keys now held came through the user's unlocked state,
     /// published with `timeout`.
     mutating func holdThroughUserUnlock(timeout: UInt32, at now: ContinuousClock.Instant) {

@@ -32,7 +32,17 @@ extension VaultState {
     /// timeout ended it, they are dropped here too; while it lasts, each use (at most once a
     /// second) pushes its idle timeout back.
     func followUserUnlock() {
-        guard keyBag.userUnlockCheckDue(at: ContinuousClock.now) else { return }
+        let now = ContinuousClock.now
+        if followsPublishedUnlock, keyBag.publishedUnlockCheckDue(at: now) {
+            if kernelKeyring.load(unlockedDescription) == nil {
+                lockKeys()
+                keyBag.userUnlockEnded()
+            } else {
+                kernelKeyring.refresh(unlockedDescription, timeout: userUnlockSeconds)
+            }
+            return
+        }
+        guard keyBag.userUnlockCheckDue(at: now) else { return }
         if kernelKeyring.load(unlockedDescription) == nil {
             keyBag.userUnlockEnded()
         } else {
@@ -43,8 +53,23 @@ extension VaultState {
     /// Drops the keys held through the user's unlocked state once it ended (a lock, its idle
     /// timeout), without pushing its timeout back: a look at the lock state is not a use.
     func noticeUserUnlockEnded() {
+        if followsPublishedUnlock, keyBag.holdsPublishedUnlock {
+            guard kernelKeyring.load(unlockedDescription) == nil else { return }
+            lockKeys()
+            keyBag.userUnlockEnded()
+            return
+        }
         guard keyBag.heldThroughUserUnlock, keyBag.keys.master == nil, kernelKeyring.load(unlockedDescription) == nil else { return }
         keyBag.userUnlockEnded()
+    }
+
+    /// Whether this process, having unlocked for the user with the passphrase, follows the
+    /// user's unlocked state as a process that took it does: it has no idle lock of its own
+    /// (`keychain serve`), so its uses are what keep the user's unlock alive, and its end (the
+    /// idle lock) locks it too. Not where publishing failed: the unlock is then this process's.
+    var followsPublishedUnlock: Bool {
+        guard usesUserUnlock, configuration.idleTimeout == nil, case .available? = kernelKeyringState else { return false }
+        return true
     }
 
     /// The user's lock stamp: random bytes replaced by every lock of the vault (`keychain lock`,
