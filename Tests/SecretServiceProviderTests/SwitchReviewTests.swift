@@ -98,19 +98,7 @@ struct SwitchReviewTests {
             item.SetSecret(dbus.Struct(secret, signature='oayays'), dbus_interface='org.freedesktop.Secret.Item')
             open(sys.argv[1] + '/changed', 'w').close()
             """
-        try program.write(toFile: home + "/change.py", atomically: true, encoding: .utf8)
-        let match = "type='method_call',interface='org.freedesktop.Secret.Item',member='GetSecret',path='/org/freedesktop/secrets/collection/login/1'"
-        let script = """
-            /usr/bin/dbus-monitor --session "\(match)" > \(home)/monitor 2>&1 & monitor=$!
-            /usr/bin/python3 \(home)/change.py \(home) 2> \(home)/change.err
-            kill $monitor; wait $monitor
-            """
-        let (setpriv, wrapped) = OrdinaryUser.wrap("/bin/sh", ["-c", script])
-        let changer = try Subprocess.start(setpriv, wrapped, environment: setup.session.environment)
-        for _ in 0..<1000
-        where !FileManager.default.fileExists(atPath: home + "/ready") || !((try? String(contentsOfFile: home + "/monitor", encoding: .utf8)) ?? "").contains("NameAcquired") {
-            usleep(10_000)
-        }
+        let changer = try Self.startWatchedProgram(program, named: "change", when: "GetSecret", in: home, setup.session)
 
         let switched = try setup.keychain(["migrate", "--foreign", "--from", "secret-service", "--to", "vault", "--switch"] + (keepSource ? ["--keep-source"] : []))
         _ = Subprocess.wait(for: changer)
@@ -137,6 +125,26 @@ struct SwitchReviewTests {
 
     /// Stores an item into the memory-only `session` collection of whatever serves the user's
     /// bus (dbus-python: secret-tool stores only into the default one); its path, or the error.
+    /// Starts `program` (Python, as the ordinary user) beside a `dbus-monitor` of the calls of
+    /// `member` on the first login item, and waits until both are ready: the program acts the
+    /// moment the monitor shows the switch making that call.
+    static func startWatchedProgram(_ program: String, named name: String, when member: String, in home: String, _ session: OrdinaryUserSession) throws -> pid_t {
+        try program.write(toFile: home + "/\(name).py", atomically: true, encoding: .utf8)
+        let match = "type='method_call',interface='org.freedesktop.Secret.Item',member='\(member)',path='/org/freedesktop/secrets/collection/login/1'"
+        let script = """
+            /usr/bin/dbus-monitor --session "\(match)" > \(home)/monitor 2>&1 & monitor=$!
+            /usr/bin/python3 \(home)/\(name).py \(home) 2> \(home)/\(name).err
+            kill $monitor; wait $monitor
+            """
+        let (setpriv, wrapped) = OrdinaryUser.wrap("/bin/sh", ["-c", script])
+        let changer = try Subprocess.start(setpriv, wrapped, environment: session.environment)
+        for _ in 0..<1000
+        where !FileManager.default.fileExists(atPath: home + "/ready") || !((try? String(contentsOfFile: home + "/monitor", encoding: .utf8)) ?? "").contains("NameAcquired") {
+            usleep(10_000)
+        }
+        return changer
+    }
+
     static func storeInSession(_ session: OrdinaryUserSession, attributes: [String: String], secret: String) throws -> CommandResult {
         let program = """
             import sys, dbus
@@ -374,19 +382,7 @@ struct SwitchReviewTests {
             collection.CreateItem(properties, secret, True, dbus_interface='org.freedesktop.Secret.Collection')
             open(sys.argv[1] + '/changed', 'w').close()
             """
-        try program.write(toFile: home + "/again.py", atomically: true, encoding: .utf8)
-        let match = "type='method_call',interface='org.freedesktop.Secret.Item',member='Delete',path='/org/freedesktop/secrets/collection/login/1'"
-        let script = """
-            /usr/bin/dbus-monitor --session "\(match)" > \(home)/monitor 2>&1 & monitor=$!
-            /usr/bin/python3 \(home)/again.py \(home) 2> \(home)/again.err
-            kill $monitor; wait $monitor
-            """
-        let (setpriv, wrapped) = OrdinaryUser.wrap("/bin/sh", ["-c", script])
-        let changer = try Subprocess.start(setpriv, wrapped, environment: setup.session.environment)
-        for _ in 0..<1000
-        where !FileManager.default.fileExists(atPath: home + "/ready") || !((try? String(contentsOfFile: home + "/monitor", encoding: .utf8)) ?? "").contains("NameAcquired") {
-            usleep(10_000)
-        }
+        let changer = try Self.startWatchedProgram(program, named: "again", when: "Delete", in: home, setup.session)
 
         let switched = try setup.keychain(["migrate", "--foreign", "--from", "secret-service", "--to", "vault", "--switch"])
         _ = Subprocess.wait(for: changer)
