@@ -79,9 +79,6 @@ enum ProviderHandover {
     private static func empty(
         _ old: SecretServiceOwner, into vault: Vault, _ context: Context, rule: ItemTransfer.ConflictRule, serving: pid_t?, stopping: inout Bool
     ) throws(CommandFailure) -> ExitCode {
-        // libsecret calls the name this variable gives, read when it first connects (below):
-        // the old provider itself, by its unique name, whoever owns the well-known one.
-        setenv("SECRET_SERVICE_BUS_NAME", old.uniqueName, 1)
         let watch: ProviderActivityWatch
         do {
             watch = try ProviderActivityWatch(of: old.uniqueName)
@@ -96,7 +93,9 @@ enum ProviderHandover {
             var arrived = Set<String>()
             let moved: ExitCode
             do {
-                moved = try ProviderSwitch.move(context, from: .secretService, to: .vault, rule: rule, watch: watch, storedSinceListing: &arrived)
+                // The old provider itself, by its unique name, whoever owns the well-known one.
+                moved = try ProviderSwitch.move(
+                    context, from: .secretService, to: .vault, rule: rule, provider: old.uniqueName, watch: watch, storedSinceListing: &arrived)
             } catch  where passes > 1 {
                 // Its "nothing was moved" speaks of this move alone.
                 throw CommandFailure(
@@ -117,8 +116,6 @@ enum ProviderHandover {
             context.terminal.writeError("keychain: \(arrived.count) item(s) arrived in \(describe(old)) during the move: moving again\n")
             passes += 1
         }
-        // libsecret is connected to it: from here the questions about the name are the bus's own.
-        unsetenv("SECRET_SERVICE_BUS_NAME")
         if let memoryOnly = old.memoryOnlyItemCount(), memoryOnly > 0 {
             throw CommandFailure(
                 "every item of \(describe(old))'s persistent collections moved, but it holds \(memoryOnly) item(s) in its memory-only session collection, which would end with it: it still serves; run this again once the programs that stored them are done with them",

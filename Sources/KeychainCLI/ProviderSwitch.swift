@@ -22,9 +22,11 @@ enum ProviderSwitch {
     /// `storedSinceListing` gets the object paths of every item the provider said it stored
     /// from its listing on; none of them is deleted from it, since the vault holds the version
     /// listed, not the one stored after (gnome-keyring signals a store over an item's
-    /// attributes as the creation of the item at its path).
+    /// attributes as the creation of the item at its path). `provider` is the bus name the
+    /// provider is called at (a switch gives the old provider's unique name); nil, the name
+    /// libsecret calls by default.
     static func move(
-        _ context: Context, from: StoreKind, to: StoreKind, rule: ItemTransfer.ConflictRule, watch: ProviderActivityWatch? = nil,
+        _ context: Context, from: StoreKind, to: StoreKind, rule: ItemTransfer.ConflictRule, provider busName: String? = nil, watch: ProviderActivityWatch? = nil,
         storedSinceListing: inout Set<String>
     ) throws(CommandFailure) -> ExitCode {
         let timeout: Duration
@@ -36,17 +38,17 @@ enum ProviderSwitch {
         let vault = try context.vault()
         // Asked before the provider is called, and again after its listing (which may have
         // started one by D-Bus activation: keychain serve of this vault, once installed).
-        let owner = try refuseServingThisVault(vault, timeout: timeout)
+        let owner = try refuseServingThisVault(vault, addressing: busName, timeout: timeout)
         let provider: SecretServiceProviderContents
         do {
-            provider = try SecretServiceProviderContents(timeout: timeout, program: owner?.program ?? .unknown)
+            provider = try SecretServiceProviderContents(timeout: timeout, program: owner?.program ?? .unknown, busName: busName)
         } catch {
             throw CommandFailure(error)
         }
         // A switch lists again after this move: libsecret must not answer from this one's proxies.
         defer { provider.disconnect() }
         try context.ensureAvailable(.whenUnlocked)
-        if context.arguments.has("unlock") { try unlockProvider(context, timeout: timeout) }
+        if context.arguments.has("unlock") { try unlockProvider(context, addressing: busName, timeout: timeout) }
         return from == .secretService
             ? try intoVault(context, provider, vault, rule, watch: watch, storedSinceListing: &storedSinceListing) : try outOfVault(context, provider, vault, rule)
     }
@@ -60,7 +62,7 @@ enum ProviderSwitch {
         // What the provider stored before this listing, the listing reads.
         _ = watch?.takeStored()
         let collections = try context.store { () throws(StoreError) in try provider.collections(readingSecrets: true) }
-        try refuseServingThisVault(vault, timeout: provider.timeout)
+        try refuseServingThisVault(vault, addressing: provider.busName, timeout: provider.timeout)
         let persistent = collections.filter { !$0.isMemoryOnly }
         let locked = persistent.filter(\.isLocked)
         if !locked.isEmpty && !context.arguments.has("skip-locked") {
@@ -175,7 +177,7 @@ enum ProviderSwitch {
         let served = try context.store { () throws(StoreError) in try ServedItems.read(from: vault) }.filter { !$0.entries.isEmpty }
         // Secrets too: an item the provider holds as the vault does was moved by an earlier run.
         let listing = try context.store { () throws(StoreError) in try provider.collections(readingSecrets: true) }
-        try refuseServingThisVault(vault, timeout: provider.timeout)
+        try refuseServingThisVault(vault, addressing: provider.busName, timeout: provider.timeout)
         let persistent = listing.filter { !$0.isMemoryOnly }
         // Where each vault collection goes: an existing collection, or one to create (nil).
         var targets: [(collection: ServedItems.Collection, path: String?)] = []
@@ -331,8 +333,8 @@ enum ProviderSwitch {
     /// interface, as a server has no desktop for its prompt (one password read serves every
     /// collection it opens); KWallet's through the Secret Service's `Unlock`, which kwalletd
     /// answers itself. KeePassXC opens its databases only in its own window or interface.
-    private static func unlockProvider(_ context: Context, timeout: Duration) throws(CommandFailure) {
-        guard let owner = try self.context({ () throws(StoreError) in try SecretServiceOwner.current(timeout: timeout) }) else {
+    private static func unlockProvider(_ context: Context, addressing busName: String?, timeout: Duration) throws(CommandFailure) {
+        guard let owner = try self.context({ () throws(StoreError) in try SecretServiceOwner.current(addressing: busName, timeout: timeout) }) else {
             throw CommandFailure("nothing owns org.freedesktop.secrets on this bus: start the provider first (--unlock opens its collections)", code: .failure)
         }
         let locked = try self.context { () throws(StoreError) in try ProviderCollectionUnlock.lockedCollections(of: owner, timeout: timeout) }
@@ -393,10 +395,11 @@ enum ProviderSwitch {
     /// and the vault that owner says it serves (``SecretServiceOwner``), which any user may ask
     /// of a daemon of their own; only for a daemon that does not say (an older `keychain
     /// serve`), by its open files where they can be read.
+    /// The provider is the one at `busName` (nil: the name libsecret calls by default).
     /// Returns the owner, or nil when nothing owns the name.
     @discardableResult
-    static func refuseServingThisVault(_ vault: Vault, timeout: Duration) throws(CommandFailure) -> SecretServiceOwner? {
-        guard let owner = try context({ () throws(StoreError) in try SecretServiceOwner.current(timeout: timeout) }) else { return nil }
+    static func refuseServingThisVault(_ vault: Vault, addressing busName: String? = nil, timeout: Duration) throws(CommandFailure) -> SecretServiceOwner? {
+        guard let owner = try context({ () throws(StoreError) in try SecretServiceOwner.current(addressing: busName, timeout: timeout) }) else { return nil }
         let process = owner.processID.map { "process \($0)" } ?? "bus name \(owner.uniqueName)"
         // A provider of another user on this bus would be given every secret moved back, or
         // would fill the vault with items of its choosing.

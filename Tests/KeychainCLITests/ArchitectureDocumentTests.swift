@@ -128,6 +128,18 @@ struct ArchitectureDocumentTests {
         #expect(strays.isEmpty, "C library calls outside System/ that ARCHITECTURE.md does not list: \(strays)")
     }
 
+    @Test("the process environment has one writer, which names libsecret's provider only while it connects: no other code changes what every thread reads")
+    func oneWriterOfTheEnvironment() {
+        let write = /(?:^|[^.\w])(?:setenv|unsetenv|putenv|clearenv)\(/
+        var writers: [String] = []
+        for (path, text) in Self.sources where path.hasPrefix("Sources/") && !path.hasPrefix("Sources/keychain-") {
+            for line in text.split(separator: "\n") where line.contains(write) && !line.drop(while: { $0 == " " }).hasPrefix("//") {
+                writers.append("\(path): \(line.drop(while: { $0 == " " }))")
+            }
+        }
+        #expect(writers.allSatisfy { $0.hasPrefix("Sources/KeychainCore/SecretService/LibSecretBusName.swift:") }, "\(writers)")
+    }
+
     @Test("every lock the library, the daemon and the command declare is in its lock order, by its name or its owner's")
     func everyLockIsListed() throws {
         let document = try Self.document()

@@ -116,8 +116,8 @@ struct SwitchTakesTests {
         #expect(late.status == 0, "\(late.stderr)")
         let rerun = try setup.keychain(["migrate", "--foreign", "--from", "secret-service", "--to", "vault", "--switch"])
         #expect(rerun.status == 0, "\(rerun.stderr)")
-        #expect(try setup.lookup(["service", "late"]) == "late-pw")
-        #expect(try setup.lookup(["service", "api.example.com"]) == "s3cret")
+        #expect(try setup.lookup(["service", "late"]) == "late-pw", "\(rerun.stderr)")
+        #expect(try setup.lookup(["service", "api.example.com"]) == "s3cret", "\(rerun.stderr)")
     }
 
     @Test(

@@ -37,6 +37,10 @@ struct LibSecret: @unchecked Sendable {
 
     // libsecret
     let serviceGetSync: @convention(c) (Int32, Pointer?, ErrorOut?) -> Pointer?
+    /// `secret_service_open_sync`: a connection of the caller's own (where
+    /// `secret_service_get_sync` shares one), to the name ``LibSecretBusName`` sets.
+    let serviceOpenSync: @convention(c) (UInt, UnsafePointer<CChar>?, Int32, Pointer?, ErrorOut?) -> Pointer?
+    let serviceGetType: @convention(c) () -> UInt
     let serviceDisconnect: @convention(c) () -> Void
     let collectionForAliasSync: @convention(c) (Pointer?, UnsafePointer<CChar>?, Int32, Pointer?, ErrorOut?) -> Pointer?
     let collectionGetLocked: @convention(c) (Pointer?) -> Int32
@@ -141,6 +145,10 @@ struct LibSecret: @unchecked Sendable {
             strEqual: raw("g_str_equal") ?? Pointer(bitPattern: 1)!,
             gFreePointer: raw("g_free") ?? Pointer(bitPattern: 1)!,
             serviceGetSync: symbol("secret_service_get_sync", as: (@convention(c) (Int32, Pointer?, ErrorOut?) -> Pointer?).self) ?? { _, _, _ in nil },
+            serviceOpenSync: symbol("secret_service_open_sync", as: (@convention(c) (UInt, UnsafePointer<CChar>?, Int32, Pointer?, ErrorOut?) -> Pointer?).self) ?? {
+                _, _, _, _, _ in nil
+            },
+            serviceGetType: symbol("secret_service_get_type", as: (@convention(c) () -> UInt).self) ?? { 0 },
             serviceDisconnect: symbol("secret_service_disconnect", as: (@convention(c) () -> Void).self) ?? {},
             collectionForAliasSync: symbol("secret_collection_for_alias_sync", as: (@convention(c) (Pointer?, UnsafePointer<CChar>?, Int32, Pointer?, ErrorOut?) -> Pointer?).self)
                 ?? { _, _, _, _, _ in nil },

@@ -30,19 +30,22 @@ package struct SecretServiceOwner: Sendable, Equatable {
     /// Which program it is, by the names it owns beside the Secret Service's.
     package let program: SecretServiceProgram
 
-    /// The name's owner now, or nil when nothing owns it (nothing is started to find out).
-    /// Where `SECRET_SERVICE_BUS_NAME` names another bus name, as libsecret honours it (a
-    /// switch sets it to the old provider's unique name), that name's owner.
-    /// - Parameter timeout: the longest each call to the bus or the owner may take.
+    /// The owner of `name` now, or nil when nothing owns it (nothing is started to find out).
+    /// - Parameters:
+    ///   - name: the bus name asked about: by default the one libsecret calls
+    ///     (``addressedName``); a switch gives the old provider's unique name.
+    ///   - timeout: the longest each call to the bus or the owner may take.
     /// - Throws: ``StoreError/unavailable(_:)`` without libsecret (whose GLib asks the bus) or
     ///   without a session bus to ask.
-    package static func current(timeout: Duration = .seconds(2)) throws(StoreError) -> SecretServiceOwner? {
+    package static func current(addressing name: String? = nil, timeout: Duration = .seconds(2)) throws(StoreError) -> SecretServiceOwner? {
         let bus = try SessionBus(timeout: timeout)
-        guard let unique = try bus.nameOwner(of: addressedName) else { return nil }
+        guard let unique = try bus.nameOwner(of: name ?? addressedName) else { return nil }
         return describe(unique, on: bus)
     }
 
-    /// The name libsecret calls: `SECRET_SERVICE_BUS_NAME` where set, else ``busName``.
+    /// The name libsecret calls by default: `SECRET_SERVICE_BUS_NAME` where the user's
+    /// environment sets it, else ``busName``. A name of the program's own choosing is passed as
+    /// a value (``SecretServiceProviderContents/busName``), never left in the environment.
     package static var addressedName: String {
         guard let named = ProcessEnvironment.current["SECRET_SERVICE_BUS_NAME"], !named.isEmpty else { return busName }
         return named

@@ -51,6 +51,11 @@ package final class SecretServiceProviderContents: @unchecked Sendable {
     /// Which program the provider is: what of each item's shown attributes is read as stored
     /// in it (``SecretServiceProgram/storedAttributes(_:)``).
     package let program: SecretServiceProgram
+    /// The bus name the provider is called at: a unique name (`:1.42`) reaches that one
+    /// connection whoever owns `org.freedesktop.secrets` (a switch empties the old provider
+    /// while `keychain serve` may already own the name); nil, the name libsecret calls by
+    /// default (``SecretServiceOwner/addressedName``).
+    package let busName: String?
     private var service: LibSecret.Pointer?
     /// The collections' proxies by path, listed or created, released with this object.
     private var proxies: [String: LibSecret.Pointer] = [:]
@@ -60,11 +65,13 @@ package final class SecretServiceProviderContents: @unchecked Sendable {
     ///   - timeout: the longest one call to the provider may take (clamped to
     ///     ``SecretServiceStore/Configuration/timeoutRange``).
     ///   - program: which program the provider is (``SecretServiceOwner/program``).
+    ///   - busName: the bus name to call it at (``busName``); nil for libsecret's default.
     /// - Throws: ``StoreError/unavailable(_:)`` when libsecret is not installed.
-    package init(timeout: Duration = .seconds(5), program: SecretServiceProgram = .unknown) throws(StoreError) {
+    package init(timeout: Duration = .seconds(5), program: SecretServiceProgram = .unknown, busName: String? = nil) throws(StoreError) {
         library = try LibSecret.shared.get()
         self.timeout = SecretServiceStore.Configuration(timeout: timeout).timeout
         self.program = program
+        self.busName = busName
     }
 
     deinit {
@@ -84,11 +91,14 @@ package final class SecretServiceProviderContents: @unchecked Sendable {
 
     private func connected() throws(StoreError) -> LibSecret.Pointer {
         if let service { return service }
-        let library = self.library
+        let library = self.library, busName = self.busName
         let connected: LibSecret.Pointer?
         do {
             connected = try call().object("connect to the Secret Service", .read, proxies: []) { cancellable, error in
-                library.serviceGetSync(LibSecret.serviceOpenSession, cancellable, error)
+                // Given a name, a connection of this object's own to it; libsecret's shared
+                // one calls the name libsecret calls by default.
+                guard let busName else { return library.serviceGetSync(LibSecret.serviceOpenSession, cancellable, error) }
+                return LibSecretBusName.openService(library, at: busName, cancellable: cancellable, error: error)
             }
         } catch {
             throw SecretServiceCall.classifyConnection(error)
