@@ -247,11 +247,7 @@ enum ProviderHandover {
     /// The systemd user unit (`gnome-keyring-daemon.service`) process `pid` runs in, from its
     /// control group; nil outside one (started by hand, or by the bus without systemd).
     static func userUnit(of pid: pid_t) -> String? {
-        guard let fd = try? SystemCall.open("/proc/\(pid)/cgroup", O_RDONLY | O_CLOEXEC) else { return nil }
-        defer { SystemCall.close(fd) }
-        var bytes = [UInt8](repeating: 0, count: 4096)
-        guard let count = try? bytes.withUnsafeMutableBytes({ buffer throws(Errno) in try SystemCall.read(fd, into: buffer) }) else { return nil }
-        let text = String(decoding: bytes.prefix(count), as: UTF8.self)
+        guard let text = try? FileSystem.readText("/proc/\(pid)/cgroup") else { return nil }
         // cgroup v2: "0::/user.slice/user-1000.slice/user@1000.service/app.slice/gnome-keyring-daemon.service"
         guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("0::") }), line.contains("/user@") else { return nil }
         let unit = line.split(separator: "/").last.map(String.init) ?? ""

@@ -416,15 +416,11 @@ enum ProviderSwitch {
 
     /// Whether process `pid` has the vault's file open, where its open files can be read.
     private static func opensFile(of vault: Vault, _ pid: Int32) -> Bool {
-        var own = stat()
-        guard pid > 0, stat(vault.location.path, &own) == 0, let directory = opendir("/proc/\(pid)/fd") else { return false }
-        defer { closedir(directory) }
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            var open = stat()
-            if name.first != ".", stat("/proc/\(pid)/fd/\(name)", &open) == 0, open.st_dev == own.st_dev, open.st_ino == own.st_ino { return true }
+        guard pid > 0, let own = try? SystemCall.stat(vault.location.path), let names = try? FileSystem.entryNames(in: "/proc/\(pid)/fd") else { return false }
+        return names.contains { name in
+            guard let open = try? SystemCall.stat("/proc/\(pid)/fd/\(name)") else { return false }
+            return open.st_dev == own.st_dev && open.st_ino == own.st_ino
         }
-        return false
     }
 
     private static func context<R>(_ body: () throws(StoreError) -> R) throws(CommandFailure) -> R {

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import KeychainCore
 
 #if canImport(Glibc)
     import Glibc
@@ -61,23 +62,14 @@ struct ServeInstallation {
     /// creating their directories (0700).
     func write() throws(CommandFailure) {
         for (path, text) in [(activationFile, activation), (unitFile, unit)] {
-            try Self.makeDirectories(of: path)
-            let temporary = path + ".new"
-            let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
-            guard fd >= 0 else { throw failure(temporary) }
-            let bytes = Array(text.utf8)
-            let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            let synced = fsync(fd) == 0
-            close(fd)
-            guard written == bytes.count, synced, rename(temporary, path) == 0 else {
-                let error = failure(path)
-                unlink(temporary)
-                throw error
+            do throws(Errno) {
+                try FileSystem.createDirectory(FileSystem.parent(of: path))
+                try FileSystem.replaceFile(path, mode: 0o644) { fd throws(Errno) in try SystemCall.writeAll(fd, text, path: path) }
+            } catch {
+                throw Self.failure(path, error)
             }
         }
     }
-
-    private func failure(_ path: String) -> CommandFailure { Self.failure(path) }
 
     /// Whether `path` lies where it will not stay: a build folder (`.build`, which `swift
     /// package clean` empties and a moved clone takes along) or a temporary directory.
@@ -100,50 +92,37 @@ struct ServeInstallation {
             throw CommandFailure("neither XDG_DATA_HOME nor HOME is set to an absolute path: nowhere to copy \(executable) to", code: .usage)
         }
         let destination = data + "/keychain/serve/keychain"
-        try makeDirectories(of: destination)
-        let source = open(executable, O_RDONLY | O_CLOEXEC)
-        guard source >= 0 else { throw CommandFailure("could not read \(executable): \(String(cString: strerror(errno)))", code: .failure) }
-        defer { close(source) }
-        let temporary = destination + ".new"
-        let target = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o755)
-        guard target >= 0 else { throw failure(temporary) }
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        var copied = true
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
-            if count == 0 { break }
-            guard count > 0, buffer.withUnsafeBytes({ Glibc.write(target, $0.baseAddress, count) }) == count else {
-                copied = false
-                break
-            }
+        let source: Int32
+        do {
+            source = try SystemCall.open(executable, O_RDONLY)
+        } catch {
+            throw CommandFailure("could not read \(executable): \(error.reason)", code: .failure)
         }
-        let synced = copied && fchmod(target, 0o755) == 0 && fsync(target) == 0
-        close(target)
-        guard synced, rename(temporary, destination) == 0 else {
-            let error = failure(destination)
-            unlink(temporary)
-            throw error
+        defer { SystemCall.close(source) }
+        do throws(Errno) {
+            try FileSystem.createDirectory(FileSystem.parent(of: destination))
+            try FileSystem.replaceFile(destination, mode: 0o755) { target throws(Errno) in
+                var buffer = [UInt8](repeating: 0, count: 1 << 16)
+                while true {
+                    let count = try buffer.withUnsafeMutableBytes { bytes in Result { () throws(Errno) in try SystemCall.read(source, into: bytes, path: executable) } }.get()
+                    if count == 0 { break }
+                    try buffer.withUnsafeBytes { bytes in
+                        Result { () throws(Errno) in try SystemCall.writeAll(target, UnsafeRawBufferPointer(rebasing: bytes[..<count]), path: destination) }
+                    }.get()
+                }
+            }
+        } catch {
+            throw failure(destination, error)
         }
         return destination
     }
 
-    private static func makeDirectories(of path: String) throws(CommandFailure) {
-        var directory = ""
-        for part in path.split(separator: "/").dropLast() {
-            directory += "/" + part
-            if mkdir(directory, 0o700) != 0 && errno != EEXIST { throw failure(directory) }
-        }
-    }
-
-    private static func failure(_ path: String) -> CommandFailure {
-        CommandFailure("could not write \(path): \(String(cString: strerror(errno)))", code: .failure)
+    private static func failure(_ path: String, _ error: Errno) -> CommandFailure {
+        CommandFailure("could not write \(path): \(error.description)", code: .failure)
     }
 
     /// The running `keychain`'s own path, as the files must name it.
     static var executable: String {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard count > 0 else { return CommandLine.arguments[0] }
-        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        FileSystem.ownExecutable ?? CommandLine.arguments[0]
     }
 }

@@ -70,7 +70,7 @@ enum ServeSwitch {
                 return
                     "the session bus read the files again; keychain serve (process \(pid)) took org.freedesktop.secrets from keychain serve of another vault (\(served.path), \(process)), which stopped: the next call reaches this vault (the other vault's items stay in it)"
             case .waiting(let pid):
-                kill(pid, SIGTERM)
+                try? SystemCall.kill(pid, SIGTERM)
                 return "keychain serve of another vault (\(served.path), \(process)) kept org.freedesktop.secrets: stop it, and the next call starts keychain serve"
             case .failed(let why):
                 return

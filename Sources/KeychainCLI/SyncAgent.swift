@@ -144,9 +144,6 @@ enum SyncAgent {
 
     /// This program's own executable, so the agent is the same version as the command.
     static func selfExecutable() -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard length > 0 else { return nil }
-        return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        FileSystem.ownExecutable
     }
 }

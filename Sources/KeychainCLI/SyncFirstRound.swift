@@ -68,8 +68,6 @@ enum SyncFirstRound {
 
     /// A file of /proc, whole (nil when it cannot be read, or holds more than a MiB).
     private static func read(_ path: String) -> String? {
-        guard let fd = try? SystemCall.open(path, O_RDONLY) else { return nil }
-        defer { SystemCall.close(fd) }
-        return (try? FileSystem.readAll(fd: fd, limit: 1 << 20, path: path))?.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+        try? FileSystem.readText(path, limit: 1 << 20)
     }
 }

@@ -85,25 +85,11 @@ struct SystemdUserUnit {
     /// manager and enables and starts the service. Why it failed, or nil.
     func install() -> String? {
         let path = directory + "/" + name
-        for index in directory.indices where directory[index] == "/" && index != directory.startIndex {
-            try? SystemCall.mkdir(String(directory[..<index]), mode: 0o700)
-        }
-        try? SystemCall.mkdir(directory, mode: 0o700)
-        let temporary = path + ".tmp"
-        let fd: Int32
-        do { fd = try SystemCall.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: 0o644) } catch {
-            return "cannot write \(temporary): \(error.reason)"
-        }
         do {
-            do {
-                defer { SystemCall.close(fd) }
-                try SystemCall.writeAll(fd, contents, path: temporary)
-                try SystemCall.fsync(fd, path: temporary)
-            }
-            try SystemCall.rename(temporary, path)
+            try FileSystem.createDirectory(directory)
+            try FileSystem.replaceFile(path, mode: 0o644) { fd throws(Errno) in try SystemCall.writeAll(fd, contents, path: path) }
         } catch {
-            try? SystemCall.unlink(temporary)
-            return "cannot write \(path): \(error.reason)"
+            return "cannot write \(path): \(error.description)"
         }
         for arguments in [["--user", "daemon-reload"], ["--user", "enable", "--now", name]] {
             guard let status = ChildProcess.run(["systemctl"] + arguments), status == 0 else { return "systemctl \(arguments.joined(separator: " ")) failed" }

@@ -45,13 +45,7 @@ final class SessionLockWatch {
     /// user's, as logind lists them in `/run/systemd/users/UID`; when that cannot be told, yes
     /// (a lock too many is the safe side).
     static func isUsersSession(_ path: String) -> Bool {
-        let fd = open("/run/systemd/users/\(getuid())", O_RDONLY | O_CLOEXEC)
-        guard let escaped = path.split(separator: "/").last, fd >= 0 else { return true }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        let count = read(fd, &buffer, buffer.count)
-        guard count > 0 else { return true }
-        let text = String(decoding: buffer[..<count], as: UTF8.self)
+        guard let escaped = path.split(separator: "/").last, let text = try? FileSystem.readText("/run/systemd/users/\(getuid())") else { return true }
         guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("SESSIONS=") }) else { return true }
         let sessions = line.dropFirst("SESSIONS=".count).split(separator: " ").map(String.init)
         return sessions.contains(unescape(String(escaped)))

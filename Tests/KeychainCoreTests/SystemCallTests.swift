@@ -290,4 +290,68 @@ struct SystemCallTests {
         #expect(SystemCall.isTerminal(slave))
         #expect(SystemCall.terminalName(slave) == "/dev/pts/\(number)")
     }
+
+    @Test("a file is replaced whole with the mode asked whatever the umask, and leaves no temporary beside it")
+    func replacedFileHasItsModeAndNoTemporary() throws {
+        let file = directory.path + "/unit"
+        try "old".write(toFile: file, atomically: false, encoding: .utf8)
+        let previous = umask(0o077)
+        defer { umask(previous) }
+        try FileSystem.replaceFile(file, mode: 0o755) { fd throws(Errno) in try SystemCall.writeAll(fd, "new", path: file) }
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == "new")
+        #expect(try SystemCall.stat(file).st_mode & 0o777 == 0o755)
+        #expect(!FileManager.default.fileExists(atPath: file + ".new"))
+    }
+
+    @Test("a replacement that fails while writing leaves the file as it was and removes what it wrote")
+    func failedReplacementKeepsTheFile() throws {
+        let file = directory.path + "/unit"
+        try "old".write(toFile: file, atomically: false, encoding: .utf8)
+        do {
+            try FileSystem.replaceFile(file, mode: 0o644) { fd throws(Errno) in
+                try SystemCall.writeAll(fd, "half", path: file)
+                throw Errno(ENOSPC, call: "write", path: file)
+            }
+            Issue.record("a failed write replaced the file")
+        } catch {
+            #expect(error.code == ENOSPC)
+        }
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == "old")
+        #expect(!FileManager.default.fileExists(atPath: file + ".new"))
+    }
+
+    @Test("a replacement never writes through a link planted where its temporary goes")
+    func replacementDoesNotFollowALink() throws {
+        let file = directory.path + "/unit", elsewhere = directory.path + "/elsewhere"
+        try "elsewhere".write(toFile: elsewhere, atomically: false, encoding: .utf8)
+        #expect(symlink(elsewhere, file + ".new") == 0)
+        #expect(throws: Errno.self) { try FileSystem.replaceFile(file, mode: 0o644) { fd throws(Errno) in try SystemCall.writeAll(fd, "new", path: file) } }
+        #expect(try String(contentsOfFile: elsewhere, encoding: .utf8) == "elsewhere")
+        #expect(!FileManager.default.fileExists(atPath: file))
+    }
+
+    @Test("a small text file is read whole, and one over its limit is refused, not cut")
+    func textReadWholeOrRefused() throws {
+        let file = directory.path + "/sessions"
+        try "SESSIONS=3 c1\n".write(toFile: file, atomically: false, encoding: .utf8)
+        #expect(try FileSystem.readText(file) == "SESSIONS=3 c1\n")
+        #expect(throws: Errno(EFBIG, call: "read", path: file, limit: 4)) { try FileSystem.readText(file, limit: 4) }
+    }
+
+    @Test("a directory's entries are listed without . and .., and a missing one is an Errno naming opendir")
+    func directoryEntries() throws {
+        for name in ["a", "b"] { try "".write(toFile: directory.path + "/" + name, atomically: false, encoding: .utf8) }
+        #expect(Set(try FileSystem.entryNames(in: directory.path)) == ["a", "b"])
+        #expect(throws: Errno(ENOENT, call: "opendir", path: directory.path + "/missing")) { try FileSystem.entryNames(in: directory.path + "/missing") }
+    }
+
+    @Test("readlink gives what a link holds, and this program's own file is where /proc says")
+    func linksRead() throws {
+        let link = directory.path + "/link"
+        #expect(symlink("/some/target", link) == 0)
+        #expect(try SystemCall.readlink(link) == "/some/target")
+        #expect(throws: Errno(EINVAL, call: "readlink", path: directory.path)) { try SystemCall.readlink(directory.path) }
+        let own = try #require(FileSystem.ownExecutable)
+        #expect(own.hasPrefix("/") && FileManager.default.isExecutableFile(atPath: own))
+    }
 }

@@ -13,7 +13,7 @@ package enum FileSystem {
     /// Creates `path` and missing parents with mode 0700, each made durable in its parent
     /// (a directory's entry is the parent's data: without that fsync a power cut can take the
     /// new directory, and the vault linked and synced inside it, away).
-    static func createDirectory(_ path: String) throws(Errno) {
+    package static func createDirectory(_ path: String) throws(Errno) {
         if exists(path) { return }
         let parent = FileSystem.parent(of: path)
         if !parent.isEmpty && parent != path { try createDirectory(parent) }
@@ -59,6 +59,48 @@ package enum FileSystem {
         return SecretBytes(buffer[0..<total])
     }
 
+    /// The text of a small file that is not a secret (a `/proc` or `/run` entry), at most
+    /// `limit` bytes of it; more is refused (`EFBIG`), never cut.
+    package static func readText(_ path: String, limit: Int = 1 << 16) throws(Errno) -> String {
+        try readAll(path, limit: limit).withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Replaces the file at `path` whole, atomically: `write` fills a new file beside it
+    /// (`path.new`, never through a link there), which is given `mode`, made durable and renamed
+    /// over `path`; on any failure the new file is removed and `path` is as it was.
+    package static func replaceFile(_ path: String, mode: mode_t, write: (Int32) throws(Errno) -> Void) throws(Errno) {
+        let temporary = path + ".new"
+        let fd = try SystemCall.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: mode)
+        do {
+            defer { SystemCall.close(fd) }
+            try write(fd)
+            try SystemCall.fchmod(fd, mode, path: temporary)
+            try SystemCall.fsync(fd, path: temporary)
+            try SystemCall.rename(temporary, path)
+        } catch {
+            try? SystemCall.unlink(temporary)
+            throw error
+        }
+        syncDirectory(of: path)
+    }
+
+    /// The names in the directory at `path`, without `.` and `..`.
+    package static func entryNames(in path: String) throws(Errno) -> [String] {
+        guard let directory = opendir(path) else { throw Errno.current(call: "opendir", path: path) }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// This program's own file, as `/proc/self/exe` names it; nil where it cannot be read.
+    package static var ownExecutable: String? {
+        try? SystemCall.readlink("/proc/self/exe")
+    }
+
     static func remove(_ path: String) {
         try? SystemCall.unlink(path)
         syncDirectory(of: path)
@@ -85,7 +127,7 @@ package enum FileSystem {
 extension FileSystem {
     /// The directory part of `path`, as NSString's `deletingLastPathComponent` ("/a/b" -> "/a",
     /// "/a" -> "/", "a" -> "").
-    static func parent(of path: String) -> String {
+    package static func parent(of path: String) -> String {
         var trimmed = Substring(path)
         while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
         guard let slash = trimmed.lastIndex(of: "/") else { return "" }

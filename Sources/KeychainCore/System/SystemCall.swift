@@ -98,6 +98,23 @@ package enum SystemCall {
         return status
     }
 
+    /// `fchmod(2)`: the open file's mode set to `mode`, whatever the process's umask made it.
+    package static func fchmod(_ fd: Int32, _ mode: mode_t, path: String? = nil) throws(Errno) {
+        _ = try valueOrErrno("fchmod", path: path) { Glibc.fchmod(fd, mode) }
+    }
+
+    /// `readlink(2)`: what the symbolic link at `path` holds (as `/proc/self/exe`, this
+    /// program's own file).
+    package static func readlink(_ path: String) throws(Errno) -> String {
+        var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = try buffer.withUnsafeMutableBytes { bytes in
+            Result { () throws(Errno) in
+                try valueOrErrno("readlink", path: path) { Glibc.readlink(path, bytes.baseAddress!.assumingMemoryBound(to: CChar.self), bytes.count - 1) }
+            }
+        }.get()
+        return String(decoding: buffer.prefix(count), as: UTF8.self)
+    }
+
     /// `mkdir(2)`.
     package static func mkdir(_ path: String, mode: mode_t) throws(Errno) {
         _ = try valueOrErrno("mkdir", path: path) { Glibc.mkdir(path, mode) }
