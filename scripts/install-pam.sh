@@ -10,14 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 prefix=/usr/local
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --prefix) prefix=${2:?--prefix needs a directory}; shift 2 ;;
-        --prefix=*) prefix=${1#--prefix=}; shift ;;
-        -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-        *) echo "install-pam.sh: unknown argument '$1'" >&2; exit 2 ;;
-    esac
-done
+. scripts/install-arguments.sh
+read_install_arguments "$0" "$@"
 case "$prefix" in /*) ;; *) echo "install-pam.sh: --prefix takes an absolute directory (the module runs DIR/bin/keychain as given)" >&2; exit 2 ;; esac
 # The module runs only a helper that root owns and no one else may write: a user's own copy
 # would be refused at every login.

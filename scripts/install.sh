@@ -13,14 +13,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 prefix=$([ "$(id -u)" -eq 0 ] && echo /usr/local || echo "$HOME/.local")
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --prefix) prefix=${2:?--prefix needs a directory}; shift 2 ;;
-        --prefix=*) prefix=${1#--prefix=}; shift ;;
-        -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-        *) echo "install.sh: unknown argument '$1'" >&2; exit 2 ;;
-    esac
-done
+. scripts/install-arguments.sh
+read_install_arguments "$0" "$@"
 case "$prefix" in /*) ;; *) prefix="$PWD/$prefix" ;; esac
 root="${DESTDIR:-}$prefix"
 

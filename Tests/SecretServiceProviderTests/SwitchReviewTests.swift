@@ -12,12 +12,45 @@ import Testing
 /// either in the vault when it exits 0, or still served by the old provider when it fails.
 @Suite(
     "a switch to keychain serve loses nothing stored while it runs",
-    .enabled(if: ServedVault.unavailableReason == nil, "\(ServedVault.unavailableReason ?? "")"),
-    .enabled(if: PrivateSecretService.unavailableReason == nil, "\(PrivateSecretService.unavailableReason ?? "")"),
-    .enabled(if: OrdinaryUser.unavailableReason == nil, "\(OrdinaryUser.unavailableReason ?? "")"))
+    .switchable)
 struct SwitchReviewTests {
     /// Whether the system's python3 has dbus-python, whose Item.SetSecret the ordinary user runs.
     static let hasDBusPython = (try? Subprocess.run("/usr/bin/python3", ["-c", "import dbus"], environment: ["PATH": "/usr/bin:/bin"]))?.status == 0
+
+    /// gnome-keyring holding the item each attack changes ('Deploy token', `service`
+    /// `api.example.com`, `old-secret`, the first login item) and 40 items after it: the change
+    /// lands while the switch still moves.
+    static func keyringHoldingTheItem() throws -> SwitchTakesTests.KeyringSession {
+        let setup = try SwitchTakesTests.KeyringSession()
+        #expect(setup.keyring > 0)
+        #expect(try setup.store("Deploy token", ["service", "api.example.com"], "old-secret") == 0)
+        for index in 1...40 { #expect(try setup.store("filler\(index)", ["filler", "\(index)"], "f\(index)") == 0) }
+        return setup
+    }
+
+    /// How an attack on the switch ended, as far as every attack checks alike.
+    enum Outcome {
+        /// The program's change did not land (it came as the old provider stopped): the
+        /// listed secret is what the next call reads (checked).
+        case changeFailed
+        /// The switch exited 0, and the next call reads the newer secret (checked).
+        case switched
+        /// The switch failed: what it said is the caller's to check.
+        case failed
+    }
+
+    /// Sorts the switch's end: what `served` must be after a change that did not land, or
+    /// after a switch that exited 0, is checked here.
+    static func outcome(of switched: CommandResult, served: String, home: String) -> Outcome {
+        guard FileManager.default.fileExists(atPath: home + "/changed") else {
+            let why = (try? String(contentsOfFile: home + "/change.err", encoding: .utf8)) ?? ""
+            #expect(served == "old-secret", "\(why)exit \(switched.status), a change that failed, and the next call reads '\(served)': \(switched.stderr)")
+            return .changeFailed
+        }
+        guard switched.status == 0 else { return .failed }
+        #expect(served == "new-secret", "exit 0, and keychain serve reads '\(served)': \(switched.stderr)")
+        return .switched
+    }
 
     /// Starts, as the user, a program that waits until the switch reads the secret of the item
     /// at `path` and then stores over that item's attributes with `secret` (what `secret-tool
@@ -45,27 +78,17 @@ struct SwitchReviewTests {
         "an item stored over after the switch listed it (same attributes, same path in gnome-keyring) is not left behind: exit 0 only with the newer secret served",
         arguments: [false, true])
     func itemStoredOverAfterListingIsNotLost(keepSource: Bool) throws {
-        let setup = try SwitchTakesTests.KeyringSession()
-        #expect(setup.keyring > 0)
-        #expect(try setup.store("Deploy token", ["service", "api.example.com"], "old-secret") == 0)
-        // Items read after it: the store over lands while the switch still moves.
-        for index in 1...40 { #expect(try setup.store("filler\(index)", ["filler", "\(index)"], "f\(index)") == 0) }
+        let setup = try Self.keyringHoldingTheItem()
         let changer = try Self.storeOver(
             setup, path: "/org/freedesktop/secrets/collection/login/1", label: "Deploy token", attributes: ["service", "api.example.com"], secret: "new-secret")
 
         let switched = try setup.keychain(["migrate", "--foreign", "--from", "secret-service", "--to", "vault", "--switch"] + (keepSource ? ["--keep-source"] : []))
         _ = Subprocess.wait(for: changer)
-        let home = setup.session.directory.path
         let served = try setup.lookup(["service", "api.example.com"])
-        guard FileManager.default.fileExists(atPath: home + "/changed") else {
-            // The store over came as gnome-keyring stopped, and failed: the program was told so, and the listed version is served.
-            #expect(served == "old-secret", "exit \(switched.status), a store that failed, and the next call reads '\(served)': \(switched.stderr)")
-            return
-        }
-        if switched.status == 0 {
-            #expect(served == "new-secret", "exit 0, and keychain serve reads '\(served)': \(switched.stderr)")
-            #expect(setup.session.servedVaultPath() == setup.session.vaultPath)
-        } else {
+        switch Self.outcome(of: switched, served: served, home: setup.session.directory.path) {
+        case .changeFailed: return
+        case .switched: #expect(setup.session.servedVaultPath() == setup.session.vaultPath)
+        case .failed:
             // Still served by gnome-keyring, or named as left in its files.
             let named = switched.stderr.contains("after its last listing") && switched.stderr.contains("/org/freedesktop/secrets/collection/login/1")
             #expect(served == "new-secret" || named, "exit \(switched.status), the next call reads '\(served)', and the item is not named: \(switched.stderr)")
@@ -77,42 +100,23 @@ struct SwitchReviewTests {
         "an item whose secret alone is changed (Item.SetSecret, which gnome-keyring signals to no one) after the switch listed it is neither deleted nor left behind with the older secret moved",
         .enabled(if: Self.hasDBusPython, "needs python3 with dbus-python (python3-dbus, which python3-dbusmock brings)"), arguments: [false, true])
     func secretChangedWithoutSignalAfterListingIsNotLost(keepSource: Bool) throws {
-        let setup = try SwitchTakesTests.KeyringSession()
-        #expect(try setup.store("Deploy token", ["service", "api.example.com"], "old-secret") == 0)
-        for index in 1...40 { #expect(try setup.store("filler\(index)", ["filler", "\(index)"], "f\(index)") == 0) }
-        let home = setup.session.directory.path
+        let setup = try Self.keyringHoldingTheItem()
         // Connected before the switch starts (dbus-python: the system python3 the user can run), it
         // changes the secret the moment the switch has read it.
-        let program = """
-            import sys, time, dbus
-            bus = dbus.SessionBus()
-            service = bus.get_object('org.freedesktop.secrets', '/org/freedesktop/secrets')
-            _, session = service.OpenSession('plain', dbus.String('', variant_level=1), dbus_interface='org.freedesktop.Secret.Service')
-            item = bus.get_object('org.freedesktop.secrets', '/org/freedesktop/secrets/collection/login/1')
-            open(sys.argv[1] + '/ready', 'w').close()
-            for _ in range(6000):
-                if 'member=GetSecret' in open(sys.argv[1] + '/monitor').read():
-                    break
-                time.sleep(0.002)
-            secret = (session, dbus.ByteArray(b''), dbus.ByteArray(b'new-secret'), 'text/plain')
-            item.SetSecret(dbus.Struct(secret, signature='oayays'), dbus_interface='org.freedesktop.Secret.Item')
-            open(sys.argv[1] + '/changed', 'w').close()
-            """
-        let changer = try Self.startWatchedProgram(program, named: "change", when: "GetSecret", in: home, setup.session)
+        let changer = try Self.startWatchedProgram(
+            preparing: "item = bus.get_object('org.freedesktop.secrets', '/org/freedesktop/secrets/collection/login/1')",
+            acting: """
+                secret = (session, dbus.ByteArray(b''), dbus.ByteArray(b'new-secret'), 'text/plain')
+                item.SetSecret(dbus.Struct(secret, signature='oayays'), dbus_interface='org.freedesktop.Secret.Item')
+                """,
+            when: "GetSecret", setup.session)
 
         let switched = try setup.keychain(["migrate", "--foreign", "--from", "secret-service", "--to", "vault", "--switch"] + (keepSource ? ["--keep-source"] : []))
         _ = Subprocess.wait(for: changer)
         let served = try setup.lookup(["service", "api.example.com"])
-        guard FileManager.default.fileExists(atPath: home + "/changed") else {
-            #expect(
-                served == "old-secret",
-                "\((try? String(contentsOfFile: home + "/change.err", encoding: .utf8)) ?? ""): exit \(switched.status), a change that failed, and the next call reads '\(served)': \(switched.stderr)"
-            )
-            return
-        }
-        if switched.status == 0 {
-            #expect(served == "new-secret", "exit 0, and keychain serve reads '\(served)': \(switched.stderr)")
-        } else {
+        switch Self.outcome(of: switched, served: served, home: setup.session.directory.path) {
+        case .changeFailed, .switched: return
+        case .failed:
             #expect(served == "new-secret", "exit \(switched.status), and the next call reads '\(served)': \(switched.stderr)")
             // As the command says: run again with --conflict replace, and the newer version is taken.
             #expect(switched.stderr.contains("--conflict replace"), "\(switched.stderr)")
@@ -123,12 +127,27 @@ struct SwitchReviewTests {
         }
     }
 
-    /// Stores an item into the memory-only `session` collection of whatever serves the user's
-    /// bus (dbus-python: secret-tool stores only into the default one); its path, or the error.
-    /// Starts `program` (Python, as the ordinary user) beside a `dbus-monitor` of the calls of
-    /// `member` on the first login item, and waits until both are ready: the program acts the
-    /// moment the monitor shows the switch making that call.
-    static func startWatchedProgram(_ program: String, named name: String, when member: String, in home: String, _ session: OrdinaryUserSession) throws -> pid_t {
+    /// Starts a program (Python with dbus-python, as the ordinary user, with a Secret Service
+    /// `session` open) beside a `dbus-monitor` of the calls of `member` on the first login item,
+    /// and waits until both are ready: the program runs `preparing`, then `acting` the moment the
+    /// monitor shows the switch making that call, and writes `changed` into the home once it
+    /// did (its errors go to `change.err`).
+    static func startWatchedProgram(preparing: String, acting: String, when member: String, _ session: OrdinaryUserSession) throws -> pid_t {
+        let home = session.directory.path, name = "change"
+        let program = """
+            import sys, time, dbus
+            bus = dbus.SessionBus()
+            service = bus.get_object('org.freedesktop.secrets', '/org/freedesktop/secrets')
+            _, session = service.OpenSession('plain', dbus.String('', variant_level=1), dbus_interface='org.freedesktop.Secret.Service')
+            \(preparing)
+            open(sys.argv[1] + '/ready', 'w').close()
+            for _ in range(6000):
+                if 'member=\(member)' in open(sys.argv[1] + '/monitor').read():
+                    break
+                time.sleep(0.002)
+            \(acting)
+            open(sys.argv[1] + '/changed', 'w').close()
+            """
         try program.write(toFile: home + "/\(name).py", atomically: true, encoding: .utf8)
         let match = "type='method_call',interface='org.freedesktop.Secret.Item',member='\(member)',path='/org/freedesktop/secrets/collection/login/1'"
         let script = """
@@ -145,6 +164,8 @@ struct SwitchReviewTests {
         return changer
     }
 
+    /// Stores an item into the memory-only `session` collection of whatever serves the user's
+    /// bus (dbus-python: secret-tool stores only into the default one); its path, or the error.
     static func storeInSession(_ session: OrdinaryUserSession, attributes: [String: String], secret: String) throws -> CommandResult {
         let program = """
             import sys, dbus
@@ -358,42 +379,25 @@ struct SwitchReviewTests {
         "an item stored again after the switch deleted it (a new item of the same attributes) fails the next move as a conflict, still served by gnome-keyring, and the failure does not deny what the first move took",
         .enabled(if: Self.hasDBusPython, "needs python3 with dbus-python (python3-dbus, which python3-dbusmock brings)"))
     func itemStoredAgainAfterItsDeletionIsNotLost() throws {
-        let setup = try SwitchTakesTests.KeyringSession()
-        #expect(try setup.store("Deploy token", ["service", "api.example.com"], "old-secret") == 0)
-        // Items deleted after it: the store lands while the switch still moves.
-        for index in 1...40 { #expect(try setup.store("filler\(index)", ["filler", "\(index)"], "f\(index)") == 0) }
-        let home = setup.session.directory.path
+        let setup = try Self.keyringHoldingTheItem()
         // Connected before the switch starts (dbus-python), it stores the item again the moment
         // the switch deletes it: a new item, of the same attributes, in the same collection.
-        let program = """
-            import sys, time, dbus
-            bus = dbus.SessionBus()
-            service = bus.get_object('org.freedesktop.secrets', '/org/freedesktop/secrets')
-            _, session = service.OpenSession('plain', dbus.String('', variant_level=1), dbus_interface='org.freedesktop.Secret.Service')
-            collection = bus.get_object('org.freedesktop.secrets', '/org/freedesktop/secrets/collection/login')
-            attributes = dbus.Dictionary({'service': 'api.example.com'}, signature='ss')
-            properties = {'org.freedesktop.Secret.Item.Label': 'Deploy token', 'org.freedesktop.Secret.Item.Attributes': attributes}
-            secret = dbus.Struct((session, dbus.ByteArray(b''), dbus.ByteArray(b'new-secret'), 'text/plain'), signature='oayays')
-            open(sys.argv[1] + '/ready', 'w').close()
-            for _ in range(6000):
-                if 'member=Delete' in open(sys.argv[1] + '/monitor').read():
-                    break
-                time.sleep(0.002)
-            collection.CreateItem(properties, secret, True, dbus_interface='org.freedesktop.Secret.Collection')
-            open(sys.argv[1] + '/changed', 'w').close()
-            """
-        let changer = try Self.startWatchedProgram(program, named: "again", when: "Delete", in: home, setup.session)
+        let changer = try Self.startWatchedProgram(
+            preparing: """
+                collection = bus.get_object('org.freedesktop.secrets', '/org/freedesktop/secrets/collection/login')
+                attributes = dbus.Dictionary({'service': 'api.example.com'}, signature='ss')
+                properties = {'org.freedesktop.Secret.Item.Label': 'Deploy token', 'org.freedesktop.Secret.Item.Attributes': attributes}
+                secret = dbus.Struct((session, dbus.ByteArray(b''), dbus.ByteArray(b'new-secret'), 'text/plain'), signature='oayays')
+                """,
+            acting: "collection.CreateItem(properties, secret, True, dbus_interface='org.freedesktop.Secret.Collection')",
+            when: "Delete", setup.session)
 
         let switched = try setup.keychain(["migrate", "--foreign", "--from", "secret-service", "--to", "vault", "--switch"])
         _ = Subprocess.wait(for: changer)
         let served = try setup.lookup(["service", "api.example.com"])
-        guard FileManager.default.fileExists(atPath: home + "/changed") else {
-            #expect(served == "old-secret", "exit \(switched.status), a store that failed, and the next call reads '\(served)': \(switched.stderr)")
-            return
-        }
-        if switched.status == 0 {
-            #expect(served == "new-secret", "exit 0, and keychain serve reads '\(served)': \(switched.stderr)")
-        } else {
+        switch Self.outcome(of: switched, served: served, home: setup.session.directory.path) {
+        case .changeFailed, .switched: return
+        case .failed:
             let named = switched.stderr.contains("after its last listing")
             #expect(served == "new-secret" || named, "exit \(switched.status), the next call reads '\(served)': \(switched.stderr)")
             #expect(!switched.stderr.contains("nothing was moved") || switched.stderr.contains("earlier moves"), "\(switched.stderr)")

@@ -7,14 +7,21 @@ import Testing
     import Glibc
 #endif
 
+extension Trait where Self == ConditionTrait {
+    /// Where a switch of providers can be tried as the ordinary user who makes it: the built
+    /// `keychain`, gnome-keyring and its tools, and an ordinary user to run them as.
+    static var switchable: Self {
+        let missing = ServedVault.unavailableReason ?? PrivateSecretService.unavailableReason ?? OrdinaryUser.unavailableReason
+        return .enabled(if: missing == nil, Comment(rawValue: missing ?? ""))
+    }
+}
+
 /// A switch that takes, run as the ordinary user who makes it (whose own provider is the only
 /// one a switch may stop): the very next call reaches `keychain serve`, and nothing a program
 /// stores during the switch is left behind unsaid.
 @Suite(
     "a switch to keychain serve takes on the running bus",
-    .enabled(if: ServedVault.unavailableReason == nil, "\(ServedVault.unavailableReason ?? "")"),
-    .enabled(if: PrivateSecretService.unavailableReason == nil, "\(PrivateSecretService.unavailableReason ?? "")"),
-    .enabled(if: OrdinaryUser.unavailableReason == nil, "\(OrdinaryUser.unavailableReason ?? "")"))
+    .switchable)
 struct SwitchTakesTests {
     /// The ordinary user's session with gnome-keyring (unlocked, the user's own process)
     /// owning the name, and a passphrase for the vault the switch fills.
