@@ -105,6 +105,27 @@ struct LockTests {
         #expect(throws: StoreError.locked) { try read(vault, "wu") }
     }
 
+    @Test(
+        "a lock for the user reaches a process that unlocked for the user (keychain serve) at once, however recently it looked at the lock state",
+        .enabled(if: KernelKeyring().probe().isSuccess, "the kernel keyring (keyctl) is refused here"))
+    func lockForTheUserReachesTheUnlockingProcessAtOnce() throws {
+        var configuration = directory.vaultConfiguration(kernelKeyring: true)
+        configuration.idleTimeout = nil
+        let served = try Vault(configuration)
+        defer { served.forgetCachedKeys() }
+        try served.changePassphrase(from: nil, to: secret("pw"))
+        try served.add(item("wu", .whenUnlocked))
+        try served.unlock(forUser: secret("pw"))
+        // Clients ask whether the vault is locked many times a second; each answer is a look.
+        for _ in 0..<50 { #expect(served.isAvailable(.whenUnlocked)) }
+        #expect(try read(served, "wu") == "v-wu")
+        // Another process (its own engine) runs `keychain lock`.
+        try Vault(configuration).lockForUser()
+        #expect(!served.isAvailable(.whenUnlocked), "a look right after the lock says locked")
+        #expect(!served.status().isUnlocked)
+        #expect(throws: StoreError.locked) { try read(served, "wu") }
+    }
+
     @Test("ThisDeviceOnly items do not open on another machine; the others do")
     func thisDeviceOnlyBoundToMachine() throws {
         do {
