@@ -43,7 +43,8 @@ final class VaultEngine: Sendable {
         }
     }
 
-    /// Runs `body` under the vault's lock without counting as a use (locking, status).
+    /// Runs `body` under the vault's lock without beginning a use (``VaultState/beginUse()``):
+    /// locking, status, a look at whether a class is available.
     func locked<R>(_ body: (VaultState) -> sending R) -> sending R {
         state.withLock { (state: inout sending VaultState) -> sending R in
             SanitizerVisibility.acquired(self)

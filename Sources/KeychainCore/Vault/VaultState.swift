@@ -24,8 +24,8 @@ final class VaultState {
     /// The lock state under the name the sync journal's key cache reads it by
     /// (``journalKey()``).
     var keyBag: LockState {
-        _read { yield lockState }
-        _modify { yield &lockState }
+        get { lockState }
+        set { lockState = newValue }
     }
     let kernelKeyring = KernelKeyring()
     /// Read on first need: only ThisDeviceOnly classes use it, and most opens touch none.
