@@ -82,18 +82,30 @@ struct LockTests {
         #expect(try get("wu", "whenUnlocked").status == 3)
     }
 
+    /// A passphrase vault holding a whenUnlocked item "wu", unlocked for the user by a process
+    /// with no idle lock of its own, as `keychain serve` after its pinentry; and its configuration.
+    func unlockedForTheUser(timeout: Duration = .seconds(300)) throws -> (Vault, VaultConfiguration) {
+        var configuration = directory.vaultConfiguration(kernelKeyring: true)
+        configuration.idleTimeout = nil
+        configuration.userUnlockTimeout = timeout
+        let vault = try Vault(configuration)
+        do {
+            try vault.changePassphrase(from: nil, to: secret("pw"))
+            try vault.add(item("wu", .whenUnlocked))
+            try vault.unlock(forUser: secret("pw"))
+        } catch {
+            vault.forgetCachedKeys()
+            throw error
+        }
+        return (vault, configuration)
+    }
+
     @Test(
         "a process with no idle lock of its own that unlocked for the user (keychain serve) keeps that unlock alive by its uses, and locks when it times out",
         .enabled(if: KernelKeyring().probe().isSuccess, "the kernel keyring (keyctl) is refused here"))
     func unlockForTheUserEndsInTheProcessThatMadeIt() throws {
-        var configuration = directory.vaultConfiguration(kernelKeyring: true)
-        configuration.idleTimeout = nil
-        configuration.userUnlockTimeout = .seconds(3)
-        let vault = try Vault(configuration)
+        let (vault, _) = try unlockedForTheUser(timeout: .seconds(3))
         defer { vault.forgetCachedKeys() }
-        try vault.changePassphrase(from: nil, to: secret("pw"))
-        try vault.add(item("wu", .whenUnlocked))
-        try vault.unlock(forUser: secret("pw"))
         // Used for longer than the timeout: each use is the user's, and pushes it back.
         for _ in 0..<10 {
             #expect(try read(vault, "wu") == "v-wu")
@@ -103,6 +115,22 @@ struct LockTests {
         Thread.sleep(forTimeInterval: 5)
         #expect(!vault.isAvailable(.whenUnlocked), "the user's unlock timed out: the process that made it locked too")
         #expect(throws: StoreError.locked) { try read(vault, "wu") }
+    }
+
+    @Test(
+        "a lock for the user reaches a process that unlocked for the user (keychain serve) at once, however recently it looked at the lock state",
+        .enabled(if: KernelKeyring().probe().isSuccess, "the kernel keyring (keyctl) is refused here"))
+    func lockForTheUserReachesTheUnlockingProcessAtOnce() throws {
+        let (served, configuration) = try unlockedForTheUser()
+        defer { served.forgetCachedKeys() }
+        // Clients ask whether the vault is locked many times a second; each answer is a look.
+        for _ in 0..<50 { #expect(served.isAvailable(.whenUnlocked)) }
+        #expect(try read(served, "wu") == "v-wu")
+        // Another process (its own engine) runs `keychain lock`.
+        try Vault(configuration).lockForUser()
+        #expect(!served.isAvailable(.whenUnlocked), "a look right after the lock says locked")
+        #expect(!served.status().isUnlocked)
+        #expect(throws: StoreError.locked) { try read(served, "wu") }
     }
 
     @Test("ThisDeviceOnly items do not open on another machine; the others do")

@@ -97,7 +97,7 @@ struct RekeyTests {
         try owner.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "a"), value: secret("alpha")))
         // The other process: unlocked with the keys the rekey is about to retire.
         let stale = try VaultEngine(configuration)
-        try stale.unlock(passphrase: secret("pw"))
+        try stale.inUse { (state) throws(StoreError) in try state.unlock(passphrase: secret("pw")) }
         try owner.rekey(passphrase: secret("pw"))
         // Its unlock finishing after the rekey committed: it records the check values of the keys it holds.
         #expect(stale.locked { $0.recordKeyChecks() } == false, "retired keys are refused, not recorded")
@@ -105,7 +105,8 @@ struct RekeyTests {
         try owner.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "b"), value: secret("beta")))
         #expect(try value(owner, "a") == "alpha" && value(owner, "b") == "beta", "the rekeying process reads and writes on")
         #expect(throws: StoreError.locked, "the stale process is locked out, not told the vault was tampered with") {
-            try stale.write([.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "c"), value: secret("gamma")))])
+            let item = Item(.genericPassword, attributes: Attributes(service: "s", account: "c"), value: secret("gamma"))
+            _ = try stale.inUse { (state) throws(StoreError) in try state.write([.add(item)]) }
         }
         let fresh = try Vault(configuration)
         try fresh.unlock(passphrase: secret("pw"))

@@ -11,7 +11,7 @@ extension Vault {
     ///   if a wrapped key fails verification, ``StoreError/noVault(path:)`` when there is no vault.
     public func unlock(passphrase: SecretBytes) throws(StoreError) {
         guard let vault = try vault(creating: false) else { throw .noVault(path: location.path) }
-        try vault.unlock(passphrase: passphrase)
+        try vault.inUse { (state) throws(StoreError) in try state.unlock(passphrase: passphrase) }
     }
 
     /// Unlocks the vault for the user, as on a phone the device's unlocked state serves every
@@ -23,14 +23,14 @@ extension Vault {
     /// - Throws: as ``unlock(passphrase:)``.
     public func unlock(forUser passphrase: SecretBytes) throws(StoreError) {
         guard let vault = try vault(creating: false) else { throw .noVault(path: location.path) }
-        try vault.unlock(passphrase: passphrase, forUser: true)
+        try vault.inUse { (state) throws(StoreError) in try state.unlock(passphrase: passphrase, forUser: true) }
     }
 
     /// Locks the vault in this process: the master key and the whenUnlocked class keys are wiped
     /// from memory. afterFirstUnlock items stay readable until reboot, as on iOS; see
     /// ``forgetCachedKeys()``. A vault without a passphrase unlocks itself again on next use.
     public func lock() {
-        (try? vault(creating: false))??.lock()
+        (try? vault(creating: false))??.locked { $0.lock() }
     }
 
     /// Locks the vault for every process of the user at once, as `keychain lock` does (and
@@ -39,7 +39,7 @@ extension Vault {
     /// a new process needs the passphrase for afterFirstUnlock items too. Where the kernel
     /// keyring is unavailable or disabled, this is ``lock()``: one process's own.
     public func lockForUser() {
-        (try? vault(creating: false))??.lockForUser()
+        (try? vault(creating: false))??.locked { $0.lockForUser() }
     }
 
     /// Locks the vault and also drops the afterFirstUnlock keys, from this process and from the
@@ -47,7 +47,7 @@ extension Vault {
     /// record of the vault's newest generation stays (it opens nothing): an older copy put in
     /// the vault's place is still refused as a rollback; ``restore(from:)`` puts one back.
     public func forgetCachedKeys() {
-        (try? vault(creating: false))??.forgetCachedKeys()
+        (try? vault(creating: false))??.locked { $0.forgetCachedKeys() }
     }
 
     /// Sets, changes or removes the passphrase without re-encrypting any item: only the master
@@ -63,7 +63,7 @@ extension Vault {
     public func changePassphrase(from current: SecretBytes?, to new: SecretBytes?) throws(StoreError) {
         if let new, new.count == 0 { throw .invalidArgument("the new passphrase is empty") }
         guard let vault = try vault(creating: new != nil) else { return }
-        try vault.changePassphrase(from: current, to: new)
+        try vault.inUse { (state) throws(StoreError) in try state.changePassphrase(from: current, to: new) }
     }
 
     /// Gives the vault new keys: a new master key, new class keys and lookup key, every item
@@ -77,23 +77,23 @@ extension Vault {
     ///   cannot be opened here (nothing changes).
     public func rekey(passphrase: SecretBytes) throws(StoreError) {
         guard let vault = try vault(creating: false) else { throw .noVault(path: location.path) }
-        try vault.rekey(passphrase: passphrase)
+        try vault.inUse { (state) throws(StoreError) in try state.rekey(passphrase: passphrase) }
     }
 
     /// True once the vault has a passphrase and a presence key pair (made at the first unlock).
     public var supportsAccessControl: Bool {
-        ((try? vault(creating: false)) ?? nil)?.supportsAccessControl ?? false
+        ((try? vault(creating: false)) ?? nil)?.locked { $0.supportsAccessControl } ?? false
     }
 
     /// Whether the vault is protected by a passphrase (read from its header as last seen).
     public var hasPassphrase: Bool {
-        ((try? vault(creating: false)) ?? nil)?.hasPassphrase ?? false
+        ((try? vault(creating: false)) ?? nil)?.locked { $0.hasPassphrase } ?? false
     }
 
     /// Where the vault is, whether it exists and is locked, and which classes are available now.
     /// Creates nothing.
     public func status() -> VaultStatus {
-        if let vault = (try? vault(creating: false)) ?? nil { return vault.status() }
+        if let vault = (try? vault(creating: false)) ?? nil { return vault.locked { $0.status() } }
         return VaultStatus(
             location: location, exists: false, formatVersion: Int(VaultHeader.currentVersion), hasPassphrase: false,
             isUnlocked: true, userUnlockRemaining: nil, availableClasses: Self.classesOfANewVault, kernelKeyring: .disabled,
@@ -105,6 +105,6 @@ extension Vault {
     ///   ``StoreError/noVault(path:)`` when there is no vault.
     package func verifyIntegrity() throws(StoreError) {
         guard let vault = try vault(creating: false) else { throw .noVault(path: location.path) }
-        try vault.verifyIntegrity()
+        try vault.inUse { (state) throws(StoreError) in try state.verifyIntegrity() }
     }
 }

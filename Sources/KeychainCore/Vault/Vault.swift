@@ -133,8 +133,8 @@ public final class Vault: Store, Sendable {
     public func isAvailable(_ accessibility: Accessibility) -> Bool {
         switch Result(catching: { () throws(StoreError) in try vault(creating: false) }) {
         case .success(let vault?):
-            if vault.isAvailable(accessibility) { return true }
-            return (try? unlockWithConfiguredPassphrase(vault)) == true && vault.isAvailable(accessibility)
+            if vault.locked({ $0.isAvailable(accessibility) }) { return true }
+            return (try? unlockWithConfiguredPassphrase(vault)) == true && vault.locked { $0.isAvailable(accessibility) }
         case .success(nil): return Self.classesOfANewVault.contains(accessibility)
         case .failure: return false
         }
@@ -152,7 +152,9 @@ public final class Vault: Store, Sendable {
             for item in try copyMatching(query) { try body(item) }
             return
         }
-        try finding(query) { (vault: VaultEngine) throws(StoreError) in try vault.forEachMatching(query, body) }
+        try finding(query) { (vault: VaultEngine) throws(StoreError) in
+            try vault.inUse { (state) throws(StoreError) in try state.forEachMatching(query, body) }
+        }
     }
 
     /// Runs a read that finds items: a valid query, a vault that exists (none finds nothing), sync
@@ -171,7 +173,9 @@ public final class Vault: Store, Sendable {
             _ = noVaultYet()
             return false
         }
-        return try retryingAfterUnlock(vault) { () throws(StoreError) in try vault.contains(query) }
+        return try retryingAfterUnlock(vault) { () throws(StoreError) in
+            try vault.inUse { (state) throws(StoreError) in try state.contains(query) }
+        }
     }
 
     /// What a read of a vault that does not exist finds: nothing. When no write could create it
@@ -204,10 +208,12 @@ public final class Vault: Store, Sendable {
     /// The failure is thrown again each time, so a caller never sees a bare "locked" where the
     /// reason was a wrong or unreadable passphrase.
     private func unlockWithConfiguredPassphrase(_ vault: VaultEngine) throws(StoreError) -> Bool {
-        guard let environment = configuration.passphraseEnvironment, vault.hasPassphrase else { return false }
+        guard let environment = configuration.passphraseEnvironment, vault.locked({ $0.hasPassphrase }) else { return false }
         if let failure = withSession({ $0.unlockFailure }) { throw failure }
         do {
-            return try Unlocker(environment: environment).unlock { (passphrase) throws(StoreError) in try vault.unlock(passphrase: passphrase) }
+            return try Unlocker(environment: environment).unlock { (passphrase) throws(StoreError) in
+                try vault.inUse { (state) throws(StoreError) in try state.unlock(passphrase: passphrase) }
+            }
         } catch {
             // A rotation racing the unlock is worth another try; a wrong or unreadable passphrase is not.
             if error != .locked { withSession { $0.unlockFailure = error } }
@@ -220,7 +226,9 @@ public final class Vault: Store, Sendable {
         for operation in operations { try operation.validate() }
         let adds = operations.contains { if case .add = $0 { true } else if case .upsert = $0 { true } else { false } }
         if let vault = try vault(creating: adds) {
-            let outcome = try retryingAfterUnlock(vault) { () throws(StoreError) in try vault.write(operations) }
+            let outcome = try retryingAfterUnlock(vault) { () throws(StoreError) in
+                try vault.inUse { (state) throws(StoreError) in try state.write(operations) }
+            }
             if outcome.journaled { journaled(vault) }
             return outcome.result
         }

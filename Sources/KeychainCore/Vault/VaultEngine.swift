@@ -1,10 +1,14 @@
 import Synchronization
 
-/// An existing vault file, open: its state (``VaultState``: the connection, the header, the key
-/// bag, the item ledger, the sync journal) behind one lock, and every operation a closure over
-/// that state under it. ``Vault`` is the public face over it, and the only place a vault file
-/// is created (``VaultState/create(_:)``); this type only ever opens files that exist, after
-/// checking their owner, type, mode and schema.
+/// An existing vault file, open: its state (``VaultState``: the connection, the header, the lock
+/// state and its keys, the item ledger, the sync journal) behind one lock, and every operation a
+/// closure over that state under it. ``Vault`` is the public face over it, and the only place a
+/// vault file is created (``VaultState/create(_:)``); this type only ever opens files that exist,
+/// after checking their owner, type, mode and schema.
+///
+/// Callers reach the state's operations through ``inUse(_:)`` (an operation that counts as a use
+/// of the vault) and ``locked(_:)`` (locking, status: no use); what the engine adds of its own
+/// is the work done outside the lock, the proof of presence a read may ask for.
 ///
 /// Every method is thread-safe and atomic. Several processes may share one vault: writes take
 /// SQLite's write lock (`BEGIN IMMEDIATE`) and wait for each other.
@@ -25,23 +29,22 @@ final class VaultEngine: Sendable {
         let opened = try VaultState(configuration)
         vaultID = opened.header.vaultID
         state = Mutex(opened)
-        locked { $0.onIdle = { [weak self] timeout in self?.lockIfIdle(after: timeout) } }
+        locked { $0.lockState.whenIdle { [weak self] in self?.lockIfIdle() } }
     }
 
     /// Runs `body` under the vault's lock as one use of the vault: a vault idle past its
-    /// timeout locks first, and keys held through the user's unlocked state follow it.
+    /// timeout locks first, and the user's lock state is followed (``VaultState/beginUse()``).
     func inUse<R>(_ body: (VaultState) throws(StoreError) -> sending R) throws(StoreError) -> sending R {
         try state.withLock { (state: inout sending VaultState) throws(StoreError) -> sending R in
             SanitizerVisibility.acquired(self)
             defer { SanitizerVisibility.releasing(self) }
-            state.touch()
-            state.followLockStamp()
-            state.followUserUnlock()
+            state.beginUse()
             return try body(state)
         }
     }
 
-    /// Runs `body` under the vault's lock without counting as a use (locking, status).
+    /// Runs `body` under the vault's lock without beginning a use (``VaultState/beginUse()``):
+    /// locking, status, a look at whether a class is available.
     func locked<R>(_ body: (VaultState) -> sending R) -> sending R {
         state.withLock { (state: inout sending VaultState) -> sending R in
             SanitizerVisibility.acquired(self)
@@ -50,36 +53,9 @@ final class VaultEngine: Sendable {
         }
     }
 
-    /// The idle timer's check: locks when the vault went unused for `timeout`.
-    private func lockIfIdle(after timeout: Duration) {
-        locked { state in if state.keyBag.isIdle(at: ContinuousClock.now, for: timeout) { state.lockKeys() } }
-    }
-
-    // MARK: - Lock state and keys
-
-    /// Unlocks with the passphrase (``VaultState/unlock(passphrase:forUser:)``).
-    func unlock(passphrase: SecretBytes, forUser: Bool = false) throws(StoreError) {
-        try inUse { (state) throws(StoreError) in try state.unlock(passphrase: passphrase, forUser: forUser) }
-    }
-
-    /// Locks the vault in this process (``Vault/lock()``).
-    func lock() { locked { $0.lock() } }
-
-    /// Locks for every process of the user (``Vault/lockForUser()``).
-    func lockForUser() { locked { $0.lockForUser() } }
-
-    /// Locks and drops the afterFirstUnlock keys too (``Vault/forgetCachedKeys()``).
-    func forgetCachedKeys() { locked { $0.forgetCachedKeys() } }
-
-    /// Sets, changes or removes the passphrase (``Vault/changePassphrase(from:to:)``).
-    func changePassphrase(from current: SecretBytes?, to new: SecretBytes?) throws(StoreError) {
-        if let new, new.count == 0 { throw .invalidArgument("the new passphrase is empty") }
-        try inUse { (state) throws(StoreError) in try state.changePassphrase(from: current, to: new) }
-    }
-
-    /// Rotates every key (``Vault/rekey(passphrase:)``).
-    func rekey(passphrase: SecretBytes) throws(StoreError) {
-        try inUse { (state) throws(StoreError) in try state.rekey(passphrase: passphrase) }
+    /// The idle timer's look (``LockState/lockIfIdle(at:)``), under the vault's lock.
+    private func lockIfIdle() {
+        locked { $0.lockState.lockIfIdle(at: ContinuousClock.now) }
     }
 
     /// Asks the context's authenticator for the passphrase and unwraps the presence private
@@ -113,58 +89,6 @@ final class VaultEngine: Sendable {
         return privateKey
     }
 
-    /// The owner's word that this copy is the current one (``Vault/acceptCurrentGeneration()``).
-    func acceptCurrentGeneration() throws(StoreError) {
-        try inUse { (state) throws(StoreError) in try state.acceptCurrentGeneration() }
-    }
-
-    // MARK: - Status
-
-    /// True once the vault has a passphrase and a presence key pair (made at the first unlock).
-    var supportsAccessControl: Bool { locked { $0.supportsAccessControl } }
-
-    /// Whether the vault is protected by a passphrase (read from its header as last seen).
-    var hasPassphrase: Bool { locked { $0.hasPassphrase } }
-
-    /// Where the vault is, whether it is locked, and which classes are available now.
-    func status() -> VaultStatus {
-        locked { state in
-            state.followLockStamp()
-            return state.status()
-        }
-    }
-
-    /// Whether items of `accessibility` can be read and written now.
-    func isAvailable(_ accessibility: Accessibility) -> Bool {
-        locked { state in
-            state.followLockStamp()
-            state.noticeUserUnlockEnded()
-            return state.isAvailable(accessibility)
-        }
-    }
-
-    /// Writes one consistent snapshot of the whole vault into the empty file at `path`.
-    func snapshot(into path: String) throws(StoreError) {
-        try inUse { (state) throws(StoreError) in try state.snapshot(into: path) }
-    }
-
-    /// Runs SQLite's full integrity check (``Vault/verifyIntegrity()``).
-    func verifyIntegrity() throws(StoreError) {
-        try inUse { (state) throws(StoreError) in try state.verifyIntegrity() }
-    }
-
-    /// Checks the file and tries every item (``Vault/verify()``).
-    func verify() throws(StoreError) -> VaultReport {
-        try inUse { (state) throws(StoreError) in try state.verify() }
-    }
-
-    /// Every item that opens here, with its value; how many did not (``Vault/recover(to:passphrase:)``).
-    func openableItems() throws(StoreError) -> (items: [Item], leftBehind: Int) {
-        try inUse { (state) throws(StoreError) in try state.openableItems() }
-    }
-
-    // MARK: - Items
-
     /// Finds items; with `returnData`, values behind an ``AccessControl`` are decrypted only
     /// after the query's ``AuthenticationContext`` (or the default authenticator) gives the
     /// proof, asked for once per call, outside the vault's lock.
@@ -182,23 +106,6 @@ final class VaultEngine: Sendable {
                 proof = try presenceProof(for: accessControl, context: query.authentication ?? AuthenticationContext())
             }
         }
-    }
-
-    /// Hands each match to `body` as it is read (``Vault/forEachMatching(_:_:)``), for a
-    /// query that returns no values.
-    func forEachMatching(_ query: Query, _ body: (Item) throws(StoreError) -> Void) throws(StoreError) {
-        try inUse { (state) throws(StoreError) in try state.forEachMatching(query, body) }
-    }
-
-    /// Whether an item matches, without decrypting any value.
-    func contains(_ query: Query) throws(StoreError) -> Bool {
-        try inUse { (state) throws(StoreError) in try state.contains(query) }
-    }
-
-    /// Applies `operations` in one transaction; says whether it journaled a change for sync.
-    @discardableResult
-    func write(_ operations: [WriteOperation]) throws(StoreError) -> WriteOutcome {
-        try inUse { (state) throws(StoreError) in try state.write(operations) }
     }
 
     // MARK: - Sync

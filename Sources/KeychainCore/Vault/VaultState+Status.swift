@@ -14,8 +14,10 @@ extension VaultState {
         header.hasPassphrase
     }
 
-    /// Where the vault is, whether it is locked, and which classes are available now.
+    /// Where the vault is, whether it is locked, and which classes are available now: a lock
+    /// of the user's since this process unlocked counts.
     func status() -> VaultStatus {
+        lockState.followLockStamp(in: userLockRecord, hasPassphrase: header.hasPassphrase)
         try? database.refreshHeader()
         try? loadImplicitKeys()
         let available = Accessibility.allCases.filter { classAvailable($0) }
@@ -24,7 +26,7 @@ extension VaultState {
             location: location, exists: true,
             formatVersion: Int(header.version),
             hasPassphrase: header.hasPassphrase,
-            isUnlocked: keyBag.keys.master != nil || keyBag.keys.classes[.whenUnlocked] != nil,
+            isUnlocked: lockState.isUnlocked,
             userUnlockRemaining: usesUserUnlock ? kernelKeyring.remaining(unlockedDescription) : nil,
             availableClasses: available,
             kernelKeyring: currentKernelKeyringState(),

@@ -1,8 +1,7 @@
-import Dispatch
 import FoundationEssentials
 
 /// Everything an open vault knows and holds, reached only through ``VaultEngine``'s lock: the
-/// SQLite connection and the header as last read, the key bag, the item ledger as last
+/// SQLite connection and the header as last read, the lock state and the keys it holds, the item ledger as last
 /// verified, the sync enrolment and the identity memo. Not `Sendable`: the compiler keeps it
 /// inside the engine's `Mutex`.
 ///
@@ -20,12 +19,14 @@ final class VaultState {
     let database: VaultDatabase
     var connection: Connection { database.connection }
     var header: VaultHeader { database.header }
-    /// The keys held and the lock state.
-    var keyBag = KeyBag()
-    var idleTimer: DispatchSourceTimer?
-    /// What the idle timer calls: the engine, which takes its lock first (``VaultEngine/lockIfIdle(after:)``).
-    var onIdle: (@Sendable (Duration) -> Void)?
-    var kernelKeyringState: VaultStatus.KernelKeyringState?
+    /// The keys held and the lock state, which decides when they go.
+    var lockState: LockState
+    /// The lock state under the name the sync journal's key cache reads it by
+    /// (``journalKey()``).
+    var keyBag: LockState {
+        get { lockState }
+        set { lockState = newValue }
+    }
     let kernelKeyring = KernelKeyring()
     /// Read on first need: only ThisDeviceOnly classes use it, and most opens touch none.
     lazy var machineID: [UInt8]? = configuration.machineIdentity.read()
@@ -49,6 +50,7 @@ final class VaultState {
     ///   ``StoreError/unsupportedFormatVersion(_:)``; ``StoreError/io(_:)`` for file-system failures.
     init(_ configuration: VaultConfiguration) throws(StoreError) {
         self.configuration = configuration
+        lockState = LockState(LockState.Policy(configuration))
         let location = configuration.location
         // A process whose OpenSSL cannot start would find every checksum wrong: say so instead.
         if let failure = OpenSSLConfiguration.initialisationFailure { throw .unavailable(failure) }
@@ -74,10 +76,6 @@ final class VaultState {
         guard schema == min(Int(header.version), 2) else {
             throw .tampered("\(path) has a format-\(header.version) header over a format-\(schema) item table; refusing to use it")
         }
-    }
-
-    deinit {
-        idleTimer?.cancel()
     }
 }
 extension StoreError {

@@ -18,7 +18,7 @@ extension Vault {
         guard let vault = try openedIfPresent() else { throw .noVault(path: location.path) }
         try VaultDestination.requireFree(destination, for: "a backup")
         try VaultFile.checkDirectory(destination.directory)
-        try Self.copy(from: vault, to: destination, keyFile: vault.hasPassphrase ? nil : try VaultFile.readKeyFile(location.keyFilePath))
+        try Self.copy(from: vault, to: destination, keyFile: vault.locked({ $0.hasPassphrase }) ? nil : try VaultFile.readKeyFile(location.keyFilePath))
     }
 
     /// Puts the backup at `path` (and its `path.key`, for a vault without a passphrase) where
@@ -48,20 +48,22 @@ extension Vault {
         // A copy last written in this boot has no record here now: its freshness is the owner's
         // word. A vault without a passphrase has it in its key file, restored beside it; one with
         // a passphrase waits for acceptCurrentGeneration() after an unlock.
-        if let restored = try? VaultEngine(configuration), !restored.hasPassphrase { try? restored.acceptCurrentGeneration() }
+        if let restored = try? VaultEngine(configuration), !restored.locked({ $0.hasPassphrase }) {
+            try? restored.inUse { (state) throws(StoreError) in try state.acceptCurrentGeneration() }
+        }
     }
 
     /// The restore's copy (its connection to the backup closed on return, so that the sidecars
     /// reading it made can go); the restored vault's id.
     private static func restore(_ source: VaultLocation, into location: VaultLocation) throws(StoreError) -> [UInt8] {
         let backup = try VaultEngine(VaultConfiguration(location: source, usesKernelKeyring: false, createIfMissing: false))
-        try backup.verifyIntegrity()
+        try backup.inUse { (state) throws(StoreError) in try state.verifyIntegrity() }
         do throws(Errno) { try FileSystem.createDirectory(location.directory) } catch { throw VaultState.map(error) }
         try VaultFile.checkDirectory(location.directory)
         // Checked again right before the copy: a process may have created a vault here meanwhile.
         try VaultDestination.requireFree(location, for: "a restore")
         var keyFile: SecretBytes?
-        if !backup.hasPassphrase {
+        if !backup.locked({ $0.hasPassphrase }) {
             guard case .present = try VaultFile.entry(source.keyFilePath) else {
                 throw .invalidArgument(
                     "the backup \(source.path) has no passphrase, so it opens only with its key file \(source.keyFilePath), which is missing: put it back beside the backup")
@@ -75,7 +77,7 @@ extension Vault {
     /// Opens the copy at `destination` and runs SQLite's integrity check (the connection closed on return).
     private static func verifyCopy(_ destination: VaultLocation) throws(StoreError) {
         let copy = try VaultEngine(VaultConfiguration(location: destination, usesKernelKeyring: false, createIfMissing: false))
-        try copy.verifyIntegrity()
+        try copy.inUse { (state) throws(StoreError) in try state.verifyIntegrity() }
     }
 
     /// The vault's snapshot into `destination`, made whole and synced under a temporary name,
@@ -88,7 +90,7 @@ extension Vault {
         let temporary = VaultFile.temporaryName(for: destination.path)
         defer { try? SystemCall.unlink(temporary) }
         do throws(Errno) { try FileSystem.createPrivateFile(temporary) } catch { throw VaultState.map(error) }
-        try vault.snapshot(into: temporary)
+        try vault.inUse { (state) throws(StoreError) in try state.snapshot(into: temporary) }
         FileSystem.syncFile(temporary)
         if let keyFile, try !VaultFile.createExclusively(keyFile, at: destination.keyFilePath, syncDirectory: false) {
             throw .invalidArgument("\(destination.keyFilePath) already exists; nothing was written over it")

@@ -29,7 +29,7 @@ extension VaultState {
     func upgrade(wrappingKey: SecretBytes) throws(StoreError) {
         // Formats only grow: a header read as current stays current.
         guard header.version < VaultHeader.currentVersion else { return }
-        guard let master = keyBag.keys.master else { throw .locked }
+        guard let master = lockState.keys.master else { throw .locked }
         var replacement = header
         replacement.version = VaultHeader.currentVersion
         replacement.wrappedMasterKey = try Self.crypto { () throws(OpenSSLError) in

@@ -8,8 +8,11 @@ import FoundationEssentials
 /// The store operations over an open vault: finding, testing and writing items, each under
 /// the vault's lock. ``Vault`` validates queries and operations before they reach here.
 extension VaultState {
-    /// Whether items of `accessibility` can be read and written now.
+    /// Whether items of `accessibility` can be read and written now. A look, not a use of the
+    /// user's unlocked state: a lock since this process unlocked, or the end of the user's
+    /// unlocked state, counts; its timeout is not pushed back.
     func isAvailable(_ accessibility: Accessibility) -> Bool {
+        followUserLock(asUse: false)
         touch()
         try? loadImplicitKeys()
         return classAvailable(accessibility)
@@ -131,11 +134,11 @@ extension VaultState {
     /// process's rotation (``dropKeysIfRotated()``), waits for the new keys to be published
     /// and runs it once more: a rekey elsewhere delays a read or write, it does not fail it.
     func afterRotation<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {
-        let held = keyBag.keys.lookup != nil
+        let held = lockState.keys.lookup != nil
         do {
             return try body()
         } catch .locked {
-            guard held, keyBag.keys.lookup == nil, try awaitRotatedKeys() else { throw .locked }
+            guard held, lockState.keys.lookup == nil, try awaitRotatedKeys() else { throw .locked }
             return try body()
         }
     }

@@ -100,7 +100,7 @@ extension Vault {
     /// - Throws: ``StoreError/noVault(path:)``, and the errors of opening the file at all.
     public func verify() throws(StoreError) -> VaultReport {
         guard let vault = try openedIfPresent() else { throw .noVault(path: location.path) }
-        return try vault.verify()
+        return try vault.inUse { (state) throws(StoreError) in try state.verify() }
     }
 
     /// Confirms that this copy of the vault is the current one when this boot's record of its
@@ -114,7 +114,7 @@ extension Vault {
     ///   ``StoreError/unavailable(_:)`` when the kernel keyring keeps no record here.
     public func acceptCurrentGeneration() throws(StoreError) {
         guard let vault = try openedIfPresent() else { throw .noVault(path: location.path) }
-        try vault.acceptCurrentGeneration()
+        try vault.inUse { (state) throws(StoreError) in try state.acceptCurrentGeneration() }
     }
 
     /// Whether what this process last read from the vault is not vouched for: the vault was
@@ -135,7 +135,7 @@ extension Vault {
         guard let vault = try openedIfPresent() else { throw .noVault(path: location.path) }
         let destination = VaultLocation(path: path)
         try VaultDestination.requireFree(destination, for: "recover")
-        let (items, left) = try vault.openableItems()
+        let (items, left) = try vault.inUse { (state) throws(StoreError) in try state.openableItems() }
         var configuration = self.configuration
         configuration.location = destination
         configuration.passphraseEnvironment = nil

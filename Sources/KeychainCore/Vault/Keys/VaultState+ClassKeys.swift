@@ -19,18 +19,18 @@ extension VaultState {
     /// The class key for `accessibility`: from memory, the kernel keyring, or unwrapped with the
     /// master key; created (inside the caller's write transaction) when `create` and missing.
     func classKey(_ accessibility: Accessibility, create: Bool) throws(StoreError) -> SealingKey {
-        if let key = keyBag.keys.classes[accessibility] { return key }
+        if let key = lockState.keys.classes[accessibility] { return key }
         if accessibility == .whenPasscodeSetThisDeviceOnly && !header.hasPassphrase { throw .passphraseRequired }
         try loadImplicitKeys()
-        if let key = keyBag.keys.classes[accessibility] { return key }
-        guard let master = keyBag.keys.master else { throw .locked }
+        if let key = lockState.keys.classes[accessibility] { return key }
+        guard let master = lockState.keys.master else { throw .locked }
         if accessibility.isThisDeviceOnly { try checkMachineBinding(create: create) }
         let wrapping = try wrappingKey(for: accessibility, master: master)
         let aad = RecordCoding.classKeyAssociatedData(vaultID: header.vaultID, accessibility: accessibility)
         if let wrapped = try wrappedClassKeys()[accessibility] {
             do {
                 let key = SealingKey(try AESGCM.open(wrapped, key: wrapping, associatedData: aad))
-                keyBag.hold(key, for: accessibility)
+                lockState.hold(key, for: accessibility)
                 return key
             } catch {
                 // The master key in hand may be one another process retired a moment ago.
@@ -44,7 +44,7 @@ extension VaultState {
         try sql { () throws(SQLiteError) in
             try connection.statement(VaultSchema.insertClassKey).run([.integer(Int64(accessibility.code)), .blob(wrapped)])
         }
-        keyBag.hold(key, for: accessibility)
+        lockState.hold(key, for: accessibility)
         // Inside a write (a rotation's, most of all) the new key is published after the commit:
         // a cache of keys the vault may yet roll back would lock out every process that uses it.
         if accessibility.survivesLock || accessibility.opensWithUserUnlock, !connection.isInTransaction { publishToKernelKeyring() }
@@ -97,9 +97,9 @@ extension VaultState {
     }
 
     func classAvailable(_ accessibility: Accessibility) -> Bool {
-        if keyBag.keys.classes[accessibility] != nil { return true }
+        if lockState.holds(accessibility) { return true }
         if accessibility == .whenPasscodeSetThisDeviceOnly && !header.hasPassphrase { return false }
-        guard keyBag.keys.master != nil else { return false }
+        guard lockState.keys.master != nil else { return false }
         if accessibility.isThisDeviceOnly {
             guard (try? checkMachineBinding(create: false)) != nil else { return false }
         }

@@ -3,14 +3,13 @@
 extension VaultState {
     /// The user's unlocked state: the whenUnlocked class keys, in the kernel keyring with an
     /// idle timeout, for every process of the user (``VaultConfiguration/userUnlockTimeout``).
-    var unlockedDescription: String { cacheDescription + ":unlocked" }
+    var unlockedDescription: String { Self.unlockedDescription(vaultID: header.vaultID) }
 
-    var usesUserUnlock: Bool { configuration.usesKernelKeyring && configuration.userUnlockTimeout != nil && header.hasPassphrase }
+    static func unlockedDescription(vaultID: [UInt8]) -> String { cacheDescription(vaultID: vaultID) + ":unlocked" }
 
-    var userUnlockSeconds: UInt32 {
-        guard let timeout = configuration.userUnlockTimeout else { return 0 }
-        return UInt32(clamping: max(timeout.components.seconds, 1))
-    }
+    var usesUserUnlock: Bool { lockState.policy.userUnlockSeconds != nil && header.hasPassphrase }
+
+    var userUnlockSeconds: UInt32 { lockState.policy.userUnlockSeconds ?? 0 }
 
     /// The user's unlocked state as stored: the idle timeout (4 bytes, big-endian), then the keys.
     static func unlockedPayload(timeout: UInt32, _ keys: SecretBytes) -> SecretBytes {
@@ -28,65 +27,38 @@ extension VaultState {
         }
     }
 
-    /// Follows the user's lock state for keys held through it: once `keychain lock` or the idle
-    /// timeout ended it, they are dropped here too; while it lasts, each use (at most once a
-    /// second) pushes its idle timeout back.
-    func followUserUnlock() {
-        let now = ContinuousClock.now
-        if followsPublishedUnlock, keyBag.publishedUnlockCheckDue(at: now) {
-            if kernelKeyring.load(unlockedDescription) == nil {
-                lockKeys()
-                keyBag.userUnlockEnded()
-            } else {
-                kernelKeyring.refresh(unlockedDescription, timeout: userUnlockSeconds)
-            }
-            return
-        }
-        guard keyBag.userUnlockCheckDue(at: now) else { return }
-        if kernelKeyring.load(unlockedDescription) == nil {
-            keyBag.userUnlockEnded()
-        } else {
-            kernelKeyring.refresh(unlockedDescription, timeout: keyBag.heldUnlockTimeout)
-        }
+    /// One use of the vault, as every operation under the engine's lock begins: the idle lock
+    /// first (``touch()``), then the user's lock state, which a use keeps alive
+    /// (``LockState/followUserUnlock(in:at:hasPassphrase:asUse:)``).
+    func beginUse() {
+        touch()
+        followUserLock(asUse: true)
     }
 
-    /// Drops the keys held through the user's unlocked state once it ended (a lock, its idle
-    /// timeout), without pushing its timeout back: a look at the lock state is not a use.
-    func noticeUserUnlockEnded() {
-        if followsPublishedUnlock, keyBag.holdsPublishedUnlock {
-            guard kernelKeyring.load(unlockedDescription) == nil else { return }
-            lockKeys()
-            keyBag.userUnlockEnded()
-            return
-        }
-        guard keyBag.heldThroughUserUnlock, keyBag.keys.master == nil, kernelKeyring.load(unlockedDescription) == nil else { return }
-        keyBag.userUnlockEnded()
+    /// Follows the user's lock state: a lock since this process unlocked (another stamp) locks it
+    /// at once; the end of the user's unlocked state drops the keys held through it. A use
+    /// (`asUse`) also pushes that state's timeout back; a look at the lock state does not.
+    func followUserLock(asUse: Bool) {
+        let record = userLockRecord
+        let hasPassphrase = header.hasPassphrase
+        lockState.followLockStamp(in: record, hasPassphrase: hasPassphrase)
+        lockState.followUserUnlock(in: record, at: ContinuousClock.now, hasPassphrase: hasPassphrase, asUse: asUse)
     }
 
-    /// Whether this process, having unlocked for the user with the passphrase, follows the
-    /// user's unlocked state as a process that took it does: it has no idle lock of its own
-    /// (`keychain serve`), so its uses are what keep the user's unlock alive, and its end (the
-    /// idle lock) locks it too. Not where publishing failed: the unlock is then this process's.
-    var followsPublishedUnlock: Bool {
-        guard usesUserUnlock, configuration.idleTimeout == nil, case .available? = kernelKeyringState else { return false }
-        return true
-    }
+    /// The user's lock state in the kernel keyring, as the lock state reads it.
+    var userLockRecord: KernelUserLockRecord { KernelUserLockRecord(keyring: kernelKeyring, vaultID: header.vaultID) }
 
     /// The user's lock stamp: random bytes replaced by every lock of the vault (`keychain lock`,
     /// `Service.Lock`, a suspend or a session lock), in the kernel keyring until reboot. A process
     /// that unlocked, by any means, before the stamp it read changed is locked at its next use:
     /// one lock reaches every process of the user at once.
-    var lockStampDescription: String { cacheDescription + ":lock" }
+    var lockStampDescription: String { Self.lockStampDescription(vaultID: header.vaultID) }
+
+    static func lockStampDescription(vaultID: [UInt8]) -> String { cacheDescription(vaultID: vaultID) + ":lock" }
 
     /// The user's lock stamp now; nil without one (no lock since boot) or without the kernel keyring.
     func currentLockStamp() -> [UInt8]? {
-        guard configuration.usesKernelKeyring, header.hasPassphrase else { return nil }
-        // A lock replaces the stamp's payload in place (the same key): once found, the key is
-        // read by its number, one system call at each use instead of a search and a read.
-        if let serial = keyBag.lockStampSerial, let stamp = kernelKeyring.read(serial: serial, limit: 64) { return stamp }
-        let serial = kernelKeyring.serial(of: lockStampDescription)
-        keyBag.saw(lockStampSerial: serial)
-        return serial.flatMap { kernelKeyring.read(serial: $0, limit: 64) }
+        lockState.currentLockStamp(in: userLockRecord, hasPassphrase: header.hasPassphrase)
     }
 
     /// Marks a lock for every process of the user (best effort: without the kernel keyring the
@@ -96,19 +68,11 @@ extension VaultState {
         try? kernelKeyring.store(SecretBytes.random(count: 16), as: lockStampDescription)
     }
 
-    /// Locks this process when the user's vault was locked since it unlocked (another stamp).
-    func followLockStamp() {
-        guard configuration.usesKernelKeyring, header.hasPassphrase, keyBag.holdsUnlockedKeys else { return }
-        guard currentLockStamp() != keyBag.lockStamp else { return }
-        lockKeys()
-        keyBag.userUnlockEnded()
-    }
+    var cacheDescription: String { Self.cacheDescription(vaultID: header.vaultID) }
 
-    var cacheDescription: String {
-        "swift-keychain:v1:" + Digest.hex(header.vaultID)
-    }
+    static func cacheDescription(vaultID: [UInt8]) -> String { "swift-keychain:v1:" + Digest.hex(vaultID) }
 
-    func publishToKernelKeyring() { publishToKernelKeyring(forUser: keyBag.publishesUserUnlock) }
+    func publishToKernelKeyring() { publishToKernelKeyring(forUser: lockState.publishesUserUnlock) }
 
     /// Publishes the afterFirstUnlock keys, and with `forUser` the whenUnlocked ones as the
     /// user's unlocked state, to the kernel keyring.
@@ -116,28 +80,28 @@ extension VaultState {
         // The check values also mark a rotation for other processes: recorded with or without a
         // cache; keys a rotation retired are not published.
         guard recordKeyChecks() else { return }
-        guard header.hasPassphrase, configuration.usesKernelKeyring, let payload = keyBag.keys.cachePayload() else { return }
+        guard header.hasPassphrase, configuration.usesKernelKeyring, let payload = lockState.keys.cachePayload() else { return }
         do {
             try kernelKeyring.store(payload, as: cacheDescription)
-            if usesUserUnlock, forUser, let unlocked = keyBag.keys.cachePayload(of: { $0.opensWithUserUnlock }) {
+            if usesUserUnlock, forUser, let unlocked = lockState.keys.cachePayload(of: { $0.opensWithUserUnlock }) {
                 try kernelKeyring.store(Self.unlockedPayload(timeout: userUnlockSeconds, unlocked), as: unlockedDescription, timeout: userUnlockSeconds)
             }
-            kernelKeyringState = .available
+            lockState.found(kernelKeyring: .available)
         } catch {
-            // Fall back to this process only (the keys stay in `keys`), and say so in status().
-            kernelKeyringState = .unavailable(reason: error.description)
+            // Fall back to this process only (the keys stay held), and say so in status().
+            lockState.found(kernelKeyring: .unavailable(reason: error.description))
         }
     }
 
     func currentKernelKeyringState() -> VaultStatus.KernelKeyringState {
         guard configuration.usesKernelKeyring else { return .disabled }
-        if let kernelKeyringState { return kernelKeyringState }
+        if let known = lockState.kernelKeyring { return known }
         let state: VaultStatus.KernelKeyringState
         switch kernelKeyring.probe() {
         case .success: state = .available
         case .failure(let error): state = .unavailable(reason: error.description)
         }
-        kernelKeyringState = state
+        lockState.found(kernelKeyring: state)
         return state
     }
 
@@ -151,4 +115,24 @@ extension VaultState {
         else { return false }
         return KeyCheck.verify(candidate, against: checks, vaultID: header.vaultID)
     }
+}
+
+/// The user's lock state as the kernel keyring keeps it for every process of the user: the lock
+/// stamp and the user's unlocked state of one vault (``VaultState/lockStampDescription``,
+/// ``VaultState/unlockedDescription``). Names are made only when a key is looked up by name.
+struct KernelUserLockRecord: UserLockRecord {
+    let keyring: KernelKeyring
+    let vaultID: [UInt8]
+
+    func lockStamp(serial: inout Int32?) -> [UInt8]? {
+        // A lock replaces the stamp's payload in place (the same key): once found, the key is
+        // read by its number, one system call at each use instead of a search and a read.
+        if let known = serial, let stamp = keyring.read(serial: known, limit: 64) { return stamp }
+        serial = keyring.serial(of: VaultState.lockStampDescription(vaultID: vaultID))
+        return serial.flatMap { keyring.read(serial: $0, limit: 64) }
+    }
+
+    func userUnlockLasts() -> Bool { keyring.load(VaultState.unlockedDescription(vaultID: vaultID)) != nil }
+
+    func pushBackUserUnlock(seconds: UInt32) { keyring.refresh(VaultState.unlockedDescription(vaultID: vaultID), timeout: seconds) }
 }

@@ -1,4 +1,3 @@
-import Dispatch
 import FoundationEssentials
 
 #if canImport(Glibc)
@@ -6,19 +5,19 @@ import FoundationEssentials
 #endif
 
 /// The master and lookup keys: from the key file, a passphrase or the kernel keyring, with
-/// the key checks that mark a rotation, and the idle lock.
+/// the key checks that mark a rotation, and a use as the idle lock counts it.
 extension VaultState {
     func lookupKey() throws(StoreError) -> HMACKey {
-        if let lookup = keyBag.keys.lookup { return lookup }
+        if let lookup = lockState.keys.lookup { return lookup }
         try loadImplicitKeys()
-        guard let lookup = keyBag.keys.lookup else { throw .locked }
+        guard let lookup = lockState.keys.lookup else { throw .locked }
         return lookup
     }
 
     /// Loads what needs no passphrase: a key-file vault's master key, or the afterFirstUnlock
     /// keys another process left in the kernel keyring.
     func loadImplicitKeys() throws(StoreError) {
-        if keyBag.keys.master != nil { return }
+        if lockState.keys.master != nil { return }
         switch header.protection {
         case .keyFile:
             let master: SecretBytes
@@ -33,17 +32,16 @@ extension VaultState {
             try adopt(master: master)
         case .passphrase:
             guard configuration.usesKernelKeyring else { return }
-            if keyBag.keys.lookup == nil, let payload = kernelKeyring.load(cacheDescription) {
+            if lockState.keys.lookup == nil, let payload = kernelKeyring.load(cacheDescription) {
                 _ = try adoptChecked(payload, allowed: { $0.survivesLock })
             }
-            guard usesUserUnlock, !keyBag.keys.classes.keys.contains(where: \.opensWithUserUnlock) else { return }
+            guard usesUserUnlock, !lockState.keys.classes.keys.contains(where: \.opensWithUserUnlock) else { return }
             // Read before the user's unlocked state: a lock between the two reads locks this process at its next use.
             let stamp = currentLockStamp()
             if let stored = kernelKeyring.load(unlockedDescription), let (timeout, payload) = Self.splitUnlockedPayload(stored),
                 try adoptChecked(payload, allowed: { $0.opensWithUserUnlock })
             {
-                keyBag.saw(lockStamp: stamp)
-                keyBag.holdThroughUserUnlock(timeout: timeout, at: ContinuousClock.now)
+                lockState.tookUserUnlock(timeout: timeout, stamp: stamp, at: ContinuousClock.now)
                 kernelKeyring.refresh(unlockedDescription, timeout: timeout)
             }
         }
@@ -57,8 +55,8 @@ extension VaultState {
         let bytes = try storedKeyChecks()
         guard let bytes, let stored = KeyCheck.decode(bytes), KeyCheck.verify(candidate, against: stored, vaultID: header.vaultID) else { return false }
         // Another lookup key than the one this process holds: not this vault's cache.
-        if let lookup = keyBag.keys.lookup, !Digest.equal(lookupCheck(lookup), lookupCheck(candidate.lookup!)) { return false }
-        keyBag.adoptMissing(from: candidate)
+        if let lookup = lockState.keys.lookup, !Digest.equal(lookupCheck(lookup), lookupCheck(candidate.lookup!)) { return false }
+        lockState.adoptMissing(from: candidate)
         return true
     }
 
@@ -81,8 +79,8 @@ extension VaultState {
     /// must be neither recorded nor published.
     @discardableResult
     func recordKeyChecks() -> Bool {
-        guard keyBag.keys.master != nil else { return true }
-        let checks = KeyCheck.values(of: keyBag.keys, vaultID: header.vaultID)
+        guard lockState.keys.master != nil else { return true }
+        let checks = KeyCheck.values(of: lockState.keys, vaultID: header.vaultID)
         var current = true
         // Read, compared and written in one transaction: a rotation committing in between
         // must not have its checks replaced by this process's retired ones.
@@ -106,7 +104,7 @@ extension VaultState {
     }
 
     func adopt(master: SecretBytes) throws(StoreError) {
-        keyBag.adopt(master: master, lookup: try Self.lookupKey(master: master))
+        lockState.adopt(master: master, lookup: try Self.lookupKey(master: master))
     }
 
     static func lookupKey(master: SecretBytes) throws(StoreError) -> HMACKey {
@@ -138,27 +136,13 @@ extension VaultState {
         }
     }
 
-    func lockKeys() {
-        idleTimer?.cancel()
-        idleTimer = nil
-        // Without a passphrase there is nothing to lock: the key file reopens it on next use.
-        keyBag.lock()
-    }
-
-    /// Locks first if the vault sat unused past its idle timeout, then records this use.
+    /// Records a use for the idle lock: a passphrase vault unused past its deadline locks first.
     func touch() {
-        if keyBag.use(at: ContinuousClock.now, idleTimeout: configuration.idleTimeout, hasPassphrase: header.hasPassphrase) { lockKeys() }
+        lockState.use(at: ContinuousClock.now, hasPassphrase: header.hasPassphrase)
     }
 
+    /// Starts the idle lock of a passphrase vault just unlocked (``LockState/startIdleTimer(hasPassphrase:)``).
     func startIdleTimer() {
-        guard let timeout = configuration.idleTimeout, header.hasPassphrase else { return }
-        idleTimer?.cancel()
-        let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
-        let interval = max(timeout / 4, .milliseconds(10))
-        let nanoseconds = Int(interval.components.seconds) * 1_000_000_000 + Int(interval.components.attoseconds / 1_000_000_000)
-        timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds))
-        timer.setEventHandler { [onIdle] in onIdle?(timeout) }
-        idleTimer = timer
-        timer.resume()
+        lockState.startIdleTimer(hasPassphrase: header.hasPassphrase)
     }
 }

@@ -34,8 +34,7 @@ extension VaultState {
         // Read before the keys open: a lock that lands during the derivation still locks this unlock.
         let stamp = currentLockStamp()
         let (master, passphraseKey) = try openMasterKey(passphrase: passphrase)
-        keyBag.saw(lockStamp: stamp)
-        keyBag.unlocking(forUser: forUser)
+        lockState.unlocking(forUser: forUser, stamp: stamp)
         try adopt(master: master)
         // Best effort: a read-only vault still unlocks; it just cannot take presence items yet.
         // A presence record that fails its upgrade is left as it is: writes then refuse it.
@@ -86,7 +85,7 @@ extension VaultState {
     /// from memory. afterFirstUnlock items stay readable until reboot, as on iOS; see
     /// ``forgetCachedKeys()``. A vault without a passphrase unlocks itself again on next use.
     func lock() {
-        lockKeys()
+        lockState.lock()
         // As a locked device: whenUnlocked items close for every process of the user, whichever
         // way each one unlocked (the stamp), and no new process takes the user's unlocked state.
         if configuration.usesKernelKeyring {
@@ -101,7 +100,7 @@ extension VaultState {
     /// kernel keyring, so that a new process needs the passphrase. Keys a running process holds
     /// that a lock leaves (afterFirstUnlock, the lookup key) stay in it, here as everywhere.
     func lockForUser() {
-        lockKeys()
+        lockState.lock()
         if configuration.usesKernelKeyring {
             kernelKeyring.remove(unlockedDescription)
             kernelKeyring.remove(cacheDescription)
@@ -113,8 +112,7 @@ extension VaultState {
     /// kernel keyring: as after a reboot, only the passphrase opens the vault again. The boot's
     /// record of the newest generation stays: it opens nothing, and still refuses an older copy.
     func forgetCachedKeys() {
-        lockKeys()
-        keyBag.wipeAll()
+        lockState.forget()
         forgetLedgerState()
         if configuration.usesKernelKeyring {
             kernelKeyring.remove(cacheDescription)
@@ -206,7 +204,7 @@ extension VaultState {
         }
         database.replaceHeader(with: replacement)
         if new == nil {
-            keyBag.hold(nil, for: .whenPasscodeSetThisDeviceOnly)
+            lockState.hold(nil, for: .whenPasscodeSetThisDeviceOnly)
         } else {
             try loadExistingClassKeys()
             publishToKernelKeyring()

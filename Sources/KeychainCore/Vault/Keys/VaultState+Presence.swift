@@ -25,7 +25,7 @@ extension VaultState {
     /// never one holding only cached keys (which a same-user process may have planted or read).
     func trustedPresencePublicKey() throws(StoreError) -> [UInt8] {
         guard header.hasPassphrase else { throw .passphraseRequired }
-        guard let master = keyBag.keys.master else { throw .locked }
+        guard let master = lockState.keys.master else { throw .locked }
         guard let record = try storedPresenceKey() else {
             throw .unavailable("the vault has no presence key yet: unlock it with its passphrase once")
         }
@@ -41,7 +41,7 @@ extension VaultState {
     /// private key is proven to open with the passphrase and to match the public key (a
     /// swapped-in public key, tagged by someone who had only the cached lookup key, fails here).
     func upgradePresenceRecord(passphraseKey: SecretBytes) throws(StoreError) {
-        guard let record = try storedPresenceKey(), record.recordVersion < PresenceKeyRecord.version, let master = keyBag.keys.master else { return }
+        guard let record = try storedPresenceKey(), record.recordVersion < PresenceKeyRecord.version, let master = lockState.keys.master else { return }
         let vaultID = header.vaultID
         let opened = try Self.crypto { () throws(OpenSSLError) in try record.privateKey(passphraseKey: passphraseKey, vaultID: vaultID) }
         guard let privateKey = opened, let derived = try? X25519.publicKey(privateKey: privateKey), Digest.equal(derived, record.publicKey)
@@ -79,7 +79,7 @@ extension VaultState {
             }
             pair = (privateKey, existing.publicKey)
         }
-        guard let master = keyBag.keys.master else { throw .locked }
+        guard let master = lockState.keys.master else { throw .locked }
         return try Self.crypto { () throws(OpenSSLError) -> PresenceKeyRecord in
             let (privateKey, publicKey) = if let pair { pair } else { try X25519.generate() }
             return try PresenceKeyRecord(privateKey: privateKey, publicKey: publicKey, passphraseKey: newKey, master: master, vaultID: vaultID)

@@ -65,7 +65,7 @@ extension VaultState {
     func rotateKeys(
         _ rotation: KeyRotation, currentPassphraseKey: SecretBytes?, beforeCommit: () throws(StoreError) -> Void = {}
     ) throws(StoreError) {
-        let oldKeys = keyBag.keys, oldHeader = header
+        let oldKeys = lockState.keys, oldHeader = header
         // The user's unlocked state outlives the keys it held: it is published again with the
         // new ones, when it was genuinely there (a key any process of the user could plant
         // under that name must not make a rekey publish the whenUnlocked keys).
@@ -77,7 +77,7 @@ extension VaultState {
                 try beforeCommit()
             }
         } catch {
-            keyBag.replaceKeys(with: oldKeys)
+            lockState.replaceKeys(with: oldKeys)
             database.replaceHeader(with: oldHeader)
             identityMemo.forget()
             throw error
@@ -88,7 +88,7 @@ extension VaultState {
             kernelKeyring.remove(unlockedDescription)
         }
         try loadExistingClassKeys()
-        publishToKernelKeyring(forUser: keyBag.publishesUserUnlock || userWasUnlocked)
+        publishToKernelKeyring(forUser: lockState.publishesUserUnlock || userWasUnlocked)
     }
 
     /// The rotation's writes, inside its transaction: everything read in clear under the old
@@ -124,7 +124,7 @@ extension VaultState {
         try database.storeHeader(rotation.header)
         try sql { () throws(SQLiteError) in try connection.execute("DELETE FROM class_keys; DELETE FROM meta WHERE name IN ('machine', 'keycheck')") }
         database.replaceHeader(with: rotation.header)
-        keyBag.replaceKeys(with: KeyRing())
+        lockState.replaceKeys(with: KeyRing())
         identityMemo.forget()
         try adopt(master: rotation.master)
         if let (record, privateKey) = presencePair {

@@ -9,14 +9,12 @@ extension VaultState {
     /// more: another process rotated them. Checked before each write and when a seal does not
     /// open, by the lookup key's check value, so nothing is ever sealed under retired keys.
     func dropKeysIfRotated() throws(StoreError) -> Bool {
-        guard let lookup = keyBag.keys.lookup else { return false }
+        guard let lookup = lockState.keys.lookup else { return false }
         let bytes = try storedKeyChecks()
         guard let bytes, let stored = KeyCheck.decode(bytes)?[KeyCheck.lookupCode] else { return false }
         guard !Digest.equal(stored, lookupCheck(lookup)) else { return false }
-        lockKeys()
-        keyBag.wipeAll()
+        lockState.keysRetired()
         identityMemo.forget()
-        keyBag.userUnlockEnded()
         try database.refreshHeader()
         return true
     }
@@ -28,7 +26,7 @@ extension VaultState {
         guard configuration.usesKernelKeyring, header.hasPassphrase else { return false }
         for _ in 0..<RotationRetry.publicationLooks {
             try loadImplicitKeys()
-            if keyBag.keys.lookup != nil { return true }
+            if lockState.keys.lookup != nil { return true }
             usleep(RotationRetry.publicationInterval)
         }
         return false

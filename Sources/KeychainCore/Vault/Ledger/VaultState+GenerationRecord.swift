@@ -113,7 +113,7 @@ extension VaultState {
     ///   when the kernel keyring keeps no record here.
     func acceptCurrentGeneration() throws(StoreError) {
         try loadImplicitKeys()
-        guard keyBag.keys.master != nil else { throw .locked }
+        guard lockState.keys.master != nil else { throw .locked }
         guard currentKernelKeyringState() == .available else {
             throw .unavailable("the kernel keyring is off or refused here: this boot keeps no record of the vault's generation to confirm")
         }

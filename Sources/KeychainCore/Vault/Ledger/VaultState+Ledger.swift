@@ -6,9 +6,9 @@ import FoundationEssentials
 extension VaultState {
     /// The ledger's key, derived from the lookup key: a process that may read items has it.
     func ledgerKey() throws(StoreError) -> HMACKey {
-        if let key = keyBag.keys.ledger { return key }
+        if let key = lockState.keys.ledger { return key }
         let key = try Self.ledgerKey(lookup: try lookupKey())
-        keyBag.hold(ledgerKey: key)
+        lockState.hold(ledgerKey: key)
         return key
     }
 
@@ -144,7 +144,7 @@ extension VaultState {
     ) throws(StoreError) -> (result: R, journaled: Bool) {
         guard header.version >= 2 else { throw .unsupportedFormatVersion(Int(header.version)) }
         let outcome: (result: R, journaled: Bool)
-        let classesBefore = keyBag.keys.classes.count
+        let classesBefore = lockState.keys.classes.count
         // Whether the schema had a sync journal as the transaction found it, before `body` ran.
         var enrolledAtStart: Bool?
         do {
@@ -173,7 +173,7 @@ extension VaultState {
         }
         rememberGeneration()
         // A class key the write created is published now that it is committed.
-        if keyBag.keys.classes.count != classesBefore { publishToKernelKeyring() }
+        if lockState.keys.classes.count != classesBefore { publishToKernelKeyring() }
         return outcome
     }
 
