@@ -94,6 +94,9 @@ extension VaultState {
     func stampLock() {
         guard configuration.usesKernelKeyring, header.hasPassphrase else { return }
         try? kernelKeyring.store(SecretBytes.random(count: 16), as: lockStampDescription)
+        // Again after the stamp: an unlock that published between the caller's removal and the
+        // stamp read the old stamp after publishing, and would not withdraw.
+        kernelKeyring.remove(unlockedDescription)
     }
 
     /// Locks this process when the user's vault was locked since it unlocked (another stamp).
