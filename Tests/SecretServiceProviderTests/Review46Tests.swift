@@ -50,8 +50,19 @@ struct ServeReview46Tests {
         _ = Subprocess.wait(for: client.pid)
         #expect(answered.hasSuffix("secret value\n"), "the pinentry's unlock: \(answered) \(served.serveErrors)")
 
+        // From here the person cancels any pinentry: a client's lookup of a locked vault asks
+        // for an unlock, which must not be what opens it.
+        let cancelling = "#!/bin/sh\necho 'OK ready'\nwhile read -r line; do case \"$line\" in GETPIN*) echo 'ERR 83886179 Operation cancelled';; *) echo OK;; esac; done\n"
+        #expect(FileManager.default.createFile(atPath: pinentry, contents: Data(cancelling.utf8), attributes: [.posixPermissions: 0o700]))
         // Past the idle time with no call (a look once a second ends it).
         Thread.sleep(forTimeInterval: 4.5)
+        let locked = try served.run(
+            "/usr/bin/dbus-send",
+            [
+                "--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets/collection/login", "org.freedesktop.DBus.Properties.Get",
+                "string:org.freedesktop.Secret.Collection", "string:Locked",
+            ])
+        #expect(locked.output.contains("boolean true"), "the collection's Locked after the idle time: \(locked.output)")
         let later = try served.run("/usr/bin/secret-tool", ["lookup", "service", "x"])
         #expect(later.output.isEmpty, "a secret after the idle time: \(served.serveErrors)")
         #expect(kill(served.servePID, 0) == 0, "the daemon stopped")
