@@ -63,4 +63,29 @@ struct Review46Tests {
         }
         #expect(!unlocking.isAvailable(.whenUnlocked), "the unlocking process serves on after the lock")
     }
+
+    @Test(
+        "a process that unlocked for the user keeps, by its uses, the idle timeout of the user's latest unlock, not its own",
+        .enabled(if: KernelKeyring().probe().isSuccess, "the kernel keyring (keyctl) is refused here"))
+    func usesKeepTheLatestUnlocksTimeout() throws {
+        var configuration = directory.vaultConfiguration(kernelKeyring: true)
+        configuration.idleTimeout = nil
+        let owner = try Vault(configuration)
+        defer { owner.forgetCachedKeys() }
+        try owner.changePassphrase(from: nil, to: secret("pw"))
+        let query = Query(.genericPassword, attributes: Attributes(service: "s", account: "wu"), limit: .one, returnData: true)
+        try owner.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "wu", accessibility: .whenUnlocked), value: secret("v")))
+        // A serve unlocked through its pinentry, with the default timeout of its environment.
+        let serve = try Vault(configuration)
+        try serve.unlock(forUser: secret("pw"))
+        Thread.sleep(forTimeInterval: 1.2)
+        // The user unlocks again with a short timeout (`keychain unlock --timeout 2`).
+        var short = configuration
+        short.userUnlockTimeout = .seconds(2)
+        try Vault(short).unlock(forUser: secret("pw"))
+        // A use of the serve's pushes the user's unlock back: by the user's 2 s.
+        #expect(try serve.copyMatching(query).first?.value?.string == "v")
+        Thread.sleep(forTimeInterval: 4)
+        #expect(!(try Vault(configuration)).isAvailable(.whenUnlocked), "the user's 2 s unlock outlived its timeout: the serve's use set its own")
+    }
 }

@@ -34,11 +34,12 @@ extension VaultState {
     func followUserUnlock() {
         let now = ContinuousClock.now
         if followsPublishedUnlock, keyBag.publishedUnlockCheckDue(at: now) {
-            if kernelKeyring.load(unlockedDescription) == nil {
+            if let stored = kernelKeyring.load(unlockedDescription) {
+                // The timeout of the user's latest unlock (`keychain unlock --timeout` since), not this process's.
+                kernelKeyring.refresh(unlockedDescription, timeout: Self.splitUnlockedPayload(stored)?.0 ?? userUnlockSeconds)
+            } else {
                 lockKeys()
                 keyBag.userUnlockEnded()
-            } else {
-                kernelKeyring.refresh(unlockedDescription, timeout: userUnlockSeconds)
             }
             return
         }
