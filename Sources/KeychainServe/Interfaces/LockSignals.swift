@@ -26,8 +26,11 @@ extension SecretServiceDaemon {
         guard vault?.configuration.idleTimeout == nil, lockAnnouncement.lookDue(at: now) else { return }
         if let ownUnlock, ownUnlock.hasLapsed(at: now, lastCall: lastActivity) {
             self.ownUnlock = nil
-            vault?.lock()
-            Self.log("locked the vault: no call for \(ownUnlock.limit.components.seconds) s since its pinentry unlocked it (the idle lock)")
+            // Not again when a lock (a client's, a suspend) ended it first.
+            if let vault, vault.isAvailable(.whenUnlocked) {
+                vault.lock()
+                Self.log("locked the vault: no call for \(ownUnlock.limit.components.seconds) s since its pinentry unlocked it (the idle lock)")
+            }
         }
         announceLockChanges()
     }
