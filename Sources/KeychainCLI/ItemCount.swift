@@ -9,7 +9,16 @@ enum ItemCount {
     /// then shows the rows, saying so. A locked vault is not counted, so that `status` never
     /// unlocks it with a passphrase the environment offers.
     static func of(_ vault: Vault, _ status: VaultStatus) -> Int? {
-        guard !status.hasPassphrase || status.isUnlocked, let items = try? vault.copyMatching(Query(returnAttributes: true)) else { return nil }
+        guard !status.hasPassphrase || status.isUnlocked else { return nil }
+        let items: [Item]
+        do {
+            items = try vault.copyMatching(Query(returnAttributes: true))
+        } catch .itemNotFound {
+            // An open vault that holds no item: nothing is left uncounted.
+            return 0
+        } catch {
+            return nil
+        }
         let (served, others) = ServedItemRow.split(items)
         return served.count + others.count
     }

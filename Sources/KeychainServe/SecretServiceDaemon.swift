@@ -33,6 +33,8 @@ final class SecretServiceDaemon {
     private(set) var lastActivity = ContinuousClock.now
     /// What clients were last told of the vault's lock state (``followLockState(at:)``).
     var lockAnnouncement = LockAnnouncement()
+    /// The unlock the daemon's pinentry made that only the daemon can end (``OwnUnlock``).
+    var ownUnlock: OwnUnlock?
 
     /// Whether no client holds anything of the daemon's: no session open, no prompt handed out,
     /// no dialog showing (what an activated daemon waits for before it exits when idle).

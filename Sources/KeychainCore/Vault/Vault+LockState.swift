@@ -20,7 +20,9 @@ extension Vault {
     /// ``VaultConfiguration/userUnlockTimeout`` without use (through the kernel keyring; where it
     /// is unavailable or disabled, in this process only, as ``VaultStatus/kernelKeyring`` says).
     ///
-    /// - Throws: as ``unlock(passphrase:)``.
+    /// - Throws: as ``unlock(passphrase:)``; ``StoreError/unavailable(_:)`` when the vault was
+    ///   locked for the user (``lockForUser()``) while this unlock opened it: the lock wins, and
+    ///   the vault stays locked in every process.
     public func unlock(forUser passphrase: SecretBytes) throws(StoreError) {
         guard let vault = try vault(creating: false) else { throw .noVault(path: location.path) }
         try vault.inUse { (state) throws(StoreError) in try state.unlock(passphrase: passphrase, forUser: true) }

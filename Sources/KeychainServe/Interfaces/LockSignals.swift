@@ -18,11 +18,20 @@ extension SecretServiceDaemon {
     static let itemSignalLimit = 10_000
 
     /// Looks at the vault's lock state at most once a second (the bus loop calls it between
-    /// messages, however many come), and tells clients what changed. Not for a vault with an
+    /// messages, however many come), and tells clients what changed; first ends the daemon's
+    /// own unlock (``OwnUnlock``) once it went its idle time without a call. Not for a vault with an
     /// idle timeout of its process's own (`keychain serve` has none): each look would count as
     /// a use, and that lock would never come.
     func followLockState(at now: ContinuousClock.Instant) {
         guard vault?.configuration.idleTimeout == nil, lockAnnouncement.lookDue(at: now) else { return }
+        if let ownUnlock, ownUnlock.hasLapsed(at: now, lastCall: lastActivity) {
+            self.ownUnlock = nil
+            // Not again when a lock (a client's, a suspend) ended it first.
+            if let vault, vault.isAvailable(.whenUnlocked) {
+                vault.lock()
+                Self.log("locked the vault: no call for \(ownUnlock.limit.components.seconds) s since its pinentry unlocked it (the idle lock)")
+            }
+        }
         announceLockChanges()
     }
 

@@ -94,6 +94,11 @@ extension SecretServiceDaemon {
             promptCompleted(id, dismissed: !unlocked, unlocked ? vaultCollections.map { ObjectPath.collectionPath($0.name) } : [])
         }
         guard unlocked else { return }
+        // Where the kernel keyring cannot hold the user's unlocked state, the unlock is this
+        // daemon's alone: it ends it after the idle time (``followLockState(at:)``).
+        if let vault, let limit = vault.configuration.userUnlockTimeout, vault.status().kernelKeyring != .available {
+            ownUnlock = OwnUnlock(since: .now, limit: limit)
+        }
         loadVaultContents()
         announceLockChanges()
     }

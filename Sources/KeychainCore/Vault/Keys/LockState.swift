@@ -267,6 +267,7 @@ protocol UserLockRecord {
     func lockStamp(serial: inout Int32?) -> [UInt8]?
     /// Whether the user's unlocked state is still there.
     func userUnlockLasts() -> Bool
-    /// Pushes the user's unlocked state's timeout back to `seconds` from now.
+    /// Pushes the user's unlocked state's timeout back: by the timeout its latest unlock chose
+    /// where the record keeps one, else by `seconds`.
     func pushBackUserUnlock(seconds: UInt32)
 }

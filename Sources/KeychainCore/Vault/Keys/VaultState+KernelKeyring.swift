@@ -66,6 +66,9 @@ extension VaultState {
     func stampLock() {
         guard configuration.usesKernelKeyring, header.hasPassphrase else { return }
         try? kernelKeyring.store(SecretBytes.random(count: 16), as: lockStampDescription)
+        // Again after the stamp: an unlock that published between the caller's removal and the
+        // stamp read the old stamp after publishing, and would not withdraw.
+        kernelKeyring.remove(unlockedDescription)
     }
 
     var cacheDescription: String { Self.cacheDescription(vaultID: header.vaultID) }
@@ -134,5 +137,11 @@ struct KernelUserLockRecord: UserLockRecord {
 
     func userUnlockLasts() -> Bool { keyring.load(VaultState.unlockedDescription(vaultID: vaultID)) != nil }
 
-    func pushBackUserUnlock(seconds: UInt32) { keyring.refresh(VaultState.unlockedDescription(vaultID: vaultID), timeout: seconds) }
+    func pushBackUserUnlock(seconds: UInt32) {
+        // The timeout of the user's latest unlock (`keychain unlock --timeout` since), where the
+        // state names one, not the one this process chose.
+        let description = VaultState.unlockedDescription(vaultID: vaultID)
+        let latest = keyring.load(description).flatMap { VaultState.splitUnlockedPayload($0)?.0 } ?? seconds
+        keyring.refresh(description, timeout: latest)
+    }
 }

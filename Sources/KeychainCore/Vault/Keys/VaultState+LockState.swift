@@ -51,6 +51,14 @@ extension VaultState {
         // A rekey that committed after this unlock read the header retired what it opened:
         // those keys are neither kept nor published (the caller starts the unlock again).
         publishToKernelKeyring()
+        // A lock that landed while the keys opened wins: the user's unlocked state just
+        // published would open the vault again to every process (this one too). Looked at after
+        // publishing, as a lock stamps before its last removal (``stampLock()``).
+        if lockState.publishesUserUnlock, currentLockStamp() != stamp {
+            kernelKeyring.remove(unlockedDescription)
+            lockState.lock()
+            throw .unavailable("the vault was locked (keychain lock, a suspend or a session lock) while this unlock opened it, and stays locked: unlock again")
+        }
         startIdleTimer()
     }
 
