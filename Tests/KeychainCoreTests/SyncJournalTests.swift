@@ -41,6 +41,20 @@ struct SyncJournalTests {
         #expect(changes.first?.value == secret("goes") && changes.first?.deleted == false)
     }
 
+    @Test("a synced item carries its dates, an exported one leaves without them; both carry its other attributes")
+    func datesTravelBySyncNotByExport() throws {
+        let vault = try enrolledVault()
+        var item = cloudItem("dated", "v", accessibility: .afterFirstUnlock)
+        item.attributes.label = "label"
+        try vault.add(item)
+        let synced = try #require(try outbox(vault).first?.attributes)
+        #expect(synced.creationDate != nil && synced.modificationDate != nil)
+        #expect(synced.label == "label" && synced.accessibility == .afterFirstUnlock && synced.synchronizable == true)
+        let exported = try #require(try ItemTransfer.transferableItems(of: vault).items.first?.attributes)
+        #expect(exported.creationDate == nil && exported.modificationDate == nil)
+        #expect(exported.label == "label" && exported.accessibility == .afterFirstUnlock && exported.synchronizable == true)
+    }
+
     @Test("items already in the vault when it enrolls enter the outbox")
     func enrollmentQueuesExistingItems() throws {
         let plain = try Vault(directory.vaultConfiguration())
@@ -88,7 +102,7 @@ struct SyncJournalTests {
         older.clock = far - 1
         older.value = secret("older")
         let result = try vault.withOpened(creating: false) { (open) throws(StoreError) in try open.applyReceived([change, bound, older], state: nil) }
-        #expect(result == VaultState.ApplyResult(applied: 1, superseded: 1, refused: 1))
+        #expect(result == ApplyResult(applied: 1, superseded: 1, refused: 1))
         let query = Query(.genericPassword, attributes: Attributes(service: "svc", account: "remote", synchronizable: true), returnData: true)
         #expect(try vault.copyMatching(query).first?.value == secret("from afar"))
         #expect(try outbox(vault).isEmpty)
