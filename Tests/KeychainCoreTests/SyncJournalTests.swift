@@ -1,5 +1,6 @@
 import Foundation
 import KeychainTestSupport
+import Synchronization
 import Testing
 
 @testable import KeychainCore
@@ -53,6 +54,25 @@ struct SyncJournalTests {
         let exported = try #require(try ItemTransfer.transferableItems(of: vault).items.first?.attributes)
         #expect(exported.creationDate == nil && exported.modificationDate == nil)
         #expect(exported.label == "label" && exported.accessibility == .afterFirstUnlock && exported.synchronizable == true)
+    }
+
+    @Test("a write that journals a change tells every observer of this process until it stops observing; a write that journals nothing tells none")
+    func journalObserversAreTold() throws {
+        let vault = try enrolledVault()
+        let told = Mutex(0)
+        let first = vault.observeJournal { told.withLock { $0 += 1 } }
+        let second = vault.observeJournal { told.withLock { $0 += 10 } }
+        try vault.add(cloudItem("one", "v"))
+        #expect(told.withLock { $0 } == 11)
+        try vault.add(Item(.genericPassword, attributes: Attributes(service: "svc", account: "local"), value: secret("stays")))
+        #expect(told.withLock { $0 } == 11)
+        vault.stopObservingJournal(first)
+        try vault.add(cloudItem("two", "v"))
+        #expect(told.withLock { $0 } == 21)
+        vault.stopObservingJournal(second)
+        try vault.add(cloudItem("three", "v"))
+        #expect(told.withLock { $0 } == 21)
+        #expect(vault.journaledSyncChange)
     }
 
     @Test("items already in the vault when it enrolls enter the outbox")

@@ -1,6 +1,7 @@
-/// What sync asks of an open vault, each one operation under the engine's lock (the journal's
-/// side of each is in `VaultState+SyncJournal.swift` and `VaultState+SyncOperations.swift`).
-extension VaultEngine {
+/// Sync's interface to an open vault (``JournaledVault``), each member one operation under the
+/// engine's lock (the journal's side of each is in `VaultState+SyncJournal.swift` and
+/// `VaultState+SyncOperations.swift`).
+extension VaultEngine: JournaledVault {
     /// Whether the vault is enrolled in sync, as last checked.
     var isEnrolledInSync: Bool { locked { $0.syncEnrolled } }
 
@@ -20,7 +21,7 @@ extension VaultEngine {
         try inUse { (state) throws(StoreError) in try state.writeSyncState(sync) }
     }
 
-    func outbox(limit: Int) throws(StoreError) -> (entries: [VaultState.OutboxEntry], pending: Int, waiting: Int) {
+    func outbox(limit: Int) throws(StoreError) -> (entries: [OutboxEntry], pending: Int, waiting: Int) {
         try inUse { (state) throws(StoreError) in try state.outbox(limit: limit) }
     }
 
@@ -28,7 +29,7 @@ extension VaultEngine {
         try inUse { (state) throws(StoreError) in try state.outboxItems() }
     }
 
-    func acknowledge(_ entries: [VaultState.OutboxEntry]) throws(StoreError) {
+    func acknowledge(_ entries: [OutboxEntry]) throws(StoreError) {
         guard !entries.isEmpty else { return }
         try inUse { (state) throws(StoreError) in try state.acknowledge(entries) }
     }
@@ -45,7 +46,7 @@ extension VaultEngine {
         try inUse { (state) throws(StoreError) in try state.resendAll() }
     }
 
-    func applyReceived(_ changes: [SyncChange], state sync: SecretBytes?) throws(StoreError) -> VaultState.ApplyResult {
+    func applyReceived(_ changes: [SyncChange], state sync: SecretBytes?) throws(StoreError) -> ApplyResult {
         try inUse { (state) throws(StoreError) in try state.applyReceived(changes, state: sync) }
     }
 }

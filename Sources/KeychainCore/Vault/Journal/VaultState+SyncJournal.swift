@@ -1,6 +1,6 @@
 /// The vault's side of sync: the journal of synchronizable items (clock, origin, pending) that
 /// every write updates in its own transaction, the outbox it makes, and the applying of
-/// changes received from other devices. The sync engine (``SyncEngine``) is the only caller.
+/// changes received from other devices. Sync reaches it only through ``JournaledVault``.
 ///
 /// Journal records and the sync state are sealed (AES-256-GCM) under a key derived from the
 /// lookup key, bound to the vault and, for records, to the item's identity digest.
