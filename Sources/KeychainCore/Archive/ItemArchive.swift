@@ -27,11 +27,6 @@ package enum ItemArchive {
         package var total: Int { thisDeviceOnly + accessControlled + locked }
     }
 
-    /// Whether an item may leave this machine in an archive (or through sync).
-    package static func mayLeave(_ attributes: Attributes) -> Bool {
-        !(attributes.accessibility?.isThisDeviceOnly ?? false) && attributes.accessControl == nil
-    }
-
     /// The archive of `items`, sealed under `passphrase`.
     /// - Throws: ``StoreError/invalidArgument(_:)`` for an empty passphrase.
     package static func seal(_ items: [Item], passphrase: SecretBytes, parameters: ScryptParameters = .default) throws(StoreError) -> [UInt8] {

@@ -9,7 +9,7 @@ extension VaultState {
 
     /// Notes that `transaction` changed a synchronizable item (in a vault enrolled in sync).
     func journal(_ itemClass: ItemClass, _ attributes: Attributes, identity: [UInt8], deleted: Bool, in transaction: inout WriteTransaction) {
-        guard syncEnrolled, !transaction.fromSync, SyncChange.travels(attributes) else { return }
+        guard syncEnrolled, !transaction.fromSync, attributes.mayLeave(by: .sync) else { return }
         transaction.note(
             SyncChange(identity: identity, clock: 0, origin: [], deleted: deleted, itemClass: itemClass, attributes: SyncChange.address(of: itemClass, attributes)))
     }

@@ -74,7 +74,7 @@ extension VaultState {
                         // this one is not pending here): nothing of it to send.
                         guard let row = try row(identity: entry.change.identity, includeValue: true), let sealed = row.value else { continue }
                         do throws(StoreError) {
-                            entry.change.attributes = try decryptAttributes(row)
+                            entry.change.attributes = try decryptAttributes(row).leaving(by: .sync)
                             entry.change.value = try open(sealed, row: row, part: .value)
                         } catch {
                             guard error.isUnavailableKey else { throw error }
@@ -202,7 +202,7 @@ extension VaultState {
             for var change in changes {
                 var attributes = change.attributes.normalizedIdentity(for: change.itemClass)
                 attributes.accessibility = attributes.accessibility ?? .whenUnlocked
-                guard SyncChange.travels(attributes), change.origin.count == 16, change.deleted || change.value != nil else {
+                guard attributes.mayLeave(by: .sync), change.origin.count == 16, change.deleted || change.value != nil else {
                     result.refused += 1
                     continue
                 }
