@@ -1,5 +1,6 @@
 import Foundation
 import KeychainTestSupport
+import Synchronization
 import Testing
 
 @testable import KeychainCore
@@ -39,6 +40,39 @@ struct SyncJournalTests {
         let changes = try outbox(vault)
         #expect(changes.map(\.attributes.account) == ["travels"])
         #expect(changes.first?.value == secret("goes") && changes.first?.deleted == false)
+    }
+
+    @Test("a synced item carries its dates, an exported one leaves without them; both carry its other attributes")
+    func datesTravelBySyncNotByExport() throws {
+        let vault = try enrolledVault()
+        var item = cloudItem("dated", "v", accessibility: .afterFirstUnlock)
+        item.attributes.label = "label"
+        try vault.add(item)
+        let synced = try #require(try outbox(vault).first?.attributes)
+        #expect(synced.creationDate != nil && synced.modificationDate != nil)
+        #expect(synced.label == "label" && synced.accessibility == .afterFirstUnlock && synced.synchronizable == true)
+        let exported = try #require(try ItemTransfer.transferableItems(of: vault).items.first?.attributes)
+        #expect(exported.creationDate == nil && exported.modificationDate == nil)
+        #expect(exported.label == "label" && exported.accessibility == .afterFirstUnlock && exported.synchronizable == true)
+    }
+
+    @Test("a write that journals a change tells every observer of this process until it stops observing; a write that journals nothing tells none")
+    func journalObserversAreTold() throws {
+        let vault = try enrolledVault()
+        let told = Mutex(0)
+        let first = vault.observeJournal { told.withLock { $0 += 1 } }
+        let second = vault.observeJournal { told.withLock { $0 += 10 } }
+        try vault.add(cloudItem("one", "v"))
+        #expect(told.withLock { $0 } == 11)
+        try vault.add(Item(.genericPassword, attributes: Attributes(service: "svc", account: "local"), value: secret("stays")))
+        #expect(told.withLock { $0 } == 11)
+        vault.stopObservingJournal(first)
+        try vault.add(cloudItem("two", "v"))
+        #expect(told.withLock { $0 } == 21)
+        vault.stopObservingJournal(second)
+        try vault.add(cloudItem("three", "v"))
+        #expect(told.withLock { $0 } == 21)
+        #expect(vault.journaledSyncChange)
     }
 
     @Test("items already in the vault when it enrolls enter the outbox")
@@ -88,7 +122,7 @@ struct SyncJournalTests {
         older.clock = far - 1
         older.value = secret("older")
         let result = try vault.withOpened(creating: false) { (open) throws(StoreError) in try open.applyReceived([change, bound, older], state: nil) }
-        #expect(result == VaultState.ApplyResult(applied: 1, superseded: 1, refused: 1))
+        #expect(result == ApplyResult(applied: 1, superseded: 1, refused: 1))
         let query = Query(.genericPassword, attributes: Attributes(service: "svc", account: "remote", synchronizable: true), returnData: true)
         #expect(try vault.copyMatching(query).first?.value == secret("from afar"))
         #expect(try outbox(vault).isEmpty)

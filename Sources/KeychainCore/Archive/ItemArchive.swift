@@ -27,11 +27,6 @@ package enum ItemArchive {
         package var total: Int { thisDeviceOnly + accessControlled + locked }
     }
 
-    /// Whether an item may leave this machine in an archive (or through sync).
-    package static func mayLeave(_ attributes: Attributes) -> Bool {
-        !(attributes.accessibility?.isThisDeviceOnly ?? false) && attributes.accessControl == nil
-    }
-
     /// The archive of `items`, sealed under `passphrase`.
     /// - Throws: ``StoreError/invalidArgument(_:)`` for an empty passphrase.
     package static func seal(_ items: [Item], passphrase: SecretBytes, parameters: ScryptParameters = .default) throws(StoreError) -> [UInt8] {
@@ -40,8 +35,8 @@ package enum ItemArchive {
         let header = magic + [version, parameters.logN] + salt
         let body = encode(items)
         defer { _ = body }
-        let key = try crypto { () throws(OpenSSLError) in try Scrypt.deriveKey(passphrase: passphrase, salt: salt, parameters: parameters) }
-        let sealed = try crypto { () throws(OpenSSLError) in try AESGCM.seal(body, key: key, associatedData: header) }
+        let key = try StoreError.fromOpenSSL { () throws(OpenSSLError) in try Scrypt.deriveKey(passphrase: passphrase, salt: salt, parameters: parameters) }
+        let sealed = try StoreError.fromOpenSSL { () throws(OpenSSLError) in try AESGCM.seal(body, key: key, associatedData: header) }
         return header + sealed
     }
 
@@ -57,7 +52,7 @@ package enum ItemArchive {
         guard parameters.isWithinLimits else { throw .corrupted("the archive asks for scrypt parameters outside the accepted range") }
         let header = Array(bytes[0..<headerSize])
         let salt = Array(bytes[6..<headerSize])
-        let key = try crypto { () throws(OpenSSLError) in try Scrypt.deriveKey(passphrase: passphrase, salt: salt, parameters: parameters) }
+        let key = try StoreError.fromOpenSSL { () throws(OpenSSLError) in try Scrypt.deriveKey(passphrase: passphrase, salt: salt, parameters: parameters) }
         let body: SecretBytes
         do { body = try AESGCM.open(Array(bytes[headerSize...]), key: key, associatedData: header) } catch { throw .wrongPassphrase }
         guard let items = body.withUnsafeBytes({ decode($0) }) else { throw .corrupted("the archive's contents do not decode") }
@@ -124,9 +119,5 @@ package enum ItemArchive {
 
     private static func append(_ value: UInt32, to out: inout [UInt8]) {
         out += [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
-    }
-
-    private static func crypto<R>(_ body: () throws(OpenSSLError) -> R) throws(StoreError) -> R {
-        do { return try body() } catch { throw .io("OpenSSL: \(error.description)") }
     }
 }

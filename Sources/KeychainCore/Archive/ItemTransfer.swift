@@ -40,7 +40,7 @@ package enum ItemTransfer {
         do { listed = try store.copyMatching(Query()) } catch .itemNotFound { return ([], leftovers) }
         var items: [Item] = []
         for item in listed {
-            guard ItemArchive.mayLeave(item.attributes) else {
+            guard item.attributes.mayLeave(by: .export) else {
                 if item.attributes.accessControl != nil { leftovers.accessControlled += 1 } else { leftovers.thisDeviceOnly += 1 }
                 continue
             }
@@ -48,8 +48,7 @@ package enum ItemTransfer {
             query.limit = .one
             query.returnData = true
             guard var found = try store.copyMatching(query).first else { continue }
-            found.attributes.creationDate = nil
-            found.attributes.modificationDate = nil
+            found.attributes = found.attributes.leaving(by: .export)
             items.append(found)
         }
         return (items, leftovers)

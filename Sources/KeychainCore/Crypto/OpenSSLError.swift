@@ -21,3 +21,11 @@ package struct OpenSSLError: Error, CustomStringConvertible {
 
     package var description: String { "\(operation): \(reason)" }
 }
+
+extension StoreError {
+    /// Runs OpenSSL work, its failure reported as every store reports one: an I/O error that
+    /// names OpenSSL's operation and reason, never data.
+    static func fromOpenSSL<R>(_ body: () throws(OpenSSLError) -> R) throws(StoreError) -> R {
+        do { return try body() } catch { throw .io("OpenSSL: \(error.description)") }
+    }
+}

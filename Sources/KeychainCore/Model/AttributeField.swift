@@ -5,8 +5,9 @@ import FoundationEssentials
 #endif
 
 /// One attribute of ``Attributes``, as a table row: the single place that knows how to test,
-/// compare, copy and encode each field, so that matching, merging and the vault's record
-/// encoding cannot drift apart.
+/// compare, copy and encode each field, which fields identify and scope an item, and which
+/// keep it on this device or stay behind when it leaves (``Departure``), so that matching,
+/// merging, the vault's record encoding, export and sync cannot drift apart.
 enum AttributeField: UInt8, CaseIterable, Sendable {
     case service = 1, account, accessGroup, synchronizable, server, `protocol`, authenticationType, port, path
     case securityDomain, accessibility, label, comment, description, generic, creator, type, isInvisible, isNegative
@@ -23,6 +24,31 @@ enum AttributeField: UInt8, CaseIterable, Sendable {
     /// The field that scopes an item for listing: a service's or a server's items.
     static func scope(of itemClass: ItemClass) -> AttributeField {
         itemClass == .genericPassword ? .service : .server
+    }
+
+    // MARK: - What may leave this device
+
+    /// Every field, kept rather than made anew on each call as `allCases` is.
+    static let every = allCases
+
+    /// Whether this field's value keeps an item on this device when it would leave by `route`,
+    /// as Apple's keychain never moves such items: a ThisDeviceOnly class binds the item to this
+    /// machine and an access control to this vault's passphrase, whichever the route; sync
+    /// takes only what is marked synchronizable, while an export takes synchronizable or not.
+    func keepsHome(_ a: Attributes, from route: Departure) -> Bool {
+        switch self {
+        case .accessibility: a.accessibility?.isThisDeviceOnly ?? false
+        case .accessControl: a.accessControl != nil
+        case .synchronizable: route == .sync && a.synchronizable != true
+        default: false
+        }
+    }
+
+    /// Whether the field goes with an item that leaves by `route`: sync carries every field (the
+    /// other devices hold the same item, dates and all), while an export leaves the dates
+    /// behind (the importing store dates what it adds).
+    func goes(by route: Departure) -> Bool {
+        route == .sync || !isDate
     }
 
     /// Whether the attribute is present, without encoding it (this runs on every lookup).

@@ -22,8 +22,16 @@ enum BackgroundSync {
     /// delays the exit by no more than this.
     private static let exitWaitSteps = 500
 
+    /// Syncs `vault` for as long as the process runs, on a thread of its own, if it is
+    /// enrolled: the vault's background consumer of its journal (``VaultConfiguration/syncsInBackground``).
+    /// Failures are retried quietly; `keychain sync status` shows the outbox.
+    static func start(_ vault: Vault) {
+        guard let engine = try? SyncEngine(vault: vault) else { return }
+        start(engine)
+    }
+
     /// Runs `engine` on a thread of its own until the process exits.
-    static func start(_ engine: SyncEngine) {
+    private static func start(_ engine: SyncEngine) {
         let registersExit = engines.withLock { (engines: inout Engines) -> Bool? in
             guard !engines.stopping else { return nil }
             engines.running += 1

@@ -75,7 +75,7 @@ extension SyncEngine {
             } else if !readWholeGroup {
                 for change in outgoing where revisions.revision(of: change.key) == nil { current[change.key] = try client.range(change.key).kvs.first }
             }
-            var done: [VaultState.OutboxEntry] = []
+            var done: [OutboxEntry] = []
             var writes: [Outgoing] = []
             for change in outgoing {
                 if change.isSuperseded(by: current[change.key], state: state, signers: signers, verified: verified) { done.append(change.entry) } else { writes.append(change) }
@@ -114,7 +114,7 @@ extension SyncEngine {
 
     /// One change of the outbox, sealed for its key.
     struct Outgoing {
-        var entry: VaultState.OutboxEntry
+        var entry: OutboxEntry
         var key: [UInt8]
         var sealed: [UInt8]
 
@@ -155,7 +155,7 @@ extension SyncEngine {
     /// Applies every item changed on etcd since the cursor, newest wins, with the new cursor
     /// in the same transaction. A cluster whose revision went back (wiped, replaced) gets
     /// everything this device has again.
-    func pull(_ state: inout SyncState, _ revisions: inout SyncRevisions, client: EtcdClient) throws(SyncError) -> VaultState.ApplyResult {
+    func pull(_ state: inout SyncState, _ revisions: inout SyncRevisions, client: EtcdClient) throws(SyncError) -> ApplyResult {
         let prefix = SyncRecords.itemsPrefix(state)
         var answer = try client.range(prefix, rangeEnd: EtcdClient.rangeEnd(ofPrefix: prefix), minModRevision: EtcdRevision.after(state.cursor))
         if answer.revision < state.cursor {
@@ -202,7 +202,7 @@ extension SyncEngine {
     /// Opens what etcd holds at each key and applies it, newest wins, with the cursor advanced to
     /// `revision` in the same transaction. A revision further ahead than a cluster moves is
     /// refused before anything is applied: stored as the cursor, it would skip every change.
-    func apply(_ kvs: [EtcdClient.KeyValue], upTo revision: Int64, _ state: inout SyncState, _ revisions: inout SyncRevisions) throws(SyncError) -> VaultState.ApplyResult {
+    func apply(_ kvs: [EtcdClient.KeyValue], upTo revision: Int64, _ state: inout SyncState, _ revisions: inout SyncRevisions) throws(SyncError) -> ApplyResult {
         try EtcdRevision.check(revision, after: state.cursor)
         var changes: [SyncChange] = []
         var changeRevisions: [Int64] = []

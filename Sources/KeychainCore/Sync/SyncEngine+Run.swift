@@ -45,8 +45,8 @@ extension SyncEngine {
     public func run(until shouldStop: @escaping @Sendable () -> Bool, onError: @escaping @Sendable (SyncError) -> Void = { _ in }) {
         let inbox = Inbox()
         // A write in this process wakes the loop at once.
-        vault.setSyncTrigger { inbox.post(local: true) }
-        defer { vault.setSyncTrigger(nil) }
+        let observation = vault.observeJournal { inbox.post(local: true) }
+        defer { vault.stopObservingJournal(observation) }
         // The watch thread reads the vault only while this loop runs: the loop waits for a read
         // under way before it returns, and the thread ends at its next.
         let watchReads = WatchGate()
@@ -261,14 +261,6 @@ extension SyncEngine {
     /// How many changes wait in the outbox.
     package func outboxLength() throws(SyncError) -> Int {
         return try Self.onVault(vault) { (open) throws(StoreError) in try open.outbox(limit: 0).pending }
-    }
-
-    /// Syncs `vault` for as long as the process runs, on a thread of its own, if it is
-    /// enrolled (what ``VaultConfiguration/syncsInBackground`` starts). Failures are retried
-    /// quietly; `keychain sync status` shows the outbox.
-    static func startInBackground(_ vault: Vault) {
-        guard let engine = try? SyncEngine(vault: vault) else { return }
-        BackgroundSync.start(engine)
     }
 
 }

@@ -33,10 +33,10 @@ extension SyncEngine {
     /// moved, so that the caller follows it and seals the unit again.
     func pushUnit(
         _ unit: [Outgoing], state: SyncState, signers: [[UInt8]: [UInt8]], _ revisions: inout SyncRevisions, client: EtcdClient
-    ) throws(SyncError) -> (sent: Int, done: [VaultState.OutboxEntry], epochMoved: Bool) {
+    ) throws(SyncError) -> (sent: Int, done: [OutboxEntry], epochMoved: Bool) {
         if unit.count == 1 || unit.count > Self.transactionSize {
             var sent = 0
-            var done: [VaultState.OutboxEntry] = []
+            var done: [OutboxEntry] = []
             for change in unit {
                 switch try pushOne(change, state: state, signers: signers, &revisions, client: client) {
                 case .written:
@@ -50,7 +50,7 @@ extension SyncEngine {
             return (sent, done, false)
         }
         for _ in 0..<8 {
-            var done: [VaultState.OutboxEntry] = []
+            var done: [OutboxEntry] = []
             var writes: [(change: Outgoing, revision: Int64)] = []
             for change in unit {
                 let current = try client.range(change.key).kvs.first

@@ -254,11 +254,11 @@ public final class SyncEngine: Sendable {
             epoch: epoch, cursor: 0, lastPull: 0, refused: 0, cluster: cluster, signingKey: signing.privateKey, signingPublicKey: signing.publicKey)
     }
 
-    /// Runs `body` on the open vault (created first when `creating`: enrolling is a write),
+    /// Runs `body` on the vault's journal (``JournaledVault``; the vault created first when `creating`: enrolling is a write),
     /// unlocking it with the configured passphrase when it is locked.
-    static func onVault<R>(_ vault: Vault, creating: Bool = false, _ body: (VaultEngine) throws(StoreError) -> R) throws(SyncError) -> R {
+    static func onVault<R>(_ vault: Vault, creating: Bool = false, _ body: (any JournaledVault) throws(StoreError) -> R) throws(SyncError) -> R {
         do {
-            return try vault.withOpened(creating: creating, body)
+            return try vault.withJournal(creating: creating, body)
         } catch .noVault {
             throw .notEnrolled
         } catch {

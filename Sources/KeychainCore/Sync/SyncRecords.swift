@@ -227,7 +227,7 @@ enum SyncRecords {
 
     /// Runs OpenSSL work, its failure reported as the vault reports one.
     static func crypto<R>(_ body: () throws(OpenSSLError) -> R) throws(SyncError) -> R {
-        do { return try VaultState.crypto(body) } catch { throw .store(error) }
+        do { return try StoreError.fromOpenSSL(body) } catch { throw .store(error) }
     }
 
     static func derive(_ key: SecretBytes, _ purpose: String) throws(SyncError) -> SecretBytes {

@@ -1,4 +1,4 @@
-/// What a device keeps about its sync group, sealed in its vault (``VaultState/syncState()``):
+/// What a device keeps about its sync group, sealed in its vault (``JournaledVault/readSyncState()``):
 /// who it is, the group's keys, the member list it holds, where the cluster is and how far it
 /// has read.
 struct SyncState: Sendable {

@@ -43,9 +43,8 @@ public final class Vault: Store, Sendable {
         var syncStarted = false
         /// Whether a write of this process journaled a change for sync.
         var journaledAChange = false
-        /// What tells the sync engine running in this process (``SyncEngine/run(until:onError:)``)
-        /// that a write journaled a change, so that it sends it at once.
-        var syncTrigger: (@Sendable () -> Void)?
+        /// Who is told when a write of this process journals a change.
+        var journalObservers = JournalObservers()
     }
 
     /// Opens the vault if it exists; a missing one is created by the first write (when the

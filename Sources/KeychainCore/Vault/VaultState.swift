@@ -21,12 +21,6 @@ final class VaultState {
     var header: VaultHeader { database.header }
     /// The keys held and the lock state, which decides when they go.
     var lockState: LockState
-    /// The lock state under the name the sync journal's key cache reads it by
-    /// (``journalKey()``).
-    var keyBag: LockState {
-        get { lockState }
-        set { lockState = newValue }
-    }
     let kernelKeyring = KernelKeyring()
     /// Read on first need: only ThisDeviceOnly classes use it, and most opens touch none.
     lazy var machineID: [UInt8]? = configuration.machineIdentity.read()

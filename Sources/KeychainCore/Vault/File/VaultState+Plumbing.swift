@@ -45,9 +45,7 @@ extension VaultState {
         do { return try body() } catch { throw map(error) }
     }
 
-    static func crypto<R>(_ body: () throws(OpenSSLError) -> R) throws(StoreError) -> R {
-        do { return try body() } catch { throw .io("OpenSSL: \(error.description)") }
-    }
+    static func crypto<R>(_ body: () throws(OpenSSLError) -> R) throws(StoreError) -> R { try StoreError.fromOpenSSL(body) }
 
     /// Creates a new vault (no passphrase, a key file) at the configuration's location, whole
     /// or not at all: the key file is linked into place first (never over an existing one),

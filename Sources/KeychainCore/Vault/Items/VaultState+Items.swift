@@ -116,7 +116,7 @@ extension VaultState {
             missing: "an update did not change the row it matched", generation: transaction.generation)
         if sealed.identity != existing.identity, let old = existing.attributes {
             journal(existing.itemClass, old.normalizedIdentity(for: existing.itemClass), identity: existing.identity, deleted: true, in: &transaction)
-        } else if let old = existing.attributes, SyncChange.travels(old), !SyncChange.travels(attributes) {
+        } else if let old = existing.attributes, old.mayLeave(by: .sync), !attributes.mayLeave(by: .sync) {
             // Made ThisDeviceOnly or put behind a proof: it leaves the other devices.
             journal(existing.itemClass, old.normalizedIdentity(for: existing.itemClass), identity: existing.identity, deleted: true, in: &transaction)
         }

@@ -1,6 +1,6 @@
 /// The vault's side of sync: the journal of synchronizable items (clock, origin, pending) that
 /// every write updates in its own transaction, the outbox it makes, and the applying of
-/// changes received from other devices. The sync engine (``SyncEngine``) is the only caller.
+/// changes received from other devices. Sync reaches it only through ``JournaledVault``.
 ///
 /// Journal records and the sync state are sealed (AES-256-GCM) under a key derived from the
 /// lookup key, bound to the vault and, for records, to the item's identity digest.
@@ -9,7 +9,7 @@ extension VaultState {
 
     /// Notes that `transaction` changed a synchronizable item (in a vault enrolled in sync).
     func journal(_ itemClass: ItemClass, _ attributes: Attributes, identity: [UInt8], deleted: Bool, in transaction: inout WriteTransaction) {
-        guard syncEnrolled, !transaction.fromSync, SyncChange.travels(attributes) else { return }
+        guard syncEnrolled, !transaction.fromSync, attributes.mayLeave(by: .sync) else { return }
         transaction.note(
             SyncChange(identity: identity, clock: 0, origin: [], deleted: deleted, itemClass: itemClass, attributes: SyncChange.address(of: itemClass, attributes)))
     }
@@ -96,10 +96,10 @@ extension VaultState {
     }
 
     func journalKey() throws(StoreError) -> SealingKey {
-        if let key = keyBag.keys.journal { return key }
+        if let key = lockState.keys.journal { return key }
         let lookup = try lookupKey()
         let key = SealingKey(try Self.crypto { () throws(OpenSSLError) in try HKDF.deriveKey(from: lookup.key, info: "swift-keychain sync journal v1") })
-        keyBag.hold(journalKey: key)
+        lockState.hold(journalKey: key)
         return key
     }
 

@@ -1,24 +1,6 @@
-/// What the sync engine asks of the vault, each atomic: enrolling and leaving, reading the
+/// What sync asks of the vault (``JournaledVault``), each atomic: enrolling and leaving, reading the
 /// outbox, acknowledging what etcd took, and applying what other devices wrote.
 extension VaultState {
-    /// A pending journal entry: the change, with its item's value and attributes read now,
-    /// and the sealed record it was read from (acknowledged only if still the same).
-    struct OutboxEntry {
-        var change: SyncChange
-        var record: [UInt8]
-    }
-
-    /// What applying received changes did.
-    struct ApplyResult: Equatable {
-        var applied = 0
-        /// Older than what this vault has (or the same change again).
-        var superseded = 0
-        /// Changes no device of ours makes: an item that may not travel.
-        var refused = 0
-        /// The items (``SyncUnit``) that appeared, changed or went.
-        var arrived: [SyncArrival] = []
-    }
-
     /// Adds the sync journal, this device's id and the sync state; every synchronizable item
     /// already in the vault goes into the outbox.
     func enrollSync(device: [UInt8], state: SecretBytes) throws(StoreError) {
@@ -92,7 +74,7 @@ extension VaultState {
                         // this one is not pending here): nothing of it to send.
                         guard let row = try row(identity: entry.change.identity, includeValue: true), let sealed = row.value else { continue }
                         do throws(StoreError) {
-                            entry.change.attributes = try decryptAttributes(row)
+                            entry.change.attributes = try decryptAttributes(row).leaving(by: .sync)
                             entry.change.value = try open(sealed, row: row, part: .value)
                         } catch {
                             guard error.isUnavailableKey else { throw error }
@@ -220,7 +202,7 @@ extension VaultState {
             for var change in changes {
                 var attributes = change.attributes.normalizedIdentity(for: change.itemClass)
                 attributes.accessibility = attributes.accessibility ?? .whenUnlocked
-                guard SyncChange.travels(attributes), change.origin.count == 16, change.deleted || change.value != nil else {
+                guard attributes.mayLeave(by: .sync), change.origin.count == 16, change.deleted || change.value != nil else {
                     result.refused += 1
                     continue
                 }

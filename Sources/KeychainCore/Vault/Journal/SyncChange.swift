@@ -31,11 +31,6 @@ struct SyncChange: Sendable {
         return UInt64(now.tv_sec) * 1_000 + UInt64(now.tv_nsec) / 1_000_000
     }
 
-    /// Whether an item travels: synchronizable, not bound to this device, not behind a proof of presence.
-    static func travels(_ attributes: Attributes) -> Bool {
-        attributes.synchronizable == true && !(attributes.accessibility?.isThisDeviceOnly ?? false) && attributes.accessControl == nil
-    }
-
     /// What the journal keeps of an item: the attributes that name it, and its accessibility.
     static func address(of itemClass: ItemClass, _ attributes: Attributes) -> Attributes {
         var address = Attributes()
