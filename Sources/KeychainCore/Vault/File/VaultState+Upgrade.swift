@@ -57,10 +57,10 @@ extension VaultState {
                     }
                 } else {
                     // Generations only grow: this boot may have seen the format-2 one.
-                    generation = ledger.state!.generation + 1
+                    generation = ledger.nextGeneration!
                 }
                 database.replaceHeader(with: replacement)
-                ledger.hold(LedgerState(LedgerRoot.empty(groups: LedgerShards.groupCount(format: replacement.version))))
+                ledger.startOver(groups: LedgerShards.groupCount(format: replacement.version))
                 try recountLedger()
                 try storeLedger(generation: generation)
                 try noteIfNoCarriedRows()

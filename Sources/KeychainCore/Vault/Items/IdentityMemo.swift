@@ -1,21 +1,37 @@
 /// The identity digests this process computed lately, by class and attributes: a program reads
 /// the same few items again and again, and encoding plus HMAC is a third of a read. The digests
-/// are not secret (the table stores them) and stay valid while the lookup key does; a rotation
-/// forgets them. Bounded, and dropped whole when full.
+/// are not secret (the table stores them) and stay valid while the lookup key does: the memo
+/// serves a digest only under the lookup key it was made with, and forgets them all as soon as
+/// it is asked under another (a rotation here or in another process, a rotation rolled back, keys
+/// dropped and loaded again). Bounded, and dropped whole when full.
 struct IdentityMemo {
     private var digests: [IdentityMemoKey: [UInt8]] = [:]
+    /// The lookup key the digests held were made with. Weak: the memo keeps no retired key in
+    /// memory, and a key freed reads as nil, so that a new key at the same address is never
+    /// taken for it.
+    private weak var madeWith: HMACKey?
 
-    /// The digest of `key`, computed by `compute` when not remembered.
-    mutating func digest(of key: IdentityMemoKey, _ compute: () throws(StoreError) -> [UInt8]) throws(StoreError) -> [UInt8] {
-        if let digest = digests[key] { return digest }
-        let digest = try compute()
+    /// The digest of `key` under `lookup`, computed by `compute` when not remembered under it.
+    mutating func digest(
+        of key: IdentityMemoKey, under lookup: HMACKey, _ compute: (HMACKey) throws(StoreError) -> [UInt8]
+    ) throws(StoreError) -> [UInt8] {
+        if madeWith !== lookup {
+            digests.removeAll()
+            madeWith = lookup
+        } else if let digest = digests[key] {
+            return digest
+        }
+        let digest = try compute(lookup)
         if digests.count >= 1_024 { digests.removeAll(keepingCapacity: true) }
         digests[key.remembered] = digest
         return digest
     }
 
-    /// Forgets every digest: the lookup key they were made with is retired.
-    mutating func forget() { digests.removeAll() }
+    /// Forgets every digest at once, before it is next asked.
+    mutating func forget() {
+        digests.removeAll()
+        madeWith = nil
+    }
 }
 
 /// What an identity digest depends on: the class and the identity fields of the attributes it

@@ -63,10 +63,10 @@ extension VaultState {
         try identityDigest(item.itemClass, item.attributes)
     }
 
-    /// The identity digest of `attributes`, memoised (``IdentityMemo``).
+    /// The identity digest of `attributes`, memoised under the current lookup key (``IdentityMemo``).
     func identityDigest(_ itemClass: ItemClass, _ attributes: Attributes) throws(StoreError) -> [UInt8] {
-        try identityMemo.digest(of: IdentityMemoKey(itemClass: itemClass, attributes: attributes)) { () throws(StoreError) in
-            try lookupKey().authenticationCode(RecordCoding.identityMessage(itemClass, attributes))
+        try identityMemo.digest(of: IdentityMemoKey(itemClass: itemClass, attributes: attributes), under: try lookupKey()) { (lookup) throws(StoreError) in
+            lookup.authenticationCode(RecordCoding.identityMessage(itemClass, attributes))
         }
     }
 

@@ -24,9 +24,36 @@ struct Ledger {
     /// connection committed, and what open checked is checked again.
     var wasVerified: Bool { dataVersion != -1 }
 
-    /// Holds `state` as the ledger: as read and checked, or as a write of this process left it
-    /// (nil while it is being read again).
-    mutating func hold(_ state: LedgerState?) { self.state = state }
+    /// Lets go of the held ledger to read it again: another connection committed, or none was
+    /// read yet. True when one was verified before; then what open checked is checked again.
+    mutating func reload() -> Bool {
+        state = nil
+        return wasVerified
+    }
+
+    /// Takes format 2's stored ledger, as read and authenticated, as the held one;
+    /// `recordVanished` when this boot wrote it yet its record of the generation is gone.
+    mutating func adopt(_ stored: ItemLedger, recordVanished: Bool) {
+        state = LedgerState(stored)
+        state!.noteRecord(vanished: recordVanished)
+    }
+
+    /// Takes format 3's stored root, as read and authenticated, as the held ledger;
+    /// `recordVanished` as for format 2's.
+    mutating func adopt(_ root: LedgerRoot, recordVanished: Bool) {
+        state = LedgerState(root)
+        state!.noteRecord(vanished: recordVanished)
+    }
+
+    /// An upgrade rewrites every row under a new format's root: the held ledger starts over
+    /// empty, with `groups` groups, until ``recount(_:)`` takes what the rewritten rows add up to.
+    mutating func startOver(groups: Int) {
+        state = LedgerState(LedgerRoot.empty(groups: groups))
+    }
+
+    /// The generation the next write stores: generations only grow, one a write. Nil while no
+    /// ledger is held.
+    var nextGeneration: UInt64? { state.map { $0.generation + 1 } }
 
     /// Loads one group's stored tallies into the held ledger, before a write changes one of them.
     mutating func load(_ groupTallies: LedgerTallies, ofGroup group: Int) { state?.load(groupTallies, ofGroup: group) }
@@ -42,6 +69,29 @@ struct Ledger {
 
     /// Marks `shard` of the held ledger as checked against the rows.
     mutating func markVerified(_ shard: Int) { state?.markVerified(shard) }
+
+    /// Takes what a pass over every row `found`, shard by shard, against what the ledger's
+    /// records hold (`stored`): the shards that agree are verified, and stay so even when
+    /// others do not (a read of one need not scan it again); when all agree, the found
+    /// tallies are the stored ones, held for the writes that follow. Whether all agreed.
+    mutating func passed(found: LedgerTallies, stored: LedgerTallies) -> Bool {
+        guard state != nil else { return false }
+        if found == stored {
+            for shard in 0..<found.count { state!.markVerified(shard) }
+            state!.load(found)
+            return true
+        }
+        for shard in 0..<found.count where found.matches(shard, stored, shard) { state!.markVerified(shard) }
+        return false
+    }
+
+    /// Takes what the rows add up to as every shard's tally: a rekey or an upgrade rewrote
+    /// them all, in the write in progress.
+    mutating func recount(_ found: LedgerTallies) { state?.recount(found) }
+
+    /// The shards the write in progress changed are now stored at `generation`, by a write
+    /// that ran in `boot`.
+    mutating func stored(at generation: UInt64, boot: [UInt8]) { state?.stored(at: generation, boot: boot) }
 
     /// Records that the ledger (``state``, as now set) was verified at `version`.
     mutating func verified(at version: Int64) {

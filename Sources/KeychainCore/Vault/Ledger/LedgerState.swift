@@ -6,7 +6,7 @@
 /// whose tally its ``ItemLedger`` holds; a format-3 vault has ``LedgerShards/count`` in groups
 /// under a ``LedgerRoot``.
 struct LedgerState {
-    var generation: UInt64
+    private(set) var generation: UInt64
     /// Format 3's root as verified; nil for format 2.
     private(set) var root: LedgerRoot?
     private(set) var tallies: LedgerTallies

@@ -39,8 +39,7 @@ extension VaultState {
     /// Reads and authenticates the stored ledger (format 2's, or format 3's root), forgetting
     /// what was verified before: another connection committed, or nothing was read yet.
     private func loadLedger(dataVersion version: Int64) throws(StoreError) {
-        ledger.hold(nil)
-        var rechecked = ledger.wasVerified
+        var rechecked = ledger.reload()
         // Another connection committed: what open checked is checked again.
         if rechecked { try recheckFormat() }
         while true {
@@ -75,23 +74,30 @@ extension VaultState {
             return
         }
         let key = try ledgerKey()
-        var state: LedgerState
         guard let stored = try storedLedger() else { throw try ledgerUnreadable() }
         if header.version >= 3 {
             let groups = LedgerShards.groupCount(format: header.version)
             guard let root = LedgerRoot.decode(stored, key: key, vaultID: header.vaultID, groups: groups) else { throw try ledgerUnreadable() }
-            state = LedgerState(root)
+            ledger.adopt(root, recordVanished: try recordVanished(at: root.generation, root: root, key: key))
         } else {
             guard let decoded = ItemLedger.decode(stored, key: key, vaultID: header.vaultID) else { throw try ledgerUnreadable() }
-            state = LedgerState(decoded)
+            ledger.adopt(decoded, recordVanished: try recordVanished(at: decoded.generation, root: nil, key: key))
         }
+    }
+
+    /// Whether the stored ledger at `generation` (format 3's `root`) was written in this boot
+    /// yet this boot's record of it is gone, warning once when it is.
+    ///
+    /// - Throws: ``StoreError/tampered(_:)`` when this boot has seen a newer generation: the
+    ///   file was rolled back.
+    private func recordVanished(at generation: UInt64, root: LedgerRoot?, key: HMACKey) throws(StoreError) -> Bool {
         let seen = seenGeneration(key: key)
-        if let seen, seen > state.generation {
-            throw .tampered("\(location.path) is at generation \(state.generation), older than the \(seen) this boot has seen: the file was rolled back to an older copy")
+        if let seen, seen > generation {
+            throw .tampered("\(location.path) is at generation \(generation), older than the \(seen) this boot has seen: the file was rolled back to an older copy")
         }
-        state.noteRecord(vanished: recordVanished(state.root, seen: seen))
-        if state.recordVanished { FailureLog.warnOnce(readsUnvouched) }
-        ledger.hold(state)
+        let vanished = recordVanished(root, seen: seen)
+        if vanished { FailureLog.warnOnce(readsUnvouched) }
+        return vanished
     }
 
     /// Why a ledger record is missing or fails authentication: keys rotated by another process
@@ -158,7 +164,7 @@ extension VaultState {
                 }
                 if ledger.state!.recordVanished, !recordReturned(key: try ledgerKey(), waiting: true) { throw generationRecordMissing }
                 enrolledAtStart = syncEnrolled
-                var transaction = WriteTransaction(generation: ledger.state!.generation + 1, fromSync: fromSync)
+                var transaction = WriteTransaction(generation: ledger.nextGeneration!, fromSync: fromSync)
                 let result = try body(&transaction)
                 let journaled = try writeJournal(transaction)
                 try storeLedger(generation: transaction.generation)
@@ -186,34 +192,38 @@ extension VaultState {
     /// the record of each group holding a shard the write changed, then the root.
     func storeLedger(generation: UInt64) throws(StoreError) {
         // Every shard a write changed has its group's tallies loaded (``LedgerState/count(_:shard:inserted:)``).
-        guard var state = ledger.state else { throw lostTrackOfLedger }
+        guard ledger.state != nil else { throw lostTrackOfLedger }
         let key = try ledgerKey(), vaultID = header.vaultID
         let boot = recordingBoot
-        let groups = state.changedGroups
-        try sql { () throws(SQLiteError) in
+        do {
+            let state = ledger.state!
+            let groups = state.changedGroups
             if !groups.isEmpty {
-                let write = try connection.statement(VaultSchema.writeMeta)
-                for group in groups {
-                    let tallies = state.tallies.slice(state.shards(ofGroup: group))
-                    let record = LedgerShards.encodedRecord(tallies, group: group, generation: generation, key: key, vaultID: vaultID)
-                    try write.run([.text(LedgerShards.recordName(ofGroup: group)), .blob(record)])
+                try sql { () throws(SQLiteError) in
+                    let write = try connection.statement(VaultSchema.writeMeta)
+                    for group in groups {
+                        let tallies = state.tallies.slice(state.shards(ofGroup: group))
+                        let record = LedgerShards.encodedRecord(tallies, group: group, generation: generation, key: key, vaultID: vaultID)
+                        try write.run([.text(LedgerShards.recordName(ofGroup: group)), .blob(record)])
+                    }
                 }
             }
-            state.stored(at: generation, boot: boot)
-            let encoded =
-                state.root?.encoded(key: key, vaultID: vaultID) ?? ItemLedger(generation: generation, tally: state.tallies[0]).encoded(key: key, vaultID: vaultID)
-            try connection.statement(VaultSchema.writeMeta).run([.text(VaultSchema.ledgerName), .blob(encoded)])
         }
-        ledger.hold(state)
+        // The held ledger moves on before the root is written: a write that fails from here
+        // on is rolled back, and its caller forgets the ledger (``forgetLedgerState()``).
+        ledger.stored(at: generation, boot: boot)
+        let state = ledger.state!
+        let encoded =
+            state.root?.encoded(key: key, vaultID: vaultID) ?? ItemLedger(generation: generation, tally: state.tallies[0]).encoded(key: key, vaultID: vaultID)
+        try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.writeMeta).run([.text(VaultSchema.ledgerName), .blob(encoded)]) }
     }
 
     var lostTrackOfLedger: StoreError { .tampered("a write lost track of the item ledger") }
 
     /// Replaces the in-memory ledger by what the rows add up to (a rekey or an upgrade rewrote them all).
     func recountLedger() throws(StoreError) {
-        guard var state = ledger.state else { throw lostTrackOfLedger }
-        state.recount(try tallyEveryShard(of: state, key: try ledgerKey()))
-        ledger.hold(state)
+        guard let state = ledger.state else { throw lostTrackOfLedger }
+        ledger.recount(try tallyEveryShard(of: state, key: try ledgerKey()))
     }
 
     func ledgerInsert(id: Int64, itemClass: ItemClass, identity: [UInt8], scope: [UInt8], generation: UInt64) throws(StoreError) {

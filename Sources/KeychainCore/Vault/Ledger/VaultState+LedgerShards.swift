@@ -99,56 +99,40 @@ extension VaultState {
     /// As ``verifyEveryShard()``, counting `scope`'s rows in its pass over the table, if it makes one.
     func verifyEveryShard(counting scope: inout ScopeCount?) throws(StoreError) {
         guard header.version >= 2 else { return }
-        guard var state = ledger.state else { throw lostTrackOfLedger }
+        guard let state = ledger.state else { throw lostTrackOfLedger }
         guard state.unverified > 0 else { return }
         var census: ScopeCensus? = ScopeCensus()
         let found = try tallyEveryShard(of: state, key: try ledgerKey(), counting: &scope, census: &census)
-        let agree = state.isLoaded ? compare(found, with: state.tallies, &state) : try compareWithGroupRecords(found, &state)
-        // The shards that agree stay checked: a read of one of them need not scan it again.
-        ledger.hold(state)
-        guard agree else { throw rowsDisagree }
+        let stored = state.isLoaded ? state.tallies : try storedGroupRecords(of: state)
+        guard ledger.passed(found: found, stored: stored) else { throw rowsDisagree }
         if let census { ledger.keep(census, changes: connection.totalChanges()) }
     }
 
-    /// Marks the shards whose tallies agree verified; whether all did.
-    private func compare(_ found: LedgerTallies, with stored: LedgerTallies, from first: Int = 0, _ state: inout LedgerState) -> Bool {
-        if found == stored {
-            for shard in first..<(first + found.count) { state.markVerified(shard) }
-            return true
-        }
-        for index in 0..<found.count where found.matches(index, stored, index) { state.markVerified(first + index) }
-        return false
-    }
-
-    /// Compares every format-3 group record, read in one pass over `meta`, with `found`. A group
-    /// the root names a generation for must have a record that verifies at it; a group at
-    /// generation 0 was never written, and its shards are empty.
-    private func compareWithGroupRecords(_ found: LedgerTallies, _ state: inout LedgerState) throws(StoreError) -> Bool {
-        guard let root = state.root else { return false }
+    /// Every format-3 shard's tally as its group's record holds it, read in one pass over
+    /// `meta`. A group the root names a generation for must have a record that verifies at it;
+    /// a group at generation 0 was never written, and its shards are empty.
+    private func storedGroupRecords(of state: LedgerState) throws(StoreError) -> LedgerTallies {
+        guard let root = state.root else { throw lostTrackOfLedger }
         let key = try ledgerKey(), vaultID = header.vaultID
-        var agree = true
         let groups = root.groupCount, total = state.shardCount
+        var stored = LedgerTallies(count: total)
         var read = [UInt8](repeating: 0, count: groups)
         try sql { () throws(SQLiteError) in
             try connection.statement(VaultSchema.readGroupRecords).with([]) { (s: Statement) throws(SQLiteError) in
                 while try s.step() {
                     guard let group = LedgerShards.group(ofRecordName: s.blob(0), groups: groups), root.generation(ofGroup: group) > 0, read[group] == 0,
-                        let stored = LedgerShards.decodeRecord(
+                        let tallies = LedgerShards.decodeRecord(
                             s.blob(1), group: group, generation: root.generation(ofGroup: group), key: key, vaultID: vaultID, of: total)
                     else { continue }
                     read[group] = 1
-                    let shards = LedgerShards.shards(ofGroup: group, of: total)
-                    if !compare(found.slice(shards), with: stored, from: shards.lowerBound, &state) { agree = false }
+                    stored.replace(from: LedgerShards.shards(ofGroup: group, of: total).lowerBound, with: tallies)
                 }
             }
         }
         for group in 0..<groups where read[group] == 0 {
             guard root.generation(ofGroup: group) == 0 else { throw try ledgerUnreadable() }
-            let shards = LedgerShards.shards(ofGroup: group, of: total)
-            if !compare(found.slice(shards), with: LedgerTallies(count: shards.count), from: shards.lowerBound, &state) { agree = false }
         }
-        if agree { state.load(found) }
-        return agree
+        return stored
     }
 
     private var rowsDisagree: StoreError {
