@@ -61,8 +61,12 @@ struct LedgerOwnerTests {
         #expect(vaultFiles.count > 10)
         for file in vaultFiles {
             for (index, line) in file.text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-                for field in Set(Self.owners.map(\.field)) where line.contains(try! Regex("(?:^\\s*|self\\.)\(field)\\s*=[^=]")) {
-                    replaced.append("\(file.path):\(index + 1): \(line.drop { $0 == " " })")
+                // `field = ...` or `self.field = ...`, but not a local of that name declared.
+                for field in Set(Self.owners.map(\.field)) {
+                    let assignment = try! Regex("(?:^|[^A-Za-z0-9_.]|self\\.)(let |var )?\(field)\\s*=[^=]")
+                    if line.matches(of: assignment).contains(where: { $0.output[1].substring == nil }) {
+                        replaced.append("\(file.path):\(index + 1): \(line.drop { $0 == " " })")
+                    }
                 }
             }
         }
