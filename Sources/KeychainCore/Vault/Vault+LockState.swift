@@ -11,7 +11,7 @@ extension Vault {
     ///   if a wrapped key fails verification, ``StoreError/noVault(path:)`` when there is no vault.
     public func unlock(passphrase: SecretBytes) throws(StoreError) {
         guard let vault = try vault(creating: false) else { throw .noVault(path: location.path) }
-        try vault.inUse { (state) throws(StoreError) in try state.unlock(passphrase: passphrase) }
+        try vault.unlock(passphrase: passphrase, forUser: false)
     }
 
     /// Unlocks the vault for the user, as on a phone the device's unlocked state serves every
@@ -25,7 +25,7 @@ extension Vault {
     ///   the vault stays locked in every process.
     public func unlock(forUser passphrase: SecretBytes) throws(StoreError) {
         guard let vault = try vault(creating: false) else { throw .noVault(path: location.path) }
-        try vault.inUse { (state) throws(StoreError) in try state.unlock(passphrase: passphrase, forUser: true) }
+        try vault.unlock(passphrase: passphrase, forUser: true)
     }
 
     /// Locks the vault in this process: the master key and the whenUnlocked class keys are wiped

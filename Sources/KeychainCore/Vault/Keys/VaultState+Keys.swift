@@ -123,8 +123,18 @@ extension VaultState {
 
     /// The master key, and the passphrase's scrypt output (nil for a key-file vault).
     func openMasterKey(passphrase: SecretBytes) throws(StoreError) -> (SecretBytes, SecretBytes?) {
-        guard case .passphrase(let parameters, let salt) = header.protection else { return (try masterKeyFromKeyFile(), nil) }
-        let derived = try Self.crypto { () throws(OpenSSLError) in
+        guard case .passphrase = header.protection else { return (try masterKeyFromKeyFile(), nil) }
+        let (master, passphraseKey) = try Self.openMasterKey(passphrase: passphrase, header: header)
+        return (master, passphraseKey)
+    }
+
+    /// The master key `header` wraps, and the passphrase's scrypt output: needs no open vault,
+    /// so that the derivation can run outside the vault's lock.
+    ///
+    /// - Throws: ``StoreError/wrongPassphrase``, also for a header without a passphrase.
+    static func openMasterKey(passphrase: SecretBytes, header: VaultHeader) throws(StoreError) -> (master: SecretBytes, passphraseKey: SecretBytes) {
+        guard case .passphrase(let parameters, let salt) = header.protection else { throw .wrongPassphrase }
+        let derived = try crypto { () throws(OpenSSLError) in
             try Scrypt.deriveKey(passphrase: passphrase, salt: salt, parameters: parameters)
         }
         do {
