@@ -24,6 +24,14 @@ struct Review46Tests {
     /// afterFirstUnlock and a whenUnlocked item, locked (the afterFirstUnlock key stays held, as
     /// on iOS).
     func lockedVault() throws -> Vault {
+        let vault = try passphraseVault()
+        vault.lock()
+        return vault
+    }
+
+    /// A new passphrase vault at the default scrypt cost, holding an afterFirstUnlock and a
+    /// whenUnlocked item, unlocked in this process.
+    func passphraseVault() throws -> Vault {
         var configuration = directory.vaultConfiguration()
         configuration.idleTimeout = nil
         configuration.scryptParameters = .default
@@ -31,7 +39,6 @@ struct Review46Tests {
         try vault.changePassphrase(from: nil, to: secret("pw"))
         try vault.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "afu", accessibility: .afterFirstUnlock), value: secret("a")))
         try vault.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "wu", accessibility: .whenUnlocked), value: secret("w")))
-        vault.lock()
         return vault
     }
 
@@ -68,6 +75,23 @@ struct Review46Tests {
         while outcome.count == 0 { usleep(10_000) }
         #expect(outcome.all.first! == nil)
         #expect(vault.isAvailable(.whenUnlocked))
+    }
+
+    @Test("while a rekey derives the current passphrase's key, another thread of the process is answered")
+    func callsAreAnsweredDuringARekeysDerivation() throws {
+        let engine = try VaultEngine(passphraseVault().configuration)
+        let before = engine.locked { $0.header }
+        let outcome = try deriving { () throws(StoreError) in try engine.rekey(passphrase: secret("pw")) }
+        let status = engine.locked { $0.status() }
+        // Ordering only: a call that waited for the vault's lock would find the new header.
+        #expect(engine.locked { $0.header == before }, "the status waited for the rekey's key derivation (the vault's lock was held across scrypt)")
+        #expect(status.hasPassphrase)
+        while outcome.count == 0 { usleep(10_000) }
+        #expect(outcome.all.first! == nil)
+        #expect(engine.locked { $0.header != before }, "the rekey gave no new keys")
+        let vault = try Vault(engine.configuration)
+        try vault.unlock(passphrase: secret("pw"))
+        #expect(try vault.copyMatching(Query(.genericPassword, attributes: Attributes(service: "s", account: "wu"), limit: .one, returnData: true)).first?.value?.string == "w")
     }
 
     @Test("a lock of this process that lands while an unlock derives its key wins: the vault stays locked")

@@ -65,7 +65,7 @@ extension Vault {
     public func changePassphrase(from current: SecretBytes?, to new: SecretBytes?) throws(StoreError) {
         if let new, new.count == 0 { throw .invalidArgument("the new passphrase is empty") }
         guard let vault = try vault(creating: new != nil) else { return }
-        try vault.inUse { (state) throws(StoreError) in try state.changePassphrase(from: current, to: new) }
+        try vault.changePassphrase(from: current, to: new)
     }
 
     /// Gives the vault new keys: a new master key, new class keys and lookup key, every item
@@ -79,7 +79,7 @@ extension Vault {
     ///   cannot be opened here (nothing changes).
     public func rekey(passphrase: SecretBytes) throws(StoreError) {
         guard let vault = try vault(creating: false) else { throw .noVault(path: location.path) }
-        try vault.inUse { (state) throws(StoreError) in try state.rekey(passphrase: passphrase) }
+        try vault.rekey(passphrase: passphrase)
     }
 
     /// True once the vault has a passphrase and a presence key pair (made at the first unlock).

@@ -85,6 +85,34 @@ final class VaultEngine: Sendable {
         try inUse { (state) throws(StoreError) in try state.finishUnlock(plan, master: master, passphraseKey: passphraseKey, forUser: forUser) }
     }
 
+    /// Sets, changes or removes the passphrase (``VaultState/changePassphrase(from:to:opened:)``),
+    /// the current passphrase's key derived outside the vault's lock.
+    func changePassphrase(from current: SecretBytes?, to new: SecretBytes?) throws(StoreError) {
+        let opened = try openedOutsideTheLock(current)
+        try inUse { (state) throws(StoreError) in try state.changePassphrase(from: current, to: new, opened: opened) }
+    }
+
+    /// Gives the vault new keys (``VaultState/rekey(passphrase:opened:)``), the current
+    /// passphrase's key derived outside the vault's lock.
+    func rekey(passphrase: SecretBytes) throws(StoreError) {
+        let opened = try openedOutsideTheLock(passphrase)
+        try inUse { (state) throws(StoreError) in try state.rekey(passphrase: passphrase, opened: opened) }
+    }
+
+    /// The master key `passphrase` opens in the header as it is now, derived outside the vault's
+    /// lock; nil without a passphrase on either side. The operation it is handed to derives again
+    /// under the lock if the header changed meanwhile.
+    private func openedOutsideTheLock(_ passphrase: SecretBytes?) throws(StoreError) -> VaultState.OpenedMasterKey? {
+        guard let passphrase else { return nil }
+        let header = try inUse { (state) throws(StoreError) -> VaultHeader in
+            try state.database.refreshHeader()
+            return state.header
+        }
+        guard header.hasPassphrase else { return nil }
+        let (master, passphraseKey) = try VaultState.openMasterKey(passphrase: passphrase, header: header)
+        return VaultState.OpenedMasterKey(header: header, master: master, passphraseKey: passphraseKey)
+    }
+
     /// Asks the context's authenticator for the passphrase and unwraps the presence private
     /// key with it; scrypt runs outside the vault's lock.
     func presenceProof(for accessControl: AccessControl, context: AuthenticationContext) throws(StoreError) -> SecretBytes {

@@ -128,6 +128,22 @@ extension VaultState {
         return (master, passphraseKey)
     }
 
+    /// A master key and the passphrase's scrypt output, opened outside the vault's lock against
+    /// `header` (``VaultEngine``): used only while the vault's header is still that one.
+    struct OpenedMasterKey {
+        let header: VaultHeader
+        let master: SecretBytes
+        let passphraseKey: SecretBytes
+    }
+
+    /// As ``openMasterKey(passphrase:)``, taking `opened` instead when it was opened against the
+    /// current header; another process's rotation or passphrase change since then makes it
+    /// derive again, here.
+    func openMasterKey(passphrase: SecretBytes, opened: OpenedMasterKey?) throws(StoreError) -> (SecretBytes, SecretBytes?) {
+        if let opened, opened.header == header { return (opened.master, opened.passphraseKey) }
+        return try openMasterKey(passphrase: passphrase)
+    }
+
     /// The master key `header` wraps, and the passphrase's scrypt output: needs no open vault,
     /// so that the derivation can run outside the vault's lock.
     ///

@@ -157,7 +157,8 @@ extension VaultState {
     ///     every whenPasscodeSetThisDeviceOnly item is destroyed, as on iOS).
     /// - Throws: ``StoreError/wrongPassphrase`` if `current` is wrong (nothing changes),
     ///   ``StoreError/invalidArgument(_:)`` for an empty new passphrase.
-    func changePassphrase(from current: SecretBytes?, to new: SecretBytes?) throws(StoreError) {
+    ///   `opened`: the current keys, when derived outside the vault's lock.
+    func changePassphrase(from current: SecretBytes?, to new: SecretBytes?, opened: OpenedMasterKey? = nil) throws(StoreError) {
         if let new, new.count == 0 { throw .invalidArgument("the new passphrase is empty") }
         try database.refreshHeader()
         let master: SecretBytes
@@ -165,7 +166,7 @@ extension VaultState {
         let hadPassphrase = header.hasPassphrase
         if hadPassphrase {
             guard let current else { throw .wrongPassphrase }
-            (master, currentPassphraseKey) = try openMasterKey(passphrase: current)
+            (master, currentPassphraseKey) = try openMasterKey(passphrase: current, opened: opened)
             try adopt(master: master)
             try upgrade(wrappingKey: currentPassphraseKey!)
         } else {
