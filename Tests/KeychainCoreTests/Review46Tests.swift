@@ -94,13 +94,17 @@ struct Review46Tests {
         #expect(try vault.copyMatching(Query(.genericPassword, attributes: Attributes(service: "s", account: "wu"), limit: .one, returnData: true)).first?.value?.string == "w")
     }
 
-    @Test("a lock of this process that lands while an unlock derives its key wins: the vault stays locked")
-    func aLockDuringTheDerivationWins() throws {
+    @Test(
+        "a lock of this process that lands while an unlock derives its key wins: the vault stays locked, and an unlock for the user says so",
+        arguments: [false, true])
+    func aLockDuringTheDerivationWins(forUser: Bool) throws {
         let vault = try lockedVault()
-        let outcome = try deriving { () throws(StoreError) in try vault.unlock(passphrase: secret("pw")) }
+        let outcome = try deriving { () throws(StoreError) in
+            if forUser { try vault.unlock(forUser: secret("pw")) } else { try vault.unlock(passphrase: secret("pw")) }
+        }
         vault.lock()
         while outcome.count == 0 { usleep(10_000) }
-        #expect(outcome.all.first! == nil)
+        #expect((outcome.all.first! != nil) == forUser)
         #expect(!vault.isAvailable(.whenUnlocked), "the unlock opened the vault after a lock that came later")
         #expect(throws: StoreError.locked) {
             try vault.copyMatching(Query(.genericPassword, attributes: Attributes(service: "s", account: "wu"), limit: .one, returnData: true))

@@ -7,6 +7,9 @@ extension Vault {
     /// unlocked and this does nothing. To open whenUnlocked items to the user's other
     /// processes too, as `keychain unlock` does, see ``unlock(forUser:)``.
     ///
+    /// The passphrase's key derives without holding up the process's other calls on the
+    /// vault; a ``lock()`` among them, while it derives, comes after this unlock and wins.
+    ///
     /// - Throws: ``StoreError/wrongPassphrase`` (nothing changes), ``StoreError/tampered(_:)``
     ///   if a wrapped key fails verification, ``StoreError/noVault(path:)`` when there is no vault.
     public func unlock(passphrase: SecretBytes) throws(StoreError) {
@@ -21,8 +24,8 @@ extension Vault {
     /// is unavailable or disabled, in this process only, as ``VaultStatus/kernelKeyring`` says).
     ///
     /// - Throws: as ``unlock(passphrase:)``; ``StoreError/unavailable(_:)`` when the vault was
-    ///   locked for the user (``lockForUser()``) while this unlock opened it: the lock wins, and
-    ///   the vault stays locked in every process.
+    ///   locked for the user (``lockForUser()``), or in this process, while this unlock opened
+    ///   it: the lock wins, and the vault stays locked in every process.
     public func unlock(forUser passphrase: SecretBytes) throws(StoreError) {
         guard let vault = try vault(creating: false) else { throw .noVault(path: location.path) }
         try vault.unlock(passphrase: passphrase, forUser: true)

@@ -19,6 +19,10 @@ extension VaultState {
         let locks: UInt64
     }
 
+    /// Why an unlock for the user failed when the vault was locked while it ran.
+    static let lockedWhileUnlocking =
+        "the vault was locked (keychain lock, a suspend or a session lock) while this unlock opened it, and stays locked: unlock again"
+
     /// The first step of an unlock, under the vault's lock: what the derivation needs, and what
     /// tells a lock during it. Nil for a vault without a passphrase, which is always unlocked.
     func planUnlock() throws(StoreError) -> UnlockPlan? {
@@ -34,15 +38,19 @@ extension VaultState {
     /// keyring, where it works).
     ///
     /// - Throws: ``StoreError/locked`` when the keys the plan's header opened are not current any
-    ///   more (the caller derives again); ``StoreError/unavailable(_:)`` when the user's vault was
-    ///   locked meanwhile and `forUser`; ``StoreError/tampered(_:)`` if a wrapped key fails
+    ///   more (the caller derives again); ``StoreError/unavailable(_:)`` when the vault was
+    ///   locked meanwhile (here, or for the user elsewhere) and `forUser`; ``StoreError/tampered(_:)`` if a wrapped key fails
     ///   verification.
     func finishUnlock(_ plan: UnlockPlan, master: SecretBytes, passphraseKey: SecretBytes, forUser: Bool) throws(StoreError) {
         try database.refreshHeader()
         guard header == plan.header else { throw .locked }
         // A lock of this process while the key derived comes after this unlock, as it did when
-        // the lock waited for the unlock: nothing opens.
-        guard lockState.locks == plan.locks else { return }
+        // the lock waited for the unlock: nothing opens. An unlock for the user says so, as when
+        // another process locked (below).
+        guard lockState.locks == plan.locks else {
+            if forUser { throw .unavailable(Self.lockedWhileUnlocking) }
+            return
+        }
         let stamp = plan.stamp
         lockState.unlocking(forUser: forUser, stamp: stamp)
         try adopt(master: master)
@@ -75,7 +83,7 @@ extension VaultState {
                 // again. A lock between the two looks may have removed them too.
                 if !cachedBeforePublishing || stampNow != stampBeforePublishing { kernelKeyring.remove(cacheDescription) }
                 lockState.lock()
-                throw .unavailable("the vault was locked (keychain lock, a suspend or a session lock) while this unlock opened it, and stays locked: unlock again")
+                throw .unavailable(Self.lockedWhileUnlocking)
             }
         }
         startIdleTimer()
