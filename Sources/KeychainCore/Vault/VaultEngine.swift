@@ -8,8 +8,8 @@ import Synchronization
 ///
 /// Callers reach the state's operations through ``inUse(_:)`` (an operation that counts as a use
 /// of the vault) and ``locked(_:)`` (locking, status: no use); what the engine adds of its own
-/// is the work done outside the lock: an unlock's key derivation, and the proof of presence a
-/// read may ask for.
+/// is the work done outside the lock: the key derivations of an unlock, a passphrase change and
+/// a rekey (of the current passphrase), and the proof of presence a read may ask for.
 ///
 /// Every method is thread-safe and atomic. Several processes may share one vault: writes take
 /// SQLite's write lock (`BEGIN IMMEDIATE`) and wait for each other.

@@ -39,8 +39,8 @@ extension VaultState {
     ///
     /// - Throws: ``StoreError/locked`` when the keys the plan's header opened are not current any
     ///   more (the caller derives again); ``StoreError/unavailable(_:)`` when the vault was
-    ///   locked meanwhile (here, or for the user elsewhere) and `forUser`; ``StoreError/tampered(_:)`` if a wrapped key fails
-    ///   verification.
+    ///   locked meanwhile (here, or for the user elsewhere) and `forUser`;
+    ///   ``StoreError/tampered(_:)`` if a wrapped key fails verification.
     func finishUnlock(_ plan: UnlockPlan, master: SecretBytes, passphraseKey: SecretBytes, forUser: Bool) throws(StoreError) {
         try database.refreshHeader()
         guard header == plan.header else { throw .locked }
