@@ -97,7 +97,7 @@ struct RekeyTests {
         try owner.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "a"), value: secret("alpha")))
         // The other process: unlocked with the keys the rekey is about to retire.
         let stale = try VaultEngine(configuration)
-        try stale.inUse { (state) throws(StoreError) in try state.unlock(passphrase: secret("pw")) }
+        try stale.unlock(passphrase: secret("pw"), forUser: false)
         try owner.rekey(passphrase: secret("pw"))
         // Its unlock finishing after the rekey committed: it records the check values of the keys it holds.
         #expect(stale.locked { $0.recordKeyChecks() } == false, "retired keys are refused, not recorded")

@@ -7,11 +7,14 @@ extension Vault {
     /// unlocked and this does nothing. To open whenUnlocked items to the user's other
     /// processes too, as `keychain unlock` does, see ``unlock(forUser:)``.
     ///
+    /// The passphrase's key derives without holding up the process's other calls on the
+    /// vault; a ``lock()`` among them, while it derives, comes after this unlock and wins.
+    ///
     /// - Throws: ``StoreError/wrongPassphrase`` (nothing changes), ``StoreError/tampered(_:)``
     ///   if a wrapped key fails verification, ``StoreError/noVault(path:)`` when there is no vault.
     public func unlock(passphrase: SecretBytes) throws(StoreError) {
         guard let vault = try vault(creating: false) else { throw .noVault(path: location.path) }
-        try vault.inUse { (state) throws(StoreError) in try state.unlock(passphrase: passphrase) }
+        try vault.unlock(passphrase: passphrase, forUser: false)
     }
 
     /// Unlocks the vault for the user, as on a phone the device's unlocked state serves every
@@ -21,11 +24,11 @@ extension Vault {
     /// is unavailable or disabled, in this process only, as ``VaultStatus/kernelKeyring`` says).
     ///
     /// - Throws: as ``unlock(passphrase:)``; ``StoreError/unavailable(_:)`` when the vault was
-    ///   locked for the user (``lockForUser()``) while this unlock opened it: the lock wins, and
-    ///   the vault stays locked in every process.
+    ///   locked for the user (``lockForUser()``), or in this process, while this unlock opened
+    ///   it: the lock wins, and the vault stays locked in every process.
     public func unlock(forUser passphrase: SecretBytes) throws(StoreError) {
         guard let vault = try vault(creating: false) else { throw .noVault(path: location.path) }
-        try vault.inUse { (state) throws(StoreError) in try state.unlock(passphrase: passphrase, forUser: true) }
+        try vault.unlock(passphrase: passphrase, forUser: true)
     }
 
     /// Locks the vault in this process: the master key and the whenUnlocked class keys are wiped
@@ -65,7 +68,7 @@ extension Vault {
     public func changePassphrase(from current: SecretBytes?, to new: SecretBytes?) throws(StoreError) {
         if let new, new.count == 0 { throw .invalidArgument("the new passphrase is empty") }
         guard let vault = try vault(creating: new != nil) else { return }
-        try vault.inUse { (state) throws(StoreError) in try state.changePassphrase(from: current, to: new) }
+        try vault.changePassphrase(from: current, to: new)
     }
 
     /// Gives the vault new keys: a new master key, new class keys and lookup key, every item
@@ -79,7 +82,7 @@ extension Vault {
     ///   cannot be opened here (nothing changes).
     public func rekey(passphrase: SecretBytes) throws(StoreError) {
         guard let vault = try vault(creating: false) else { throw .noVault(path: location.path) }
-        try vault.inUse { (state) throws(StoreError) in try state.rekey(passphrase: passphrase) }
+        try vault.rekey(passphrase: passphrase)
     }
 
     /// True once the vault has a passphrase and a presence key pair (made at the first unlock).

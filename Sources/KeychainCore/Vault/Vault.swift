@@ -211,7 +211,7 @@ public final class Vault: Store, Sendable {
         if let failure = withSession({ $0.unlockFailure }) { throw failure }
         do {
             return try Unlocker(environment: environment).unlock { (passphrase) throws(StoreError) in
-                try vault.inUse { (state) throws(StoreError) in try state.unlock(passphrase: passphrase) }
+                try vault.unlock(passphrase: passphrase, forUser: false)
             }
         } catch {
             // A rotation racing the unlock is worth another try; a wrong or unreadable passphrase is not.

@@ -8,7 +8,8 @@ import Synchronization
 ///
 /// Callers reach the state's operations through ``inUse(_:)`` (an operation that counts as a use
 /// of the vault) and ``locked(_:)`` (locking, status: no use); what the engine adds of its own
-/// is the work done outside the lock, the proof of presence a read may ask for.
+/// is the work done outside the lock: the key derivations of an unlock, a passphrase change and
+/// a rekey (of the current passphrase), and the proof of presence a read may ask for.
 ///
 /// Every method is thread-safe and atomic. Several processes may share one vault: writes take
 /// SQLite's write lock (`BEGIN IMMEDIATE`) and wait for each other.
@@ -56,6 +57,60 @@ final class VaultEngine: Sendable {
     /// The idle timer's look (``LockState/lockIfIdle(at:)``), under the vault's lock.
     private func lockIfIdle() {
         locked { $0.lockState.lockIfIdle(at: ContinuousClock.now) }
+    }
+
+    /// Unlocks a passphrase vault (``VaultState/finishUnlock(_:master:passphraseKey:forUser:)``)
+    /// with the key derived outside the vault's lock, as ``presenceProof(for:context:)`` does, so
+    /// that the other threads of the process are answered meanwhile: what scrypt needs is read
+    /// under the lock, and the keys are adopted under it again if the header is still the one
+    /// they opened. A vault without a passphrase is always unlocked and this does nothing.
+    ///
+    /// Another process may rotate the keys or change the passphrase between the two: the unlock
+    /// starts again, as ``RotationRetry`` bounds it.
+    func unlock(passphrase: SecretBytes, forUser: Bool) throws(StoreError) {
+        for _ in 1..<RotationRetry.attempts {
+            do throws(StoreError) {
+                return try unlockOnce(passphrase: passphrase, forUser: forUser)
+            } catch .locked {
+                continue
+            }
+        }
+        try unlockOnce(passphrase: passphrase, forUser: forUser)
+    }
+
+    /// One attempt at the unlock.
+    private func unlockOnce(passphrase: SecretBytes, forUser: Bool) throws(StoreError) {
+        guard let plan = try inUse({ (state) throws(StoreError) in try state.planUnlock() }) else { return }
+        let (master, passphraseKey) = try VaultState.openMasterKey(passphrase: passphrase, header: plan.header)
+        try inUse { (state) throws(StoreError) in try state.finishUnlock(plan, master: master, passphraseKey: passphraseKey, forUser: forUser) }
+    }
+
+    /// Sets, changes or removes the passphrase (``VaultState/changePassphrase(from:to:opened:)``),
+    /// the current passphrase's key derived outside the vault's lock.
+    func changePassphrase(from current: SecretBytes?, to new: SecretBytes?) throws(StoreError) {
+        let opened = try openedOutsideTheLock(current)
+        try inUse { (state) throws(StoreError) in try state.changePassphrase(from: current, to: new, opened: opened) }
+    }
+
+    /// Gives the vault new keys (``VaultState/rekey(passphrase:opened:)``), the current
+    /// passphrase's key derived outside the vault's lock.
+    func rekey(passphrase: SecretBytes) throws(StoreError) {
+        let opened = try openedOutsideTheLock(passphrase)
+        try inUse { (state) throws(StoreError) in try state.rekey(passphrase: passphrase, opened: opened) }
+    }
+
+    /// The master key `passphrase` opens in the header as it is now, derived outside the vault's
+    /// lock; nil without a passphrase on either side. The operation it is handed to derives again
+    /// under the lock if the header changed meanwhile.
+    private func openedOutsideTheLock(_ passphrase: SecretBytes?) throws(StoreError) -> VaultState.OpenedMasterKey? {
+        guard let passphrase else { return nil }
+        let header = try inUse { (state) throws(StoreError) -> VaultHeader in
+            try state.database.refreshHeader()
+            return state.header
+        }
+        guard header.hasPassphrase else { return nil }
+        let (master, passphraseKey) = try VaultState.openMasterKey(passphrase: passphrase, header: header)
+        return VaultState.OpenedMasterKey(header: header, master: master, passphraseKey: passphraseKey)
     }
 
     /// Asks the context's authenticator for the passphrase and unwraps the presence private

@@ -77,6 +77,9 @@ struct LockState {
     private(set) var lockStampSerial: Int32?
     /// The kernel keyring as this process last found it (nil: not tried yet).
     private(set) var kernelKeyring: VaultStatus.KernelKeyringState?
+    /// How often this process was locked when asked (``lock()``, ``forget()``): an unlock whose
+    /// key derived outside the vault's lock while this changed was locked meanwhile.
+    private(set) var locks: UInt64 = 0
 
     init(_ policy: Policy, now: ContinuousClock.Instant = .now) {
         self.policy = policy
@@ -168,10 +171,16 @@ struct LockState {
 
     /// Locks in this process: the master key and the whenUnlocked class keys go; the
     /// afterFirstUnlock keys and the lookup key stay, as on iOS.
-    mutating func lock() { lock(.unlockedKeys) }
+    mutating func lock() {
+        locks &+= 1
+        lock(.unlockedKeys)
+    }
 
     /// Locks and drops every key, the afterFirstUnlock keys and the lookup key too.
-    mutating func forget() { lock(.everyKey) }
+    mutating func forget() {
+        locks &+= 1
+        lock(.everyKey)
+    }
 
     /// Another process rotated the keys: every key held is retired, the ones held through the
     /// user's unlocked state too.

@@ -7,7 +7,7 @@
 ///
 /// - A call that finds the vault locked unlocks with the configured passphrase and runs again
 ///   (``Vault``), and an unlock whose header a rotation retired starts again
-///   (``VaultState/unlock(passphrase:forUser:)``): each at most ``attempts`` times. Each new
+///   (``VaultEngine/unlock(passphrase:forUser:)``): each at most ``attempts`` times. Each new
 ///   attempt follows another process's committed rotation, so the bound only ends a run of
 ///   rotations back to back, as an owner rekeying in a loop makes.
 /// - A read or write that finds the keys it holds retired waits for the rotating process to

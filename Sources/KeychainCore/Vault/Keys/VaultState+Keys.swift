@@ -123,8 +123,34 @@ extension VaultState {
 
     /// The master key, and the passphrase's scrypt output (nil for a key-file vault).
     func openMasterKey(passphrase: SecretBytes) throws(StoreError) -> (SecretBytes, SecretBytes?) {
-        guard case .passphrase(let parameters, let salt) = header.protection else { return (try masterKeyFromKeyFile(), nil) }
-        let derived = try Self.crypto { () throws(OpenSSLError) in
+        guard case .passphrase = header.protection else { return (try masterKeyFromKeyFile(), nil) }
+        let (master, passphraseKey) = try Self.openMasterKey(passphrase: passphrase, header: header)
+        return (master, passphraseKey)
+    }
+
+    /// A master key and the passphrase's scrypt output, opened outside the vault's lock against
+    /// `header` (``VaultEngine``): used only while the vault's header is still that one.
+    struct OpenedMasterKey {
+        let header: VaultHeader
+        let master: SecretBytes
+        let passphraseKey: SecretBytes
+    }
+
+    /// As ``openMasterKey(passphrase:)``, taking `opened` instead when it was opened against the
+    /// current header; another process's rotation or passphrase change since then makes it
+    /// derive again, here.
+    func openMasterKey(passphrase: SecretBytes, opened: OpenedMasterKey?) throws(StoreError) -> (SecretBytes, SecretBytes?) {
+        if let opened, opened.header == header { return (opened.master, opened.passphraseKey) }
+        return try openMasterKey(passphrase: passphrase)
+    }
+
+    /// The master key `header` wraps, and the passphrase's scrypt output: needs no open vault,
+    /// so that the derivation can run outside the vault's lock.
+    ///
+    /// - Throws: ``StoreError/wrongPassphrase``, also for a header without a passphrase.
+    static func openMasterKey(passphrase: SecretBytes, header: VaultHeader) throws(StoreError) -> (master: SecretBytes, passphraseKey: SecretBytes) {
+        guard case .passphrase(let parameters, let salt) = header.protection else { throw .wrongPassphrase }
+        let derived = try crypto { () throws(OpenSSLError) in
             try Scrypt.deriveKey(passphrase: passphrase, salt: salt, parameters: parameters)
         }
         do {

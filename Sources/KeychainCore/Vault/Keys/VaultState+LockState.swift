@@ -6,58 +6,85 @@ import FoundationEssentials
 extension VaultState {
     // MARK: - Lock state
 
-    /// Unlocks a vault protected by a passphrase: whenUnlocked classes become readable in this
-    /// process (and, `forUser`, in every process of the user for the user-unlock timeout), and
-    /// afterFirstUnlock classes in every process of the user until reboot (through the kernel
-    /// keyring, where it works). A vault without a passphrase is always unlocked and this does
-    /// nothing.
-    ///
-    /// - Throws: ``StoreError/wrongPassphrase`` (nothing changes), ``StoreError/tampered(_:)``
-    ///   if a wrapped key fails verification.
-    func unlock(passphrase: SecretBytes, forUser: Bool = false) throws(StoreError) {
-        // Another process may rotate the keys between this one's read of the header and of
-        // the class keys: the passphrase is right, the header it opened is not current.
-        for _ in 1..<RotationRetry.attempts {
-            do throws(StoreError) {
-                return try unlockOnce(passphrase: passphrase, forUser: forUser)
-            } catch .locked {
-                continue
-            }
-        }
-        try unlockOnce(passphrase: passphrase, forUser: forUser)
+    /// What an unlock reads under the vault's lock before its key derives outside it
+    /// (``VaultEngine/unlock(passphrase:forUser:)``).
+    struct UnlockPlan {
+        /// The header the passphrase is to open; another one by the time the keys are adopted
+        /// (a rekey or a passphrase change by another process) means the derivation starts again.
+        let header: VaultHeader
+        /// The user's lock stamp before the key derived: a lock since then still locks this unlock.
+        let stamp: [UInt8]?
+        /// This process's locks so far (``LockState/locks``): one more by the adoption means a
+        /// lock came after this unlock.
+        let locks: UInt64
     }
 
-    /// One attempt at the unlock.
-    private func unlockOnce(passphrase: SecretBytes, forUser: Bool) throws(StoreError) {
+    /// Why an unlock for the user failed when the vault was locked while it ran.
+    static let lockedWhileUnlocking =
+        "the vault was locked (keychain lock, a suspend or a session lock) while this unlock opened it, and stays locked: unlock again"
+
+    /// The first step of an unlock, under the vault's lock: what the derivation needs, and what
+    /// tells a lock during it. Nil for a vault without a passphrase, which is always unlocked.
+    func planUnlock() throws(StoreError) -> UnlockPlan? {
         try database.refreshHeader()
-        guard case .passphrase = header.protection else { return }
-        // Read before the keys open: a lock that lands during the derivation still locks this unlock.
-        let stamp = currentLockStamp()
-        let (master, passphraseKey) = try openMasterKey(passphrase: passphrase)
+        guard case .passphrase = header.protection else { return nil }
+        return UnlockPlan(header: header, stamp: currentLockStamp(), locks: lockState.locks)
+    }
+
+    /// The last step of an unlock, under the vault's lock again, with the master key and the
+    /// passphrase's scrypt output `plan`'s header opened: whenUnlocked classes become readable in
+    /// this process (and, `forUser`, in every process of the user for the user-unlock timeout),
+    /// and afterFirstUnlock classes in every process of the user until reboot (through the kernel
+    /// keyring, where it works).
+    ///
+    /// - Throws: ``StoreError/locked`` when the keys the plan's header opened are not current any
+    ///   more (the caller derives again); ``StoreError/unavailable(_:)`` when the vault was
+    ///   locked meanwhile (here, or for the user elsewhere) and `forUser`;
+    ///   ``StoreError/tampered(_:)`` if a wrapped key fails verification.
+    func finishUnlock(_ plan: UnlockPlan, master: SecretBytes, passphraseKey: SecretBytes, forUser: Bool) throws(StoreError) {
+        try database.refreshHeader()
+        guard header == plan.header else { throw .locked }
+        // A lock of this process while the key derived comes after this unlock, as it did when
+        // the lock waited for the unlock: nothing opens. An unlock for the user says so, as when
+        // another process locked (below).
+        guard lockState.locks == plan.locks else {
+            if forUser { throw .unavailable(Self.lockedWhileUnlocking) }
+            return
+        }
+        let stamp = plan.stamp
         lockState.unlocking(forUser: forUser, stamp: stamp)
         try adopt(master: master)
         // Best effort: a read-only vault still unlocks; it just cannot take presence items yet.
         // A presence record that fails its upgrade is left as it is: writes then refuse it.
-        if let passphraseKey {
-            try? createPresenceKeyIfMissing(passphraseKey: passphraseKey)
-            try? upgradePresenceRecord(passphraseKey: passphraseKey)
-            // A format-1 vault becomes format 2 here (writes then need no passphrase);
-            // damage it finds is reported by the reads and writes that meet it.
-            if header.version < VaultHeader.currentVersion { try? upgrade(wrappingKey: passphraseKey) }
-            try? resealCarriedRows(passphraseKey: passphraseKey)
-        }
+        try? createPresenceKeyIfMissing(passphraseKey: passphraseKey)
+        try? upgradePresenceRecord(passphraseKey: passphraseKey)
+        // A format-1 vault becomes format 2 here (writes then need no passphrase);
+        // damage it finds is reported by the reads and writes that meet it.
+        if header.version < VaultHeader.currentVersion { try? upgrade(wrappingKey: passphraseKey) }
+        try? resealCarriedRows(passphraseKey: passphraseKey)
         try loadExistingClassKeys()
         try? createUnlockedClassKeys()
+        // What the kernel keyring holds before this unlock publishes: the stamp, then whether the
+        // afterFirstUnlock keys are there (a lock for the user removes them before it stamps).
+        let stampBeforePublishing = lockState.publishesUserUnlock ? currentLockStamp() : nil
+        let cachedBeforePublishing = lockState.publishesUserUnlock && kernelKeyring.serial(of: cacheDescription) != nil
         // A rekey that committed after this unlock read the header retired what it opened:
         // those keys are neither kept nor published (the caller starts the unlock again).
         publishToKernelKeyring()
         // A lock that landed while the keys opened wins: the user's unlocked state just
         // published would open the vault again to every process (this one too). Looked at after
         // publishing, as a lock stamps before its last removal (``stampLock()``).
-        if lockState.publishesUserUnlock, currentLockStamp() != stamp {
-            kernelKeyring.remove(unlockedDescription)
-            lockState.lock()
-            throw .unavailable("the vault was locked (keychain lock, a suspend or a session lock) while this unlock opened it, and stays locked: unlock again")
+        if lockState.publishesUserUnlock {
+            let stampNow = currentLockStamp()
+            if stampNow != stamp {
+                kernelKeyring.remove(unlockedDescription)
+                // The afterFirstUnlock keys go too, unless they were there after the last lock:
+                // a lock for the user removed them, and a new process must need the passphrase
+                // again. A lock between the two looks may have removed them too.
+                if !cachedBeforePublishing || stampNow != stampBeforePublishing { kernelKeyring.remove(cacheDescription) }
+                lockState.lock()
+                throw .unavailable(Self.lockedWhileUnlocking)
+            }
         }
         startIdleTimer()
     }
@@ -138,7 +165,8 @@ extension VaultState {
     ///     every whenPasscodeSetThisDeviceOnly item is destroyed, as on iOS).
     /// - Throws: ``StoreError/wrongPassphrase`` if `current` is wrong (nothing changes),
     ///   ``StoreError/invalidArgument(_:)`` for an empty new passphrase.
-    func changePassphrase(from current: SecretBytes?, to new: SecretBytes?) throws(StoreError) {
+    ///   `opened`: the current keys, when derived outside the vault's lock.
+    func changePassphrase(from current: SecretBytes?, to new: SecretBytes?, opened: OpenedMasterKey? = nil) throws(StoreError) {
         if let new, new.count == 0 { throw .invalidArgument("the new passphrase is empty") }
         try database.refreshHeader()
         let master: SecretBytes
@@ -146,7 +174,7 @@ extension VaultState {
         let hadPassphrase = header.hasPassphrase
         if hadPassphrase {
             guard let current else { throw .wrongPassphrase }
-            (master, currentPassphraseKey) = try openMasterKey(passphrase: current)
+            (master, currentPassphraseKey) = try openMasterKey(passphrase: current, opened: opened)
             try adopt(master: master)
             try upgrade(wrappingKey: currentPassphraseKey!)
         } else {

@@ -19,12 +19,13 @@ extension VaultState {
     ///   for a vault without a passphrase, ``StoreError/boundToAnotherMachine`` (or
     ///   ``StoreError/unavailable(_:)``) when an item this machine cannot open would be lost,
     ///   ``StoreError/io(_:)`` when another process changed the keys meanwhile (nothing changes).
-    func rekey(passphrase: SecretBytes) throws(StoreError) {
+    ///   `opened`: the current keys, when derived outside the vault's lock.
+    func rekey(passphrase: SecretBytes, opened: OpenedMasterKey? = nil) throws(StoreError) {
         try database.refreshHeader()
         guard header.hasPassphrase else {
             throw .invalidArgument("a vault without a passphrase gets new keys when it gets a passphrase (keychain passwd)")
         }
-        let (master, passphraseKey) = try openMasterKey(passphrase: passphrase)
+        let (master, passphraseKey) = try openMasterKey(passphrase: passphrase, opened: opened)
         try adopt(master: master)
         if let passphraseKey { try upgrade(wrappingKey: passphraseKey) }
         try loadExistingClassKeys()
