@@ -36,4 +36,39 @@ struct SystemdUserManagerTests {
         let second = pid_t(manager.property("MainPID", of: "keychain-serve.service")) ?? 0
         #expect(second > 0 && second != first && manager.secretsOwner() == second)
     }
+
+    @Test(
+        "the switch from a provider the bus started itself (in dbus.service's control group, not a unit of its own) stops that provider, not the bus: every item moves and keychain serve takes the name"
+    )
+    func switchLeavesTheBusRunning() throws {
+        let manager = try SystemdUserManager()
+        // An activation file without SystemdService=: the bus starts the program as its own child.
+        let services = manager.home + "/data/dbus-1/services"
+        try FileManager.default.createDirectory(atPath: services, withIntermediateDirectories: true)
+        try "test-password".write(toFile: manager.home + "/gk-password", atomically: true, encoding: .utf8)
+        try """
+        [D-BUS Service]
+        Name=org.freedesktop.secrets
+        Exec=/bin/sh -c "exec /usr/bin/gnome-keyring-daemon --unlock --foreground --components=secrets --control-directory=\(manager.runtime)/gk < \(manager.home)/gk-password"
+
+        """.write(toFile: services + "/org.freedesktop.secrets.service", atomically: true, encoding: .utf8)
+        let (uid, gid) = try OrdinaryUser.ids()
+        for path in [manager.home + "/data/dbus-1", services, services + "/org.freedesktop.secrets.service", manager.home + "/gk-password"] { lchown(path, uid, gid) }
+
+        let stored = try manager.run("/usr/bin/secret-tool", ["store", "--label=Token", "service", "moved"], input: "kept")
+        try #require(stored.status == 0, "\(stored.stderr)")
+        let provider = try #require(manager.secretsOwner())
+        let group = try String(contentsOfFile: "/proc/\(provider)/cgroup", encoding: .utf8)
+        try #require(group.contains("/dbus.service\n"), "the bus started the provider in its own control group: \(group)")
+        let bus = manager.property("MainPID", of: "dbus.service")
+
+        let switched = try manager.run(manager.keychain, ["migrate", "--foreign", "--from", "secret-service", "--to", "vault", "--switch"])
+        #expect(switched.status == 0, "\(switched.stderr)")
+        #expect(manager.property("ActiveState", of: "dbus.service") == "active" && manager.property("MainPID", of: "dbus.service") == bus, "the bus still runs")
+        #expect(eventually(seconds: 10) { kill(provider, 0) != 0 }, "the provider stopped")
+        let owner = try #require(manager.secretsOwner())
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(owner)/exe")) == manager.home + "/data/keychain/serve/keychain")
+        let looked = try manager.run("/usr/bin/secret-tool", ["lookup", "service", "moved"])
+        #expect(looked.status == 0 && looked.output == "kept", "\(looked.stderr)")
+    }
 }
