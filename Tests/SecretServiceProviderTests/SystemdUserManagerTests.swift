@@ -71,4 +71,48 @@ struct SystemdUserManagerTests {
         let looked = try manager.run("/usr/bin/secret-tool", ["lookup", "service", "moved"])
         #expect(looked.status == 0 && looked.output == "kept", "\(looked.stderr)")
     }
+
+    @Test(
+        "the switch from gnome-keyring run by its own unit (gnome-keyring-daemon.service) stops it through the unit, which stays stopped, and leaves the name to keychain serve with every item moved"
+    )
+    func switchStopsTheProvidersUnit() throws {
+        let manager = try SystemdUserManager()
+        // The distribution's unit, unlocking the login keyring at its start as a login's PAM
+        // would, and started again by systemd whenever it ends other than by a stop job: only a
+        // stop through the unit keeps it stopped.
+        let dropIn = manager.home + "/config/systemd/user/gnome-keyring-daemon.service.d"
+        try FileManager.default.createDirectory(atPath: dropIn, withIntermediateDirectories: true)
+        try "test-password".write(toFile: manager.home + "/gk-password", atomically: true, encoding: .utf8)
+        try """
+        [Service]
+        Restart=always
+        RestartSec=100ms
+        StandardInput=file:\(manager.home)/gk-password
+        ExecStart=
+        ExecStart=/usr/bin/gnome-keyring-daemon --foreground --unlock --components=secrets --control-directory=%t/gk
+
+        """.write(toFile: dropIn + "/unlock.conf", atomically: true, encoding: .utf8)
+        let (uid, gid) = try OrdinaryUser.ids()
+        for path in [manager.home + "/config/systemd", manager.home + "/config/systemd/user", dropIn, dropIn + "/unlock.conf", manager.home + "/gk-password"] {
+            lchown(path, uid, gid)
+        }
+        #expect(try manager.systemctl(["daemon-reload"]).status == 0)
+        #expect(try manager.systemctl(["start", "gnome-keyring-daemon.service"]).status == 0)
+        let provider = try #require(pid_t(manager.property("MainPID", of: "gnome-keyring-daemon.service")))
+        try #require(eventually(seconds: 10) { manager.secretsOwner() == provider }, "gnome-keyring of the unit owns the name")
+        // It makes the login collection shortly after it takes the name.
+        let stored = eventually(seconds: 10) { (try? manager.run("/usr/bin/secret-tool", ["store", "--label=Token", "service", "unit"], input: "kept"))?.status == 0 }
+        try #require(stored, "gnome-keyring of the unit stores an item")
+
+        let switched = try manager.run(manager.keychain, ["migrate", "--foreign", "--from", "secret-service", "--to", "vault", "--switch"])
+        #expect(switched.status == 0, "\(switched.stderr)")
+        #expect(eventually(seconds: 10) { manager.property("ActiveState", of: "gnome-keyring-daemon.service") == "inactive" }, "stopped through its unit")
+        usleep(1_000_000)
+        #expect(manager.property("ActiveState", of: "gnome-keyring-daemon.service") == "inactive", "systemd did not start it again")
+        #expect(kill(provider, 0) != 0)
+        let owner = try #require(manager.secretsOwner())
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(owner)/exe")) == manager.home + "/data/keychain/serve/keychain")
+        let looked = try manager.run("/usr/bin/secret-tool", ["lookup", "service", "unit"])
+        #expect(looked.status == 0 && looked.output == "kept", "\(looked.stderr)")
+    }
 }
