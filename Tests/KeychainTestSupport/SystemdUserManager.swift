@@ -21,6 +21,9 @@ public final class SystemdUserManager {
         where !FileManager.default.isExecutableFile(atPath: tool) {
             return "\(tool) is not installed (systemd, util-linux, libsecret-tools)"
         }
+        for unit in ["dbus.socket", "gnome-keyring-daemon.service"] where !FileManager.default.fileExists(atPath: "/usr/lib/systemd/user/" + unit) {
+            return "the user unit \(unit) is not installed (dbus-user-session, gnome-keyring)"
+        }
         guard let root = cgroup2Root else { return "no cgroup2 hierarchy is mounted: a user manager needs one to run its units in" }
         let probe = root + "/keychain-test.probe.\(getpid())"
         guard mkdir(probe, 0o755) == 0 else { return "cannot make a control group in \(root) (\(String(cString: strerror(errno)))): no group to delegate to a user manager" }
@@ -76,9 +79,16 @@ public final class SystemdUserManager {
         let script =
             "mkdir -p /run/systemd && mount -t tmpfs tmpfs /run/systemd && mkdir /run/systemd/system && echo $$ > \"$1/cgroup.procs\""
             + " && exec /usr/bin/setpriv --reuid=\(uid) --regid=\(gid) --clear-groups -- \(Self.managerProgram) --user --log-target=console"
-        let launched = try Subprocess.launch(
-            "/usr/bin/unshare", ["-m", "--propagation", "private", "/bin/sh", "-c", script, "sh", cgroup], environment: Self.environment(home: home, runtime: runtime),
-            errorFile: directory.path + "/manager.log")
+        let launched: (pid: pid_t, stdin: Int32)
+        do {
+            launched = try Subprocess.launch(
+                "/usr/bin/unshare", ["-m", "--propagation", "private", "/bin/sh", "-c", script, "sh", cgroup], environment: Self.environment(home: home, runtime: runtime),
+                errorFile: base + "/manager.log")
+        } catch {
+            rmdir(group)
+            rmdir(parent)
+            throw error
+        }
         close(launched.stdin)
         managerPID = launched.pid
         guard eventually(seconds: 20, { (try? systemctl(["is-active", "default.target"]))?.output == "active\n" }) else {
