@@ -39,4 +39,27 @@ enum ChildProcess {
         guard let status = try? SystemCall.waitpid(pid) else { return nil }
         return (status & 0x7F) == 0 ? (status >> 8) & 0xFF : nil
     }
+
+    /// Runs a program found on PATH (standard error to /dev/null) and waits; what it wrote to
+    /// standard output (at most 64 KiB), or nil when it did not start or did not exit 0.
+    static func output(_ arguments: [String]) -> String? {
+        guard let ends = try? SystemCall.pipe() else { return nil }
+        var spawn = ProcessSpawn(arguments, environment: ProcessEnvironment.current)
+        spawn.searchPath = true
+        spawn.descriptors = [(0, .null(O_RDONLY)), (1, .copy(of: ends.write)), (2, .null(O_WRONLY))]
+        spawn.signalDefaults = .pipe
+        let pid = try? spawn.start()
+        SystemCall.close(ends.write)
+        defer { SystemCall.close(ends.read) }
+        guard let pid else { return nil }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while bytes.count < 1 << 16 {
+            let count = buffer.withUnsafeMutableBytes { raw in (try? SystemCall.read(ends.read, into: raw)) ?? 0 }
+            if count <= 0 { break }
+            bytes += buffer[..<count]
+        }
+        guard let status = try? SystemCall.waitpid(pid), status == 0 else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
+    }
 }

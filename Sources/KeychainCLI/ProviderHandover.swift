@@ -244,14 +244,19 @@ enum ProviderHandover {
         }
     }
 
-    /// The systemd user unit (`gnome-keyring-daemon.service`) process `pid` runs in, from its
-    /// control group; nil outside one (started by hand, or by the bus without systemd).
+    /// The systemd user unit (`gnome-keyring-daemon.service`) whose main process `pid` is: its
+    /// control group names the unit, and the user manager must say the unit's `MainPID` is
+    /// `pid`. A process the bus started itself runs in `dbus.service`'s group, whose main
+    /// process is the bus: stopping that unit would stop the bus. Nil outside a unit of its own
+    /// (started by hand, or by the bus).
     static func userUnit(of pid: pid_t) -> String? {
         guard let text = try? FileSystem.readText("/proc/\(pid)/cgroup") else { return nil }
         // cgroup v2: "0::/user.slice/user-1000.slice/user@1000.service/app.slice/gnome-keyring-daemon.service"
         guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("0::") }), line.contains("/user@") else { return nil }
         let unit = line.split(separator: "/").last.map(String.init) ?? ""
-        return unit.hasSuffix(".service") && !unit.hasPrefix("user@") ? unit : nil
+        guard unit.hasSuffix(".service"), !unit.hasPrefix("user@") else { return nil }
+        let main = ChildProcess.output(["systemctl", "--user", "show", "--property=MainPID", "--value", unit])
+        return main?.split(separator: "\n").first == Substring(String(pid)) ? unit : nil
     }
 
     private static func restartHint(_ program: SecretServiceProgram) -> String {

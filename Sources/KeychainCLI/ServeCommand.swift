@@ -18,7 +18,8 @@ enum ServeCommand {
             ),
             .value(
                 "idle-exit", "SECONDS",
-                "stop once no program has held a session or a prompt for SECONDS (0: never); default \(defaultIdleExit) when the bus started it, never otherwise"),
+                "stop once no program has held a session or a prompt for SECONDS (0: never); default \(defaultIdleExit) when the bus or the systemd unit --install writes started it, never otherwise; with --install, the time the files start it with"
+            ),
         ],
         examples: [
             "keychain serve &                      # then: secret-tool store --label=Token service api",
@@ -79,11 +80,15 @@ enum ServeCommand {
     /// How long serve stays up with no client: `--idle-exit`, else ``defaultIdleExit`` when the
     /// bus started it (it sets DBUS_STARTER_BUS_TYPE for the programs it activates), else forever.
     private static func idleExit(_ context: Context) throws(CommandFailure) -> Duration? {
-        if let given = context.arguments.value("idle-exit") {
-            guard let seconds = Int(given), seconds >= 0 else { throw CommandFailure("--idle-exit takes a whole number of seconds, not \(given)", code: .usage) }
-            return seconds == 0 ? nil : .seconds(seconds)
-        }
+        if let seconds = try idleExitSeconds(context) { return seconds == 0 ? nil : .seconds(seconds) }
         return context.environment["DBUS_STARTER_BUS_TYPE"] == nil ? nil : .seconds(defaultIdleExit)
+    }
+
+    /// The seconds `--idle-exit` gives (0: never), or nil where it is not given.
+    static func idleExitSeconds(_ context: Context) throws(CommandFailure) -> Int? {
+        guard let given = context.arguments.value("idle-exit") else { return nil }
+        guard let seconds = Int(given), seconds >= 0 else { throw CommandFailure("--idle-exit takes a whole number of seconds, not \(given)", code: .usage) }
+        return seconds
     }
 
     private static func install(_ context: Context) throws(CommandFailure) -> ExitCode {

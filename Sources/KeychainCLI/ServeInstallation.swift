@@ -19,10 +19,10 @@ struct ServeInstallation {
 
     /// The two files for the `keychain` at `executable` serving the vault at `vault` (nil: the
     /// default vault of the session that starts it), under the environment's data and
-    /// configuration directories.
+    /// configuration directories; `idleExit` is the `--idle-exit` given to the install, if any.
     /// - Throws: a usage failure for a path that the two file formats cannot carry as it is
     ///   (quotes, backslashes, `%`, control characters), or no home to install into.
-    init(executable: String, vault: String?, environment: [String: String]) throws(CommandFailure) {
+    init(executable: String, vault: String?, idleExit: Int? = nil, environment: [String: String]) throws(CommandFailure) {
         func directory(_ variable: String, _ fallback: String) throws(CommandFailure) -> String {
             if let value = environment[variable], value.hasPrefix("/") { return value }
             guard let home = environment["HOME"], home.hasPrefix("/") else {
@@ -34,12 +34,16 @@ struct ServeInstallation {
             throw CommandFailure("\(path) holds a character that a D-Bus service file or a systemd unit would read differently; install from a plainer path", code: .usage)
         }
         let command = "\"\(executable)\" serve" + (vault.map { " --vault \"\($0)\"" } ?? "")
+        // A bus activating `keychain serve` itself sets DBUS_STARTER_BUS_TYPE, which gives it
+        // the idle exit of one started on demand; systemd starting the unit for the bus sets
+        // nothing of the kind, so the unit names the time (else it would never stop).
+        let unitCommand = command + " --idle-exit \(idleExit ?? ServeCommand.defaultIdleExit)"
         activationFile = try directory("XDG_DATA_HOME", ".local/share") + "/dbus-1/services/org.freedesktop.secrets.service"
         unitFile = try directory("XDG_CONFIG_HOME", ".config") + "/systemd/user/" + Self.unitName
         activation = """
             [D-BUS Service]
             Name=org.freedesktop.secrets
-            Exec=\(command)
+            Exec=\(command)\(idleExit.map { " --idle-exit \($0)" } ?? "")
             SystemdService=\(Self.unitName)
 
             """
@@ -50,7 +54,7 @@ struct ServeInstallation {
             [Service]
             Type=dbus
             BusName=org.freedesktop.secrets
-            ExecStart=\(command)
+            ExecStart=\(unitCommand)
 
             [Install]
             WantedBy=default.target

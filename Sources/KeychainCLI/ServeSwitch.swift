@@ -15,6 +15,8 @@ enum ServeSwitch {
         let installation: ServeInstallation
         /// `keychain serve` as the files start it: the program and its arguments.
         let command: [String]
+        /// The idle exit the install was given, if any.
+        let idleExit: Int?
     }
 
     /// Writes the activation file and the unit (copying a program run from a transient place
@@ -33,10 +35,11 @@ enum ServeSwitch {
             executable = copy
         }
         let vault = chosen ? try context.location.path : nil
-        let installation = try ServeInstallation(executable: executable, vault: vault, environment: context.environment)
+        let idleExit = try ServeCommand.idleExitSeconds(context)
+        let installation = try ServeInstallation(executable: executable, vault: vault, idleExit: idleExit, environment: context.environment)
         try installation.write()
         context.terminal.writeError("keychain: wrote \(installation.activationFile) and \(installation.unitFile)\n")
-        return Installed(installation: installation, command: [executable, "serve"] + (vault.map { ["--vault", $0] } ?? []))
+        return Installed(installation: installation, command: [executable, "serve"] + (vault.map { ["--vault", $0] } ?? []), idleExit: idleExit)
     }
 
     /// Reloads the bus's configuration and makes the next Secret Service call reach `keychain
@@ -100,7 +103,7 @@ enum ServeSwitch {
     static func start(_ installed: Installed, _ context: Context, _ options: [String]) -> Started {
         var environment = context.environment
         environment["SECRET_SERVICE_BUS_NAME"] = nil
-        let arguments = installed.command + ["--idle-exit", String(ServeCommand.defaultIdleExit)] + options
+        let arguments = installed.command + ["--idle-exit", String(installed.idleExit ?? ServeCommand.defaultIdleExit)] + options
         guard let pid = ChildProcess.start(arguments, environment: environment, quiet: true, newSession: true) else {
             return .failed("\(installed.command[0]) could not be started")
         }

@@ -94,7 +94,7 @@ public final class OrdinaryUserSession: @unchecked Sendable {
     /// Copies a program with descriptors closed on exec: a program started meanwhile by a
     /// test running beside this one must not hold the copy open for writing (its exec would
     /// then fail with "text file busy").
-    private static func copy(_ source: String, to destination: String) throws {
+    static func copy(_ source: String, to destination: String) throws {
         let input = open(source, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else { throw POSIXError(.ENOENT) }
         defer { close(input) }

@@ -153,6 +153,8 @@ struct ActivationTests {
         #expect(activation.contains("Exec=\"\(copy)\" serve\n"), "\(activation)")
         let unit = try String(contentsOfFile: served.directory.path + "/config/systemd/user/keychain-serve.service", encoding: .utf8)
         #expect(unit.contains("BusName=org.freedesktop.secrets"))
+        // systemd starting the unit for the bus tells it nothing of the bus: the unit names its idle exit.
+        #expect(unit.contains("ExecStart=\"\(copy)\" serve --idle-exit 600\n"), "\(unit)")
 
         let stored = try served.run("/usr/bin/secret-tool", ["store", "--label=on demand", "service", "activated"], input: "started")
         #expect(stored.status == 0, "\(stored.stderr)")
