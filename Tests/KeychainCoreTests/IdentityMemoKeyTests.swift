@@ -51,13 +51,4 @@ struct IdentityMemoKeyTests {
         let next = try Self.digest(&memo, under: replacement)
         #expect(next.computed && next.digest != first)
     }
-
-    @Test("forgetting drops every digest, under the same key too")
-    func forgetDropsEverything() throws {
-        var memo = IdentityMemo()
-        let lookup = Self.lookupKey(1)
-        _ = try Self.digest(&memo, under: lookup)
-        memo.forget()
-        #expect(try Self.digest(&memo, under: lookup).computed)
-    }
 }

@@ -26,12 +26,6 @@ struct IdentityMemo {
         digests[key.remembered] = digest
         return digest
     }
-
-    /// Forgets every digest at once, before it is next asked.
-    mutating func forget() {
-        digests.removeAll()
-        madeWith = nil
-    }
 }
 
 /// What an identity digest depends on: the class and the identity fields of the attributes it

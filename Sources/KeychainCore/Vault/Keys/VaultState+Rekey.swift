@@ -80,7 +80,6 @@ extension VaultState {
         } catch {
             lockState.replaceKeys(with: oldKeys)
             database.replaceHeader(with: oldHeader)
-            identityMemo.forget()
             throw error
         }
         // Caches of the retired keys go; the new ones are published.
@@ -126,7 +125,6 @@ extension VaultState {
         try sql { () throws(SQLiteError) in try connection.execute("DELETE FROM class_keys; DELETE FROM meta WHERE name IN ('machine', 'keycheck')") }
         database.replaceHeader(with: rotation.header)
         lockState.replaceKeys(with: KeyRing())
-        identityMemo.forget()
         try adopt(master: rotation.master)
         if let (record, privateKey) = presencePair {
             // The same key pair, wrapped for the new salt, vouched for by the new master key.

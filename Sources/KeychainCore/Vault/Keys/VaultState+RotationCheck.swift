@@ -14,7 +14,6 @@ extension VaultState {
         guard let bytes, let stored = KeyCheck.decode(bytes)?[KeyCheck.lookupCode] else { return false }
         guard !Digest.equal(stored, lookupCheck(lookup)) else { return false }
         lockState.keysRetired()
-        identityMemo.forget()
         try database.refreshHeader()
         return true
     }
