@@ -58,7 +58,20 @@ enum CrashCheck {
                 // Killed before its first write completed: no vault, which is right while
                 // nothing was acknowledged (reads never create one).
                 if !vault.status().exists {
-                    if acknowledged > 0 { result.fail("round \(round): the vault vanished after \(acknowledged) acknowledged writes") }
+                    if acknowledged > 0 {
+                        // A status reads an open that failed as no vault: say which it was.
+                        let files = (try? FileManager.default.contentsOfDirectory(atPath: (path as NSString).deletingLastPathComponent)) ?? []
+                        let opening: String
+                        do {
+                            try vault.verifyIntegrity()
+                            opening = "it opens and verifies now"
+                        } catch {
+                            opening = "opening it: \(error)"
+                        }
+                        result.fail(
+                            "round \(round): the vault reads as absent after \(acknowledged) acknowledged writes (files: \(files.sorted().joined(separator: ", ")); \(opening))"
+                        )
+                    }
                     continue
                 }
                 try vault.verifyIntegrity()
