@@ -18,6 +18,8 @@ enum CrashCheck {
         var model = [String: Int?](uniqueKeysWithValues: Workers.crashKeys.map { ($0, nil) })
         var random = SeededRandom(seed: env.seed)
         var seq = 0, acknowledged = 0, duringOperation = 0, inFlightApplied = 0
+        // Sets only: a removal of a key no vault holds yet is acknowledged and creates nothing.
+        var acknowledgedSets = 0
         for round in 0..<kills {
             let launched: (pid: pid_t, stdout: Int32)
             do {
@@ -46,7 +48,11 @@ enum CrashCheck {
                     pending = (parts[2], parts[1] == "S" ? Int(parts[3]) : nil)
                     if let s = pending?.seq { seq = max(seq, s) }
                 case "A":
-                    if let done = pending { model[done.key] = .some(done.seq); acknowledged += 1 }
+                    if let done = pending {
+                        model[done.key] = .some(done.seq)
+                        acknowledged += 1
+                        if done.seq != nil { acknowledgedSets += 1 }
+                    }
                     pending = nil
                 default: break
                 }
@@ -55,10 +61,23 @@ enum CrashCheck {
             // Check the vault as the next process would find it.
             do {
                 let vault = try Workers.openVault(path)
-                // Killed before its first write completed: no vault, which is right while
-                // nothing was acknowledged (reads never create one).
+                // Killed before its first set completed: no vault, which is right while no set
+                // was acknowledged (reads, and removals of keys no vault holds, create none).
                 if !vault.status().exists {
-                    if acknowledged > 0 { result.fail("round \(round): the vault vanished after \(acknowledged) acknowledged writes") }
+                    if acknowledgedSets > 0 {
+                        // A status reads an open that failed as no vault: say which it was.
+                        let files = (try? FileManager.default.contentsOfDirectory(atPath: (path as NSString).deletingLastPathComponent)) ?? []
+                        let opening: String
+                        do {
+                            try vault.verifyIntegrity()
+                            opening = "it opens and verifies now"
+                        } catch {
+                            opening = "opening it: \(error)"
+                        }
+                        result.fail(
+                            "round \(round): the vault reads as absent after \(acknowledgedSets) acknowledged sets (files: \(files.sorted().joined(separator: ", ")); \(opening))"
+                        )
+                    }
                     continue
                 }
                 try vault.verifyIntegrity()

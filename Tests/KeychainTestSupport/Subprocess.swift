@@ -243,6 +243,13 @@ public enum Subprocess {
     ) throws -> pid_t {
         _ = ignoresBrokenPipes
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        // A sanitizer run's options reach the children it spawns (the `keychain` command, the
+        // daemon), whose environments tests otherwise build from nothing: their reports land
+        // beside the test process's, not only in an error file a test may never read.
+        var environment = environment
+        for name in ["TSAN_OPTIONS", "ASAN_OPTIONS"] where environment[name] == nil {
+            if let value = getenv(name) { environment[name] = String(cString: value) }
+        }
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (argv + envp).forEach { free($0) } }
         // Children start with no blocked signals and default handlers: a test runs on a

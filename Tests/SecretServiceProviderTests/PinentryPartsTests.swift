@@ -1,5 +1,6 @@
 import Foundation
 import KeychainCore
+import KeychainTestSupport
 import Testing
 
 @testable import KeychainServe
@@ -52,7 +53,7 @@ struct PinentryPartsTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // A wrapper that starts a helper of its own, as a desktop pinentry may, then waits.
         let script = "#!/bin/sh\nsleep 600 &\necho $! > \(directory)/child\necho OK ready\nread line\n" + (ending == "exits" ? "exit 0\n" : "exec sleep 600\n")
-        #expect(FileManager.default.createFile(atPath: directory + "/pinentry", contents: Data(script.utf8), attributes: [.posixPermissions: 0o700]))
+        #expect(ProgramFile.write(script, to: directory + "/pinentry"))
         // A script just written can be busy for a moment (a process forked elsewhere in the test
         // run held it open for writing): started again then.
         let choice = PinentryChoice(program: directory + "/pinentry", ttyName: nil, ttyType: nil, environment: ["PATH": "/usr/bin:/bin"])

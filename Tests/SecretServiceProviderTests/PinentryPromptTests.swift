@@ -184,7 +184,7 @@ struct PinentryPromptTests {
     func misbehavingPinentryIsDismissed(script: String) throws {
         let scratch = TemporaryDirectory()
         let program = scratch.path + "/fake-pinentry"
-        #expect(FileManager.default.createFile(atPath: program, contents: Data("#!/bin/sh\n\(script)\n".utf8), attributes: [.posixPermissions: 0o700]))
+        #expect(ProgramFile.write("#!/bin/sh\n\(script)\n", to: program))
         // A display the fake pinentry ignores: somewhere a pinentry can be shown.
         let served = try Self.lockedVault(["KEYCHAIN_PINENTRY": program, "DISPLAY": ":99"])
         let started = ContinuousClock.now

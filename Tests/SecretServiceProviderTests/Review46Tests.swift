@@ -27,7 +27,7 @@ struct ServeReview46Tests {
             done
 
             """
-        _ = FileManager.default.createFile(atPath: program, contents: Data(script.utf8), attributes: [.posixPermissions: 0o700])
+        ProgramFile.write(script, to: program)
         return program
     }
 
@@ -53,7 +53,7 @@ struct ServeReview46Tests {
         // From here the person cancels any pinentry: a client's lookup of a locked vault asks
         // for an unlock, which must not be what opens it.
         let cancelling = "#!/bin/sh\necho 'OK ready'\nwhile read -r line; do case \"$line\" in GETPIN*) echo 'ERR 83886179 Operation cancelled';; *) echo OK;; esac; done\n"
-        #expect(FileManager.default.createFile(atPath: pinentry, contents: Data(cancelling.utf8), attributes: [.posixPermissions: 0o700]))
+        #expect(ProgramFile.write(cancelling, to: pinentry))
         // Past the idle time with no call (a look once a second ends it).
         Thread.sleep(forTimeInterval: 4.5)
         let locked = try served.run(
