@@ -189,7 +189,7 @@ extension SyncEngine {
                 }
             }
         }
-        let collected = Mutex([(change: SyncChange, epoch: UInt32)?](repeating: nil, count: kvs.count))
+        let collected = VisibleMutex([(change: SyncChange, epoch: UInt32)?](repeating: nil, count: kvs.count))
         DispatchQueue.concurrentPerform(iterations: workers) { worker in
             let mine = stride(from: worker, to: kvs.count, by: workers).map { index in
                 (index, SyncRecords.openItem(kvs[index].value, at: kvs[index].key, state: state, signers: signers, verified: verified))

@@ -18,7 +18,7 @@ import Synchronization
 public final class SyncEngine: Sendable {
     let vault: Vault
     /// What this engine remembers of etcd; its lock also makes rounds run one at a time.
-    let revisions = Mutex(SyncRevisions())
+    let revisions = VisibleMutex(SyncRevisions())
     /// The batch signatures this engine has checked.
     let verified = BatchSignature.Verified()
     /// Whether this engine neither signs nor checks signatures (the benchmark's baseline only).

@@ -22,15 +22,11 @@ public final class Vault: Store, Sendable {
     /// Where the vault lives.
     public var location: VaultLocation { configuration.location }
 
-    private let session = Mutex(Session())
+    private let session = VisibleMutex(Session())
 
-    /// Runs `body` on the session under its lock (which ThreadSanitizer is told of).
+    /// Runs `body` on the session under its lock.
     func withSession<R, E: Error>(_ body: (inout sending Session) throws(E) -> sending R) throws(E) -> sending R {
-        try session.withLock { (session: inout sending Session) throws(E) -> sending R in
-            SanitizerVisibility.acquired(self)
-            defer { SanitizerVisibility.releasing(self) }
-            return try body(&session)
-        }
+        try session.withLock(body)
     }
 
     /// What this process has made of the vault so far.

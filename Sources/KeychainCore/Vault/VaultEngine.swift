@@ -20,7 +20,7 @@ final class VaultEngine: Sendable {
     var location: VaultLocation { configuration.location }
     /// The vault's id, which no rotation or passphrase change alters.
     let vaultID: [UInt8]
-    private let state: Mutex<VaultState>
+    private let state: VisibleMutex<VaultState>
 
     /// Opens the existing vault at the configuration's location.
     ///
@@ -29,7 +29,7 @@ final class VaultEngine: Sendable {
         self.configuration = configuration
         let opened = try VaultState(configuration)
         vaultID = opened.header.vaultID
-        state = Mutex(opened)
+        state = VisibleMutex(opened)
         locked { $0.lockState.whenIdle { [weak self] in self?.lockIfIdle() } }
     }
 
@@ -37,8 +37,6 @@ final class VaultEngine: Sendable {
     /// timeout locks first, and the user's lock state is followed (``VaultState/beginUse()``).
     func inUse<R>(_ body: (VaultState) throws(StoreError) -> sending R) throws(StoreError) -> sending R {
         try state.withLock { (state: inout sending VaultState) throws(StoreError) -> sending R in
-            SanitizerVisibility.acquired(self)
-            defer { SanitizerVisibility.releasing(self) }
             state.beginUse()
             return try body(state)
         }
@@ -48,8 +46,6 @@ final class VaultEngine: Sendable {
     /// locking, status, a look at whether a class is available.
     func locked<R>(_ body: (VaultState) -> sending R) -> sending R {
         state.withLock { (state: inout sending VaultState) -> sending R in
-            SanitizerVisibility.acquired(self)
-            defer { SanitizerVisibility.releasing(self) }
             return body(state)
         }
     }
