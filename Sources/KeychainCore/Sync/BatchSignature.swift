@@ -94,7 +94,7 @@ enum BatchSignature {
     /// of its records arrive: keyed by signer key, root and signature, so a hit is the very
     /// check that succeeded (or failed) before.
     final class Verified: Sendable {
-        private let checked = Mutex<[[UInt8]: Bool]>([:])
+        private let checked = VisibleMutex<[[UInt8]: Bool]>([:])
 
         /// Whether `signature` is `publicKey`'s signature of the batch with `root`.
         func isValid(_ signature: [UInt8], root: [UInt8], publicKey: [UInt8]) -> Bool {
