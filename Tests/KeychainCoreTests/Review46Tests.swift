@@ -62,6 +62,25 @@ struct Review46Tests {
         return outcome
     }
 
+    /// A vault on the kernel keyring with one item, locked for the user, whose passphrase "pw"
+    /// derives at the default cost: scrypt's 128 MiB show in this process's memory while an
+    /// unlock derives its key (after it read the lock stamp), which ``deriving(_:)`` waits for.
+    func userLockedVault(account: String, accessibility: Accessibility) throws -> (VaultConfiguration, Vault) {
+        var configuration = directory.vaultConfiguration(kernelKeyring: true)
+        configuration.idleTimeout = nil
+        configuration.scryptParameters = .default
+        let owner = try Vault(configuration)
+        do {
+            try owner.changePassphrase(from: nil, to: secret("pw"))
+            try owner.add(Item(.genericPassword, attributes: Attributes(service: "s", account: account, accessibility: accessibility), value: secret("v")))
+        } catch {
+            owner.forgetCachedKeys()
+            throw error
+        }
+        owner.lockForUser()
+        return (configuration, owner)
+    }
+
     @Test("while an unlock derives its key, another thread of the process reads an afterFirstUnlock item and the status")
     func readsAreAnsweredDuringAnUnlocksDerivation() throws {
         let vault = try lockedVault()
@@ -115,34 +134,13 @@ struct Review46Tests {
         "a lock that lands while an unlock for the user derives its key wins in every process: the unlock publishes nothing and says so",
         .enabled(if: KernelKeyring().probe().isSuccess, "the kernel keyring (keyctl) is refused here"))
     func lockDuringAnUnlockLocksEveryProcess() throws {
-        var configuration = directory.vaultConfiguration(kernelKeyring: true)
-        configuration.idleTimeout = nil
-        // The default cost: scrypt takes 128 MiB, which shows in this process's memory while
-        // the key derives (after the unlock read the lock stamp).
-        configuration.scryptParameters = .default
-        let owner = try Vault(configuration)
+        let (configuration, owner) = try userLockedVault(account: "wu", accessibility: .whenUnlocked)
         defer { owner.forgetCachedKeys() }
-        try owner.changePassphrase(from: nil, to: secret("pw"))
-        try owner.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "wu", accessibility: .whenUnlocked), value: secret("v")))
-        owner.lockForUser()
 
         let unlocking = try Vault(configuration)
         let locking = try Vault(configuration)
-        let outcome = Collector<StoreError?>()
-        let before = Self.residentBytes()
-        let thread = Thread {
-            do throws(StoreError) {
-                try unlocking.unlock(forUser: secret("pw"))
-                outcome.add(nil)
-            } catch {
-                outcome.add(error)
-            }
-        }
-        thread.start()
         // The lock lands once the derivation has taken most of its memory: after the stamp read.
-        let deadline = Date().addingTimeInterval(60)
-        while Self.residentBytes() - before < 96 << 20, outcome.count == 0, Date() < deadline { usleep(1_000) }
-        try #require(outcome.count == 0, "the unlock ended before the lock could land during it")
+        let outcome = try deriving { () throws(StoreError) in try unlocking.unlock(forUser: secret("pw")) }
         locking.lockForUser()
         while outcome.count == 0 { usleep(10_000) }
 
@@ -159,14 +157,8 @@ struct Review46Tests {
         "a lock for the user that lands while an unlock for the user derives its key leaves no afterFirstUnlock cache: a new process needs the passphrase",
         .enabled(if: KernelKeyring().probe().isSuccess, "the kernel keyring (keyctl) is refused here"))
     func lockDuringAnUnlockLeavesNoCache() throws {
-        var configuration = directory.vaultConfiguration(kernelKeyring: true)
-        configuration.idleTimeout = nil
-        configuration.scryptParameters = .default
-        let owner = try Vault(configuration)
+        let (configuration, owner) = try userLockedVault(account: "afu", accessibility: .afterFirstUnlock)
         defer { owner.forgetCachedKeys() }
-        try owner.changePassphrase(from: nil, to: secret("pw"))
-        try owner.add(Item(.genericPassword, attributes: Attributes(service: "s", account: "afu", accessibility: .afterFirstUnlock), value: secret("v")))
-        owner.lockForUser()
         let query = Query(.genericPassword, attributes: Attributes(service: "s", account: "afu"), limit: .one, returnData: true)
         #expect(throws: StoreError.locked) { try Vault(configuration).copyMatching(query) }
 

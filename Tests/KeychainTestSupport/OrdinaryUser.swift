@@ -168,14 +168,9 @@ public final class OrdinaryUserSession: @unchecked Sendable {
 
     /// The vault path the owner says it serves (keychain serve's own property), or nil.
     public func servedVaultPath() -> String? {
-        let asked = try? run(
-            "/usr/bin/dbus-send",
-            [
-                "--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets", "org.freedesktop.DBus.Properties.Get", "string:keychain.Serve",
-                "string:VaultPath",
-            ])
-        guard asked?.status == 0, let output = asked?.output, let start = output.range(of: "string \"") else { return nil }
-        return String(output[start.upperBound...].prefix { $0 != "\"" })
+        let asked = try? run("/usr/bin/dbus-send", SecretServiceProperty.get("VaultPath", of: "keychain.Serve", at: "/org/freedesktop/secrets"))
+        guard let asked, asked.status == 0 else { return nil }
+        return SecretServiceProperty.string(in: asked.output)
     }
 
     /// Whether the name has an owner, asked of the bus (never activating it).

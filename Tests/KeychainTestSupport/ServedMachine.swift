@@ -37,11 +37,7 @@ public struct ServedMachine {
     /// The ids of the items a collection lists (its `Items` property, read with dbus-send).
     public func items(of collection: String) throws -> [String] {
         let result = try served.run(
-            "/usr/bin/dbus-send",
-            [
-                "--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets/collection/\(collection)",
-                "org.freedesktop.DBus.Properties.Get", "string:org.freedesktop.Secret.Collection", "string:Items",
-            ])
+            "/usr/bin/dbus-send", SecretServiceProperty.get("Items", of: "org.freedesktop.Secret.Collection", at: "/org/freedesktop/secrets/collection/\(collection)"))
         guard result.status == 0 else { throw Failure(description: "reading the Items of \(collection) failed: \(result.stderr)") }
         let prefix = "object path \"/org/freedesktop/secrets/collection/\(collection)/"
         return result.output.split(separator: "\n").compactMap { line in

@@ -62,12 +62,7 @@ struct ClientSignalsTests {
                 "string:Locked", "variant:boolean:false",
             ])
         #expect(readOnly.stderr.contains("org.freedesktop.DBus.Error.InvalidArgs"), "\(readOnly.stderr)")
-        let unknown = try served.run(
-            "/usr/bin/dbus-send",
-            [
-                "--session", "--print-reply", "--dest=org.freedesktop.secrets", path, "org.freedesktop.DBus.Properties.Get", "string:org.freedesktop.Secret.Collection",
-                "string:Nope",
-            ])
+        let unknown = try served.run("/usr/bin/dbus-send", SecretServiceProperty.get("Nope", of: "org.freedesktop.Secret.Collection", at: path))
         #expect(unknown.stderr.contains("org.freedesktop.DBus.Error.InvalidArgs"), "\(unknown.stderr)")
     }
 }

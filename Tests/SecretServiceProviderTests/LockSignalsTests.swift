@@ -88,12 +88,7 @@ struct LockSignalsTests {
 
     /// The path of the login collection's one item.
     static func itemPath(_ served: ServedVault) throws -> String {
-        let search = try served.run(
-            "/usr/bin/dbus-send",
-            [
-                "--session", "--print-reply", "--dest=org.freedesktop.secrets", login, "org.freedesktop.DBus.Properties.Get", "string:org.freedesktop.Secret.Collection",
-                "string:Items",
-            ])
+        let search = try served.run("/usr/bin/dbus-send", SecretServiceProperty.get("Items", of: "org.freedesktop.Secret.Collection", at: login))
         return try #require(search.output.split(separator: "\"").map(String.init).first { $0.hasPrefix(login + "/") }, "\(search.output)")
     }
 

@@ -56,11 +56,7 @@ struct PinentryPromptTests {
         // The daemon answers another client while the pinentry is up: its loop is not blocked.
         let started = ContinuousClock.now
         let other = try served.run(
-            "/usr/bin/dbus-send",
-            [
-                "--session", "--print-reply", "--reply-timeout=5000", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets",
-                "org.freedesktop.DBus.Properties.Get", "string:org.freedesktop.Secret.Service", "string:Collections",
-            ])
+            "/usr/bin/dbus-send", SecretServiceProperty.get("Collections", of: "org.freedesktop.Secret.Service", at: "/org/freedesktop/secrets", replyTimeout: 5000))
         #expect(other.status == 0 && other.output.contains("/collection/login"), "\(other.output)\(other.stderr)")
         #expect(ContinuousClock.now - started < .seconds(3))
 
@@ -101,11 +97,7 @@ struct PinentryPromptTests {
         #expect(Self.finish(client).contains("completed unlocked"))
 
         let collections = try served.run(
-            "/usr/bin/dbus-send",
-            [
-                "--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets", "org.freedesktop.DBus.Properties.Get",
-                "string:org.freedesktop.Secret.Service", "string:Collections",
-            ])
+            "/usr/bin/dbus-send", SecretServiceProperty.get("Collections", of: "org.freedesktop.Secret.Service", at: "/org/freedesktop/secrets"))
         #expect(collections.output.contains("/org/freedesktop/secrets/collection/workkeys"), "\(collections.output)")
         let looked = try served.run("/usr/bin/secret-tool", ["lookup", "project", "apollo"])
         #expect(looked.output == "w0rk", "\(looked.stderr)\(served.serveErrors)")

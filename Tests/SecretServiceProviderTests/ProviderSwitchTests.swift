@@ -81,12 +81,7 @@ struct ProviderSwitchTests {
     /// How many items the collection at `path` lists (its `Items` property).
     static func itemCount(of path: String, _ environment: [String: String]) throws -> Int {
         let asked = try Subprocess.run(
-            "/usr/bin/dbus-send",
-            [
-                "--session", "--print-reply", "--dest=org.freedesktop.secrets", path, "org.freedesktop.DBus.Properties.Get", "string:org.freedesktop.Secret.Collection",
-                "string:Items",
-            ],
-            environment: environment)
+            "/usr/bin/dbus-send", SecretServiceProperty.get("Items", of: "org.freedesktop.Secret.Collection", at: path), environment: environment)
         return asked.output.components(separatedBy: "object path ").count - 1
     }
 

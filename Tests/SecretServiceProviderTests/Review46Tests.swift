@@ -57,11 +57,7 @@ struct ServeReview46Tests {
         // Past the idle time with no call (a look once a second ends it).
         Thread.sleep(forTimeInterval: 4.5)
         let locked = try served.run(
-            "/usr/bin/dbus-send",
-            [
-                "--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets/collection/login", "org.freedesktop.DBus.Properties.Get",
-                "string:org.freedesktop.Secret.Collection", "string:Locked",
-            ])
+            "/usr/bin/dbus-send", SecretServiceProperty.get("Locked", of: "org.freedesktop.Secret.Collection", at: "/org/freedesktop/secrets/collection/login"))
         #expect(locked.output.contains("boolean true"), "the collection's Locked after the idle time: \(locked.output)")
         let later = try served.run("/usr/bin/secret-tool", ["lookup", "service", "x"])
         #expect(later.output.isEmpty, "a secret after the idle time: \(served.serveErrors)")

@@ -54,12 +54,7 @@ struct SyncCollectionTests {
     /// The `Label` of a collection, read with dbus-send.
     private func label(of collection: String, _ served: ServedVault) throws -> String? {
         let result = try served.run(
-            "/usr/bin/dbus-send",
-            [
-                "--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets/collection/\(collection)",
-                "org.freedesktop.DBus.Properties.Get", "string:org.freedesktop.Secret.Collection", "string:Label",
-            ])
-        guard result.status == 0, let start = result.output.range(of: "string \"") else { return nil }
-        return String(result.output[start.upperBound...].prefix { $0 != "\"" })
+            "/usr/bin/dbus-send", SecretServiceProperty.get("Label", of: "org.freedesktop.Secret.Collection", at: "/org/freedesktop/secrets/collection/\(collection)"))
+        return result.status == 0 ? SecretServiceProperty.string(in: result.output) : nil
     }
 }

@@ -248,11 +248,7 @@ extension ServedMachine {
     /// when the daemon does not answer it.
     func removedFromGroup() throws -> UInt64? {
         let result = try served.run(
-            "/usr/bin/dbus-send",
-            [
-                "--session", "--print-reply", "--dest=org.freedesktop.secrets", "/org/freedesktop/secrets/collection/sync", "org.freedesktop.DBus.Properties.Get",
-                "string:keychain.Serve.Sync", "string:RemovedFromGroup",
-            ])
+            "/usr/bin/dbus-send", SecretServiceProperty.get("RemovedFromGroup", of: "keychain.Serve.Sync", at: "/org/freedesktop/secrets/collection/sync"))
         guard result.status == 0, let value = result.output.split(separator: " ").last else { return nil }
         return UInt64(value.trimmingCharacters(in: .whitespacesAndNewlines))
     }
