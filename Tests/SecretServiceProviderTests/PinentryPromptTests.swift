@@ -20,13 +20,19 @@ struct PinentryPromptTests {
     /// A vault with a passphrase and an item (service=x, secret "value") stored while it was
     /// open; served again, locked, with `environment` (the pinentry and where it shows).
     static func lockedVault(_ environment: [String: String]) throws -> ServedVault {
+        try lockedVault { _, _ in environment }
+    }
+
+    /// ``lockedVault(_:)`` with the environment made for the vault and the file that holds its
+    /// passphrase (a pinentry that answers with it).
+    static func lockedVault(_ environment: (ServedVault, _ passphraseFile: String) -> [String: String]) throws -> ServedVault {
         let served = try ServedVault(serving: false)
         let file = try LockedVaultTests.passphraseVault(served)
         try served.startServing(environment: ["KEYCHAIN_PASSPHRASE_FILE": file])
         #expect(served.waitForProvider())
         #expect(try served.run("/usr/bin/secret-tool", ["store", "--label=t", "service", "x"], input: "value").status == 0)
         served.stopServing()
-        try served.startServing(environment: environment)
+        try served.startServing(environment: environment(served, file))
         #expect(served.waitForProvider())
         return served
     }

@@ -33,16 +33,12 @@ struct ServeReview46Tests {
 
     @Test("where the kernel keyring is off, a serve its pinentry unlocked locks after the idle time without a call, and hands out no secret")
     func pinentryUnlockWithoutKernelKeyringLocksWhenIdle() throws {
-        let served = try ServedVault(serving: false)
-        let file = try LockedVaultTests.passphraseVault(served)
-        try served.startServing(environment: ["KEYCHAIN_PASSPHRASE_FILE": file])
-        #expect(served.waitForProvider())
-        #expect(try served.run("/usr/bin/secret-tool", ["store", "--label=t", "service", "x"], input: "value").status == 0)
-        served.stopServing()
         // ServedVault keeps the kernel keyring off, as a container that refuses keyctl does.
-        let pinentry = Self.answeringPinentry(in: served.directory, passphraseFile: file)
-        try served.startServing(environment: ["KEYCHAIN_PINENTRY": pinentry, "DISPLAY": ":99", "KEYCHAIN_UNLOCK_TIMEOUT": "2"])
-        #expect(served.waitForProvider())
+        var pinentry = ""
+        let served = try PinentryPromptTests.lockedVault { served, file in
+            pinentry = Self.answeringPinentry(in: served.directory, passphraseFile: file)
+            return ["KEYCHAIN_PINENTRY": pinentry, "DISPLAY": ":99", "KEYCHAIN_UNLOCK_TIMEOUT": "2"]
+        }
         let client = try Subprocess.launchReadingOutput(
             PythonClient.python, [PythonClient.scripts + "/unlock_prompt.py", "answer"], environment: served.environment)
         let answered = Subprocess.readAll(client.stdout)
