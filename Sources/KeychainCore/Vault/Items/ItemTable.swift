@@ -1,6 +1,7 @@
 /// The vault's item table, and the one place SQL reads and writes its rows: a row as a statement
 /// returns it, the rows a statement finds (in the order and with the skips below), and each
-/// write held to the rows it was meant to change.
+/// write held to the rows it was meant to change. (The ledger's and the scope index's passes
+/// that count rows, and an upgrade's rebuild of the table, run their own statements.)
 ///
 /// Its rules:
 /// - a row that does not even decode (an unknown class or protection code) is passed over, and

@@ -1,6 +1,7 @@
 import FoundationEssentials
 
-/// The item table written: applying writes and sealing records (reading is in VaultState+Rows).
+/// Writes applied to the item table: each row's ledger shard checked, its record sealed
+/// (``RowSealing``), written through ``ItemTable``, then counted into the ledger and the journal.
 extension VaultState {
     // MARK: - Operations (mutex held)
 
