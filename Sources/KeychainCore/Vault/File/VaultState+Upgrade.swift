@@ -92,7 +92,7 @@ extension VaultState {
     /// The new table's values for one row: re-sealed at `generation` (the first) when it opens
     /// here, carried over as generation 0 otherwise.
     private func resealedForUpgrade(_ row: ItemRow, generation: UInt64) throws(StoreError) -> [Statement.Value] {
-        let protection = RecordCoding.protectionCode(row.accessibility, row.accessControl)
+        let protection = row.protection
         func values(_ generation: UInt64, _ identity: [UInt8], _ scope: [UInt8], _ attributes: [UInt8], _ value: [UInt8]) -> [Statement.Value] {
             [
                 .integer(row.id), .integer(Int64(row.itemClass.code)), .integer(Int64(protection)), .blob(identity), .blob(scope),

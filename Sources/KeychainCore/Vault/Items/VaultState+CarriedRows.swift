@@ -38,7 +38,7 @@ extension VaultState {
                 }
                 let sealed = try seal(row.itemClass, attributes: attributes, value: value, generation: transaction.generation)
                 try overwrite(
-                    row, protection: RecordCoding.protectionCode(row.accessibility, row.accessControl), with: sealed,
+                    row, protection: row.protection, with: sealed,
                     missing: "a re-seal did not rewrite the row it read", generation: transaction.generation)
             }
             if header.version >= 4 { try noteIfNoCarriedRows() }

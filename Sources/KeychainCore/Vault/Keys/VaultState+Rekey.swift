@@ -140,7 +140,7 @@ extension VaultState {
             sealedAttributes.accessControl = row.accessControl
             let sealed = try seal(row.itemClass, attributes: sealedAttributes, value: value, generation: generation)
             try overwrite(
-                row, protection: RecordCoding.protectionCode(row.accessibility, row.accessControl), with: sealed,
+                row, protection: row.protection, with: sealed,
                 missing: "a rekey did not rewrite the row it read", generation: generation)
         }
         if let syncState { try rewriteJournal(journal, state: syncState) }
