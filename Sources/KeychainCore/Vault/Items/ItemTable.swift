@@ -25,7 +25,7 @@ struct ItemTable {
     // MARK: - Reading
 
     /// The row under `s`; `scope`, when the statement selected rows by that scope digest, is
-    /// taken for the row's own (the same bytes: copying each row's was 3% of a listing).
+    /// taken for the row's own (the same bytes, so a listing copies none per row).
     func readRow(_ s: Statement, includeValue: Bool, scope: [UInt8]? = nil) throws(StoreError) -> ItemRow {
         guard let itemClass = ItemClass(code: UInt8(truncatingIfNeeded: s.integer(1))),
             let (accessibility, accessControl) = RecordCoding.protection(code: UInt8(truncatingIfNeeded: s.integer(2)))
