@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import KeychainSystem
 import KeychainTestSupport
 import Synchronization
 import Testing

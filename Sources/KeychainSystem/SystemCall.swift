@@ -49,7 +49,7 @@ package enum SystemCall {
         }
     }
 
-    /// Writes every byte of `text` (never a secret: those stay in ``SecretBytes``).
+    /// Writes every byte of `text` (never a secret: those stay in `SecretBytes`).
     package static func writeAll(_ fd: Int32, _ text: String, path: String? = nil) throws(Errno) {
         try Array(text.utf8).withUnsafeBytes { bytes in Result { () throws(Errno) in try writeAll(fd, bytes, path: path) } }.get()
     }
