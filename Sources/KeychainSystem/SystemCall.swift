@@ -8,8 +8,9 @@
 /// ``valueOrErrno(_:path:retryOnInterrupt:_:)``.
 package enum SystemCall {
     /// Runs `body` until it returns something other than -1 or fails with something other
-    /// than `EINTR` (with `retryOnInterrupt`), and throws that failure as an ``Errno``.
-    package static func valueOrErrno<Value: FixedWidthInteger>(
+    /// than `EINTR` (with `retryOnInterrupt`), and throws that failure as an ``Errno``. Internal:
+    /// a call the other modules need gets its function here, so that none retries its own way.
+    static func valueOrErrno<Value: FixedWidthInteger>(
         _ call: String, path: String?, retryOnInterrupt: Bool = true, _ body: () -> Value
     ) throws(Errno) -> Value {
         while true {

@@ -1,11 +1,11 @@
 import Dispatch
 import Foundation
-import KeychainSystem
 import KeychainTestSupport
 import Synchronization
 import Testing
 
 @testable import KeychainCore
+@testable import KeychainSystem
 
 /// How many times the test signal's handler ran (a handler cannot capture anything).
 private let interruptions = Atomic<Int>(0)
