@@ -102,6 +102,21 @@ struct ArchitectureDocumentTests {
         #expect(strays.isEmpty, "\(strays)")
     }
 
+    @Test("the system layer is shared within the package only: KeychainSystem declares nothing public and imports nothing of the package but CSystem")
+    func systemLayerIsPackageOnly() {
+        var strays: [String] = []
+        for (path, text) in Self.sources where path.hasPrefix("Sources/KeychainSystem/") {
+            for line in text.split(separator: "\n") {
+                let code = line.drop { $0 == " " }
+                if code.contains(#/^(?:@\w+ )*(?:public|open) /#) { strays.append("\(path): \(code)") }
+                if let imported = code.firstMatch(of: /^(?:\w+ )?import (\w+)/)?.1, imported.hasPrefix("Keychain") || imported.hasPrefix("C") && imported != "CSystem" {
+                    strays.append("\(path): \(code)")
+                }
+            }
+        }
+        #expect(strays.isEmpty, "\(strays)")
+    }
+
     @Test("the C library's calls on files and descriptors are made in KeychainSystem, or in a file the document lists as still making them")
     func rawCallsOnlyWhereListed() throws {
         let document = try Self.document()
