@@ -21,7 +21,7 @@ extension VaultState {
         try? database.refreshHeader()
         try? loadImplicitKeys()
         let available = Accessibility.allCases.filter { classAvailable($0) }
-        let count = (try? storedItemCount()) ?? 0
+        let count = (try? items.count()) ?? 0
         return VaultStatus(
             location: location, exists: true,
             formatVersion: Int(header.version),

@@ -19,6 +19,10 @@ final class VaultState {
     let database: VaultDatabase
     var connection: Connection { database.connection }
     var header: VaultHeader { database.header }
+    /// The item table, whose SQL and rules of rows are its own.
+    var items: ItemTable { ItemTable(connection: database.connection, format: Int(database.header.version), path: configuration.location.path) }
+    /// How this vault's rows are sealed and opened.
+    var sealing: RowSealing { RowSealing(vaultID: database.header.vaultID) }
     /// The keys held and the lock state, which decides when they go.
     var lockState: LockState
     let kernelKeyring = KernelKeyring()

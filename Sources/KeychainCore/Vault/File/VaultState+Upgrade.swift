@@ -46,7 +46,7 @@ extension VaultState {
                 let format = Int(header.version)
                 let generation: UInt64
                 if format < 2 {
-                    let rows = try carriedRows(format: format)
+                    let rows = try rowsToCarry()
                     generation = 1
                     let resealed = try rows.map { (row) throws(StoreError) in try resealedForUpgrade(row, generation: generation) }
                     try sql { () throws(SQLiteError) in
@@ -80,11 +80,10 @@ extension VaultState {
     }
 
     /// Every row of the format-1 table.
-    private func carriedRows(format: Int) throws(StoreError) -> [Row] {
-        let statement = try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.selectAllItems(format: format)) }
-        let rows = try fetch(statement, [], includeValue: true, limit: nil)
+    private func rowsToCarry() throws(StoreError) -> [ItemRow] {
+        let rows = try items.allRows()
         // A row that does not even decode would be lost by the rebuild: refuse instead.
-        guard try rows.count == storedItemCount() else {
+        guard try rows.count == items.count() else {
             throw .corrupted("\(location.path) has items with an unknown class or protection code; keychain recover saves the others")
         }
         return rows
@@ -92,8 +91,8 @@ extension VaultState {
 
     /// The new table's values for one row: re-sealed at `generation` (the first) when it opens
     /// here, carried over as generation 0 otherwise.
-    private func resealedForUpgrade(_ row: Row, generation: UInt64) throws(StoreError) -> [Statement.Value] {
-        let protection = RecordCoding.protectionCode(row.accessibility, row.accessControl)
+    private func resealedForUpgrade(_ row: ItemRow, generation: UInt64) throws(StoreError) -> [Statement.Value] {
+        let protection = row.protection
         func values(_ generation: UInt64, _ identity: [UInt8], _ scope: [UInt8], _ attributes: [UInt8], _ value: [UInt8]) -> [Statement.Value] {
             [
                 .integer(row.id), .integer(Int64(row.itemClass.code)), .integer(Int64(protection)), .blob(identity), .blob(scope),

@@ -9,7 +9,7 @@ import FoundationEssentials
 /// is re-sealed, at a new generation, by the first unlock where it opens, and refused until then.
 extension VaultState {
     /// Whether `row` is one of those (in a vault of format 2 or later).
-    func isCarriedOver(_ row: Row) -> Bool { row.generation == 0 && header.version >= 2 }
+    func isCarriedOver(_ row: ItemRow) -> Bool { row.generation == 0 && header.version >= 2 }
 
     /// What serving a carried-over row would need: it cannot be told from an older copy.
     var carriedRowRefused: StoreError {
@@ -23,10 +23,10 @@ extension VaultState {
     /// private key for presence items. Rows that still do not open stay as they are.
     func resealCarriedRows(passphraseKey: SecretBytes?) throws(StoreError) {
         guard header.version >= 2, try metaValue(named: VaultSchema.noCarriedRowsName) == nil else { return }
-        guard try !carriedRows().isEmpty else { return }
+        guard try !items.carriedRows().isEmpty else { return }
         var context = ReadContext(presenceKey: try passphraseKey.flatMap { (key) throws(StoreError) in try presencePrivateKey(passphraseKey: key) })
         try ledgerWrite { (transaction) throws(StoreError) in
-            for row in try carriedRows() {
+            for row in try items.carriedRows() {
                 let attributes: Attributes
                 let value: SecretBytes
                 do throws(StoreError) {
@@ -38,7 +38,7 @@ extension VaultState {
                 }
                 let sealed = try seal(row.itemClass, attributes: attributes, value: value, generation: transaction.generation)
                 try overwrite(
-                    row, protection: RecordCoding.protectionCode(row.accessibility, row.accessControl), with: sealed,
+                    row, protection: row.protection, with: sealed,
                     missing: "a re-seal did not rewrite the row it read", generation: transaction.generation)
             }
             if header.version >= 4 { try noteIfNoCarriedRows() }
@@ -48,16 +48,10 @@ extension VaultState {
     /// Inside a write transaction: records (``VaultSchema/noCarriedRowsName``) that the table
     /// holds no carried-over row, if it holds none.
     func noteIfNoCarriedRows() throws(StoreError) {
+        guard try !items.holdsCarriedRows() else { return }
         try sql { () throws(SQLiteError) in
-            let any = try connection.statement(VaultSchema.anyCarriedItem).with([]) { (s: Statement) throws(SQLiteError) -> Bool in try s.step() }
-            guard !any else { return }
             try connection.statement(VaultSchema.writeMeta).run([.text(VaultSchema.noCarriedRowsName), .blob([1])])
         }
-    }
-
-    private func carriedRows() throws(StoreError) -> [Row] {
-        let statement = try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.selectCarriedItems) }
-        return try fetch(statement, [], includeValue: true, limit: nil)
     }
 
     /// The presence private key, opened with the passphrase's scrypt output; nil when the vault

@@ -1,6 +1,7 @@
 import FoundationEssentials
 
-/// The item table written: applying writes and sealing records (reading is in VaultState+Rows).
+/// Writes applied to the item table: each row's ledger shard checked, its record sealed
+/// (``RowSealing``), written through ``ItemTable``, then counted into the ledger and the journal.
 extension VaultState {
     // MARK: - Operations (mutex held)
 
@@ -37,16 +38,10 @@ extension VaultState {
         }
     }
 
-    /// Deletes `rows`, checking that each was there to delete.
-    func delete(_ rows: [Row], in transaction: inout WriteTransaction) throws(StoreError) {
+    /// Deletes `rows`, checking that each was there to delete (``ItemTable/delete(_:)``).
+    func delete(_ rows: [ItemRow], in transaction: inout WriteTransaction) throws(StoreError) {
         for row in rows { try verifyLedgerShard(holding: row.identity) }
-        let changed = try sql { () throws(SQLiteError) -> Int in
-            let statement = try connection.statement(VaultSchema.deleteItem)
-            var changed = 0
-            for row in rows { changed += try statement.runCountingChanges([.integer(row.id)]) }
-            return changed
-        }
-        guard changed == rows.count else { throw .tampered("a delete did not remove the rows it matched") }
+        try items.delete(rows)
         for row in rows {
             try ledgerRemove(row)
             if let attributes = row.attributes { journal(row.itemClass, attributes, identity: row.identity, deleted: true, in: &transaction) }
@@ -78,19 +73,16 @@ extension VaultState {
         attributes.modificationDate = now
         let sealed = try seal(item.itemClass, attributes: attributes, value: item.value, generation: transaction.generation)
         try verifyLedgerShard(holding: sealed.identity)
-        try sql { () throws(SQLiteError) in
-            try connection.statement(VaultSchema.insertItem).run([
-                .integer(Int64(item.itemClass.code)), .integer(Int64(RecordCoding.protectionCode(attributes.accessibility!, attributes.accessControl))),
-                .blob(sealed.identity), .blob(sealed.scope), .blob(sealed.attributes), .blob(sealed.value), .integer(Int64(transaction.generation)),
-            ])
-        }
-        try ledgerInsert(id: connection.lastInsertRowID, itemClass: item.itemClass, identity: sealed.identity, scope: sealed.scope, generation: transaction.generation)
+        let id = try items.insert(
+            item.itemClass, protection: RecordCoding.protectionCode(attributes.accessibility!, attributes.accessControl), sealed: sealed,
+            generation: transaction.generation)
+        try ledgerInsert(id: id, itemClass: item.itemClass, identity: sealed.identity, scope: sealed.scope, generation: transaction.generation)
         journal(item.itemClass, attributes, identity: sealed.identity, deleted: false, in: &transaction)
     }
 
     /// Re-seals an existing row with new attributes (and value, or its old one), checking that
     /// a changed identity does not collide with another item.
-    func replace(_ existing: Row, attributes: Attributes, value: SecretBytes?, in transaction: inout WriteTransaction) throws(StoreError) {
+    func replace(_ existing: ItemRow, attributes: Attributes, value: SecretBytes?, in transaction: inout WriteTransaction) throws(StoreError) {
         var attributes = attributes.normalizedIdentity(for: existing.itemClass)
         attributes.accessibility = attributes.accessibility ?? existing.accessibility
         attributes.accessControl = attributes.accessControl ?? existing.accessControl
@@ -105,7 +97,7 @@ extension VaultState {
         } else if let sealed = existing.value {
             plaintext = try open(sealed, row: existing, part: .value)
         } else {
-            plaintext = try open(try sealedValue(of: existing), row: existing, part: .value)
+            plaintext = try open(try items.sealedValue(of: existing), row: existing, part: .value)
         }
         let sealed = try seal(existing.itemClass, attributes: attributes, value: plaintext, generation: transaction.generation)
         if sealed.identity != existing.identity, try row(identity: sealed.identity, includeValue: false) != nil {
@@ -123,39 +115,19 @@ extension VaultState {
         journal(existing.itemClass, attributes, identity: sealed.identity, deleted: false, in: &transaction)
     }
 
-    /// Writes `sealed` over `row`, at the write's `generation`. A row that is not there any more
-    /// was removed behind SQLite's back (the transaction saw it a moment ago): `missing` says
-    /// which write noticed.
-    func overwrite(_ row: Row, protection: UInt8, with sealed: SealedRecord, missing: String, generation: UInt64) throws(StoreError) {
+    /// Writes `sealed` over `row`, at the write's `generation` (``ItemTable/overwrite(_:protection:with:generation:missing:)``),
+    /// its ledger shards checked before and the ledger counting it after.
+    func overwrite(_ row: ItemRow, protection: UInt8, with sealed: SealedRecord, missing: String, generation: UInt64) throws(StoreError) {
         try verifyLedgerShard(holding: row.identity)
         try verifyLedgerShard(holding: sealed.identity)
-        let changed = try sql { () throws(SQLiteError) -> Int in
-            if sealed.identity == row.identity && sealed.scope == row.scope {
-                return try connection.statement(VaultSchema.replaceItemKeepingDigests).runCountingChanges([
-                    .integer(Int64(protection)), .blob(sealed.attributes), .blob(sealed.value), .integer(Int64(generation)), .integer(row.id),
-                ])
-            }
-            return try connection.statement(VaultSchema.replaceItem).runCountingChanges([
-                .integer(Int64(protection)), .blob(sealed.identity), .blob(sealed.scope), .blob(sealed.attributes), .blob(sealed.value),
-                .integer(Int64(generation)), .integer(row.id),
-            ])
-        }
-        guard changed == 1 else { throw .tampered(missing) }
+        try items.overwrite(row, protection: protection, with: sealed, generation: generation, missing: missing)
         try ledgerRemove(row)
         try ledgerInsert(id: row.id, itemClass: row.itemClass, identity: sealed.identity, scope: sealed.scope, generation: generation)
     }
 
-    struct SealedRecord {
-        var identity: [UInt8]
-        var scope: [UInt8]
-        var attributes: [UInt8]
-        var value: [UInt8]
-    }
-
-    /// The record of an item sealed at `generation`: its digests, its attributes and its value.
+    /// The record of an item sealed at `generation` (``RowSealing``), under its class key and the digests of the lookup key.
     func seal(_ itemClass: ItemClass, attributes: Attributes, value: SecretBytes?, generation: UInt64) throws(StoreError) -> SealedRecord {
         let accessibility = attributes.accessibility!
-        let protection = RecordCoding.protectionCode(accessibility, attributes.accessControl)
         var presencePublicKey: [UInt8]?
         if let accessControl = attributes.accessControl {
             presencePublicKey = try trustedPresencePublicKey()
@@ -167,27 +139,11 @@ extension VaultState {
         let lookup = try lookupKey()
         let identity = lookup.authenticationCode(RecordCoding.identityMessage(itemClass, attributes))
         let scope = lookup.authenticationCode(RecordCoding.scopeMessage(itemClass, attributes))
-        let vaultID = header.vaultID
-        precondition(generation > 0, "a row sealed outside a ledger write")
-        // Padded inside the seal: a ciphertext's length tells only its size bucket.
-        let plainAttributes = RecordCoding.encode(attributes).withBytes { SizePadding.pad($0) }
-        let plainValue = (value ?? SecretBytes([])).withUnsafeBytes { SizePadding.pad($0) }
+        let sealing = sealing
         return try Self.crypto { () throws(OpenSSLError) -> SealedRecord in
-            let sealedAttributes = try key.seal(
-                plainAttributes,
-                associatedData: RecordCoding.itemAssociatedData(
-                    vaultID: vaultID, identity: identity, itemClass: itemClass, protection: protection, part: .attributes, generation: generation))
-            let valueAAD = RecordCoding.itemAssociatedData(
-                vaultID: vaultID, identity: identity, itemClass: itemClass, protection: protection,
-                part: .value, generation: generation)
-            let sealedValue: [UInt8]
-            if let presencePublicKey {
-                let inner = try PresenceSeal.seal(plainValue, to: presencePublicKey, associatedData: valueAAD)
-                sealedValue = try key.seal(inner, associatedData: valueAAD)
-            } else {
-                sealedValue = try key.seal(plainValue, associatedData: valueAAD)
-            }
-            return SealedRecord(identity: identity, scope: scope, attributes: sealedAttributes, value: sealedValue)
+            try sealing.seal(
+                itemClass, attributes: attributes, value: value, identity: identity, scope: scope, generation: generation, key: key,
+                presencePublicKey: presencePublicKey)
         }
     }
 }

@@ -1,8 +1,8 @@
 import FoundationEssentials
 
-/// A row's sealed parts opened: the attributes (checked against the scope that selected the
-/// row), the value (after a proof of presence where an access control asks for one), each
-/// bound to its row and class, its padding removed.
+/// A row's sealed parts opened (``RowSealing``) with the class key this process holds: the
+/// attributes (checked against the scope that selected the row), the value (after a proof of
+/// presence where an access control asks for one), each its padding removed.
 extension VaultState {
     /// The row's attributes, opened and decoded in a locked buffer: `scratch`'s (a listing
     /// passes one for all its rows), or one of their own; with `fields`, only those (the
@@ -11,13 +11,13 @@ extension VaultState {
     /// - Throws: ``StoreError/tampered(_:)`` when they fail authentication, or when `scope`
     ///   is given and they lie outside it (the row was moved into another scope).
     func decryptAttributes(
-        _ row: Row, scratch: RowScratch? = nil, fields: AttributeField.Mask? = nil, scope: ScopeCheck? = nil
+        _ row: ItemRow, scratch: RowScratch? = nil, fields: AttributeField.Mask? = nil, scope: ScopeCheck? = nil
     ) throws(StoreError) -> Attributes {
         if let attributes = row.attributes { return attributes }
         // Decoded where they were opened, padding and all: a copy without the padding was a
         // second locked allocation per row.
         func decode(_ bytes: UnsafeRawBufferPointer) throws(StoreError) -> Attributes {
-            guard let count = row.generation > 0 ? SizePadding.contentCount(bytes) : bytes.count else { throw .corrupted("an item's padding is malformed") }
+            guard let count = RowSealing.contentCount(bytes, of: row) else { throw .corrupted("an item's padding is malformed") }
             let record = UnsafeRawBufferPointer(rebasing: bytes[..<count])
             guard var attributes = RecordCoding.decodeAttributes(record, fields: fields) else {
                 throw .corrupted("an item's attributes do not decode")
@@ -34,14 +34,13 @@ extension VaultState {
         } else {
             key = try classKey(row.accessibility, create: false)
         }
-        let plainCount = row.sealedAttributes.count - AESGCM.overhead
-        guard plainCount >= 0 else {
+        guard let plainCount = RowSealing.openedCount(ofAttributes: row) else {
             scratch?.forgetClassKey()
             throw authenticationFailed(.attributes)
         }
         return try (scratch?.plaintext ?? LockedScratch()).withBuffer(count: plainCount) { (out: UnsafeMutableRawBufferPointer) throws(StoreError) -> Attributes in
             do {
-                try key.open(row.sealedAttributes, associatedData: associatedData(row, .attributes), into: out)
+                try sealing.openAttributes(of: row, with: key, into: out)
             } catch {
                 // Finding the keys rotated drops them: the next row looks its key up again.
                 scratch?.forgetClassKey()
@@ -49,13 +48,6 @@ extension VaultState {
             }
             return try decode(UnsafeRawBufferPointer(out))
         }
-    }
-
-    private func associatedData(_ row: Row, _ part: RecordCoding.Part) -> [UInt8] {
-        RecordCoding.itemAssociatedData(
-            vaultID: header.vaultID, identity: row.identity, itemClass: row.itemClass,
-            protection: RecordCoding.protectionCode(row.accessibility, row.accessControl), part: part,
-            generation: row.generation)
     }
 
     /// A sealed part that did not open: damage, unless another process rotated the keys (a
@@ -68,37 +60,29 @@ extension VaultState {
     /// What a row sealed, without the size padding format 2 adds; a value behind an access
     /// control does not open (``StoreError/interactionNotAllowed``): a read that holds a proof
     /// passes its ``ReadContext``.
-    func open(_ sealed: [UInt8], row: Row, part: RecordCoding.Part) throws(StoreError) -> SecretBytes {
+    func open(_ sealed: [UInt8], row: ItemRow, part: RecordCoding.Part) throws(StoreError) -> SecretBytes {
         var withoutProof = ReadContext()
         return try open(sealed, row: row, part: part, context: &withoutProof)
     }
 
     /// What a row sealed (a value, under its access control's presence seal too, opened with
     /// the context's presence key), without the size padding format 2 adds.
-    func open(_ sealed: [UInt8], row: Row, part: RecordCoding.Part, context: inout ReadContext) throws(StoreError) -> SecretBytes {
+    func open(_ sealed: [UInt8], row: ItemRow, part: RecordCoding.Part, context: inout ReadContext) throws(StoreError) -> SecretBytes {
         let key = try classKey(row.accessibility, create: false)
-        let aad = associatedData(row, part)
         let opened: SecretBytes
         do {
-            opened = try key.open(sealed, associatedData: aad)
+            opened = try sealing.open(sealed, of: row, part: part, with: key)
         } catch {
             throw authenticationFailed(part)
         }
-        guard part == .value, let accessControl = row.accessControl else { return try unpadded(opened, row: row) }
+        guard part == .value, let accessControl = row.accessControl else { return try RowSealing.unpadded(opened, of: row) }
         guard let presenceKey = context.presenceKey, let record = try storedPresenceKey() else {
             context.presenceNeeded = accessControl
             throw .interactionNotAllowed
         }
-        guard let value = PresenceSeal.open(opened, privateKey: presenceKey, publicKey: record.publicKey, associatedData: aad) else {
+        guard let value = sealing.openPresenceSeal(opened, of: row, privateKey: presenceKey, publicKey: record.publicKey) else {
             throw .tampered("an item's value failed authentication under the presence key")
         }
-        return try unpadded(value, row: row)
-    }
-
-    /// What a row sealed, without the size padding format 2 adds.
-    private func unpadded(_ opened: SecretBytes, row: Row) throws(StoreError) -> SecretBytes {
-        guard row.generation > 0 else { return opened }
-        guard let content = SizePadding.unpad(opened) else { throw .corrupted("an item's padding is malformed") }
-        return content
+        return try RowSealing.unpadded(value, of: row)
     }
 }

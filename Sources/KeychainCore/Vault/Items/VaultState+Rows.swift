@@ -1,113 +1,11 @@
 import FoundationEssentials
 
-/// The item table read: rows as stored, and the rows a query matches (checked as they are read).
+/// The item table read: the rows a query matches, their ledger shards checked first, checked as they are read.
 extension VaultState {
-    struct Row {
-        var id: Int64
-        var itemClass: ItemClass
-        var accessibility: Accessibility
-        var accessControl: AccessControl?
-        var identity: [UInt8]
-        var sealedAttributes: [UInt8]
-        var value: [UInt8]?
-        /// The generation that sealed the row; 0 for a row still sealed the format-1 way.
-        var generation: UInt64
-        /// The scope digest as stored (checked against the attributes wherever it selected the row).
-        var scope: [UInt8]
-        var attributes: Attributes?
-    }
-
-    /// The row under `s`; `scope`, when the statement selected rows by that scope digest, is
-    /// taken for the row's own (the same bytes: copying each row's was 3% of a listing).
-    func readRow(_ s: Statement, includeValue: Bool, scope: [UInt8]? = nil) throws(StoreError) -> Row {
-        guard let itemClass = ItemClass(code: UInt8(truncatingIfNeeded: s.integer(1))),
-            let (accessibility, accessControl) = RecordCoding.protection(code: UInt8(truncatingIfNeeded: s.integer(2)))
-        else { throw .corrupted("an item has an unknown class or protection code") }
-        return Row(
-            id: s.integer(0), itemClass: itemClass, accessibility: accessibility, accessControl: accessControl, identity: s.blob(3),
-            sealedAttributes: s.blob(4), value: includeValue ? s.blob(5) : nil, generation: UInt64(bitPattern: s.integer(6)), scope: scope ?? s.blob(7))
-    }
-
     /// The row stored under `identity`, if any, once its ledger shard is checked.
-    func row(identity: [UInt8], includeValue: Bool) throws(StoreError) -> Row? {
+    func row(identity: [UInt8], includeValue: Bool) throws(StoreError) -> ItemRow? {
         try verifyLedgerShard(holding: identity)
-        let statement = try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.selectByIdentity(format: Int(header.version))) }
-        return try fetch(statement, [.blob(identity)], includeValue: includeValue, limit: 1).first
-    }
-
-    func sealedValue(of row: Row) throws(StoreError) -> [UInt8] {
-        try sql { () throws(SQLiteError) -> [UInt8] in
-            try connection.statement(VaultSchema.selectValue).with([.integer(row.id)]) { (s: Statement) throws(SQLiteError) -> [UInt8] in
-                guard try s.step() else { throw SQLiteError.vanished("item vanished during the transaction") }
-                return s.blob(0)
-            }
-        }
-    }
-
-    /// The rows a statement finds; a row that does not even decode (an unknown class or
-    /// protection code) is passed over, and reported only when it was all there was.
-    func fetch(_ statement: Statement, _ values: [Statement.Value], includeValue: Bool, limit: Int?) throws(StoreError) -> [Row] {
-        var rows: [Row] = []
-        try forEachRow(statement, values, includeValue: includeValue) { (row: inout Row) throws(StoreError) -> Bool in
-            rows.append(row)
-            return limit.map { rows.count < $0 } ?? true
-        }
-        return rows
-    }
-
-    /// Visits the rows a statement finds, in order, until `body` returns false; a row that does
-    /// not even decode is passed over, and reported only when it was all there was. `scope` is
-    /// the digest the statement selects by, if it does (see ``readRow(_:includeValue:scope:)``):
-    /// then the rows must come in strictly increasing id order, as the scope index keeps them.
-    ///
-    /// - Returns: how many rows the statement returned, when `body` never stopped it; nil when it did.
-    @discardableResult
-    func forEachRow(
-        _ statement: Statement, _ values: [Statement.Value], includeValue: Bool, scope: [UInt8]? = nil,
-        _ body: (inout Row) throws(StoreError) -> Bool
-    ) throws(StoreError) -> Int? {
-        var failure: StoreError?
-        var thrown: StoreError?
-        var visited = false
-        var returned = 0
-        var lastID = Int64.min
-        var stopped = false
-        try sql { () throws(SQLiteError) in
-            try statement.with(values) { (s: Statement) throws(SQLiteError) in
-                while try s.step() {
-                    returned += 1
-                    if scope != nil {
-                        // Repeated or out of order: the index is not the one SQLite built.
-                        let id = s.integer(0)
-                        guard id > lastID else {
-                            thrown = Self.scopeIndexDisagrees(location.path, "a row returned twice or out of order")
-                            return
-                        }
-                        lastID = id
-                    }
-                    var row: Row
-                    do throws(StoreError) {
-                        row = try readRow(s, includeValue: includeValue, scope: scope)
-                    } catch {
-                        failure = failure ?? error
-                        continue
-                    }
-                    visited = true
-                    do throws(StoreError) {
-                        guard try body(&row) else {
-                            stopped = true
-                            return
-                        }
-                    } catch {
-                        thrown = error
-                        return
-                    }
-                }
-            }
-        }
-        if let thrown { throw thrown }
-        if !visited, let failure { throw failure }
-        return stopped ? nil : returned
+        return try items.row(identity: identity, includeValue: includeValue)
     }
 
     /// The rows `query` matches, their attributes decrypted when `needAttributes` or the match
@@ -116,11 +14,11 @@ extension VaultState {
     /// With `complete` (a write, which must reach every item it matches), the reason is thrown
     /// when any candidate could not be opened: a clear that left a locked or damaged item of
     /// its scope behind would report success for less than it was asked to do.
-    func matchingRows(_ query: Query, includeValue: Bool, needAttributes: Bool, complete: Bool = false) throws(StoreError) -> [Row] {
+    func matchingRows(_ query: Query, includeValue: Bool, needAttributes: Bool, complete: Bool = false) throws(StoreError) -> [ItemRow] {
         var unavailable: StoreError?
-        var results: [Row] = []
+        var results: [ItemRow] = []
         try forEachMatchingRow(query, includeValue: includeValue, needAttributes: needAttributes, fields: nil, unavailable: &unavailable) {
-            (row: inout Row) throws(StoreError) in results.append(row)
+            (row: inout ItemRow) throws(StoreError) in results.append(row)
         }
         if results.isEmpty || complete, let unavailable { throw unavailable }
         return results
@@ -143,7 +41,7 @@ extension VaultState {
     /// in `unavailable`, so a locked item is never reported as missing.
     func forEachMatchingRow(
         _ query: Query, includeValue: Bool, needAttributes: Bool, fields: AttributeField.Mask?, unavailable: inout StoreError?,
-        _ body: (inout Row) throws(StoreError) -> Void
+        _ body: (inout ItemRow) throws(StoreError) -> Void
     ) throws(StoreError) {
         let wanted = query.attributes
         let present = AttributeField.Mask(present: wanted)
@@ -155,7 +53,7 @@ extension VaultState {
         if query.limit == .one, let itemClass = query.itemClass, let named = Self.namedByDefaults(query, itemClass, present) {
             var found = false
             try forEachMatchingRow(named, includeValue: includeValue, needAttributes: needAttributes, fields: fields, unavailable: &unavailable) {
-                (row: inout Row) throws(StoreError) in
+                (row: inout ItemRow) throws(StoreError) in
                 found = true
                 try body(&row)
             }
@@ -207,10 +105,9 @@ extension VaultState {
             let decrypt = needAttributes || !uncovered.isEmpty || path == .scope
             let decoded = fields?.union(uncoveredMask)
             let scopeCheck = path == .scope ? ScopeCheck(itemClass, wanted) : nil
-            let slot = VaultSchema.select(path, includeValue: includeValue, byProtection: wanted.accessibility != nil, format: Int(header.version))
-            let statement = try sql { () throws(SQLiteError) in try connection.statement(slot) }
+            let statement = try items.select(path, includeValue: includeValue, byProtection: wanted.accessibility != nil)
             var found = false
-            let returned = try forEachRow(statement, values, includeValue: includeValue, scope: scopeDigest) { (row: inout Row) throws(StoreError) -> Bool in
+            let returned = try items.forEachRow(statement, values, includeValue: includeValue, scope: scopeDigest) { (row: inout ItemRow) throws(StoreError) -> Bool in
                 if let wantedControl = wanted.accessControl, row.accessControl != wantedControl { return true }
                 if decrypt {
                     let attributes: Attributes
@@ -253,15 +150,5 @@ extension VaultState {
         var named = query
         named.attributes = query.attributes.normalizedIdentity(for: itemClass)
         return named
-    }
-
-    /// How many rows the item table holds (mutex held).
-    func storedItemCount() throws(StoreError) -> Int {
-        try sql { () throws(SQLiteError) -> Int in
-            try connection.statement(VaultSchema.countItems).with([]) { (s: Statement) throws(SQLiteError) -> Int in
-                _ = try s.step()
-                return Int(s.integer(0))
-            }
-        }
     }
 }

@@ -15,11 +15,6 @@
 /// not count may be confirmed by the counts of the last pass over the whole table
 /// (``ScopeCensus``), while nothing was written since; else it is counted.
 extension VaultState {
-    /// Why a read through the scope index is refused: it disagrees with the table.
-    static func scopeIndexDisagrees(_ path: String, _ how: String) -> StoreError {
-        .tampered("\(path): the scope index (items_scope) disagrees with the item table (\(how)); keychain verify shows the damage, keychain recover saves the items")
-    }
-
     /// Refuses a read through the scope index that returned `returned` rows for `values`
     /// (scope digest, class, and protection code when `byProtection`) when the table holds
     /// another number of rows under them: `counted`, when the ledger's pass in this read
@@ -40,7 +35,7 @@ extension VaultState {
             }
         }
         guard stored == Int64(returned) else {
-            throw Self.scopeIndexDisagrees(location.path, "it returned \(returned) row(s) for a scope the table holds \(stored) of")
+            throw ItemTable.scopeIndexDisagrees(location.path, "it returned \(returned) row(s) for a scope the table holds \(stored) of")
         }
         ledger.confirm(lookup: key)
     }

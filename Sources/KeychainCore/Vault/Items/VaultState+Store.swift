@@ -67,7 +67,7 @@ extension VaultState {
         var found = false
         try forEachMatchingRow(
             query, includeValue: query.returnData, needAttributes: query.returnAttributes, fields: query.returnedFields, unavailable: &unavailable
-        ) { (row: inout Row) throws(StoreError) in
+        ) { (row: inout ItemRow) throws(StoreError) in
             if isCarriedOver(row) {
                 damaged = damaged ?? carriedRowRefused
                 return

@@ -49,24 +49,19 @@ extension VaultState {
         } catch {
             report.ledger = error.isUnavailableKey ? "not checked: \(error.description)" : error.description
         }
-        let statement = try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.selectAllItems(format: Int(header.version))) }
-        try sql { () throws(SQLiteError) in
-            try statement.with([]) { (s: Statement) throws(SQLiteError) in
-                while try s.step() {
-                    report.items += 1
-                    do throws(StoreError) {
-                        let row = try readRow(s, includeValue: true)
-                        _ = try decryptAttributes(row)
-                        if row.accessControl == nil { _ = try open(row.value ?? [], row: row, part: .value) }
-                        guard !isCarriedOver(row) else { throw carriedRowRefused }
-                        report.intact += 1
-                    } catch {
-                        if error.isUnavailableKey || error == .interactionNotAllowed {
-                            report.notTried += 1
-                        } else {
-                            report.damaged.append(.init(row: s.integer(0), reason: error.description))
-                        }
-                    }
+        try items.forEveryRow { (id: Int64, read: Result<ItemRow, StoreError>) in
+            report.items += 1
+            do throws(StoreError) {
+                let row = try read.get()
+                _ = try decryptAttributes(row)
+                if row.accessControl == nil { _ = try open(row.value ?? [], row: row, part: .value) }
+                guard !isCarriedOver(row) else { throw carriedRowRefused }
+                report.intact += 1
+            } catch {
+                if error.isUnavailableKey || error == .interactionNotAllowed {
+                    report.notTried += 1
+                } else {
+                    report.damaged.append(.init(row: id, reason: error.description))
                 }
             }
         }
@@ -79,8 +74,7 @@ extension VaultState {
     func openableItems() throws(StoreError) -> (items: [Item], leftBehind: Int) {
         var items: [Item] = []
         var left = 0
-        let statement = try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.selectAllItems(format: Int(header.version))) }
-        for row in try fetch(statement, [], includeValue: true, limit: nil) {
+        for row in try self.items.allRows() {
             do throws(StoreError) {
                 guard row.accessControl == nil else { left += 1; continue }
                 var attributes = try decryptAttributes(row)

@@ -229,8 +229,7 @@ extension VaultState {
                 let code = Int64(Accessibility.whenPasscodeSetThisDeviceOnly.code)
                 // As on iOS, removing the passcode destroys what needed it: the passcode class
                 // and every item behind a proof of presence, with the presence key pair.
-                let doomed = try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.selectPasscodeBound(format: Int(header.version))) }
-                try delete(try fetch(doomed, [.integer(code)], includeValue: false, limit: nil), in: &transaction)
+                try delete(try items.passcodeBoundRows(code: code), in: &transaction)
                 try sql { () throws(SQLiteError) in
                     try connection.statement(VaultSchema.deleteClassKey).run([.integer(code)])
                     try connection.statement(VaultSchema.deletePresenceKey).run([])

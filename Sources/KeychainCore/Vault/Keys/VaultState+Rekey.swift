@@ -105,15 +105,14 @@ extension VaultState {
             presencePair = (record, privateKey)
         }
         var context = ReadContext(presenceKey: presencePair?.privateKey)
-        var plaintext: [(row: Row, attributes: Attributes, value: SecretBytes)] = []
-        let statement = try sql { () throws(SQLiteError) in try connection.statement(VaultSchema.selectAllItems(format: Int(header.version))) }
-        for row in try fetch(statement, [], includeValue: true, limit: nil) {
+        var plaintext: [(row: ItemRow, attributes: Attributes, value: SecretBytes)] = []
+        for row in try items.allRows() {
             let attributes = try decryptAttributes(row)
             let value = try open(row.value ?? [], row: row, part: .value, context: &context)
             plaintext.append((row, attributes, value))
         }
-        // A row `fetch` could not decode would be left under the retired keys: refuse instead.
-        guard try storedItemCount() == plaintext.count else {
+        // A row `allRows` could not decode would be left under the retired keys: refuse instead.
+        guard try items.count() == plaintext.count else {
             throw .corrupted("\(location.path) has items with an unknown class or protection code; keychain recover saves the others")
         }
         // The sync journal and state are sealed under a key that follows the lookup key, and
@@ -141,7 +140,7 @@ extension VaultState {
             sealedAttributes.accessControl = row.accessControl
             let sealed = try seal(row.itemClass, attributes: sealedAttributes, value: value, generation: generation)
             try overwrite(
-                row, protection: RecordCoding.protectionCode(row.accessibility, row.accessControl), with: sealed,
+                row, protection: row.protection, with: sealed,
                 missing: "a rekey did not rewrite the row it read", generation: generation)
         }
         if let syncState { try rewriteJournal(journal, state: syncState) }

@@ -232,7 +232,7 @@ extension VaultState {
         try countScope(row, scope: scope, inserted: true)
     }
 
-    func ledgerRemove(_ row: Row) throws(StoreError) {
+    func ledgerRemove(_ row: ItemRow) throws(StoreError) {
         let entry = ItemLedger.Row(id: row.id, itemClass: row.itemClass.code, identity: row.identity, generation: row.generation)
         try count(ItemLedger.element(entry, key: try ledgerKey(), vaultID: header.vaultID), in: ledger.state?.shard(ofItem: row.identity), inserted: false)
         try countScope(entry, scope: row.scope, inserted: false)
