@@ -25,28 +25,32 @@ let package = Package(
         // `cc -shared` alone, so that no Swift runtime enters the login program. No libpam headers needed.
         .target(name: "CPAMKeychain"),
 
-        .target(name: "KeychainCore", dependencies: ["CSQLite", "COpenSSL", "CKeyring", "CSystem", "CCurl"]),
+        // The system layer: one function per system call, `Errno`, the locks; the only importer of CSystem.
+        .target(name: "KeychainSystem", dependencies: ["CSystem"]),
+        .target(name: "KeychainCore", dependencies: ["CSQLite", "COpenSSL", "CKeyring", "KeychainSystem", "CCurl"]),
         // Valet's naming (identifiers, accessibility, service strings), Foundation-free so that
         // the command can address Valets' items without loading Foundation.
         .target(name: "ValetNaming", dependencies: ["KeychainCore"]),
-        .target(name: "Valet", dependencies: ["KeychainCore", "ValetNaming"]),
+        .target(name: "Valet", dependencies: ["KeychainCore", "KeychainSystem", "ValetNaming"]),
         .target(name: "UICKeyChainStore", dependencies: ["KeychainCore"]),
         .target(name: "Locksmith", dependencies: ["KeychainCore"]),
         // The Secret Service provider (`keychain serve`): the vault on the session bus.
-        .target(name: "KeychainServe", dependencies: ["KeychainCore", "CSDBus"]),
-        .target(name: "KeychainCLI", dependencies: ["KeychainCore", "ValetNaming", "KeychainServe"]),
+        .target(name: "KeychainServe", dependencies: ["KeychainCore", "KeychainSystem", "CSDBus"]),
+        .target(name: "KeychainCLI", dependencies: ["KeychainCore", "KeychainSystem", "ValetNaming", "KeychainServe"]),
         .executableTarget(name: "keychain", dependencies: ["KeychainCLI"]),
         // The benchmark against the floors (raw SQLite, raw AES-GCM) and the peers: a program, not a test.
-        .executableTarget(name: "keychain-bench", dependencies: ["KeychainCore", "KeychainServe", "Valet", "ValetNaming", "KeychainTestSupport", "CSQLite", "COpenSSL"]),
+        .executableTarget(
+            name: "keychain-bench", dependencies: ["KeychainCore", "KeychainSystem", "KeychainServe", "Valet", "ValetNaming", "KeychainTestSupport", "CSQLite", "COpenSSL"]),
         // The reliability suite (crashes, contention, corruption) and the worker processes it kills.
-        .executableTarget(name: "keychain-reliability", dependencies: ["KeychainCore", "Valet", "ValetNaming", "KeychainTestSupport", "CSQLite", "CKeyring", "COpenSSL"]),
+        .executableTarget(
+            name: "keychain-reliability", dependencies: ["KeychainCore", "KeychainSystem", "Valet", "ValetNaming", "KeychainTestSupport", "CSQLite", "CKeyring", "COpenSSL"]),
 
         // libFuzzer targets for every parser of untrusted bytes (built by scripts/fuzz.sh).
         .target(name: "KeychainFuzzTargets", dependencies: ["KeychainCore", "Locksmith", "KeychainCLI", "KeychainServe"], path: "Fuzz/Targets"),
 
         // Helpers shared by the test targets (temporary vaults, running the built `keychain`).
         .target(name: "KeychainTestSupport", dependencies: ["KeychainCore", "CSQLite"], path: "Tests/KeychainTestSupport"),
-        .testTarget(name: "KeychainCoreTests", dependencies: ["KeychainCore", "KeychainTestSupport", "keychain"], exclude: ["Fixtures"]),
+        .testTarget(name: "KeychainCoreTests", dependencies: ["KeychainCore", "KeychainSystem", "KeychainTestSupport", "keychain"], exclude: ["Fixtures"]),
         .testTarget(name: "ValetTests", dependencies: ["Valet", "KeychainCore", "KeychainTestSupport", "keychain", "keychain-reliability"]),
         .testTarget(name: "UICKeyChainStoreTests", dependencies: ["UICKeyChainStore", "KeychainCore", "KeychainTestSupport"]),
         .testTarget(name: "LocksmithTests", dependencies: ["Locksmith", "KeychainCore", "KeychainTestSupport"], exclude: ["Fixtures"]),
@@ -56,7 +60,7 @@ let package = Package(
             name: "SecretServiceTests", dependencies: ["KeychainCore", "Valet", "UICKeyChainStore", "Locksmith", "KeychainTestSupport", "keychain", "keychain-reliability"]),
         // `keychain serve` against real clients (secret-tool, Python secretstorage) on private session buses.
         .testTarget(name: "SecretServiceProviderTests", dependencies: ["KeychainCore", "KeychainServe", "KeychainTestSupport", "keychain"], exclude: ["Clients"]),
-        .testTarget(name: "KeychainCLITests", dependencies: ["KeychainCLI", "Valet", "KeychainCore", "KeychainTestSupport", "keychain"], exclude: ["Fixtures"]),
+        .testTarget(name: "KeychainCLITests", dependencies: ["KeychainCLI", "Valet", "KeychainCore", "KeychainSystem", "KeychainTestSupport", "keychain"], exclude: ["Fixtures"]),
         // Sync between "machines" (homes) through a 3-member etcd cluster of each test's own.
         .testTarget(name: "SyncTests", dependencies: ["KeychainCore", "Valet", "KeychainTestSupport", "keychain", "keychain-reliability"]),
     ],

@@ -22,7 +22,7 @@ swift build --scratch-path "$build" --target KeychainFuzzTargets "${flags[@]}" >
 echo "${flags[*]}" > "$build/flags"
 # The objects of the fuzz targets' module and of every module it depends on, as SwiftPM's
 # output file maps list them (so stale objects of deleted sources stay out), and the C shim.
-modules="KeychainFuzzTargets KeychainCore ValetNaming KeychainCLI KeychainServe Locksmith Security LocalAuthentication"
+modules="KeychainFuzzTargets KeychainCore KeychainSystem ValetNaming KeychainCLI KeychainServe Locksmith Security LocalAuthentication"
 objects=""
 for module in $modules; do
     objects="$objects $(grep -o '"object" *: *"[^"]*"' "$build/debug/$module.build/output-file-map.json" | sed 's/.*"\([^"]*\)"$/\1/' | sort -u)"

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import KeychainCore
+internal import KeychainSystem
 
 #if canImport(Glibc)
     import Glibc

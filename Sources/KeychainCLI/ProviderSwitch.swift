@@ -1,6 +1,7 @@
 import FoundationEssentials
 import KeychainCore
 import KeychainServe
+internal import KeychainSystem
 
 #if canImport(Glibc)
     import Glibc

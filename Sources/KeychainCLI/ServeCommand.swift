@@ -1,5 +1,6 @@
 import KeychainCore
 import KeychainServe
+internal import KeychainSystem
 
 #if canImport(Glibc)
     import Glibc

@@ -1,4 +1,5 @@
 import KeychainCore
+internal import KeychainSystem
 
 /// The Secret Service daemon: owns `org.freedesktop.secrets` on the session bus and answers
 /// the specification's five interfaces (one file each: `Interfaces/`) over its collections.

@@ -1,4 +1,5 @@
 import KeychainCore
+internal import KeychainSystem
 
 #if canImport(Glibc)
     import Glibc

@@ -1,5 +1,6 @@
 import Foundation
 import KeychainCore
+import KeychainSystem
 
 /// Peers driven as processes, one per operation, and the Python libraries through a helper script.
 enum Peers {

@@ -1,6 +1,7 @@
 import CKeyring
 import Foundation
 import KeychainCore
+import KeychainSystem
 import KeychainTestSupport
 import Valet
 

@@ -90,7 +90,7 @@ struct ArchitectureDocumentTests {
         // The library's own folders; the benchmark and the reliability suite reach C on purpose.
         let owners: [String: [String]] = [
             "CSQLite": ["Sources/KeychainCore/SQLite/"], "COpenSSL": ["Sources/KeychainCore/Crypto/"],
-            "CKeyring": ["Sources/KeychainCore/KernelKeyring/"], "CSystem": ["Sources/KeychainCore/System/"],
+            "CKeyring": ["Sources/KeychainCore/KernelKeyring/"], "CSystem": ["Sources/KeychainSystem/"],
             "CCurl": ["Sources/KeychainCore/Sync/EtcdClient.swift"], "CSDBus": ["Sources/KeychainServe/"],
         ]
         var strays: [String] = []
@@ -102,7 +102,22 @@ struct ArchitectureDocumentTests {
         #expect(strays.isEmpty, "\(strays)")
     }
 
-    @Test("the C library's calls on files and descriptors are made in System/, or in a file the document lists as still making them")
+    @Test("the system layer is shared within the package only: KeychainSystem declares nothing public and imports nothing of the package but CSystem")
+    func systemLayerIsPackageOnly() {
+        var strays: [String] = []
+        for (path, text) in Self.sources where path.hasPrefix("Sources/KeychainSystem/") {
+            for line in text.split(separator: "\n") {
+                let code = line.drop { $0 == " " }
+                if code.contains(#/^(?:@\w+ )*(?:public|open) /#) { strays.append("\(path): \(code)") }
+                if let imported = code.firstMatch(of: /^(?:\w+ )?import (\w+)/)?.1, imported.hasPrefix("Keychain") || imported.hasPrefix("C") && imported != "CSystem" {
+                    strays.append("\(path): \(code)")
+                }
+            }
+        }
+        #expect(strays.isEmpty, "\(strays)")
+    }
+
+    @Test("the C library's calls on files and descriptors are made in KeychainSystem, or in a file the document lists as still making them")
     func rawCallsOnlyWhereListed() throws {
         let document = try Self.document()
         guard let start = document.range(of: "Calls still made outside it") else {
@@ -116,7 +131,7 @@ struct ArchitectureDocumentTests {
         let call =
             /(?:^|[^.\w])(?:fcntl|isatty|ttyname|ttyname_r|dup|dup2|pipe|fstat|lstat|fsync|fchmod|ftruncate|access|signal|sigaction|unlink|rename|mkdir|opendir|readdir|readlink|realpath|Glibc\.(?:open|close|read|write|stat|poll|kill))\(/
         var strays: [String] = []
-        for (path, text) in Self.sources where path.hasPrefix("Sources/") && !path.hasPrefix("Sources/keychain-") && !path.hasPrefix("Sources/KeychainCore/System/") {
+        for (path, text) in Self.sources where path.hasPrefix("Sources/") && !path.hasPrefix("Sources/keychain-") && !path.hasPrefix("Sources/KeychainSystem/") {
             // Listed by its type, or (one file of a type's several) by its file's name.
             let file = (path as NSString).lastPathComponent
             let owner = String((file as NSString).deletingPathExtension.split(separator: "+")[0])
@@ -127,7 +142,7 @@ struct ArchitectureDocumentTests {
                 if code.contains(call) { strays.append("\(path): \(code)") }
             }
         }
-        #expect(strays.isEmpty, "C library calls outside System/ that ARCHITECTURE.md does not list: \(strays)")
+        #expect(strays.isEmpty, "C library calls outside KeychainSystem that ARCHITECTURE.md does not list: \(strays)")
     }
 
     @Test("the process environment has one writer, which names libsecret's provider only while it connects: no other code changes what every thread reads")

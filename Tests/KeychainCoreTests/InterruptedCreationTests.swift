@@ -1,4 +1,5 @@
 import Foundation
+import KeychainSystem
 import KeychainTestSupport
 import Testing
 

@@ -3,6 +3,7 @@ import KeychainTestSupport
 import Testing
 
 @testable import KeychainCore
+@testable import KeychainSystem
 
 /// Each shortcut of the read and write paths gives exactly the answers of the plain definition
 /// it stands for, checked side by side over every case that matters.

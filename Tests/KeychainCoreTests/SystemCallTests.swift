@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 
 @testable import KeychainCore
+@testable import KeychainSystem
 
 /// How many times the test signal's handler ran (a handler cannot capture anything).
 private let interruptions = Atomic<Int>(0)

@@ -1,4 +1,5 @@
 import FoundationEssentials
+internal import KeychainSystem
 
 /// A portable, passphrase-protected archive of keychain items, made with the vault's own
 /// primitives: scrypt of the passphrase, AES-256-GCM over everything, the header included as

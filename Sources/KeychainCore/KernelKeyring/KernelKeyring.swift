@@ -1,5 +1,6 @@
 internal import CKeyring
 import FoundationEssentials
+internal import KeychainSystem
 
 #if canImport(Glibc)
     import Glibc

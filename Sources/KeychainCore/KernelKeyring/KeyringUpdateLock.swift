@@ -1,3 +1,5 @@
+internal import KeychainSystem
+
 #if canImport(Glibc)
     import Glibc
 #endif

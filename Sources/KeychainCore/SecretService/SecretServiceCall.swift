@@ -1,4 +1,5 @@
 import Dispatch
+internal import KeychainSystem
 
 #if canImport(Glibc)
     import Glibc

@@ -1,3 +1,5 @@
+internal import KeychainSystem
+
 /// Who owns `org.freedesktop.secrets` on the session bus, as the bus itself answers
 /// (`GetNameOwner`, `GetConnectionUnixProcessID`), and, when the owner is `keychain serve`,
 /// the vault it says it serves.

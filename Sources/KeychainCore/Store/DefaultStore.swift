@@ -1,4 +1,5 @@
 import FoundationEssentials
+internal import KeychainSystem
 import Synchronization
 
 /// The store the library faces (Valet, Locksmith, UICKeyChainStore) use when a program names

@@ -1,4 +1,5 @@
 import FoundationEssentials
+internal import KeychainSystem
 
 /// Which store to use: chosen explicitly, never guessed, and never switched silently.
 package enum StoreKind: String, Sendable, CaseIterable, CustomStringConvertible {

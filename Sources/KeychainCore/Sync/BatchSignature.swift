@@ -1,3 +1,4 @@
+internal import KeychainSystem
 import Synchronization
 
 /// One Ed25519 signature over a batch of item records: the signature covers the root of a

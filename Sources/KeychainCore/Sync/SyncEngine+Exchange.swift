@@ -1,4 +1,5 @@
 import Dispatch
+internal import KeychainSystem
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import Dispatch
 import FoundationEssentials
+internal import KeychainSystem
 import Synchronization
 
 #if canImport(Glibc)

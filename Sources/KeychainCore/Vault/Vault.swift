@@ -1,4 +1,5 @@
 import FoundationEssentials
+internal import KeychainSystem
 import Synchronization
 
 #if canImport(Glibc)

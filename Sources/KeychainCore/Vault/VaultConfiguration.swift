@@ -1,3 +1,5 @@
+internal import KeychainSystem
+
 /// How to open a vault.
 public struct VaultConfiguration: Sendable {
     /// Where the vault lives. Default: `KEYCHAIN_PATH`, else under `$XDG_DATA_HOME/keychain/`.

@@ -1,3 +1,4 @@
+internal import KeychainSystem
 import Synchronization
 
 /// An existing vault file, open: its state (``VaultState``: the connection, the header, the lock

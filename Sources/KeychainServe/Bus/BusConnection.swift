@@ -1,5 +1,6 @@
 internal import CSDBus
 import KeychainCore
+internal import KeychainSystem
 
 #if canImport(Glibc)
     import Glibc

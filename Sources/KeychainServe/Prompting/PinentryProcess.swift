@@ -1,4 +1,5 @@
 import KeychainCore
+internal import KeychainSystem
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import Dispatch
 import KeychainCore
+internal import KeychainSystem
 import Synchronization
 
 #if canImport(Glibc)

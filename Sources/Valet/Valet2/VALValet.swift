@@ -1,5 +1,6 @@
 import Foundation
 import KeychainCore
+internal import KeychainSystem
 import ValetNaming
 
 /// Valet 2's `VALValet`, as Swift imports it from Valet 2.4.2's header: code written for it

@@ -1,5 +1,6 @@
 import Dispatch
 import FoundationEssentials
+internal import KeychainSystem
 
 #if canImport(Glibc)
     import Glibc

@@ -1,4 +1,5 @@
 import FoundationEssentials
+internal import KeychainSystem
 
 /// Where a vault lives: one SQLite file, and beside it the key file of a vault without a passphrase.
 public struct VaultLocation: Sendable, Hashable, CustomStringConvertible {
@@ -56,7 +57,7 @@ public struct VaultLocation: Sendable, Hashable, CustomStringConvertible {
     /// `KEYCHAIN_PATH` if set; else `$XDG_DATA_HOME/keychain/default.keychain`, falling back
     /// to `~/.local/share/keychain/default.keychain`. Only the latter two are created with
     /// their directory by a first write; `KEYCHAIN_PATH`'s directory must exist.
-    public static func `default`(environment: [String: String] = ProcessEnvironment.current) -> VaultLocation {
+    public static func `default`(environment: [String: String] = VaultLocation.processEnvironment) -> VaultLocation {
         if let explicit = environment["KEYCHAIN_PATH"], !explicit.isEmpty {
             return VaultLocation(path: explicit)
         }
@@ -69,4 +70,8 @@ public struct VaultLocation: Sendable, Hashable, CustomStringConvertible {
         }
         return VaultLocation(path: dataHome + "/keychain/default.keychain", isDefault: true)
     }
+
+    /// The process's environment, for ``default(environment:)``'s default: a public default is
+    /// compiled into the caller, and the system layer's reader of `environ` is not public.
+    @usableFromInline static var processEnvironment: [String: String] { ProcessEnvironment.current }
 }

@@ -7,10 +7,10 @@
 /// Foundation's `ProcessInfo.environment` splits every entry at its `=` character by
 /// character (grapheme breaking included), a visible share of a short-lived command's work
 /// (keychain-bench's `keychain get (fresh process)` row). Entries are read here as bytes.
-@usableFromInline package enum ProcessEnvironment {
+package enum ProcessEnvironment {
     /// Every variable of the process, as `ProcessInfo.processInfo.environment` gives them
     /// (an entry without `=` is left out; for a name given twice, the first wins, as `getenv`).
-    @usableFromInline package static var current: [String: String] {
+    package static var current: [String: String] {
         var result: [String: String] = [:]
         var entry = environ
         while let pointer = entry.pointee {

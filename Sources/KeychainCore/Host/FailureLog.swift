@@ -1,3 +1,4 @@
+internal import KeychainSystem
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,4 +1,5 @@
 import FoundationEssentials
+internal import KeychainSystem
 
 #if canImport(Glibc)
     import Glibc

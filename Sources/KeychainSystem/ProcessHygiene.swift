@@ -19,5 +19,5 @@ package enum ProcessHygiene {
     }
 
     /// Whether the process may be dumped (or traced by the user's other processes).
-    package static var isDumpable: Bool { csystem_is_dumpable() != 0 }
+    static var isDumpable: Bool { csystem_is_dumpable() != 0 }
 }

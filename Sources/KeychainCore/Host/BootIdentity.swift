@@ -1,3 +1,5 @@
+internal import KeychainSystem
+
 /// Which boot of the machine this is, as the kernel names it (`boot_id`, a new random value at
 /// every boot), reduced to 16 bytes: a vault's ledger records the boot of its last write, so
 /// that a process can tell "this boot's record of the vault is gone" from "first use since a

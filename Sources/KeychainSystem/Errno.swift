@@ -31,9 +31,8 @@ package struct Errno: Error, Equatable, CustomStringConvertible {
     /// The C library's words for the code (`strerror`).
     package var reason: String { String(cString: strerror(code)) }
 
-    package var isInterrupted: Bool { code == EINTR }
-    package var isPermission: Bool { code == EACCES || code == EPERM }
-    package var isNoSpace: Bool { code == ENOSPC || code == EFBIG || code == EDQUOT }
+    /// `EINTR`: asked by the one retry, ``SystemCall/valueOrErrno(_:path:retryOnInterrupt:_:)``.
+    var isInterrupted: Bool { code == EINTR }
     package var isReadOnly: Bool { code == EROFS }
 
     /// `call path: reason`, for example `open /home/a/vault.db: Permission denied`.

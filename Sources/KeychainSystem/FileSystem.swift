@@ -22,47 +22,15 @@ package enum FileSystem {
     }
 
     /// Whether two paths name one file (the same device and inode).
-    static func sameFile(_ a: String, _ b: String) -> Bool {
+    package static func sameFile(_ a: String, _ b: String) -> Bool {
         guard let first = try? SystemCall.lstat(a), let second = try? SystemCall.lstat(b) else { return false }
         return first.st_dev == second.st_dev && first.st_ino == second.st_ino
     }
 
     /// Creates an empty file with mode 0600, failing if it exists, so SQLite (which gives its
     /// -wal and -shm files the database's mode) never creates anything more open.
-    static func createPrivateFile(_ path: String) throws(Errno) {
+    package static func createPrivateFile(_ path: String) throws(Errno) {
         SystemCall.close(try SystemCall.open(path, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600))
-    }
-
-    static func readAll(_ path: String, limit: Int) throws(Errno) -> SecretBytes {
-        let fd = try SystemCall.open(path, O_RDONLY)
-        defer { SystemCall.close(fd) }
-        return try readAll(fd: fd, limit: limit, path: path)
-    }
-
-    /// Every byte of an open descriptor, at most `limit` of them, read into a buffer wiped
-    /// afterwards. More than `limit` is refused (`EFBIG`), never cut.
-    package static func readAll(fd: Int32, limit: Int, path: String) throws(Errno) -> SecretBytes {
-        var buffer = [UInt8](repeating: 0, count: limit + 1)
-        defer { buffer.withUnsafeMutableBytes { _ = memset($0.baseAddress!, 0, $0.count) } }
-        let total = try buffer.withUnsafeMutableBytes { bytes in
-            Result { () throws(Errno) in
-                var total = 0
-                while total < bytes.count {
-                    let n = try SystemCall.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: bytes[total...]), path: path)
-                    if n == 0 { break }
-                    total += n
-                }
-                return total
-            }
-        }.get()
-        guard total <= limit else { throw Errno(EFBIG, call: "read", path: path, limit: limit) }
-        return SecretBytes(buffer[0..<total])
-    }
-
-    /// The text of a small file that is not a secret (a `/proc` or `/run` entry), at most
-    /// `limit` bytes of it; more is refused (`EFBIG`), never cut.
-    package static func readText(_ path: String, limit: Int = 1 << 16) throws(Errno) -> String {
-        try readAll(path, limit: limit).withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
     }
 
     /// Replaces the file at `path` whole, atomically: `write` fills a new file beside it
@@ -101,19 +69,19 @@ package enum FileSystem {
         try? SystemCall.readlink("/proc/self/exe")
     }
 
-    static func remove(_ path: String) {
+    package static func remove(_ path: String) {
         try? SystemCall.unlink(path)
         syncDirectory(of: path)
     }
 
-    static func syncDirectory(of path: String) {
+    package static func syncDirectory(of path: String) {
         let directory = FileSystem.parent(of: path)
         sync(directory.isEmpty ? "." : directory, flags: O_DIRECTORY)
     }
 
     /// Flushes the file at `path` to disk, so that a file linked into place afterwards is whole
     /// after a crash. Best effort, as ``syncDirectory(of:)``.
-    static func syncFile(_ path: String) {
+    package static func syncFile(_ path: String) {
         sync(path, flags: 0)
     }
 
@@ -135,7 +103,7 @@ extension FileSystem {
     }
 
     /// `path` made absolute against the working directory (`~` paths are left for ``standardized(_:home:)``).
-    static func absolute(_ path: String) -> String {
+    package static func absolute(_ path: String) -> String {
         guard !path.isEmpty, !path.hasPrefix("/"), !path.hasPrefix("~") else { return path }
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         guard getcwd(&buffer, buffer.count) != nil else { return path }
@@ -145,7 +113,7 @@ extension FileSystem {
 
     /// `path` with `~` expanded and `.`, `..` and repeated slashes removed, as NSString's
     /// `standardizingPath` does for the paths a vault is given.
-    static func standardized(_ path: String, home: String? = ProcessEnvironment.value("HOME")) -> String {
+    package static func standardized(_ path: String, home: String? = ProcessEnvironment.value("HOME")) -> String {
         // What a vault is almost always given is already standard: returned as it is, without
         // splitting it into Characters (a fifth of a millisecond of a command's start).
         if isStandardAbsolute(path) { return path }
@@ -192,7 +160,7 @@ extension FileSystem {
 
 extension FileSystem {
     /// The home directory of this process's user, from the password database.
-    static func homeDirectoryOfUser() -> String {
+    package static func homeDirectoryOfUser() -> String {
         guard let entry = getpwuid(getuid()), let home = entry.pointee.pw_dir else { return "/" }
         return String(cString: home)
     }

@@ -8,8 +8,9 @@
 /// ``valueOrErrno(_:path:retryOnInterrupt:_:)``.
 package enum SystemCall {
     /// Runs `body` until it returns something other than -1 or fails with something other
-    /// than `EINTR` (with `retryOnInterrupt`), and throws that failure as an ``Errno``.
-    package static func valueOrErrno<Value: FixedWidthInteger>(
+    /// than `EINTR` (with `retryOnInterrupt`), and throws that failure as an ``Errno``. Internal:
+    /// a call the other modules need gets its function here, so that none retries its own way.
+    static func valueOrErrno<Value: FixedWidthInteger>(
         _ call: String, path: String?, retryOnInterrupt: Bool = true, _ body: () -> Value
     ) throws(Errno) -> Value {
         while true {
@@ -49,7 +50,7 @@ package enum SystemCall {
         }
     }
 
-    /// Writes every byte of `text` (never a secret: those stay in ``SecretBytes``).
+    /// Writes every byte of `text` (never a secret: those stay in `SecretBytes`).
     package static func writeAll(_ fd: Int32, _ text: String, path: String? = nil) throws(Errno) {
         try Array(text.utf8).withUnsafeBytes { bytes in Result { () throws(Errno) in try writeAll(fd, bytes, path: path) } }.get()
     }

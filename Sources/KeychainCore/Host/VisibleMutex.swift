@@ -1,9 +1,14 @@
+internal import KeychainSystem
 import Synchronization
 
 /// A `Mutex` that ThreadSanitizer sees: `Synchronization.Mutex` waits on futexes, which it does
 /// not intercept, so every access the lock guards would look like a race between the threads
-/// that take it in turn (``SanitizerVisibility``). Outside ThreadSanitizer it is a `Mutex` and
-/// two calls that do nothing.
+/// that take it in turn (the system layer's `SanitizerVisibility` tells it). Outside
+/// ThreadSanitizer it is a `Mutex` and two calls that do nothing.
+///
+/// In KeychainCore rather than in the system layer because the vault takes it on every call:
+/// across the module line the optimizer left `withLock` generic, looking its value's type up at
+/// run time on every call, where here it is specialised for the vault's state as `Mutex` is.
 package struct VisibleMutex<Value: ~Copyable>: ~Copyable {
     private let mutex: Mutex<Value>
     /// The address ThreadSanitizer knows this lock by.
