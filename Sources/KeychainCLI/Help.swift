@@ -2,7 +2,7 @@
 enum Help {
     /// The release, the one place it is written: `--version`, the manual page and the
     /// CHANGELOG's newest heading (checked by a test) agree with it.
-    static let version = "0.13.0"
+    static let version = "0.13.1"
     static let hint = "Run `keychain --help` for the commands.\n"
 
     static func overview() -> String {
