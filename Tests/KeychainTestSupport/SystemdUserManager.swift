@@ -120,10 +120,13 @@ public final class SystemdUserManager {
         }
     }
 
+    /// The user's `TMPDIR` is their home, which lies in the test's temporary directory: the
+    /// `keychain` copied there is then one `serve --install` knows will not stay, wherever the
+    /// test's process keeps its temporary files.
     private static func environment(home: String, runtime: String) -> [String: String] {
         [
-            "PATH": "/usr/bin:/bin", "HOME": home, "XDG_DATA_HOME": home + "/data", "XDG_CONFIG_HOME": home + "/config", "XDG_RUNTIME_DIR": runtime,
-            "KEYCHAIN_KERNEL_KEYRING": "off",
+            "PATH": "/usr/bin:/bin", "HOME": home, "TMPDIR": home, "XDG_DATA_HOME": home + "/data", "XDG_CONFIG_HOME": home + "/config",
+            "XDG_RUNTIME_DIR": runtime, "KEYCHAIN_KERNEL_KEYRING": "off",
         ]
     }
 
