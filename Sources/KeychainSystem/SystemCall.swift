@@ -106,6 +106,13 @@ package enum SystemCall {
 
     /// `readlink(2)`: what the symbolic link at `path` holds (as `/proc/self/exe`, this
     /// program's own file).
+    /// `realpath(3)`: `path` with every link, `.` and `..` resolved.
+    package static func realpath(_ path: String) throws(Errno) -> String {
+        guard let resolved = Glibc.realpath(path, nil) else { throw Errno.current(call: "realpath", path: path) }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
     package static func readlink(_ path: String) throws(Errno) -> String {
         var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = try buffer.withUnsafeMutableBytes { bytes in

@@ -114,6 +114,21 @@ struct SystemCallTests {
         #expect(Errno(EBADF, call: "close").description == "close: Bad file descriptor")
     }
 
+    @Test("realpath resolves a directory reached through a link, and names the call and path when there is none")
+    func realpathResolvesLinksAndNamesFailures() throws {
+        let real = directory.path + "/real"
+        try FileManager.default.createDirectory(atPath: real, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: directory.path + "/link", withDestinationPath: real)
+        let resolvedRoot = try SystemCall.realpath(directory.path)
+        #expect(try SystemCall.realpath(directory.path + "/link/./") == resolvedRoot + "/real")
+        let missing = directory.path + "/link/absent"
+        #expect {
+            _ = try SystemCall.realpath(missing)
+        } throws: { error in
+            (error as? Errno).map { $0.code == ENOENT && $0.call == "realpath" && $0.path == missing } ?? false
+        }
+    }
+
     @Test("a failed write's error names the call and path, never the bytes it was given")
     func errnoNeverCarriesTheData() {
         let secret = SecretBytes(Array("correct horse battery staple".utf8))

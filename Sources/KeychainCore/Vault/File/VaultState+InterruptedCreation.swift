@@ -1,4 +1,5 @@
 import FoundationEssentials
+internal import KeychainSystem
 
 #if canImport(Glibc)
     import Glibc
@@ -16,13 +17,8 @@ extension VaultState {
     static func interruptedCreation(_ location: VaultLocation, forWrite: Bool) -> String? {
         let directory = location.directory
         let prefix = String(location.path.split(separator: "/").last ?? "") + ".new-"
-        guard let handle = opendir(directory) else { return nil }
-        defer { closedir(handle) }
-        var names: [String] = []
-        while let entry = readdir(handle) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name.hasPrefix(prefix), !name.hasSuffix("-wal"), !name.hasSuffix("-shm") { names.append(name) }
-        }
+        guard let entries = try? FileSystem.entryNames(in: directory) else { return nil }
+        let names = entries.filter { $0.hasPrefix(prefix) && !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") }
         guard case .present? = try? VaultFile.entry(location.keyFilePath), let keyFile = try? VaultFile.readKeyFile(location.keyFilePath) else { return nil }
         for name in names.sorted() {
             let path = directory + "/" + name

@@ -1,3 +1,5 @@
+internal import KeychainSystem
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -125,11 +127,7 @@ enum GenerationTable {
     /// elsewhere is another entry.
     static func recordID(vaultID: [UInt8], path: String) -> [UInt8] {
         let location = VaultLocation(path: path)
-        var directory = location.directory
-        if let resolved = realpath(directory, nil) {
-            directory = String(cString: resolved)
-            free(resolved)
-        }
+        let directory = (try? SystemCall.realpath(location.directory)) ?? location.directory
         let place = directory + "/" + String(path.split(separator: "/").last ?? "")
         return Array(Digest.sha256(vaultID + Array(place.utf8)).prefix(16))
     }
