@@ -26,7 +26,7 @@ extension SystemCall {
     }
 
     /// `dup2(2)`: `fd` copied onto the descriptor `target` (closing what `target` was).
-    package static func duplicate(_ fd: Int32, onto target: Int32) throws(Errno) {
+    static func duplicate(_ fd: Int32, onto target: Int32) throws(Errno) {
         _ = try valueOrErrno("dup2", path: nil) { dup2(fd, target) }
     }
 

@@ -100,12 +100,10 @@ package enum SystemCall {
     }
 
     /// `fchmod(2)`: the open file's mode set to `mode`, whatever the process's umask made it.
-    package static func fchmod(_ fd: Int32, _ mode: mode_t, path: String? = nil) throws(Errno) {
+    static func fchmod(_ fd: Int32, _ mode: mode_t, path: String? = nil) throws(Errno) {
         _ = try valueOrErrno("fchmod", path: path) { Glibc.fchmod(fd, mode) }
     }
 
-    /// `readlink(2)`: what the symbolic link at `path` holds (as `/proc/self/exe`, this
-    /// program's own file).
     /// `realpath(3)`: `path` with every link, `.` and `..` resolved.
     package static func realpath(_ path: String) throws(Errno) -> String {
         guard let resolved = Glibc.realpath(path, nil) else { throw Errno.current(call: "realpath", path: path) }
@@ -113,6 +111,8 @@ package enum SystemCall {
         return String(cString: resolved)
     }
 
+    /// `readlink(2)`: what the symbolic link at `path` holds (as `/proc/self/exe`, this
+    /// program's own file).
     package static func readlink(_ path: String) throws(Errno) -> String {
         var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = try buffer.withUnsafeMutableBytes { bytes in
@@ -124,7 +124,7 @@ package enum SystemCall {
     }
 
     /// `mkdir(2)`.
-    package static func mkdir(_ path: String, mode: mode_t) throws(Errno) {
+    static func mkdir(_ path: String, mode: mode_t) throws(Errno) {
         _ = try valueOrErrno("mkdir", path: path) { Glibc.mkdir(path, mode) }
     }
 

@@ -22,7 +22,7 @@ package enum TerminalEcho {
     /// The signals that end a process at a prompt (Ctrl-C, Ctrl-\\, a closed terminal, kill).
     private static let endingSignals: [Int32] = [SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGTSTP]
 
-    /// Runs `body` with echo off on `fd` when it is a terminal (as it is otherwise): the
+    /// Runs `body` with echo off on `fd` when it is a terminal (and as it is when it is not): the
     /// terminal's settings are put back after it, and by a handler of each ending signal
     /// meanwhile, which then lets the signal end the process as it would have.
     package static func withEchoOff<R, E: Error>(_ fd: Int32, _ body: () throws(E) -> R) throws(E) -> R {

@@ -129,7 +129,7 @@ struct ArchitectureDocumentTests {
         // The calls that have no namesake among the package's own functions (`open`, `read` and
         // `write` do, so only their `Glibc.`-qualified form is recognized).
         let call =
-            /(?:^|[^.\w])(?:fcntl|isatty|ttyname|ttyname_r|dup|dup2|pipe|fstat|lstat|fsync|fchmod|ftruncate|access|signal|sigaction|unlink|rename|mkdir|opendir|readdir|readlink|realpath|Glibc\.(?:open|close|read|write|stat|poll|kill))\(/
+            /(?:^|[^.\w])(?:fcntl|isatty|ttyname|ttyname_r|dup|dup2|pipe|fstat|lstat|fsync|fchmod|ftruncate|access|signal|sigaction|tcgetattr|tcsetattr|tcflush|unlink|rename|mkdir|opendir|readdir|readlink|realpath|Glibc\.(?:open|close|read|write|stat|poll|kill))\(/
         var strays: [String] = []
         for (path, text) in Self.sources where path.hasPrefix("Sources/") && !path.hasPrefix("Sources/keychain-") && !path.hasPrefix("Sources/KeychainSystem/") {
             // Listed by its type, or (one file of a type's several) by its file's name.

@@ -26,6 +26,20 @@ struct ItemTableOwnerTests {
         #expect(strays.isEmpty, "\(strays)")
     }
 
+    @Test("a row is looked up or written through the item table only where its ledger shard is checked first")
+    func shardCheckedAccessOnly() throws {
+        // VaultState.row(identity:) and the writes in VaultState+Items check the shard, then
+        // call the table; anywhere else, a call would read or write past the ledger.
+        let checked = ["Sources/KeychainCore/Vault/Items/VaultState+Rows.swift", "Sources/KeychainCore/Vault/Items/VaultState+Items.swift"]
+        var strays: [String] = []
+        for file in ArchitectureDocumentTests.sources where file.path.hasPrefix("Sources/") && !checked.contains(file.path) {
+            for line in file.text.split(separator: "\n") where line.contains(/items\.(?:row|insert|overwrite|delete)\(/) {
+                strays.append("\(file.path): \(line.drop { $0 == " " })")
+            }
+        }
+        #expect(strays.isEmpty, "\(strays)")
+    }
+
     @Test("the item table and the row sealing name no key lookup, ledger, journal or lock state")
     func partsKnowNoCoordination() {
         let words = ["ledger", "journal", "lockState", "classKey", "lookupKey", "dropKeysIfRotated", "storedPresenceKey", "ReadContext"]

@@ -40,7 +40,7 @@ struct RowSealingTests {
 
     /// One field a sealed part is bound to, changed.
     enum Change: CaseIterable, Sendable {
-        case vaultID, identity, itemClass, protection, part, generation
+        case vaultID, identity, itemClass, protection, accessControl, part, generation
 
         func apply(_ sealing: inout RowSealing, _ row: inout ItemRow, _ part: inout RecordCoding.Part) {
             switch self {
@@ -48,6 +48,7 @@ struct RowSealingTests {
             case .identity: row.identity[0] ^= 1
             case .itemClass: row.itemClass = .internetPassword
             case .protection: row.accessibility = .whenUnlocked
+            case .accessControl: row.accessControl = .userPresence
             case .part: part = .attributes
             case .generation: row.generation = 8
             }

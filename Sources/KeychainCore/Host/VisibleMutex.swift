@@ -7,8 +7,9 @@ import Synchronization
 /// ThreadSanitizer it is a `Mutex` and two calls that do nothing.
 ///
 /// In KeychainCore rather than in the system layer because the vault takes it on every call:
-/// across the module line the optimizer left `withLock` generic, looking its value's type up at
-/// run time on every call, where here it is specialised for the vault's state as `Mutex` is.
+/// across a module line `withLock` is not specialised for the caller's type, and looks its
+/// value's type up at run time on every call, where here it is specialised for the vault's
+/// state as `Mutex` is.
 package struct VisibleMutex<Value: ~Copyable>: ~Copyable {
     private let mutex: Mutex<Value>
     /// The address ThreadSanitizer knows this lock by.
